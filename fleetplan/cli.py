@@ -1,0 +1,250 @@
+"""The `fleetplan` command line."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from fleetplan import __version__
+from fleetplan.errors import FleetplanError
+
+log = logging.getLogger("fleetplan")
+
+EXIT_REJECTED = 1
+EXIT_USAGE = 2
+EXIT_ERROR = 3
+
+
+def _warehouse_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--warehouse",
+        metavar="PATH",
+        help="DuckDB warehouse file (default: $FLEETPLAN_WAREHOUSE, else var/fleetplan.duckdb)",
+    )
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="fleetplan",
+        description="Plan LLM inference fleets of RTX 4090 and H100 GPUs from measured benchmarks.",
+    )
+    parser.add_argument("--version", action="version", version=f"fleetplan {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log what happens")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    ingest = sub.add_parser("ingest", help="import benchmark result files into the warehouse")
+    _warehouse_arg(ingest)
+    ingest.add_argument("paths", nargs="+", metavar="PATH", help="files or folders")
+    ingest.add_argument("--model", help="model name, for files that do not say")
+    ingest.add_argument(
+        "--gpu", help="GPU model (e.g. rtx-4090, h100-pcie), for files that do not say"
+    )
+    ingest.add_argument(
+        "--gpu-count", type=_positive_int, help="GPUs per server, for files that do not say"
+    )
+    ingest.add_argument(
+        "--max-file-mb", type=_positive_float, help="refuse larger files (default 32)"
+    )
+    ingest.add_argument(
+        "--wait",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="how long to wait for a warehouse another process holds (default 30)",
+    )
+
+    bench = sub.add_parser("benchmarks", help="print the benchmark points table")
+    _warehouse_arg(bench)
+    bench.add_argument("--format", choices=("csv", "json"), default="csv")
+    bench.add_argument("--model", help="model id, or its name after the '/'")
+    bench.add_argument("--gpu", help="GPU model, any common label (e.g. 4090, h100-pcie)")
+    bench.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of stdout")
+
+    build = sub.add_parser("build", help="create the warehouse from the bundled sample data")
+    _warehouse_arg(build)
+    build.add_argument(
+        "--sample-data", metavar="DIR", help="sample data folder (default: sample_data/)"
+    )
+
+    sample = sub.add_parser("sample-data", help="rebuild sample_data/ from the raw public results")
+    sample.add_argument(
+        "--source",
+        required=True,
+        metavar="DIR",
+        help="the io.net results folder (shared/data/ionet-aibc2025/results)",
+    )
+    sample.add_argument(
+        "--out", metavar="FILE", help="default: sample_data/benchmarks/ionet-aibc2025.json"
+    )
+
+    app = sub.add_parser("app", help="start the dashboard")
+    _warehouse_arg(app)
+    app.add_argument("--port", type=_positive_int, default=8501)
+    app.add_argument("--headless", action="store_true", help="do not open a browser")
+    return parser
+
+
+def _print_outcomes(outcomes, *, stream=sys.stdout) -> tuple[int, int, int]:
+    from tqdm import tqdm
+
+    from warehouse.ingest import Status
+
+    imported = duplicate = rejected = 0
+    progress = tqdm(outcomes, unit="file", disable=None, file=sys.stderr, leave=False)
+    for outcome in progress:
+        if outcome.status is Status.IMPORTED:
+            imported += 1
+        elif outcome.status is Status.DUPLICATE:
+            duplicate += 1
+        else:
+            rejected += 1
+        progress.write(f"{outcome.status.value:<9} {outcome.file}: {outcome.message}", file=stream)
+        for warning in outcome.warnings[:5]:
+            progress.write(f"{'':<9} warning: {warning}", file=stream)
+        if len(outcome.warnings) > 5:
+            progress.write(f"{'':<9} ... {len(outcome.warnings) - 5} more warnings", file=stream)
+    return imported, duplicate, rejected
+
+
+def _cmd_ingest(args: argparse.Namespace) -> int:
+    from warehouse.db import Warehouse
+    from warehouse.importers import ImportOptions
+    from warehouse.ingest import ingest_paths
+
+    options = ImportOptions(
+        model=args.model,
+        gpu=args.gpu,
+        gpu_count=args.gpu_count,
+        max_file_bytes=int(args.max_file_mb * 1024 * 1024) if args.max_file_mb else None,
+    )
+    with Warehouse.open(args.warehouse, wait_s=args.wait) as warehouse:
+        imported, duplicate, rejected = _print_outcomes(
+            ingest_paths(warehouse, args.paths, options)
+        )
+        print(
+            f"{imported} imported, {duplicate} already present, {rejected} rejected "
+            f"-> {warehouse.path}"
+        )
+    if imported + duplicate + rejected == 0:
+        print("no files found in the given paths", file=sys.stderr)
+        return EXIT_REJECTED
+    return EXIT_REJECTED if rejected else 0
+
+
+def _cmd_benchmarks(args: argparse.Namespace) -> int:
+    from fleetplan.tabular import to_csv, to_json_records
+    from warehouse.db import Warehouse
+    from warehouse.queries import benchmark_points
+
+    with Warehouse.open(args.warehouse, read_only=True) as warehouse:
+        frame = benchmark_points(warehouse, model=args.model, gpu=args.gpu)
+    text = to_csv(frame) if args.format == "csv" else to_json_records(frame)
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+        print(f"{len(frame)} rows -> {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    if frame.empty:
+        print("no benchmark points match", file=sys.stderr)
+    return 0
+
+
+def _cmd_build(args: argparse.Namespace) -> int:
+    from warehouse.db import Warehouse
+    from warehouse.sample_data import build
+
+    folder = Path(args.sample_data) if args.sample_data else None
+    with Warehouse.open(args.warehouse, wait_s=30) as warehouse:
+        steps = build(warehouse, folder)
+        reference = next(steps)
+        print(
+            f"reference data: {reference['gpus']} GPUs, {reference['prices']} prices, "
+            f"{reference['regions']} regions"
+        )
+        _, _, rejected = _print_outcomes(steps)
+        print(f"warehouse ready: {warehouse.path}")
+    return EXIT_REJECTED if rejected else 0
+
+
+def _cmd_sample_data(args: argparse.Namespace) -> int:
+    from warehouse.sample_data import IONET_FILE, rebuild_ionet, sample_dir
+
+    out = Path(args.out) if args.out else sample_dir() / "benchmarks" / IONET_FILE
+    count = rebuild_ionet(Path(args.source), out)
+    print(f"{count} runs -> {out}")
+    return 0
+
+
+def _cmd_app(args: argparse.Namespace) -> int:
+    from warehouse.db import ENV_VAR, resolve_path
+
+    script = Path(__file__).resolve().parents[1] / "app" / "main.py"
+    env = dict(os.environ)
+    env[ENV_VAR] = str(resolve_path(args.warehouse).resolve())
+    command = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(script),
+        "--server.port",
+        str(args.port),
+        "--server.headless",
+        "true" if args.headless else "false",
+    ]
+    print(f"dashboard on http://localhost:{args.port} (warehouse {env[ENV_VAR]})")
+    try:
+        return subprocess.call(command, env=env, cwd=script.parents[1])
+    except KeyboardInterrupt:
+        return 0
+
+
+_COMMANDS = {
+    "ingest": _cmd_ingest,
+    "benchmarks": _cmd_benchmarks,
+    "build": _cmd_build,
+    "sample-data": _cmd_sample_data,
+    "app": _cmd_app,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        return _COMMANDS[args.command](args)
+    except FleetplanError as error:
+        print(f"fleetplan {args.command}: {error}", file=sys.stderr)
+        return EXIT_ERROR
+    except FileNotFoundError as error:
+        print(f"fleetplan {args.command}: {error}", file=sys.stderr)
+        return EXIT_ERROR
+    except BrokenPipeError:  # e.g. `fleetplan benchmarks | head`
+        sys.stderr.close()
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,238 @@
+"""The data contract: a benchmark *run* and its *points* (one per load level).
+
+Definitions (PRODUCT.md section 4) that must not drift:
+- TTFT: request sent -> first streamed token. E2EL: request sent -> last token.
+- TPOT (per request): (E2EL - TTFT) / (output_tokens - 1); statistics over requests.
+- ITL: gaps between consecutive streamed chunks, pooled over all requests (vLLM's definition).
+- Throughputs: completed requests, output tokens, input+output tokens, each over the level's wall
+  duration.
+- Energy: the NVML total-energy counter delta over the level's window (`nvml_counter`), power
+  sampled and integrated (`power_integration`), or not measured (`none`: energy null, never 0).
+
+Units are in field names (`_ms`, `_s`, `_rps`, `_tps`, `_j`, `_w`). Models forbid unknown keys.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from datetime import datetime
+from enum import StrEnum
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_serializer,
+    field_validator,
+    model_validator,
+)
+
+from fleetplan.errors import InputError
+from fleetplan.gpus import canonical_gpu
+
+LATENCY_METRICS: tuple[str, ...] = ("ttft", "tpot", "itl", "e2el")
+LATENCY_STATS: tuple[str, ...] = ("mean", "p50", "p90", "p95", "p99")
+LATENCY_FIELDS: tuple[str, ...] = tuple(
+    f"{metric}_{stat}_ms" for metric in LATENCY_METRICS for stat in LATENCY_STATS
+)
+RUN_FILE_FORMAT = "fleetplan.runs"
+
+NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+Count = Annotated[int, Field(ge=0)]
+Text = Annotated[str, Field(min_length=1, max_length=500)]
+
+
+class EnergyMethod(StrEnum):
+    NVML_COUNTER = "nvml_counter"
+    POWER_INTEGRATION = "power_integration"
+    NONE = "none"
+
+
+class StatsSource(StrEnum):
+    """Where a point's latency statistics come from."""
+
+    REPORTED = "reported"  # as the tool wrote them
+    RECOMPUTED = "recomputed"  # from per-request timings, by fleetplan's definitions
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+class Point(_Strict):
+    """One load level of a run. Latency fields are null where the source lacks them."""
+
+    offered_rate_rps: float | None = Field(
+        default=None, description="Offered request rate (req/s); inf = all requests at once."
+    )
+    max_concurrency: Annotated[int, Field(ge=1)] | None = None
+    burstiness: Positive | None = None
+    requests_sent: Count | None = None
+    completed: Count
+    failed: Count | None = None
+    complete: bool = Field(default=True, description="False when the level was cut short.")
+    duration_s: Positive
+    request_throughput_rps: NonNegative | None = None
+    output_throughput_tps: NonNegative | None = None
+    total_throughput_tps: NonNegative | None = None
+
+    ttft_mean_ms: NonNegative | None = None
+    ttft_p50_ms: NonNegative | None = None
+    ttft_p90_ms: NonNegative | None = None
+    ttft_p95_ms: NonNegative | None = None
+    ttft_p99_ms: NonNegative | None = None
+    tpot_mean_ms: NonNegative | None = None
+    tpot_p50_ms: NonNegative | None = None
+    tpot_p90_ms: NonNegative | None = None
+    tpot_p95_ms: NonNegative | None = None
+    tpot_p99_ms: NonNegative | None = None
+    itl_mean_ms: NonNegative | None = None
+    itl_p50_ms: NonNegative | None = None
+    itl_p90_ms: NonNegative | None = None
+    itl_p95_ms: NonNegative | None = None
+    itl_p99_ms: NonNegative | None = None
+    e2el_mean_ms: NonNegative | None = None
+    e2el_p50_ms: NonNegative | None = None
+    e2el_p90_ms: NonNegative | None = None
+    e2el_p95_ms: NonNegative | None = None
+    e2el_p99_ms: NonNegative | None = None
+    stats_source: StatsSource = StatsSource.REPORTED
+
+    input_tokens_mean: NonNegative | None = None
+    output_tokens_mean: NonNegative | None = None
+    gpu_energy_j: NonNegative | None = None
+    avg_power_w: NonNegative | None = None
+    energy_method: EnergyMethod = EnergyMethod.NONE
+
+    @field_validator("offered_rate_rps", mode="before")
+    @classmethod
+    def _rate(cls, value: Any) -> Any:
+        if isinstance(value, str) and value.strip().lower() in {"inf", "infinity"}:
+            return math.inf
+        if isinstance(value, bool):
+            raise ValueError("expected a number of requests per second or 'inf'")
+        if isinstance(value, int | float) and (math.isnan(value) or value <= 0):
+            raise ValueError("expected a rate > 0 (or 'inf')")
+        return value
+
+    @field_serializer("offered_rate_rps", when_used="json")
+    def _rate_out(self, value: float | None) -> float | str | None:
+        return "inf" if value is not None and math.isinf(value) else value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Point:
+        if self.offered_rate_rps is None and self.max_concurrency is None:
+            raise ValueError("a point needs its offered load: offered_rate_rps or max_concurrency")
+        sent, failed = self.requests_sent, self.failed
+        if sent is not None and failed is not None and self.completed + failed > sent:
+            raise ValueError(
+                f"completed ({self.completed}) + failed ({self.failed}) exceeds "
+                f"requests_sent ({self.requests_sent})"
+            )
+        measured = self.gpu_energy_j is not None
+        if self.energy_method is EnergyMethod.NONE and measured:
+            raise ValueError("gpu_energy_j is set but energy_method is 'none'")
+        if self.energy_method is not EnergyMethod.NONE and not measured:
+            raise ValueError(
+                f"energy_method is {self.energy_method.value!r} but gpu_energy_j is null"
+            )
+        for metric in LATENCY_METRICS:
+            ordered = [
+                getattr(self, f"{metric}_{stat}_ms") for stat in ("p50", "p90", "p95", "p99")
+            ]
+            known = [v for v in ordered if v is not None]
+            for low, high in itertools.pairwise(known):
+                if high < low * (1 - 1e-9) - 1e-9:
+                    raise ValueError(
+                        f"{metric} percentiles are not increasing: {ordered} (p50, p90, p95, p99)"
+                    )
+        return self
+
+
+class Provenance(_Strict):
+    """Where a run's numbers come from, beyond the file itself."""
+
+    repository: Text | None = None
+    commit: Text | None = None
+    path: Text | None = None
+    licence: Text | None = None
+    notes: Annotated[str, Field(max_length=2000)] | None = None
+
+
+class Run(_Strict):
+    """One benchmark invocation on one GPU configuration: a setup and its load levels."""
+
+    tool: Text
+    tool_version: Text | None = None
+    engine: Text | None = None
+    engine_version: Text | None = None
+    model: Text
+    dtype: Text | None = None
+    gpu_model: Text = Field(description="Canonical GPU id; the label verbatim when unrecognised.")
+    gpu_label: Text | None = Field(default=None, description="The GPU as the source named it.")
+    gpu_count: Annotated[int, Field(ge=1, le=4096)]
+    tensor_parallel_size: Annotated[int, Field(ge=1, le=4096)] | None = None
+    host: Text | None = None
+    dataset: Text | None = None
+    input_len: Annotated[int, Field(ge=1)] | None = Field(
+        default=None, description="Fixed prompt length in tokens, for synthetic token shapes."
+    )
+    output_len: Annotated[int, Field(ge=1)] | None = None
+    created_at: datetime | None = None
+    # The file the run's numbers were read from. A run file that is itself the source may leave
+    # these out: the importer fills them from the file (name, sha256, position of the run).
+    source_file: Text | None = None
+    source_sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")] | None = None
+    source_index: Count | None = None
+    provenance: Provenance | None = None
+    metadata: dict[
+        Annotated[str, Field(max_length=200)], Annotated[str, Field(max_length=2000)]
+    ] = Field(default_factory=dict)
+    points: Annotated[tuple[Point, ...], Field(min_length=1, max_length=10_000)]
+
+    @property
+    def gpu_known(self) -> bool:
+        return canonical_gpu(self.gpu_model).known
+
+    @model_validator(mode="after")
+    def _canonical(self) -> Run:
+        identity = canonical_gpu(self.gpu_model)
+        if identity.known and identity.gpu_id != self.gpu_model:
+            raise ValueError(
+                f"gpu_model {self.gpu_model!r} is not a canonical id: use {identity.gpu_id!r}"
+            )
+        if self.tensor_parallel_size is not None and self.tensor_parallel_size > self.gpu_count:
+            raise ValueError(
+                f"tensor_parallel_size ({self.tensor_parallel_size}) exceeds gpu_count "
+                f"({self.gpu_count})"
+            )
+        return self
+
+
+class RunFile(_Strict):
+    """A fleetplan run file: what collectors write and what sample data ships as."""
+
+    format: Literal["fleetplan.runs"]
+    format_version: Literal[1]
+    generator: Text | None = None
+    description: Annotated[str, Field(max_length=5000)] | None = None
+    runs: Annotated[tuple[Run, ...], Field(min_length=1)]
+
+
+def validation_message(error: ValidationError, *, file: str | None = None) -> InputError:
+    """Turn pydantic's error into one InputError that names the field and the offending value."""
+    first = error.errors(include_url=False)[0]
+    field = ".".join(str(part) for part in first["loc"]) or None
+    value = first.get("input")
+    shown = repr(value)
+    if len(shown) > 80:
+        shown = shown[:77] + "..."
+    extra = f" (and {error.error_count() - 1} more problems)" if error.error_count() > 1 else ""
+    message = first["msg"]
+    if first["type"] not in {"missing", "value_error", "assertion_error"}:
+        message = f"{message}, got {shown}"
+    return InputError(f"{message}{extra}", file=file, field=field)

@@ -1,0 +1,34 @@
+"""Project error types: every failure a user can meet is one of these, with a message to act on."""
+
+from __future__ import annotations
+
+
+class FleetplanError(Exception):
+    """Base of every error fleetplan raises on purpose; its message is meant for users."""
+
+
+class InputError(FleetplanError):
+    """A file or value was rejected. Names the file, the field and what was expected."""
+
+    def __init__(self, message: str, *, file: str | None = None, field: str | None = None):
+        self.file = file
+        self.field = field
+        self.reason = message
+        self.detail = f"field {field!r}: {message}" if field else message
+        super().__init__(f"{file}: {self.detail}" if file else self.detail)
+
+
+class UnknownFormatError(InputError):
+    """The content matches none of the formats fleetplan can import."""
+
+
+class FileTooLargeError(InputError):
+    """The file is over the configured size limit."""
+
+
+class WarehouseError(FleetplanError):
+    """The warehouse file cannot be used (newer schema, not a DuckDB file, ...)."""
+
+
+class WarehouseBusyError(WarehouseError):
+    """Another process holds the warehouse (DuckDB allows one writing process per file)."""

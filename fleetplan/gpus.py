@@ -1,0 +1,88 @@
+"""Canonical GPU ids.
+
+Benchmark tools label hardware in many ways (`NVIDIA-GeForce-RTX-4090`, `NVIDIA GeForce RTX 4090`,
+`4090`, NVML's `NVIDIA H100 80GB HBM3`). fleetplan stores one canonical id per GPU model so that
+results from different tools line up. Variants that perform differently stay distinct (H100 PCIe,
+SXM and NVL; A100 40 GB and 80 GB). A label that is ambiguous or unknown is never guessed: it is
+kept verbatim and flagged as unknown, with the reason.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# (canonical id, pattern over the normalised label). Order matters: specific before general.
+_PATTERNS: tuple[tuple[str, str], ...] = (
+    ("rtx-4090d", r"\brtx ?4090 ?d\b"),
+    ("rtx-4090", r"^(rtx ?)?4090$|\brtx ?4090\b(?! ?(laptop|mobile|ti))"),
+    ("rtx-4080-super", r"\brtx ?4080 ?super\b"),
+    ("rtx-4080", r"^(rtx ?)?4080$|\brtx ?4080\b(?! ?(laptop|mobile|super))"),
+    ("rtx-5090", r"^(rtx ?)?5090$|\brtx ?5090\b(?! ?(laptop|mobile|d))"),
+    ("rtx-3090-ti", r"\brtx ?3090 ?ti\b"),
+    ("rtx-3090", r"^(rtx ?)?3090$|\brtx ?3090\b(?! ?(laptop|mobile|ti))"),
+    ("rtx-6000-ada", r"\brtx ?6000 ?ada\b"),
+    ("h100-nvl", r"\bh100 ?nvl\b"),
+    ("h100-pcie", r"\bh100 ?(80 ?gb ?)?pcie\b|\bh100 ?pci ?e\b"),
+    ("h100-sxm", r"\bh100 ?(80 ?gb ?)?(sxm5?|hbm3)\b|\bh100 ?sxm\b"),
+    ("h200-nvl", r"\bh200 ?nvl\b"),
+    ("h200", r"\bh200( ?(sxm5?|141 ?gb|hbm3e))*$"),
+    ("gh200", r"\bgh200\b"),
+    ("b200", r"\bb200\b"),
+    ("a100-80gb", r"\ba100\b.*\b80 ?gb\b"),
+    ("a100-40gb", r"\ba100\b.*\b40 ?gb\b"),
+    ("l40s", r"\bl40 ?s\b"),
+    ("l40", r"\bl40$"),
+    ("l4", r"\bl4$"),
+    ("a10g", r"\ba10g\b"),
+    ("a10", r"\ba10$"),
+    ("t4", r"\bt4$"),
+    ("mi300x", r"\bmi300x\b"),
+)
+
+# Labels that name a family with variants of different speed, power or memory.
+_AMBIGUOUS: tuple[tuple[str, str], ...] = (
+    (r"^h100$", "H100 comes as PCIe (350 W), SXM (700 W) and NVL: say which"),
+    (r"^a100$", "A100 comes with 40 GB and 80 GB, PCIe and SXM: say which"),
+)
+
+_NOISE = re.compile(r"\b(nvidia|geforce|tesla)\b")
+_SEPARATORS = re.compile(r"[\s_\-/]+")
+
+KNOWN_GPU_IDS: frozenset[str] = frozenset(gpu_id for gpu_id, _ in _PATTERNS)
+
+
+@dataclass(frozen=True, slots=True)
+class GpuIdentity:
+    """A GPU label as a tool wrote it, and what fleetplan understood of it."""
+
+    label: str
+    gpu_id: str  # the canonical id, or the label verbatim when not recognised
+    known: bool
+    reason: str | None = None  # why an unknown label was not mapped
+
+    def describe(self) -> str:
+        if self.known:
+            return self.gpu_id
+        return f"{self.label!r} (unrecognised GPU: {self.reason})"
+
+
+def _normalise(label: str) -> str:
+    text = _SEPARATORS.sub(" ", label.lower())
+    text = _NOISE.sub(" ", text)
+    return " ".join(text.split())
+
+
+def canonical_gpu(label: str) -> GpuIdentity:
+    """Map a GPU label to its canonical id; unknown or ambiguous labels are kept and flagged."""
+    raw = label.strip()
+    if raw in KNOWN_GPU_IDS:
+        return GpuIdentity(label=raw, gpu_id=raw, known=True)
+    text = _normalise(raw)
+    for pattern, why in _AMBIGUOUS:
+        if re.search(pattern, text):
+            return GpuIdentity(label=raw, gpu_id=raw, known=False, reason=why)
+    for gpu_id, pattern in _PATTERNS:
+        if re.search(pattern, text):
+            return GpuIdentity(label=raw, gpu_id=gpu_id, known=True)
+    return GpuIdentity(label=raw, gpu_id=raw, known=False, reason="not a GPU model fleetplan knows")

@@ -1,0 +1,71 @@
+"""Latency statistics from per-request timings, by the definitions of `fleetplan.contract`.
+
+numpy's linear-interpolated percentiles and means, as vLLM computes them, so that statistics
+recomputed from a vLLM file's per-request arrays reproduce the ones it stores.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+_PERCENTILES = (50, 90, 95, 99)
+
+
+def summarise_ms(values_s: np.ndarray, metric: str) -> dict[str, float | None]:
+    """Mean and p50/p90/p95/p99 of values in seconds, as `{metric}_{stat}_ms`; nulls when empty."""
+    if values_s.size == 0:
+        return {f"{metric}_{stat}_ms": None for stat in ("mean", "p50", "p90", "p95", "p99")}
+    stats = {f"{metric}_mean_ms": float(np.mean(values_s)) * 1000.0}
+    for p, value in zip(_PERCENTILES, np.percentile(values_s, _PERCENTILES), strict=True):
+        stats[f"{metric}_p{p}_ms"] = float(value) * 1000.0
+    return stats
+
+
+@dataclass(frozen=True, slots=True)
+class RequestTimings:
+    """Per-request timings of the successful requests of one load level (seconds, tokens)."""
+
+    ttft_s: np.ndarray
+    e2el_s: np.ndarray
+    output_tokens: np.ndarray
+    itl_s: np.ndarray  # chunk gaps of all requests, pooled
+    input_tokens: np.ndarray | None = None
+
+    def latency_stats(self) -> dict[str, float | None]:
+        multi = self.output_tokens > 1
+        tpot = (self.e2el_s[multi] - self.ttft_s[multi]) / (self.output_tokens[multi] - 1)
+        stats: dict[str, float | None] = {}
+        stats |= summarise_ms(self.ttft_s, "ttft")
+        stats |= summarise_ms(tpot, "tpot")
+        stats |= summarise_ms(self.itl_s, "itl")
+        stats |= summarise_ms(self.e2el_s, "e2el")
+        return stats
+
+
+def disagreements(
+    reported: dict[str, float | None],
+    recomputed: dict[str, float | None],
+    *,
+    rel_tol: float = 1e-6,
+    abs_tol_ms: float = 1e-6,
+) -> list[str]:
+    """Fields where a reported statistic differs from the recomputed one, described for a user."""
+    problems = []
+    for field, value in reported.items():
+        other = recomputed.get(field)
+        if value is None or other is None:
+            continue
+        if abs(value - other) > max(abs_tol_ms, rel_tol * max(abs(value), abs(other))):
+            problems.append(f"{field} is {value:.6g} in the file but {other:.6g} from its requests")
+    return problems
+
+
+def pooled(lists: Sequence[Sequence[float]]) -> list[float]:
+    """Flatten per-request chunk-gap lists into one pooled list (ITL's definition)."""
+    out: list[float] = []
+    for gaps in lists:
+        out.extend(gaps)
+    return out

@@ -1,0 +1,119 @@
+"""Importers: turn a result file into runs of the data contract. The format is detected from the
+content, never from the file name."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fleetplan.contract import Run
+from fleetplan.errors import FileTooLargeError, InputError, UnknownFormatError
+from warehouse.importers import fleetplan_json, vllm_json
+from warehouse.importers.jsonstream import decode_json_stream
+
+DEFAULT_MAX_FILE_MB = 32.0
+MAX_FILE_ENV = "FLEETPLAN_MAX_FILE_MB"
+
+
+@dataclass(frozen=True, slots=True)
+class ImportOptions:
+    """What the user tells us that a file may lack. Fills gaps; never overrides the file."""
+
+    model: str | None = None
+    gpu: str | None = None
+    gpu_count: int | None = None
+    max_file_bytes: int | None = None
+
+    def size_limit(self) -> int:
+        if self.max_file_bytes is not None:
+            return self.max_file_bytes
+        return int(float(os.environ.get(MAX_FILE_ENV, DEFAULT_MAX_FILE_MB)) * 1024 * 1024)
+
+
+@dataclass(frozen=True, slots=True)
+class FileInput:
+    name: str
+    data: bytes
+    sha256: str
+
+    @classmethod
+    def from_bytes(cls, name: str, data: bytes) -> FileInput:
+        return cls(name=name, data=data, sha256=hashlib.sha256(data).hexdigest())
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedFile:
+    """What a file holds, before anything is stored."""
+
+    file: FileInput
+    importer: str
+    importer_version: str
+    runs: tuple[Run, ...]
+    warnings: tuple[str, ...] = field(default=())
+
+    @property
+    def points(self) -> int:
+        return sum(len(run.points) for run in self.runs)
+
+
+def read_file(path: Path, options: ImportOptions) -> FileInput:
+    """Read a file whole, refusing it before reading when it is over the size limit."""
+    limit = options.size_limit()
+    try:
+        size = path.stat().st_size
+        if size > limit:
+            raise FileTooLargeError(
+                f"the file is {size / 1e6:.1f} MB, over the {limit / 1e6:.1f} MB limit "
+                f"(raise it with --max-file-mb or ${MAX_FILE_ENV})",
+                file=str(path),
+            )
+        data = path.read_bytes()
+    except OSError as error:
+        raise InputError(
+            f"cannot read the file: {error.strerror or error}", file=str(path)
+        ) from None
+    return FileInput.from_bytes(str(path), data)
+
+
+def parse(file: FileInput, options: ImportOptions | None = None) -> ParsedFile:
+    """Detect the file's format from its content and read its runs; raises InputError."""
+    options = options or ImportOptions()
+    limit = options.size_limit()
+    if len(file.data) > limit:
+        raise FileTooLargeError(
+            f"the file is {len(file.data) / 1e6:.1f} MB, over the {limit / 1e6:.1f} MB limit",
+            file=file.name,
+        )
+    objects = decode_json_stream(file.data, file=file.name)
+    first = objects[0]
+    if isinstance(first, dict) and first.get("format") == fleetplan_json.FORMAT:
+        if len(objects) > 1:
+            raise InputError("a fleetplan run file holds one JSON document", file=file.name)
+        runs, warnings = fleetplan_json.parse(file.name, file.data, file.sha256)
+        importer, version = fleetplan_json.IMPORTER, fleetplan_json.VERSION
+    elif vllm_json.looks_like(objects):
+        runs, warnings = vllm_json.parse(
+            file.name,
+            objects,
+            file.sha256,
+            model=options.model,
+            gpu=options.gpu,
+            gpu_count=options.gpu_count,
+        )
+        importer, version = vllm_json.IMPORTER, vllm_json.VERSION
+    else:
+        raise UnknownFormatError(
+            f"not a format fleetplan can import ({_describe(first)}); it reads vLLM "
+            "`bench serve` / benchmark_serving.py result JSON and fleetplan run files",
+            file=file.name,
+        )
+    return ParsedFile(file, importer, version, tuple(runs), tuple(warnings))
+
+
+def _describe(value: object) -> str:
+    if isinstance(value, dict):
+        keys = ", ".join(sorted(map(str, value))[:8])
+        return f"a JSON object with keys {keys}" if keys else "an empty JSON object"
+    return f"a JSON {type(value).__name__}"

@@ -1,0 +1,120 @@
+"""`fleetplan ingest`: files and folders into the warehouse, one file per transaction."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+
+from fleetplan.errors import InputError
+from warehouse.db import Warehouse
+from warehouse.importers import FileInput, ImportOptions, ParsedFile, parse, read_file
+from warehouse.store import SourceFile, find_source, store_runs
+
+log = logging.getLogger(__name__)
+
+_SKIPPED_NAMES = {".DS_Store", "Thumbs.db"}
+
+
+class Status(StrEnum):
+    IMPORTED = "imported"
+    DUPLICATE = "duplicate"
+    REJECTED = "rejected"
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What happened to one file."""
+
+    file: str
+    status: Status
+    message: str
+    runs: int = 0
+    points: int = 0
+    warnings: tuple[str, ...] = field(default=())
+
+
+def expand(paths: Iterable[str | Path]) -> Iterator[Path]:
+    """Files as given, and every file under given folders (sorted, hidden files skipped)."""
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            for child in sorted(path.rglob("*")):
+                hidden = any(part.startswith(".") for part in child.relative_to(path).parts)
+                if child.is_file() and not hidden and child.name not in _SKIPPED_NAMES:
+                    yield child
+        else:
+            yield path
+
+
+def _already_imported(warehouse: Warehouse, file: FileInput) -> Outcome | None:
+    earlier = find_source(warehouse, file.sha256)
+    if earlier is None:
+        return None
+    message = f"already imported as {earlier[0]} on {earlier[1]}: nothing added"
+    return Outcome(file.name, Status.DUPLICATE, message)
+
+
+def ingest_parsed(warehouse: Warehouse, parsed: ParsedFile, *, origin: str = "cli") -> Outcome:
+    """Store an already parsed file (the app previews before it commits)."""
+    file = parsed.file
+    if earlier := _already_imported(warehouse, file):
+        return earlier
+    source = SourceFile(
+        name=Path(file.name).name,
+        sha256=file.sha256,
+        size_bytes=len(file.data),
+        importer=parsed.importer,
+        importer_version=parsed.importer_version,
+        origin=origin,
+        warnings=parsed.warnings,
+    )
+    result = store_runs(warehouse, source, parsed.runs)
+    if result.runs_added == 0:
+        return Outcome(
+            file.name,
+            Status.DUPLICATE,
+            f"its {result.runs_already_present} run(s) are already in the warehouse "
+            f"(from {', '.join(result.present_in)}): nothing added",
+        )
+    message = f"{result.runs_added} run(s), {result.points_added} point(s) via {parsed.importer}"
+    if result.runs_already_present:
+        message += f"; {result.runs_already_present} run(s) already present were skipped"
+    return Outcome(
+        file.name, Status.IMPORTED, message, result.runs_added, result.points_added, parsed.warnings
+    )
+
+
+def ingest_file(
+    warehouse: Warehouse,
+    file: FileInput,
+    options: ImportOptions | None = None,
+    *,
+    origin: str = "cli",
+) -> Outcome:
+    try:
+        if earlier := _already_imported(warehouse, file):
+            return earlier
+        return ingest_parsed(warehouse, parse(file, options), origin=origin)
+    except InputError as error:
+        return Outcome(file.name, Status.REJECTED, error.detail)
+
+
+def ingest_paths(
+    warehouse: Warehouse,
+    paths: Iterable[str | Path],
+    options: ImportOptions | None = None,
+    *,
+    origin: str = "cli",
+) -> Iterator[Outcome]:
+    """Ingest each file; a rejected file changes nothing and does not stop the others."""
+    options = options or ImportOptions()
+    for path in expand(paths):
+        try:
+            file = read_file(path, options)
+        except InputError as error:
+            yield Outcome(str(path), Status.REJECTED, error.detail)
+            continue
+        yield ingest_file(warehouse, file, options, origin=origin)

@@ -1,0 +1,149 @@
+"""Named schema migrations. Each is applied once, with its bookkeeping row, in one transaction.
+
+Never edit a migration that has shipped: add a new one.
+"""
+
+from __future__ import annotations
+
+_LATENCY_COLUMNS = ",\n".join(
+    f"    {metric}_{stat}_ms DOUBLE"
+    for metric in ("ttft", "tpot", "itl", "e2el")
+    for stat in ("mean", "p50", "p90", "p95", "p99")
+)
+
+MIGRATIONS: tuple[tuple[str, str], ...] = (
+    (
+        "001_benchmarks",
+        f"""
+CREATE TABLE sources (
+    source_id VARCHAR PRIMARY KEY,          -- sha256 of the imported file
+    file_name VARCHAR NOT NULL,
+    size_bytes BIGINT NOT NULL,
+    importer VARCHAR NOT NULL,
+    importer_version VARCHAR NOT NULL,
+    origin VARCHAR NOT NULL,                -- cli | upload | sample_data
+    imported_at TIMESTAMP NOT NULL,         -- UTC
+    warnings VARCHAR NOT NULL DEFAULT '[]'  -- JSON list of what the importer noticed
+);
+CREATE TABLE runs (
+    run_id VARCHAR PRIMARY KEY,
+    source_id VARCHAR NOT NULL,
+    origin_sha256 VARCHAR NOT NULL,         -- the file the numbers were first read from
+    origin_index INTEGER NOT NULL,          -- the run's position in that file
+    tool VARCHAR NOT NULL,
+    tool_version VARCHAR,
+    engine VARCHAR,
+    engine_version VARCHAR,
+    model VARCHAR NOT NULL,
+    dtype VARCHAR,
+    gpu_model VARCHAR NOT NULL,
+    gpu_label VARCHAR,
+    gpu_known BOOLEAN NOT NULL,
+    gpu_count INTEGER NOT NULL,
+    tensor_parallel_size INTEGER,
+    host VARCHAR,
+    dataset VARCHAR,
+    input_len INTEGER,
+    output_len INTEGER,
+    created_at TIMESTAMP,
+    source_file VARCHAR NOT NULL,
+    provenance_repository VARCHAR,
+    provenance_commit VARCHAR,
+    provenance_path VARCHAR,
+    provenance_licence VARCHAR,
+    provenance_notes VARCHAR,
+    metadata VARCHAR NOT NULL DEFAULT '{{}}',
+    UNIQUE (origin_sha256, origin_index)
+);
+CREATE INDEX runs_source ON runs (source_id);
+CREATE TABLE points (
+    run_id VARCHAR NOT NULL,
+    level_index INTEGER NOT NULL,
+    offered_rate_rps DOUBLE,
+    max_concurrency INTEGER,
+    burstiness DOUBLE,
+    requests_sent INTEGER,
+    completed INTEGER NOT NULL,
+    failed INTEGER,
+    complete BOOLEAN NOT NULL,
+    duration_s DOUBLE NOT NULL,
+    request_throughput_rps DOUBLE,
+    output_throughput_tps DOUBLE,
+    total_throughput_tps DOUBLE,
+{_LATENCY_COLUMNS},
+    stats_source VARCHAR NOT NULL,
+    input_tokens_mean DOUBLE,
+    output_tokens_mean DOUBLE,
+    gpu_energy_j DOUBLE,
+    avg_power_w DOUBLE,
+    energy_method VARCHAR NOT NULL,
+    PRIMARY KEY (run_id, level_index)
+);
+""",
+    ),
+    (
+        "002_reference",
+        """
+CREATE TABLE reference_files (
+    name VARCHAR PRIMARY KEY,
+    sha256 VARCHAR NOT NULL,
+    loaded_at TIMESTAMP NOT NULL
+);
+CREATE TABLE gpu_catalog (
+    gpu_id VARCHAR PRIMARY KEY,
+    name VARCHAR NOT NULL,
+    segment VARCHAR,
+    form_factor VARCHAR,
+    memory_gb DOUBLE,
+    memory_type VARCHAR,
+    memory_bandwidth_gb_s DOUBLE,
+    fp16_tensor_tflops_dense DOUBLE,
+    spec_source VARCHAR,
+    rated_power_w DOUBLE,
+    rated_power_source VARCHAR,
+    idle_power_w DOUBLE,
+    idle_power_basis VARCHAR,
+    idle_power_source VARCHAR,
+    embodied_kgco2e DOUBLE,
+    embodied_kgco2e_low DOUBLE,
+    embodied_kgco2e_high DOUBLE,
+    embodied_basis VARCHAR,
+    embodied_source VARCHAR,
+    purchase_usd DOUBLE,
+    purchase_date VARCHAR,
+    purchase_source VARCHAR,
+    lifetime_years_default DOUBLE,
+    lifetime_source VARCHAR,
+    notes VARCHAR
+);
+CREATE TABLE gpu_prices (
+    gpu_id VARCHAR NOT NULL,
+    usd_per_gpu_hour DOUBLE NOT NULL,
+    provider VARCHAR NOT NULL,
+    price_date VARCHAR NOT NULL,
+    kind VARCHAR,
+    electricity_included BOOLEAN,
+    source VARCHAR NOT NULL,
+    notes VARCHAR
+);
+CREATE TABLE regions (
+    region_id VARCHAR PRIMARY KEY,
+    name VARCHAR NOT NULL,
+    grid_gco2_per_kwh DOUBLE,
+    grid_year INTEGER,
+    grid_basis VARCHAR,
+    grid_source VARCHAR,
+    electricity_usd_per_kwh DOUBLE,
+    electricity_year INTEGER,
+    electricity_basis VARCHAR,
+    electricity_source VARCHAR,
+    electricity_original VARCHAR,
+    household_electricity_usd_per_kwh DOUBLE,
+    household_electricity_source VARCHAR,
+    pue_default DOUBLE,
+    pue_source VARCHAR,
+    notes VARCHAR
+);
+""",
+    ),
+)

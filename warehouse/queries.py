@@ -1,0 +1,94 @@
+"""Read side of the warehouse: the canonical benchmark table and summary figures."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from fleetplan.contract import LATENCY_FIELDS
+from fleetplan.gpus import canonical_gpu
+from warehouse.db import Warehouse
+
+# The canonical table: one row per (run, load level). `fleetplan benchmarks` prints these columns
+# in this order; the CSV template of later importers uses the same names.
+CANONICAL_COLUMNS: tuple[str, ...] = (
+    "run_id", "level_index", "model", "gpu_model", "gpu_count", "tensor_parallel_size",
+    "gpu_known", "gpu_label", "dtype", "engine", "engine_version", "dataset", "input_len",
+    "output_len", "offered_rate_rps", "max_concurrency", "burstiness", "requests_sent",
+    "completed", "failed", "complete", "duration_s", "request_throughput_rps",
+    "output_throughput_tps", "total_throughput_tps", *LATENCY_FIELDS, "stats_source",
+    "input_tokens_mean", "output_tokens_mean", "gpu_energy_j", "avg_power_w", "energy_method",
+    "host", "created_at", "source_tool", "source_tool_version", "source_file", "source_sha256",
+    "source_index", "source_repository", "source_commit", "source_path", "source_licence",
+    "imported_from", "imported_at",
+)  # fmt: skip
+
+_SELECT = """
+SELECT
+    r.run_id, p.level_index, r.model, r.gpu_model, r.gpu_count, r.tensor_parallel_size,
+    r.gpu_known, r.gpu_label, r.dtype, r.engine, r.engine_version, r.dataset, r.input_len,
+    r.output_len, p.* EXCLUDE (run_id, level_index),
+    r.host, r.created_at, r.tool AS source_tool, r.tool_version AS source_tool_version,
+    r.source_file, r.origin_sha256 AS source_sha256, r.origin_index AS source_index,
+    r.provenance_repository AS source_repository, r.provenance_commit AS source_commit,
+    r.provenance_path AS source_path, r.provenance_licence AS source_licence,
+    s.file_name AS imported_from, s.imported_at
+FROM points p
+JOIN runs r USING (run_id)
+JOIN sources s ON s.source_id = r.source_id
+WHERE ($model IS NULL OR lower(r.model) = lower($model)
+       OR lower(split_part(r.model, '/', -1)) = lower($model))
+  AND ($gpu IS NULL OR r.gpu_model = $gpu)
+ORDER BY r.model, r.gpu_model, r.gpu_count,
+         coalesce(p.offered_rate_rps, p.max_concurrency), r.run_id, p.level_index
+"""
+
+
+def benchmark_points(
+    warehouse: Warehouse, *, model: str | None = None, gpu: str | None = None
+) -> pd.DataFrame:
+    """The canonical table, filtered by model (full id or the name after '/') and GPU."""
+    gpu_id = canonical_gpu(gpu).gpu_id if gpu else None
+    frame = warehouse.cursor().execute(_SELECT, {"model": model, "gpu": gpu_id}).df()
+    return frame[list(CANONICAL_COLUMNS)]
+
+
+def counts(warehouse: Warehouse) -> dict[str, int]:
+    cur = warehouse.cursor()
+    out = {}
+    for table in ("sources", "runs", "points", "gpu_catalog", "regions"):
+        out[table] = cur.execute(f"SELECT count(*) FROM {table}").fetchone()[0]  # noqa: S608
+    return out
+
+
+def models(warehouse: Warehouse) -> list[str]:
+    rows = warehouse.cursor().execute("SELECT DISTINCT model FROM runs ORDER BY model").fetchall()
+    return [model for (model,) in rows]
+
+
+def configuration_label(gpu_model: str, gpu_count: int) -> str:
+    return f"{gpu_count}x {gpu_model}"
+
+
+def load_curve(points: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """Achieved `metric` per (configuration, offered rate): mean over repeats, with the count.
+
+    Levels at an infinite offered rate (all requests at once) have no place on a rate axis and are
+    left out; `saturation_levels` counts them so the caller can say so.
+    """
+    if metric not in points.columns:
+        raise KeyError(metric)
+    frame = points[points["offered_rate_rps"].notna()].copy()
+    finite = frame["offered_rate_rps"] != float("inf")
+    frame["configuration"] = [
+        configuration_label(g, c)
+        for g, c in zip(frame["gpu_model"], frame["gpu_count"], strict=True)
+    ]
+    curve = (
+        frame[finite]
+        .groupby(["configuration", "gpu_model", "gpu_count", "offered_rate_rps"], as_index=False)
+        .agg(value=(metric, "mean"), repeats=(metric, "size"))
+        .sort_values(["gpu_model", "gpu_count", "offered_rate_rps"], kind="stable")
+        .reset_index(drop=True)
+    )
+    curve.attrs["saturation_levels"] = int((~finite).sum())
+    return curve

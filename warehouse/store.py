@@ -1,0 +1,150 @@
+"""Writing runs to the warehouse and removing them: one source file per transaction."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from fleetplan.contract import LATENCY_FIELDS, Run
+from warehouse.db import Warehouse, utc_now
+
+_RUN_COLUMNS = (
+    "run_id", "source_id", "origin_sha256", "origin_index", "tool", "tool_version", "engine",
+    "engine_version", "model", "dtype", "gpu_model", "gpu_label", "gpu_known", "gpu_count",
+    "tensor_parallel_size", "host", "dataset", "input_len", "output_len", "created_at",
+    "source_file", "provenance_repository", "provenance_commit", "provenance_path",
+    "provenance_licence", "provenance_notes", "metadata",
+)  # fmt: skip
+_POINT_COLUMNS = (
+    "run_id", "level_index", "offered_rate_rps", "max_concurrency", "burstiness",
+    "requests_sent", "completed", "failed", "complete", "duration_s",
+    "request_throughput_rps", "output_throughput_tps", "total_throughput_tps",
+    *LATENCY_FIELDS,
+    "stats_source", "input_tokens_mean", "output_tokens_mean", "gpu_energy_j", "avg_power_w",
+    "energy_method",
+)  # fmt: skip
+_POINT_FIELDS = _POINT_COLUMNS[2:]
+
+
+@dataclass(frozen=True, slots=True)
+class SourceFile:
+    """An imported file, as the `sources` table records it."""
+
+    name: str
+    sha256: str
+    size_bytes: int
+    importer: str
+    importer_version: str
+    origin: str = "cli"
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class StoreResult:
+    runs_added: int
+    points_added: int
+    runs_already_present: int
+    present_in: tuple[str, ...] = field(default=())  # file names that already held skipped runs
+
+
+def find_source(warehouse: Warehouse, sha256: str) -> tuple[str, str] | None:
+    """(file name, imported at) of an already imported file with this content, if any."""
+    row = (
+        warehouse.cursor()
+        .execute(
+            "SELECT file_name, strftime(imported_at, '%Y-%m-%d %H:%M UTC') FROM sources "
+            "WHERE source_id = ?",
+            [sha256],
+        )
+        .fetchone()
+    )
+    return (row[0], row[1]) if row else None
+
+
+def _origin(run: Run, source: SourceFile, position: int) -> tuple[str, int]:
+    sha = run.source_sha256 or source.sha256
+    index = run.source_index if run.source_index is not None else position
+    return sha, index
+
+
+def _run_row(run: Run, run_id: str, source: SourceFile, position: int) -> tuple:
+    origin_sha, origin_index = _origin(run, source, position)
+    prov = run.provenance
+    return (
+        run_id, source.sha256, origin_sha, origin_index, run.tool, run.tool_version, run.engine,
+        run.engine_version, run.model, run.dtype, run.gpu_model, run.gpu_label, run.gpu_known,
+        run.gpu_count, run.tensor_parallel_size, run.host, run.dataset, run.input_len,
+        run.output_len, run.created_at, run.source_file or source.name,
+        prov.repository if prov else None, prov.commit if prov else None,
+        prov.path if prov else None, prov.licence if prov else None, prov.notes if prov else None,
+        json.dumps(run.metadata, sort_keys=True, ensure_ascii=False),
+    )  # fmt: skip
+
+
+def store_runs(warehouse: Warehouse, source: SourceFile, runs: Sequence[Run]) -> StoreResult:
+    """Store a file's runs in one transaction. Runs already stored (same origin file and
+    position, e.g. the raw file behind a sample-data file) are skipped and counted."""
+    origins = [_origin(run, source, i) for i, run in enumerate(runs)]
+    with warehouse.transaction() as con:
+        con.execute("CREATE TEMP TABLE IF NOT EXISTS _incoming (sha VARCHAR, idx INTEGER)")
+        con.execute("DELETE FROM _incoming")
+        con.executemany("INSERT INTO _incoming VALUES (?, ?)", origins)
+        present = con.execute(
+            "SELECT r.origin_sha256, r.origin_index, s.file_name FROM runs r "
+            "JOIN _incoming i ON r.origin_sha256 = i.sha AND r.origin_index = i.idx "
+            "JOIN sources s ON s.source_id = r.source_id"
+        ).fetchall()
+        already = {(sha, idx) for sha, idx, _ in present}
+        run_rows, point_rows = [], []
+        for position, (run, origin) in enumerate(zip(runs, origins, strict=True)):
+            if origin in already:
+                continue
+            run_id = f"{source.sha256[:16]}-{position}"
+            run_rows.append(_run_row(run, run_id, source, position))
+            for level, point in enumerate(run.points):
+                values = point.model_dump(include=set(_POINT_FIELDS))
+                point_rows.append(
+                    (run_id, level, *(_plain(values[name]) for name in _POINT_FIELDS))
+                )
+        if run_rows:
+            con.execute(
+                "INSERT INTO sources VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    source.sha256, source.name, source.size_bytes, source.importer,
+                    source.importer_version, source.origin, utc_now(),
+                    json.dumps(list(source.warnings), ensure_ascii=False),
+                ],
+            )  # fmt: skip
+            con.executemany(_insert_sql("runs", _RUN_COLUMNS), run_rows)
+            con.executemany(_insert_sql("points", _POINT_COLUMNS), point_rows)
+    return StoreResult(
+        runs_added=len(run_rows),
+        points_added=len(point_rows),
+        runs_already_present=len(already),
+        present_in=tuple(sorted({name for _, _, name in present})),
+    )
+
+
+def delete_source(warehouse: Warehouse, sha256: str) -> int:
+    """Remove an imported file and everything read from it; returns how many runs went."""
+    with warehouse.transaction() as con:
+        runs = con.execute("SELECT count(*) FROM runs WHERE source_id = ?", [sha256]).fetchone()
+        con.execute(
+            "DELETE FROM points WHERE run_id IN (SELECT run_id FROM runs WHERE source_id = ?)",
+            [sha256],
+        )
+        con.execute("DELETE FROM runs WHERE source_id = ?", [sha256])
+        con.execute("DELETE FROM sources WHERE source_id = ?", [sha256])
+    return int(runs[0]) if runs else 0
+
+
+def _plain(value: object) -> object:
+    return getattr(value, "value", value)  # enums to their stored text
+
+
+def _insert_sql(table: str, columns: Sequence[str]) -> str:
+    # Identifiers come from the fixed tuples above, never from input; values are parameters.
+    names = ", ".join(columns)
+    marks = ", ".join("?" for _ in columns)
+    return f"INSERT INTO {table} ({names}) VALUES ({marks})"  # noqa: S608
