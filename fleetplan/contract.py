@@ -100,13 +100,13 @@ class Point(_Strict):
     e2el_p90_ms: NonNegative | None = None
     e2el_p95_ms: NonNegative | None = None
     e2el_p99_ms: NonNegative | None = None
-    stats_source: StatsSource = StatsSource.REPORTED
+    stats_source: Annotated[StatsSource, Field(strict=False)] = StatsSource.REPORTED
 
     input_tokens_mean: NonNegative | None = None
     output_tokens_mean: NonNegative | None = None
     gpu_energy_j: NonNegative | None = None
     avg_power_w: NonNegative | None = None
-    energy_method: EnergyMethod = EnergyMethod.NONE
+    energy_method: Annotated[EnergyMethod, Field(strict=False)] = EnergyMethod.NONE
 
     @field_validator("offered_rate_rps", mode="before")
     @classmethod
@@ -192,7 +192,8 @@ class Run(_Strict):
     metadata: dict[
         Annotated[str, Field(max_length=200)], Annotated[str, Field(max_length=2000)]
     ] = Field(default_factory=dict)
-    points: Annotated[tuple[Point, ...], Field(min_length=1, max_length=10_000)]
+    # strict=False on collections only: a list is as good as a tuple; numbers stay strict.
+    points: Annotated[tuple[Point, ...], Field(min_length=1, max_length=10_000, strict=False)]
 
     @property
     def gpu_known(self) -> bool:
@@ -220,7 +221,7 @@ class RunFile(_Strict):
     format_version: Literal[1]
     generator: Text | None = None
     description: Annotated[str, Field(max_length=5000)] | None = None
-    runs: Annotated[tuple[Run, ...], Field(min_length=1)]
+    runs: Annotated[tuple[Run, ...], Field(min_length=1, strict=False)]
 
 
 def validation_message(error: ValidationError, *, file: str | None = None) -> InputError:

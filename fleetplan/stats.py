@@ -51,15 +51,15 @@ def disagreements(
     *,
     rel_tol: float = 1e-6,
     abs_tol_ms: float = 1e-6,
-) -> list[str]:
-    """Fields where a reported statistic differs from the recomputed one, described for a user."""
+) -> list[tuple[str, float, float]]:
+    """(field, reported, recomputed) wherever a reported statistic differs from the recomputed."""
     problems = []
     for field, value in reported.items():
         other = recomputed.get(field)
         if value is None or other is None:
             continue
         if abs(value - other) > max(abs_tol_ms, rel_tol * max(abs(value), abs(other))):
-            problems.append(f"{field} is {value:.6g} in the file but {other:.6g} from its requests")
+            problems.append((field, value, other))
     return problems
 
 

@@ -65,6 +65,14 @@ def models(warehouse: Warehouse) -> list[str]:
     return [model for (model,) in rows]
 
 
+def models_by_coverage(points: pd.DataFrame) -> list[str]:
+    """Models, those measured on the most GPU configurations first, then by name."""
+    coverage = points.groupby("model")[["gpu_model", "gpu_count"]].apply(
+        lambda rows: len(rows.drop_duplicates())
+    )
+    return sorted(coverage.index, key=lambda model: (-coverage[model], model.lower()))
+
+
 def configuration_label(gpu_model: str, gpu_count: int) -> str:
     return f"{gpu_count}x {gpu_model}"
 

@@ -7,7 +7,7 @@ import streamlit as st
 
 from app.data import points
 from app.style import gpu_colours
-from warehouse.queries import configuration_label, load_curve
+from warehouse.queries import configuration_label, load_curve, models_by_coverage
 
 METRICS = {
     "total_throughput_tps": "Total tokens/s (input + output)",
@@ -27,7 +27,7 @@ if frame.empty:
     st.stop()
 
 left, right = st.columns([2, 1])
-models = sorted(frame["model"].unique())
+models = models_by_coverage(frame)
 model = left.selectbox("Model", models, key="w_model")
 metric = right.selectbox("Throughput", list(METRICS), format_func=METRICS.get, key="w_metric")
 subset = frame[frame["model"] == model]

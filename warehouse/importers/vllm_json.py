@@ -83,11 +83,22 @@ _KNOWN = {
 }
 
 
+# Keys every vLLM serving result has; three of them identify the format, so that a result missing
+# one of them is still recognised and rejected with a precise message.
+_SIGNATURE = frozenset(
+    ("duration", "completed", "request_throughput", "output_throughput", "total_token_throughput",
+     "total_input_tokens", "num_prompts", "request_rate")
+)  # fmt: skip
+
+
+_NOT_METADATA = (_KNOWN - set(_SETUP_STRINGS)) | {"model_id"}
+
+
 def looks_like(objects: list[Any]) -> bool:
     first = objects[0]
     if isinstance(first, list) and first and isinstance(first[0], dict):
         first = first[0]
-    return isinstance(first, dict) and "request_throughput" in first and "duration" in first
+    return isinstance(first, dict) and len(_SIGNATURE.intersection(first)) >= 3
 
 
 class _Reader:
@@ -259,9 +270,7 @@ def _setup(
         raise reader.error("gpu_count", "the file does not say how many GPUs: pass --gpu-count")
     identity = canonical_gpu(label)
     tp = next((reader.positive_int_text(k) for k in _TP_KEYS if obj.get(k)), None)
-    metadata = {
-        k: v for k, v in obj.items() if isinstance(v, str) and k not in ("date", "model_id")
-    }
+    metadata = {k: v for k, v in obj.items() if isinstance(v, str) and k not in _NOT_METADATA}
     return {
         "tool": "vllm bench serve" if "endpoint_type" in obj else "vllm benchmark_serving.py",
         "engine": "vllm" if obj.get("backend") in (None, "vllm", "openai", "openai-chat") else None,
@@ -347,8 +356,13 @@ def _point(reader: _Reader) -> tuple[Point, list[str]]:
     timings = _timings(reader, completed, total_out)
     if timings is not None and completed > 0:
         recomputed = timings.latency_stats()
-        for problem in disagreements(stats, recomputed):
-            warnings.append(f"statistic differs from the per-request data: {problem}")
+        for field, value, other in disagreements(stats, recomputed):
+            metric, stat, _ = field.split("_")
+            key = f"{stat}_{metric}_ms"  # the file's own name for it
+            warnings.append(
+                f"{key} is {value:.6g} in the file but {other:.6g} from its per-request data; "
+                "the per-request value is stored"
+            )
         stats = recomputed
         stats_source = StatsSource.RECOMPUTED
     values = dict(

@@ -1,0 +1,74 @@
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from warehouse.db import Warehouse
+
+ROOT = Path(__file__).resolve().parents[1]
+IONET_ENV = "FLEETPLAN_IONET_RESULTS"
+
+
+def ionet_results_dir() -> Path | None:
+    """The raw io.net results (../shared/data/ionet-aibc2025/results beside the checkout)."""
+    candidates = [os.environ.get(IONET_ENV), ROOT.parent / "shared/data/ionet-aibc2025/results"]
+    for candidate in candidates:
+        if candidate and Path(candidate).is_dir() and any(Path(candidate).glob("*.json")):
+            return Path(candidate)
+    return None
+
+
+@pytest.fixture
+def ionet_dir() -> Path:
+    found = ionet_results_dir()
+    if found is None:
+        pytest.skip(f"raw io.net results not found (set ${IONET_ENV} to their folder)")
+    return found
+
+
+@pytest.fixture
+def warehouse_path(tmp_path: Path) -> Path:
+    return tmp_path / "wh.duckdb"
+
+
+@pytest.fixture
+def warehouse(warehouse_path: Path):
+    with Warehouse.open(warehouse_path) as wh:
+        yield wh
+
+
+@pytest.fixture(scope="session")
+def _sample_warehouse_template(tmp_path_factory) -> Path:
+    from warehouse.sample_data import build
+
+    path = tmp_path_factory.mktemp("sample") / "sample.duckdb"
+    with Warehouse.open(path) as wh:
+        outcomes = list(build(wh))
+    assert all(getattr(o, "status", "imported") == "imported" for o in outcomes[1:]), outcomes
+    return path
+
+
+@pytest.fixture
+def sample_warehouse_path(_sample_warehouse_template: Path, tmp_path: Path) -> Path:
+    """A private copy of a warehouse built from sample_data/ (the build runs once per session)."""
+    path = tmp_path / "sample.duckdb"
+    shutil.copy(_sample_warehouse_template, path)
+    return path
+
+
+def write_json(path: Path, value: object) -> Path:
+    path.write_text(json.dumps(value))
+    return path
+
+
+def table_snapshot(wh: Warehouse) -> dict[str, list]:
+    """Every row of the benchmark tables, to check that a rejected import changed nothing."""
+    cur = wh.cursor()
+    return {
+        table: cur.execute(f"SELECT * FROM {table} ORDER BY ALL").fetchall()  # noqa: S608
+        for table in ("sources", "runs", "points")
+    }

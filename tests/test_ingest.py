@@ -1,0 +1,145 @@
+"""Ingesting files and folders: one file per transaction, idempotent, bad input changes nothing."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from tests.conftest import table_snapshot, write_json
+from tests.vllm_results import make_result
+from warehouse.importers import ImportOptions
+from warehouse.ingest import Status, ingest_paths
+from warehouse.queries import benchmark_points
+
+
+def ingest(wh, *paths, **options):
+    return list(ingest_paths(wh, paths, ImportOptions(**options)))
+
+
+def test_same_file_twice_adds_nothing_and_says_so(warehouse, tmp_path):
+    path = write_json(tmp_path / "r.json", make_result())
+    (first,) = ingest(warehouse, path)
+    assert first.status is Status.IMPORTED and (first.runs, first.points) == (1, 1)
+    before = table_snapshot(warehouse)
+    (second,) = ingest(warehouse, path)
+    assert second.status is Status.DUPLICATE and "already imported as r.json" in second.message
+    copy = tmp_path / "renamed.json"
+    shutil.copy(path, copy)
+    (third,) = ingest(warehouse, copy)
+    assert third.status is Status.DUPLICATE
+    assert table_snapshot(warehouse) == before
+
+
+def test_folder_with_one_corrupt_file_lands_the_good_ones(warehouse, tmp_path):
+    folder = tmp_path / "runs"
+    (folder / "sub").mkdir(parents=True)
+    write_json(folder / "a.json", make_result(seed=1))
+    write_json(folder / "sub" / "b.json", make_result(seed=2, rate=8))
+    good = json.dumps(make_result(seed=3))
+    (folder / "c.json").write_text(good[: len(good) // 2])  # truncated
+    (folder / ".hidden.json").write_text("not even json")
+    outcomes = {o.file.split("/")[-1]: o for o in ingest(warehouse, folder)}
+    assert set(outcomes) == {"a.json", "b.json", "c.json"}
+    assert outcomes["c.json"].status is Status.REJECTED
+    assert "truncated JSON" in outcomes["c.json"].message
+    assert outcomes["a.json"].status is outcomes["b.json"].status is Status.IMPORTED
+    assert len(benchmark_points(warehouse)) == 2
+
+
+def _bad_files():
+    good = make_result(seed=4)
+    cases = {
+        "truncated": json.dumps(good)[:-40],
+        "nan": json.dumps(good).replace('"duration": ', '"duration": NaN, "_x": '),
+        "negative": json.dumps({**good, "request_throughput": -1.0}),
+        "string_number": json.dumps({**good, "duration": "12.5"}),
+        "empty": "",
+        "not_a_result": json.dumps({"hello": [1, 2, 3]}),
+        "wrong_array": json.dumps({**good, "ttfts": good["ttfts"][:3]}),
+    }
+    return list(cases.items())
+
+
+@pytest.mark.parametrize(("case", "text"), _bad_files(), ids=[c for c, _ in _bad_files()])
+def test_bad_input_is_rejected_by_name_and_changes_nothing(warehouse, tmp_path, case, text):
+    write_json(tmp_path / "ok.json", make_result(seed=9))
+    ingest(warehouse, tmp_path / "ok.json")
+    before = table_snapshot(warehouse)
+    bad = tmp_path / f"{case}.json"
+    bad.write_text(text)
+    (outcome,) = ingest(warehouse, bad)
+    assert outcome.status is Status.REJECTED
+    assert outcome.file.endswith(f"{case}.json") and outcome.message
+    assert table_snapshot(warehouse) == before
+
+
+def test_unknown_keys_in_a_fleetplan_run_file_are_rejected(warehouse, tmp_path):
+    run_file = {
+        "format": "fleetplan.runs",
+        "format_version": 1,
+        "runs": [
+            {
+                "tool": "fleetplan collect",
+                "model": "m",
+                "gpu_model": "rtx-4090",
+                "gpu_count": 1,
+                "points": [{"offered_rate_rps": 1.0, "completed": 5, "duration_s": 5.0}],
+                "colour": "blue",
+            }
+        ],
+    }
+    (outcome,) = ingest(warehouse, write_json(tmp_path / "run.json", run_file))
+    assert outcome.status is Status.REJECTED
+    assert "runs.0.colour" in outcome.message and "Extra inputs" in outcome.message
+    run_file["runs"][0].pop("colour")
+    (outcome,) = ingest(warehouse, write_json(tmp_path / "run.json", run_file))
+    assert outcome.status is Status.IMPORTED
+
+
+def test_a_run_file_is_all_or_nothing(warehouse, tmp_path):
+    good_run = {
+        "tool": "t", "model": "m", "gpu_model": "h100-sxm", "gpu_count": 8,
+        "points": [{"offered_rate_rps": "inf", "completed": 5, "duration_s": 5.0}],
+    }  # fmt: skip
+    bad_run = {**good_run, "points": [{"offered_rate_rps": 1.0, "completed": 5, "duration_s": 0}]}
+    run_file = {"format": "fleetplan.runs", "format_version": 1, "runs": [good_run, bad_run]}
+    (outcome,) = ingest(warehouse, write_json(tmp_path / "two.json", run_file))
+    assert outcome.status is Status.REJECTED and "runs.1.points.0.duration_s" in outcome.message
+    assert table_snapshot(warehouse)["runs"] == []
+
+
+def test_a_50_mb_file_is_refused_quickly_unless_the_limit_allows_it(warehouse, tmp_path):
+    result = make_result(requests=200, seed=5)
+    result["generated_texts"] = ["x" * 260_000] * 200  # ~52 MB of generated text
+    path = write_json(tmp_path / "big.json", result)
+    assert path.stat().st_size > 50e6
+    (outcome,) = ingest(warehouse, path)
+    assert outcome.status is Status.REJECTED and "over the" in outcome.message
+    assert table_snapshot(warehouse)["sources"] == []
+    (outcome,) = ingest(warehouse, path, max_file_bytes=80 * 1024 * 1024)
+    assert outcome.status is Status.IMPORTED
+
+
+def test_unseen_gpu_label_is_stored_verbatim_and_flagged(warehouse, tmp_path):
+    meta = {"gpu_name": "Graphcore Bow IPU", "gpu_count": "4"}
+    ingest(warehouse, write_json(tmp_path / "ipu.json", make_result(metadata=meta)))
+    row = benchmark_points(warehouse).iloc[0]
+    assert row["gpu_model"] == "Graphcore Bow IPU" and not row["gpu_known"]
+    assert row["gpu_label"] == "Graphcore Bow IPU"
+
+
+@pytest.mark.parametrize(
+    "name", ["'); DROP TABLE runs; --", '=HYPERLINK("http://x","y")', "모델 \u202e ünïcode"]
+)
+def test_names_from_files_are_data(warehouse, tmp_path, name):
+    ingest(warehouse, write_json(tmp_path / "n.json", make_result(model=name)))
+    frame = benchmark_points(warehouse)
+    assert frame["model"].tolist() == [name]
+    assert len(benchmark_points(warehouse, model=name)) == 1
+
+
+def test_missing_path_is_reported(warehouse, tmp_path):
+    (outcome,) = ingest(warehouse, tmp_path / "nope.json")
+    assert outcome.status is Status.REJECTED and "No such file" in outcome.message
