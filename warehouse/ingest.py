@@ -59,9 +59,13 @@ def _already_imported(warehouse: Warehouse, file: FileInput) -> Outcome | None:
 
 def ingest_parsed(warehouse: Warehouse, parsed: ParsedFile, *, origin: str = "cli") -> Outcome:
     """Store an already parsed file (the app previews before it commits)."""
-    file = parsed.file
-    if earlier := _already_imported(warehouse, file):
+    if earlier := _already_imported(warehouse, parsed.file):
         return earlier
+    return _store(warehouse, parsed, origin)
+
+
+def _store(warehouse: Warehouse, parsed: ParsedFile, origin: str) -> Outcome:
+    file = parsed.file
     source = SourceFile(
         name=Path(file.name).name,
         sha256=file.sha256,
@@ -97,7 +101,7 @@ def ingest_file(
     try:
         if earlier := _already_imported(warehouse, file):
             return earlier
-        return ingest_parsed(warehouse, parse(file, options), origin=origin)
+        return _store(warehouse, parse(file, options), origin)
     except InputError as error:
         return Outcome(file.name, Status.REJECTED, error.detail)
 

@@ -86,16 +86,25 @@ def store_runs(warehouse: Warehouse, source: SourceFile, runs: Sequence[Run]) ->
     """Store a file's runs in one transaction. Runs already stored (same origin file and
     position, e.g. the raw file behind a sample-data file) are skipped and counted."""
     origins = [_origin(run, source, i) for i, run in enumerate(runs)]
+    wanted = set(origins)
+    shas = sorted({sha for sha, _ in origins})
     with warehouse.transaction() as con:
-        con.execute("CREATE TEMP TABLE IF NOT EXISTS _incoming (sha VARCHAR, idx INTEGER)")
-        con.execute("DELETE FROM _incoming")
-        con.executemany("INSERT INTO _incoming VALUES (?, ?)", origins)
-        present = con.execute(
-            "SELECT r.origin_sha256, r.origin_index, s.file_name FROM runs r "
-            "JOIN _incoming i ON r.origin_sha256 = i.sha AND r.origin_index = i.idx "
-            "JOIN sources s ON s.source_id = r.source_id"
-        ).fetchall()
+        # One cheap lookup per file (this runs for every file of a large ingest).
+        marks = ", ".join("?" for _ in shas)  # placeholders only; the values are parameters
+        sql = f"SELECT origin_sha256, origin_index, source_id FROM runs WHERE origin_sha256 IN ({marks})"  # noqa: S608, E501
+        candidates = con.execute(sql, shas).fetchall()
+        present = [row for row in candidates if (row[0], row[1]) in wanted]
         already = {(sha, idx) for sha, idx, _ in present}
+        present_in = set()
+        if present:
+            holders = sorted({source_id for _, _, source_id in present})
+            present_in = {
+                name
+                for (name,) in con.execute(
+                    "SELECT file_name FROM sources WHERE source_id IN (SELECT unnest(?))",
+                    [holders],
+                ).fetchall()
+            }
         run_rows, point_rows = [], []
         for position, (run, origin) in enumerate(zip(runs, origins, strict=True)):
             if origin in already:
@@ -122,7 +131,7 @@ def store_runs(warehouse: Warehouse, source: SourceFile, runs: Sequence[Run]) ->
         runs_added=len(run_rows),
         points_added=len(point_rows),
         runs_already_present=len(already),
-        present_in=tuple(sorted({name for _, _, name in present})),
+        present_in=tuple(sorted(present_in)),
     )
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import orjson
+
 from fleetplan.errors import InputError
 
 _DECODER = json.JSONDecoder()
@@ -12,6 +14,12 @@ _DECODER = json.JSONDecoder()
 
 def decode_json_stream(data: bytes, *, file: str) -> list[Any]:
     """All JSON values in `data`, one after another (`--append-result` writes several)."""
+    try:
+        # Fast path for the common case: one strict JSON document. Anything else (several
+        # documents, NaN literals, errors) takes the slower reader below, which explains itself.
+        return [orjson.loads(data)]
+    except orjson.JSONDecodeError:
+        pass
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as error:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import PurePath
 from typing import Any
@@ -184,8 +185,7 @@ def parse(
         flat.extend(value if isinstance(value, list) else [value])
     name_hint = _FILE_NAME.match(PurePath(file).name)
     warnings: list[str] = []
-    runs: list[Run] = []
-    current: dict[str, Any] | None = None
+    groups: list[_Group] = []
     for index, obj in enumerate(flat):
         where = f"result {index + 1} of {len(flat)}"
         if not isinstance(obj, dict):
@@ -197,17 +197,10 @@ def parse(
         point, point_warnings = _point(reader)
         warnings.extend(f"{where}: {w}" for w in point_warnings)
         load = (point.offered_rate_rps, point.max_concurrency)
-        if current is None or current["setup"] != setup or load in current["loads"]:
-            current = {
-                "setup": setup,
-                "loads": set(),
-                "points": [],
-                "index": len(runs),
-                "created_at": _date(reader),
-            }
-            runs.append(current)  # type: ignore[arg-type]
-        current["loads"].add(load)
-        current["points"].append(point)
+        if not groups or groups[-1].setup != setup or load in groups[-1].loads:
+            groups.append(_Group(setup, created_at=_date(reader), index=len(groups)))
+        groups[-1].loads.add(load)
+        groups[-1].points.append(point)
         unknown = sorted(
             k
             for k in obj
@@ -215,18 +208,29 @@ def parse(
         )
         if unknown:
             warnings.append(f"{where}: ignored keys {', '.join(unknown)}")
-    return [_run(group, file, sha256) for group in runs], _dedupe(warnings)
+    return [_run(group, file, sha256) for group in groups], _dedupe(warnings)
 
 
-def _run(group: dict[str, Any], file: str, sha256: str) -> Run:
+@dataclass
+class _Group:
+    """Consecutive results with one setup: one run."""
+
+    setup: dict[str, Any]
+    created_at: datetime | None
+    index: int
+    loads: set[tuple[float | None, int | None]] = field(default_factory=set)
+    points: list[Point] = field(default_factory=list)
+
+
+def _run(group: _Group, file: str, sha256: str) -> Run:
     try:
         return Run(
-            **group["setup"],
-            created_at=group["created_at"],
+            **group.setup,
+            created_at=group.created_at,
             source_file=PurePath(file).name,
             source_sha256=sha256,
-            source_index=group["index"],
-            points=tuple(group["points"]),
+            source_index=group.index,
+            points=tuple(group.points),
         )
     except ValidationError as error:
         raise validation_message(error, file=file) from None
