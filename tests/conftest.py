@@ -3,6 +3,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -14,8 +19,10 @@ IONET_ENV = "FLEETPLAN_IONET_RESULTS"
 
 
 def ionet_results_dir() -> Path | None:
-    """The raw io.net results (../shared/data/ionet-aibc2025/results beside the checkout)."""
-    candidates = [os.environ.get(IONET_ENV), ROOT.parent / "shared/data/ionet-aibc2025/results"]
+    """The raw io.net results: $FLEETPLAN_IONET_RESULTS, else shared/data/ionet-aibc2025/results
+    beside the checkout or beside one of its parent folders."""
+    candidates = [os.environ.get(IONET_ENV)]
+    candidates += [folder / "shared/data/ionet-aibc2025/results" for folder in ROOT.parents]
     for candidate in candidates:
         if candidate and Path(candidate).is_dir() and any(Path(candidate).glob("*.json")):
             return Path(candidate)
@@ -58,6 +65,25 @@ def sample_warehouse_path(_sample_warehouse_template: Path, tmp_path: Path) -> P
     path = tmp_path / "sample.duckdb"
     shutil.copy(_sample_warehouse_template, path)
     return path
+
+
+@contextmanager
+def held_by_another_process(path: Path, seconds: float = 60) -> Iterator[subprocess.Popen]:
+    """Another process opens the warehouse file and holds it (DuckDB: one process per file)."""
+    code = textwrap.dedent(f"""
+        import time, duckdb
+        con = duckdb.connect({str(path)!r})
+        print("held", flush=True)
+        time.sleep({seconds})
+        con.close()
+    """)
+    holder = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        yield holder
+    finally:
+        holder.kill()
+        holder.wait()
 
 
 def write_json(path: Path, value: object) -> Path:

@@ -6,7 +6,6 @@ import json
 import socket
 import subprocess
 import sys
-import textwrap
 import time
 
 import pytest
@@ -14,7 +13,7 @@ import requests
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, held_by_another_process
 from warehouse.db import ENV_VAR
 
 MAIN = str(ROOT / "app" / "main.py")
@@ -75,20 +74,9 @@ def test_empty_warehouse_explains_how_to_get_data(monkeypatch, warehouse_path):
 
 
 def test_busy_warehouse_is_a_message_not_a_stack_trace(monkeypatch, sample_warehouse_path):
-    code = textwrap.dedent(f"""
-        import time, duckdb
-        con = duckdb.connect({str(sample_warehouse_path)!r})
-        print("held", flush=True)
-        time.sleep(60)
-    """)
-    holder = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout.readline().strip() == "held"
+    with held_by_another_process(sample_warehouse_path):
         at = run_app(monkeypatch, sample_warehouse_path)
         assert "in use by process" in at.error[0].value
-    finally:
-        holder.kill()
-        holder.wait()
 
 
 def _free_port() -> int:

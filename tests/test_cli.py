@@ -7,11 +7,10 @@ import io
 import json
 import subprocess
 import sys
-import textwrap
 
 import pytest
 
-from tests.conftest import write_json
+from tests.conftest import held_by_another_process, write_json
 from tests.vllm_results import make_result
 
 
@@ -96,24 +95,13 @@ def test_ingest_flags_fill_what_a_file_lacks(tmp_path, warehouse_path):
 def test_busy_warehouse_is_a_clear_message_not_a_traceback(tmp_path, warehouse_path):
     fleetplan("ingest", "--warehouse", warehouse_path,
               write_json(tmp_path / "a.json", make_result()), check=True)  # fmt: skip
-    code = textwrap.dedent(f"""
-        import time, duckdb
-        con = duckdb.connect({str(warehouse_path)!r})
-        print("held", flush=True)
-        time.sleep(60)
-    """)
-    holder = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout.readline().strip() == "held"
+    with held_by_another_process(warehouse_path):
         done = fleetplan("ingest", "--warehouse", warehouse_path, "--wait", "0.5",
                          write_json(tmp_path / "b.json", make_result(seed=3)))  # fmt: skip
         assert done.returncode == 3
         assert "in use by process" in done.stderr and "Traceback" not in done.stderr
         exported = fleetplan("benchmarks", "--warehouse", warehouse_path)
         assert exported.returncode == 3 and "in use" in exported.stderr
-    finally:
-        holder.kill()
-        holder.wait()
 
 
 def test_build_then_benchmarks_shows_the_sample_data(warehouse_path):

@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import subprocess
-import sys
-import textwrap
-import time
 
 import duckdb
 import pytest
 
 from fleetplan.contract import LATENCY_FIELDS, Point
 from fleetplan.errors import WarehouseBusyError, WarehouseError
-from tests.conftest import ROOT, table_snapshot
+from tests.conftest import ROOT, held_by_another_process, table_snapshot
 from warehouse.db import ENV_VAR, Warehouse, resolve_path
 from warehouse.importers import FileInput, parse
 from warehouse.migrations import MIGRATIONS
@@ -83,41 +80,21 @@ def test_path_resolution_order(monkeypatch, tmp_path):
     assert check.returncode == 0, "the default warehouse must be ignored by git"
 
 
-def _hold(path, seconds: float) -> subprocess.Popen:
-    """Another process that opens the warehouse and holds it for a while."""
-    code = textwrap.dedent(f"""
-        import sys, time, duckdb
-        con = duckdb.connect({str(path)!r})
-        print("held", flush=True)
-        time.sleep({seconds})
-        con.close()
-    """)
-    holder = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
-    assert holder.stdout.readline().strip() == "held"
-    return holder
-
-
 def test_a_warehouse_held_by_another_process_is_reported_clearly(warehouse_path):
     Warehouse.open(warehouse_path).close()
-    holder = _hold(warehouse_path, 30)
-    try:
+    with held_by_another_process(warehouse_path) as holder:
         with pytest.raises(WarehouseBusyError) as caught:
             Warehouse.open(warehouse_path, wait_s=0.3)
         assert f"process {holder.pid}" in str(caught.value)
         assert "one process per file" in str(caught.value)
-    finally:
-        holder.kill()
-        holder.wait()
 
 
 def test_opening_waits_for_the_other_process_to_let_go(warehouse_path):
     Warehouse.open(warehouse_path).close()
-    holder = _hold(warehouse_path, 1.0)
-    started = time.monotonic()
-    with Warehouse.open(warehouse_path, wait_s=20) as wh:
-        assert wh.applied_migrations()
-    assert time.monotonic() - started < 20
-    holder.wait()
+    with held_by_another_process(warehouse_path, seconds=1.0) as holder:
+        with Warehouse.open(warehouse_path, wait_s=20) as wh:
+            assert wh.applied_migrations()
+        assert holder.wait(timeout=10) == 0  # it held the file when the open began, then let go
 
 
 def test_a_failure_inside_a_store_rolls_everything_back(warehouse):
