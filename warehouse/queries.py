@@ -77,6 +77,18 @@ def configuration_label(gpu_model: str, gpu_count: int) -> str:
     return f"{gpu_count}x {gpu_model}"
 
 
+def configurations(points: pd.DataFrame) -> pd.Series:
+    """The configuration label of each point, aligned with `points`."""
+    return pd.Series(
+        [
+            configuration_label(g, c)
+            for g, c in zip(points["gpu_model"], points["gpu_count"], strict=True)
+        ],
+        index=points.index,
+        dtype=object,
+    )
+
+
 def load_curve(points: pd.DataFrame, metric: str) -> pd.DataFrame:
     """Achieved `metric` per (configuration, offered rate): mean over repeats, with the count.
 
@@ -87,10 +99,7 @@ def load_curve(points: pd.DataFrame, metric: str) -> pd.DataFrame:
         raise KeyError(metric)
     frame = points[points["offered_rate_rps"].notna()].copy()
     finite = frame["offered_rate_rps"] != float("inf")
-    frame["configuration"] = [
-        configuration_label(g, c)
-        for g, c in zip(frame["gpu_model"], frame["gpu_count"], strict=True)
-    ]
+    frame["configuration"] = configurations(frame)
     curve = (
         frame[finite]
         .groupby(["configuration", "gpu_model", "gpu_count", "offered_rate_rps"], as_index=False)

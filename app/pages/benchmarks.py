@@ -7,7 +7,7 @@ import streamlit as st
 
 from app.data import points
 from app.style import gpu_colours
-from warehouse.queries import configuration_label, load_curve, models_by_coverage
+from warehouse.queries import configurations, load_curve, models_by_coverage
 
 METRICS = {
     "total_throughput_tps": "Total tokens/s (input + output)",
@@ -31,18 +31,11 @@ models = models_by_coverage(frame)
 model = left.selectbox("Model", models, key="w_model")
 metric = right.selectbox("Throughput", list(METRICS), format_func=METRICS.get, key="w_metric")
 subset = frame[frame["model"] == model]
-configs = sorted(
-    {
-        configuration_label(g, c)
-        for g, c in zip(subset["gpu_model"], subset["gpu_count"], strict=True)
-    }
-)
+labels = configurations(subset)
+configs = sorted(set(labels))
 # One widget per model, so that switching models starts from all of its configurations.
 chosen = st.multiselect("GPU configurations", configs, default=configs, key=f"w_configs:{model}")
-labels = [
-    configuration_label(g, c) for g, c in zip(subset["gpu_model"], subset["gpu_count"], strict=True)
-]
-subset = subset[[label in chosen for label in labels]]
+subset = subset[labels.isin(chosen)]
 
 curve = load_curve(subset, metric)
 if curve.empty:
