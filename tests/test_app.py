@@ -110,3 +110,12 @@ def test_fleetplan_app_serves_the_dashboard(sample_warehouse_path):
     finally:
         server.terminate()
         server.wait(timeout=20)
+
+
+def test_table_follows_the_model_and_offers_a_csv_download(monkeypatch, sample_warehouse_path):
+    at = run_app(monkeypatch, sample_warehouse_path)
+    at.selectbox(key="w_model").set_value("meta-llama/Meta-Llama-3-8B-Instruct").run()
+    button = at.get("download_button")[0]
+    assert "Download these points" in button.proto.label
+    shown = at.dataframe[0].value
+    assert set(shown["model"]) == {"meta-llama/Meta-Llama-3-8B-Instruct"} and len(shown) == 10

@@ -7,6 +7,7 @@ import streamlit as st
 
 from app.data import points
 from app.style import gpu_colours
+from fleetplan.tabular import to_csv
 from warehouse.queries import configurations, load_curve, models_by_coverage
 
 METRICS = {
@@ -14,6 +15,17 @@ METRICS = {
     "output_throughput_tps": "Output tokens/s",
     "request_throughput_rps": "Completed requests/s",
 }
+
+# What a capacity planner reads first; provenance after it; internal ids last.
+TABLE_COLUMNS = (
+    "gpu_model", "gpu_count", "offered_rate_rps", "request_throughput_rps",
+    "output_throughput_tps", "total_throughput_tps", "ttft_p50_ms", "ttft_p99_ms", "tpot_p99_ms",
+    "itl_p99_ms", "e2el_p99_ms", "completed", "failed", "duration_s", "energy_method",
+    "gpu_energy_j", "avg_power_w", "dataset", "input_tokens_mean", "output_tokens_mean", "engine",
+    "engine_version", "dtype", "tensor_parallel_size", "stats_source", "source_tool",
+    "source_file", "source_repository", "source_commit", "source_licence", "source_sha256",
+    "imported_from", "imported_at", "run_id",
+)  # fmt: skip
 
 st.title("Benchmarks")
 frame = points()
@@ -78,7 +90,10 @@ st.caption(
 st.dataframe(
     subset,
     hide_index=True,
+    column_order=TABLE_COLUMNS,
     column_config={
+        "gpu_model": st.column_config.TextColumn("GPU"),
+        "gpu_count": st.column_config.NumberColumn("GPUs / server"),
         "offered_rate_rps": st.column_config.NumberColumn("Offered (req/s)", format="%.1f"),
         "request_throughput_rps": st.column_config.NumberColumn("Achieved (req/s)", format="%.2f"),
         "output_throughput_tps": st.column_config.NumberColumn("Output tok/s", format="%.0f"),
@@ -93,4 +108,12 @@ st.dataframe(
         "avg_power_w": st.column_config.NumberColumn("Avg power (W)", format="%.0f"),
     },
     key="table_points",
+)
+st.download_button(
+    "Download these points (CSV)",
+    data=to_csv(subset),
+    file_name="fleetplan-benchmarks.csv",
+    mime="text/csv",
+    icon=":material/download:",
+    key="download_points",
 )
