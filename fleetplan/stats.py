@@ -32,7 +32,6 @@ class RequestTimings:
     e2el_s: np.ndarray
     output_tokens: np.ndarray
     itl_s: np.ndarray  # chunk gaps of all requests, pooled
-    input_tokens: np.ndarray | None = None
 
     def latency_stats(self) -> dict[str, float | None]:
         multi = self.output_tokens > 1

@@ -169,6 +169,7 @@ def test_metadata_strings_are_kept_and_unknown_non_text_keys_reported():
         (lambda r: r.update(itls="oops"), "itls", "lists of chunk gaps"),
         (lambda r: r.update(ttfts=["a"] * len(r["ttfts"])), "ttfts", "numbers"),
         (lambda r: r.update(total_output_tokens=1), "total_output_tokens", "sum to"),
+        (lambda r: r.update(total_input_tokens=7), "total_input_tokens", "sum to"),
         (lambda r: r.update(gpu_count="two"), "gpu_count", "whole number"),
     ],
 )
@@ -232,3 +233,11 @@ def test_large_detailed_file_parses_with_exact_counts():
     assert point.completed == 5000
     assert point.itl_p99_ms == pytest.approx(result["p99_itl_ms"])
     assert np.isclose(point.request_throughput_rps, result["request_throughput"])
+
+
+def test_arrays_that_cannot_be_used_are_reported_and_the_reported_statistics_kept():
+    result = make_result(seed=12)
+    del result["output_lens"]
+    parsed = parse_obj(result)
+    assert parsed.runs[0].points[0].stats_source is StatsSource.REPORTED
+    assert any("per-request arrays not used" in w and "output_lens" in w for w in parsed.warnings)

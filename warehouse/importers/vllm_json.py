@@ -357,7 +357,11 @@ def _point(reader: _Reader) -> tuple[Point, list[str]]:
         # vLLM writes 0 for every statistic when nothing completed: those are not latencies.
         stats = dict.fromkeys(stats)
         warnings.append("no request completed at this level")
-    timings = _timings(reader, completed, total_out)
+    try:
+        timings = _timings(reader, completed, total_in, total_out)
+    except _CannotRecompute as why:
+        timings = None
+        warnings.append(f"per-request arrays not used ({why}): statistics as the file reports them")
     if timings is not None and completed > 0:
         recomputed = timings.latency_stats()
         for field, value, other in disagreements(stats, recomputed):
@@ -396,7 +400,13 @@ def _point(reader: _Reader) -> tuple[Point, list[str]]:
         ) from None
 
 
-def _timings(reader: _Reader, completed: int, total_out: int | None) -> RequestTimings | None:
+class _CannotRecompute(Exception):
+    """Per-request arrays are present but not enough to recompute; the reason is a warning."""
+
+
+def _timings(
+    reader: _Reader, completed: int, total_in: int | None, total_out: int | None
+) -> RequestTimings | None:
     obj = reader.obj
     if "ttfts" not in obj:
         return None
@@ -418,13 +428,19 @@ def _timings(reader: _Reader, completed: int, total_out: int | None) -> RequestT
     elif n == completed:
         ok = np.ones(n, dtype=bool)
     else:
-        return None
+        raise _CannotRecompute("no `errors` array says which requests failed")
     if int(ok.sum()) != completed:
         raise reader.error(
             "completed", f"is {completed} but the per-request data has {int(ok.sum())} successes"
         )
+    if input_lens is not None and total_in is not None and int(input_lens[ok].sum()) != total_in:
+        raise reader.error(
+            "total_input_tokens",
+            f"is {total_in} but input_lens of the completed requests sum to "
+            f"{int(input_lens[ok].sum())}",
+        )
     if output_lens is None or (itls is None and latencies is None):
-        return None
+        raise _CannotRecompute("`output_lens` and `itls` or `latencies` are needed")
     if output_lens.size and (output_lens != np.round(output_lens)).any():
         raise reader.error("output_lens", "expected whole numbers of tokens")
     if total_out is not None and int(output_lens[ok].sum()) != total_out:
@@ -450,7 +466,6 @@ def _timings(reader: _Reader, completed: int, total_out: int | None) -> RequestT
         e2el_s=e2el,
         output_tokens=output_lens[ok],
         itl_s=gaps,
-        input_tokens=input_lens[ok] if input_lens is not None else None,
     )
 
 
