@@ -15,9 +15,9 @@ from fleetplan.errors import FleetplanError
 
 log = logging.getLogger("fleetplan")
 
-EXIT_REJECTED = 1
-EXIT_USAGE = 2
-EXIT_ERROR = 3
+EXIT_REJECTED = 1  # a file or scenario was rejected
+EXIT_USAGE = 2  # bad arguments; for `plan`: no feasible fleet
+EXIT_ERROR = 3  # the warehouse or another resource is unusable
 
 
 def _warehouse_arg(parser: argparse.ArgumentParser) -> None:
@@ -95,6 +95,12 @@ def build_parser() -> argparse.ArgumentParser:
     sample.add_argument(
         "--out", metavar="FILE", help="default: sample_data/benchmarks/ionet-aibc2025.json"
     )
+
+    plan = sub.add_parser("plan", help="recommend a fleet for a scenario (JSON)")
+    _warehouse_arg(plan)
+    plan.add_argument("--scenario", required=True, metavar="FILE", help="scenario JSON")
+    plan.add_argument("--csv", metavar="OUT", help="write one row per pool as CSV")
+    plan.add_argument("--json", metavar="OUT", help="write the whole plan as JSON")
 
     app = sub.add_parser("app", help="start the dashboard")
     _warehouse_arg(app)
@@ -194,6 +200,36 @@ def _cmd_sample_data(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_plan(args: argparse.Namespace) -> int:
+    from fleetplan.errors import InputError
+    from fleetplan.planning import load_scenario, plan_from_warehouse
+    from fleetplan.tabular import to_csv
+    from planner.report import pool_table, summary
+    from warehouse.db import Warehouse
+
+    try:
+        scenario = load_scenario(Path(args.scenario))
+        with Warehouse.open(args.warehouse, read_only=True) as warehouse:
+            result = plan_from_warehouse(warehouse, scenario)
+    except InputError as error:
+        print(f"fleetplan plan: {error}", file=sys.stderr)
+        return EXIT_REJECTED
+    except OSError as error:
+        print(f"fleetplan plan: cannot read {args.scenario}: {error.strerror}", file=sys.stderr)
+        return EXIT_REJECTED
+    sys.stdout.write(summary(result))
+    if args.csv:
+        Path(args.csv).write_text(to_csv(pool_table(result)), encoding="utf-8")
+        print(f"pools -> {args.csv}", file=sys.stderr)
+    if args.json:
+        Path(args.json).write_text(result.model_dump_json(indent=1), encoding="utf-8")
+        print(f"plan -> {args.json}", file=sys.stderr)
+    if result.recommended.totals is None:
+        print(f"fleetplan plan: no plan: {result.message}", file=sys.stderr)
+        return EXIT_USAGE  # 2: infeasible
+    return 0
+
+
 def _cmd_app(args: argparse.Namespace) -> int:
     from warehouse.db import ENV_VAR, resolve_path
 
@@ -223,6 +259,7 @@ _COMMANDS = {
     "benchmarks": _cmd_benchmarks,
     "build": _cmd_build,
     "sample-data": _cmd_sample_data,
+    "plan": _cmd_plan,
     "app": _cmd_app,
 }
 

@@ -8,6 +8,7 @@ Definitions (PRODUCT.md section 4) that must not drift:
   duration.
 - Energy: the NVML total-energy counter delta over the level's window (`nvml_counter`), power
   sampled and integrated (`power_integration`), or not measured (`none`: energy null, never 0).
+  `gpu_energy_j` and `avg_power_w` cover all GPUs of the run together (the server's GPUs).
 
 Units are in field names (`_ms`, `_s`, `_rps`, `_tps`, `_j`, `_w`). Models forbid unknown keys.
 """

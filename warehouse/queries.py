@@ -109,3 +109,8 @@ def load_curve(points: pd.DataFrame, metric: str) -> pd.DataFrame:
     )
     curve.attrs["saturation_levels"] = int((~finite).sum())
     return curve
+
+
+def gpu_catalog(warehouse: Warehouse) -> pd.DataFrame:
+    """The reference GPU catalog, one row per canonical GPU id."""
+    return warehouse.cursor().execute("SELECT * FROM gpu_catalog ORDER BY gpu_id").df()

@@ -1,0 +1,225 @@
+"""Capacity of one server of a configuration for one traffic class, from measured load levels.
+
+The rule (the default, so that plans are reproducible): the highest achieved request throughput
+among the configuration's measured levels whose P99 TTFT and P99 TPOT meet the class's targets (a
+missing target is no constraint; a missing measurement never passes a target), times the
+scenario's utilisation ceiling. No extrapolation beyond measured levels; 0 when no level passes.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import pandas as pd
+
+from fleetplan.errors import InputError
+from planner.scenario import Scenario, TrafficClass
+
+BEHIND_FRACTION = 0.9  # achieved below this share of the offered rate: the server fell behind
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Configuration:
+    gpu_model: str
+    gpus_per_server: int
+
+    @property
+    def label(self) -> str:
+        return f"{self.gpus_per_server}x {self.gpu_model}"
+
+
+@dataclass(frozen=True, slots=True)
+class Level:
+    """The measured load level a capacity rests on."""
+
+    run_id: str
+    offered_rate_rps: float | None
+    max_concurrency: int | None
+    request_throughput_rps: float
+    ttft_p99_ms: float | None
+    tpot_p99_ms: float | None
+    input_tokens_mean: float | None
+    output_tokens_mean: float | None
+    avg_power_w: float | None  # all GPUs of the server together; None when not measured
+    source_file: str
+
+    @property
+    def behind(self) -> bool:
+        """The server did not keep up with the offered load (a burst at inf never does)."""
+        if self.offered_rate_rps is None:
+            return False
+        if math.isinf(self.offered_rate_rps):
+            return True
+        return self.request_throughput_rps < BEHIND_FRACTION * self.offered_rate_rps
+
+    def describe(self) -> str:
+        load = (
+            "all requests at once"
+            if self.offered_rate_rps is not None and math.isinf(self.offered_rate_rps)
+            else f"{self.offered_rate_rps:g} req/s offered"
+            if self.offered_rate_rps is not None
+            else f"concurrency {self.max_concurrency}"
+        )
+        return f"{load}, {self.request_throughput_rps:.2f} req/s achieved"
+
+
+@dataclass(frozen=True, slots=True)
+class Capacity:
+    traffic_class: str
+    configuration: Configuration
+    capacity_rps: float  # per server, after the utilisation ceiling; 0 when no level passes
+    level: Level | None
+    reason: str | None = None  # why no level passes
+    best_ttft_p99_ms: float | None = None
+    best_tpot_p99_ms: float | None = None
+
+
+def points_for_model(points: pd.DataFrame, model: str) -> pd.DataFrame:
+    """Points of `model`, named by its full id or by the name after the '/'."""
+    full = points["model"].astype(str)
+    short = full.str.split("/").str[-1]
+    chosen = points[(full.str.lower() == model.lower()) | (short.str.lower() == model.lower())]
+    ids = sorted(chosen["model"].unique())
+    if len(ids) > 1:
+        raise InputError(
+            f"{model!r} matches several models ({', '.join(ids)}): give the full id", field="model"
+        )
+    return chosen
+
+
+def points_for_class(points: pd.DataFrame, traffic: TrafficClass) -> pd.DataFrame:
+    """The points measured with this class's traffic (dataset or token shape)."""
+    chosen = points
+    if traffic.dataset is not None:
+        chosen = chosen[chosen["dataset"] == traffic.dataset]
+    if traffic.input_len is not None:
+        chosen = chosen[chosen["input_len"] == traffic.input_len]
+    if traffic.output_len is not None:
+        chosen = chosen[chosen["output_len"] == traffic.output_len]
+    shapes = chosen[["dataset", "input_len", "output_len"]].drop_duplicates()
+    if len(shapes) > 1:
+        described = "; ".join(
+            _shape(d, i, o) for d, i, o in shapes.itertuples(index=False, name=None)
+        )
+        raise InputError(
+            f"the model was measured with several kinds of traffic ({described}): say which one "
+            f"class {traffic.name!r} is with `dataset` or `input_len`/`output_len`",
+            field=f"classes.{traffic.name}.dataset",
+        )
+    return chosen
+
+
+def _shape(dataset: object, input_len: object, output_len: object) -> str:
+    parts = [str(dataset)] if pd.notna(dataset) else []
+    if pd.notna(input_len) or pd.notna(output_len):
+        parts.append(f"{input_len}/{output_len} tokens")
+    return " ".join(parts) or "unlabelled"
+
+
+def _passes(value: float | None, target: float | None) -> bool:
+    return target is None or (value is not None and not math.isnan(value) and value <= target)
+
+
+def _level(row: pd.Series) -> Level:
+    def opt(name: str) -> float | None:
+        value = row.get(name)
+        return None if value is None or pd.isna(value) else float(value)
+
+    concurrency = opt("max_concurrency")
+    return Level(
+        run_id=str(row["run_id"]),
+        offered_rate_rps=opt("offered_rate_rps"),
+        max_concurrency=int(concurrency) if concurrency is not None else None,
+        request_throughput_rps=float(row["request_throughput_rps"]),
+        ttft_p99_ms=opt("ttft_p99_ms"),
+        tpot_p99_ms=opt("tpot_p99_ms"),
+        input_tokens_mean=opt("input_tokens_mean"),
+        output_tokens_mean=opt("output_tokens_mean"),
+        avg_power_w=opt("avg_power_w"),
+        source_file=str(row.get("source_file", "")),
+    )
+
+
+def capacity_of(
+    points: pd.DataFrame,
+    traffic: TrafficClass,
+    configuration: Configuration,
+    max_utilization: float,
+) -> Capacity:
+    usable = points[(points["completed"] > 0) & points["request_throughput_rps"].notna()]
+    best_ttft = _minimum(usable, "ttft_p99_ms")
+    best_tpot = _minimum(usable, "tpot_p99_ms")
+    passing = [
+        row
+        for _, row in usable.iterrows()
+        if _passes(_value(row, "ttft_p99_ms"), traffic.ttft_p99_ms)
+        and _passes(_value(row, "tpot_p99_ms"), traffic.tpot_p99_ms)
+    ]
+    common = {"traffic_class": traffic.name, "configuration": configuration,
+              "best_ttft_p99_ms": best_ttft, "best_tpot_p99_ms": best_tpot}  # fmt: skip
+    if not passing:
+        return Capacity(capacity_rps=0.0, level=None, reason=_why(usable, traffic, best_ttft,
+                                                                  best_tpot), **common)  # fmt: skip
+    best = max(passing, key=lambda row: (row["request_throughput_rps"], row["run_id"]))
+    level = _level(best)
+    return Capacity(
+        capacity_rps=level.request_throughput_rps * max_utilization, level=level, **common
+    )
+
+
+def _value(row: pd.Series, name: str) -> float | None:
+    value = row.get(name)
+    return None if value is None or pd.isna(value) else float(value)
+
+
+def _minimum(points: pd.DataFrame, column: str) -> float | None:
+    values = points[column].dropna() if column in points else pd.Series(dtype=float)
+    return float(values.min()) if len(values) else None
+
+
+def _why(
+    points: pd.DataFrame, traffic: TrafficClass, best_ttft: float | None, best_tpot: float | None
+) -> str:
+    if points.empty:
+        return "no measured level"
+    parts = []
+    if traffic.ttft_p99_ms is not None:
+        best = "not measured" if best_ttft is None else f"best {best_ttft:.1f} ms"
+        parts.append(f"P99 TTFT target {traffic.ttft_p99_ms:g} ms, {best}")
+    if traffic.tpot_p99_ms is not None:
+        best = "not measured" if best_tpot is None else f"best {best_tpot:.1f} ms"
+        parts.append(f"P99 TPOT target {traffic.tpot_p99_ms:g} ms, {best}")
+    if (
+        len(parts) == 2
+        and _passes(best_ttft, traffic.ttft_p99_ms)
+        and _passes(best_tpot, traffic.tpot_p99_ms)
+    ):
+        parts.append("no single level meets both")
+    return "; ".join(parts)
+
+
+def configurations(points: pd.DataFrame, scenario: Scenario) -> list[Configuration]:
+    """Measured (GPU model, GPUs per server) pairs of the GPU models the scenario offers."""
+    offered = {gpu.gpu_model for gpu in scenario.gpus}
+    pairs = points[["gpu_model", "gpu_count"]].drop_duplicates()
+    return sorted(
+        Configuration(str(g), int(n)) for g, n in pairs.itertuples(index=False) if g in offered
+    )
+
+
+def capacities(points: pd.DataFrame, scenario: Scenario) -> list[Capacity]:
+    """Capacity of every offered configuration for every class of the scenario."""
+    model_points = points_for_model(points, scenario.model)
+    result = []
+    configs = configurations(model_points, scenario)
+    for traffic in scenario.classes:
+        class_points = points_for_class(model_points, traffic)
+        for config in configs:
+            mask = (class_points["gpu_model"] == config.gpu_model) & (
+                class_points["gpu_count"] == config.gpus_per_server
+            )
+            result.append(
+                capacity_of(class_points[mask], traffic, config, scenario.max_utilization)
+            )
+    return result

@@ -1,0 +1,157 @@
+"""Money, power and carbon of a server pool: the linear coefficients the program optimises.
+
+Per pool of one configuration serving one class, with s servers carrying r req/s:
+- power (kW) = s x fixed_kw + r x per_rps_kw, where power rises linearly from idle (no load) to
+  the measured server power at the measured level's throughput X ("measured"), or to the GPUs'
+  rated power there ("modelled": n x idle_w + r / X x n x (rated_w - idle_w)); "unknown" when
+  neither measured power nor idle and rated power are known;
+- cost ($/h) = s x n x price per GPU-hour, plus energy x PUE x electricity price where
+  electricity is not included in the price;
+- operational carbon (kg/h) = energy x PUE x grid intensity; embodied carbon (kg/h) = s x n x
+  embodied kgCO2e / (lifetime x 8,760 h), calendar amortisation, unless switched off.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from fleetplan.errors import InputError
+from planner.capacity import Capacity
+from planner.scenario import HOURS_PER_YEAR, Scenario
+
+
+class EnergyBasis(StrEnum):
+    MEASURED = "measured"
+    MODELLED = "modelled"
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True, slots=True)
+class GpuFacts:
+    """Reference figures of a GPU model (from the catalog), each with where it came from."""
+
+    gpu_model: str
+    rated_w: float | None = None
+    idle_w: float | None = None
+    embodied_kgco2e: float | None = None
+    lifetime_years: float | None = None
+    sources: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class PoolEconomics:
+    """Per-server and per-(req/s) coefficients of one candidate pool."""
+
+    capacity: Capacity
+    gpus_per_server: int
+    usd_per_server_hour: float  # GPUs' price plus idle energy where electricity is not included
+    usd_per_rps_hour: float  # energy of the carried load where electricity is not included
+    kw_per_server: float | None
+    kw_per_rps: float | None
+    kg_per_server_hour: float | None  # operational at idle + embodied
+    kg_per_rps_hour: float | None
+    embodied_kg_per_server_hour: float | None
+    energy_basis: EnergyBasis
+    notes: tuple[str, ...] = ()
+
+    @property
+    def gpu_model(self) -> str:
+        return self.capacity.configuration.gpu_model
+
+
+def _effective(scenario: Scenario, facts: dict[str, GpuFacts], gpu_model: str) -> dict:
+    offer = scenario.offer(gpu_model)
+    known = facts.get(gpu_model, GpuFacts(gpu_model))
+    return {
+        "idle_w": offer.idle_w if offer.idle_w is not None else known.idle_w,
+        "rated_w": offer.rated_w if offer.rated_w is not None else known.rated_w,
+        "embodied_kg": (
+            offer.embodied_kgco2e if offer.embodied_kgco2e is not None else known.embodied_kgco2e
+        ),
+        "lifetime_years": offer.lifetime_years or known.lifetime_years,
+    }
+
+
+def pool_economics(
+    capacity: Capacity, scenario: Scenario, facts: dict[str, GpuFacts]
+) -> PoolEconomics:
+    config = capacity.configuration
+    n = config.gpus_per_server
+    offer = scenario.offer(config.gpu_model)
+    site = scenario.site_of(config.gpu_model)
+    figures = _effective(scenario, facts, config.gpu_model)
+    level = capacity.level
+    assert level is not None, "pools exist only where a level passes the targets"
+    throughput = level.request_throughput_rps
+    idle_w, rated_w = figures["idle_w"], figures["rated_w"]
+    notes: list[str] = []
+    if level.avg_power_w is not None:
+        basis = EnergyBasis.MEASURED
+        if idle_w is not None:
+            fixed_kw = n * idle_w / 1000
+            per_rps_kw = max(level.avg_power_w / 1000 - fixed_kw, 0.0) / throughput
+        else:
+            fixed_kw, per_rps_kw = level.avg_power_w / 1000, 0.0
+            notes.append("idle power unknown: each server counted at its measured loaded power")
+    elif idle_w is not None and rated_w is not None:
+        basis = EnergyBasis.MODELLED
+        fixed_kw = n * idle_w / 1000
+        per_rps_kw = n * (rated_w - idle_w) / 1000 / throughput
+    else:
+        basis, fixed_kw, per_rps_kw = EnergyBasis.UNKNOWN, None, None
+    price = offer.usd_per_gpu_hour() * n
+    energy_usd = site.pue * site.electricity_usd_per_kwh
+    if offer.electricity_included:
+        usd_fixed, usd_per_rps = price, 0.0
+    elif fixed_kw is None or per_rps_kw is None:
+        raise InputError(
+            f"electricity is not included in the price of {config.gpu_model}, so its power is "
+            f"needed, but it has no measured power and no {_missing(idle_w, rated_w)} in the "
+            "catalog: set idle_w and rated_w for it",
+            field=f"gpus.{config.gpu_model}.idle_w",
+        )
+    else:
+        usd_fixed = price + fixed_kw * energy_usd
+        usd_per_rps = per_rps_kw * energy_usd
+    grid_kg = site.pue * site.grid_gco2_per_kwh / 1000
+    embodied = None
+    if not offer.include_embodied:
+        embodied = 0.0
+    elif figures["embodied_kg"] is not None and figures["lifetime_years"]:
+        embodied = n * figures["embodied_kg"] / (figures["lifetime_years"] * HOURS_PER_YEAR)
+    kg_fixed = kg_per_rps = None
+    if fixed_kw is not None and per_rps_kw is not None and embodied is not None:
+        kg_fixed = fixed_kw * grid_kg + embodied
+        kg_per_rps = per_rps_kw * grid_kg
+    return PoolEconomics(
+        capacity=capacity, gpus_per_server=n, usd_per_server_hour=usd_fixed,
+        usd_per_rps_hour=usd_per_rps, kw_per_server=fixed_kw, kw_per_rps=per_rps_kw,
+        kg_per_server_hour=kg_fixed, kg_per_rps_hour=kg_per_rps,
+        embodied_kg_per_server_hour=embodied, energy_basis=basis, notes=tuple(notes),
+    )  # fmt: skip
+
+
+def _missing(idle_w: float | None, rated_w: float | None) -> str:
+    missing = [name for name, v in (("idle power", idle_w), ("rated power", rated_w)) if v is None]
+    return " and ".join(missing)
+
+
+def carbon_gaps(
+    pools: list[PoolEconomics], scenario: Scenario, facts: dict[str, GpuFacts]
+) -> list[str]:
+    """What keeps carbon from being known, per GPU model, for messages."""
+    gaps = {}
+    for pool in pools:
+        if pool.kg_per_server_hour is not None:
+            continue
+        gpu = pool.gpu_model
+        figures = _effective(scenario, facts, gpu)
+        missing = []
+        if pool.kw_per_server is None:
+            unknown = _missing(figures["idle_w"], figures["rated_w"])
+            missing.append(f"power (no measured power; {unknown} unknown)")
+        if pool.embodied_kg_per_server_hour is None:
+            missing.append("embodied carbon or lifetime")
+        gaps[gpu] = f"{gpu}: {', '.join(missing)}"
+    return sorted(gaps.values())

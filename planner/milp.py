@@ -1,0 +1,170 @@
+"""The mixed-integer program: integer servers and carried rate per (class, configuration) pool.
+
+    minimise   sum_p  w_usd * (usd_server_p * y_p + usd_rps_p * x_p)
+                    + w_kg  * (kg_server_p  * y_p + kg_rps_p  * x_p)
+    subject to sum_{p of class k} x_p = rate_k                 (each class fully served)
+               x_p <= capacity_p * y_p                          (a pool carries what it can)
+               sum_{p of GPU model g} gpus_p * y_p <= max_g     (GPU limits)
+               sum_p usd_p(y, x) <= budget,  sum_p kg_p(y, x) <= carbon cap   (optional)
+               y_p integer >= 0, 0 <= x_p <= rate_k
+
+Solved with scipy.optimize.milp (HiGHS) under a time limit. Ties are broken toward fewer GPUs by a
+second solve among the optimal fleets. Infeasible or stopped is a status, never an exception.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+import numpy as np
+from scipy.optimize import Bounds, LinearConstraint, milp
+from scipy.sparse import coo_array
+
+from planner.economics import PoolEconomics
+
+
+class SolveStatus(StrEnum):
+    OPTIMAL = "optimal"
+    TIME_LIMIT = "time_limit"  # stopped at the time limit; a plan may still be there
+    INFEASIBLE = "infeasible"
+    ERROR = "error"
+
+
+@dataclass(frozen=True, slots=True)
+class Weights:
+    usd: float = 1.0  # per $ of hourly cost
+    kg: float = 0.0  # per kg CO2e per hour
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    max_gpus: dict[str, int] = field(default_factory=dict)
+    budget_usd_per_hour: float | None = None
+    carbon_kg_per_hour: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Solution:
+    status: SolveStatus
+    message: str
+    servers: tuple[int, ...] = ()
+    rates: tuple[float, ...] = ()
+    mip_gap: float | None = None
+
+    @property
+    def has_plan(self) -> bool:
+        return self.status is SolveStatus.OPTIMAL or bool(self.servers)
+
+
+def _coef(value: float | None, weight: float) -> float:
+    if weight == 0:
+        return 0.0
+    if value is None:
+        raise ValueError("a weighted coefficient is unknown")  # callers check this first
+    return weight * value
+
+
+def solve(
+    pools: Sequence[PoolEconomics],
+    demand_rps: dict[str, float],
+    *,
+    weights: Weights = Weights(),
+    limits: Limits = Limits(),
+    time_limit_s: float = 10.0,
+) -> Solution:
+    """Choose servers and rates for the pools; every class in `demand_rps` must be served."""
+    classes = list(demand_rps)
+    unserved = [k for k in classes if not any(p.capacity.traffic_class == k for p in pools)]
+    if unserved:
+        return Solution(SolveStatus.INFEASIBLE, f"no configuration can serve {', '.join(unserved)}")
+    count = len(pools)
+    if count == 0:
+        return Solution(SolveStatus.OPTIMAL, "nothing to serve")
+    gpus = np.array([p.gpus_per_server for p in pools], dtype=float)
+    cap = np.array([p.capacity.capacity_rps for p in pools], dtype=float)
+    rate = np.array([demand_rps[p.capacity.traffic_class] for p in pools], dtype=float)
+
+    c_servers = np.array(
+        [_coef(p.usd_per_server_hour, weights.usd) + _coef(p.kg_per_server_hour, weights.kg)
+         for p in pools]
+    )  # fmt: skip
+    c_rates = np.array(
+        [_coef(p.usd_per_rps_hour, weights.usd) + _coef(p.kg_per_rps_hour, weights.kg)
+         for p in pools]
+    )  # fmt: skip
+    objective = np.concatenate([c_servers, c_rates])
+
+    rows, cols, vals, lower, upper = [], [], [], [], []
+
+    def add_row(entries: list[tuple[int, float]], lo: float, hi: float) -> None:
+        row = len(lower)
+        for col, val in entries:
+            rows.append(row)
+            cols.append(col)
+            vals.append(val)
+        lower.append(lo)
+        upper.append(hi)
+
+    for k in classes:  # each class fully served
+        add_row([(count + i, 1.0) for i, p in enumerate(pools) if p.capacity.traffic_class == k],
+                demand_rps[k], demand_rps[k])  # fmt: skip
+    for i in range(count):  # x_p - cap_p * y_p <= 0
+        add_row([(count + i, 1.0), (i, -cap[i])], -np.inf, 0.0)
+    for gpu_model, max_gpus in limits.max_gpus.items():
+        members = [(i, gpus[i]) for i, p in enumerate(pools) if p.gpu_model == gpu_model]
+        if members:
+            add_row(members, -np.inf, float(max_gpus))
+    if limits.budget_usd_per_hour is not None:
+        add_row([(i, p.usd_per_server_hour) for i, p in enumerate(pools)]
+                + [(count + i, p.usd_per_rps_hour) for i, p in enumerate(pools)],
+                -np.inf, limits.budget_usd_per_hour)  # fmt: skip
+    if limits.carbon_kg_per_hour is not None:
+        add_row([(i, p.kg_per_server_hour) for i, p in enumerate(pools)]
+                + [(count + i, p.kg_per_rps_hour) for i, p in enumerate(pools)],
+                -np.inf, limits.carbon_kg_per_hour)  # fmt: skip
+
+    matrix = coo_array((vals, (rows, cols)), shape=(len(lower), 2 * count)).tocsr()
+    max_servers = np.ceil(rate / cap - 1e-9)
+    bounds = Bounds(np.zeros(2 * count), np.concatenate([max_servers, rate]))
+    integrality = np.concatenate([np.ones(count), np.zeros(count)])
+    constraints = [LinearConstraint(matrix, lower, upper)]
+    started = time.monotonic()
+    result = milp(objective, constraints=constraints, integrality=integrality, bounds=bounds,
+                  options={"time_limit": time_limit_s, "mip_rel_gap": 1e-9})  # fmt: skip
+    left = time_limit_s - (time.monotonic() - started)
+    if result.status == 0 and left > 0:
+        # Ties: among the optimal fleets, the one with the fewest GPUs (a second, lexicographic
+        # solve; a small weight in one objective would be lost in the solver's tolerances).
+        best = float(result.fun)
+        slack = max(1e-9, 1e-7 * abs(best))
+        fewest = milp(
+            np.concatenate([gpus, np.zeros(count)]),
+            constraints=[*constraints, LinearConstraint(objective, -np.inf, best + slack)],
+            integrality=integrality, bounds=bounds,
+            options={"time_limit": left, "mip_rel_gap": 1e-9},
+        )  # fmt: skip
+        if fewest.status == 0:
+            result = fewest
+    if result.x is None:
+        if result.status == 1:
+            message = f"no plan found within the time limit of {time_limit_s:g} s"
+            return Solution(SolveStatus.TIME_LIMIT, message)
+        if result.status == 2:
+            return Solution(SolveStatus.INFEASIBLE, "the limits leave no way to serve every class")
+        return Solution(SolveStatus.ERROR, f"the solver stopped: {result.message}")
+    servers = tuple(round(v) for v in result.x[:count])
+    rates = tuple(max(0.0, float(v)) for v in result.x[count:])
+    gap = getattr(result, "mip_gap", None)
+    if result.status == 0:
+        return Solution(SolveStatus.OPTIMAL, "optimal", servers, rates, gap)
+    return Solution(
+        SolveStatus.TIME_LIMIT,
+        f"stopped at the time limit of {time_limit_s:g} s with a feasible plan that is not proven "
+        f"optimal (relative gap {gap:.2%})" if gap is not None and math.isfinite(gap)
+        else f"stopped at the time limit of {time_limit_s:g} s",
+        servers, rates, gap,
+    )  # fmt: skip

@@ -1,0 +1,23 @@
+"""What one fully loaded server costs per million tokens at a measured level (the paper's view).
+
+$ per million tokens = (GPUs x price per GPU-hour) / (tokens per second x 3,600) x 10^6, with the
+level's measured throughput; no headroom, no energy on top (rented capacity).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+
+def server_unit_costs(points: pd.DataFrame, usd_per_gpu_hour: dict[str, float]) -> pd.DataFrame:
+    """Adds `server_usd_per_hour`, `usd_per_million_total_tokens` and
+    `usd_per_million_output_tokens` to each point whose GPU has a price (others get null)."""
+    out = points.copy()
+    price = out["gpu_model"].map(usd_per_gpu_hour)
+    out["server_usd_per_hour"] = price * out["gpu_count"]
+    for kind in ("total", "output"):
+        tokens_per_hour = out[f"{kind}_throughput_tps"] * 3600
+        out[f"usd_per_million_{kind}_tokens"] = (
+            out["server_usd_per_hour"] / tokens_per_hour.where(tokens_per_hour > 0) * 1e6
+        )
+    return out

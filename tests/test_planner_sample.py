@@ -1,0 +1,121 @@
+"""The planner on the bundled io.net data, and `fleetplan plan` as a real process."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+
+from planner.unit_costs import server_unit_costs
+from tests.test_cli import fleetplan
+from warehouse.db import Warehouse
+from warehouse.queries import benchmark_points
+
+PAPER_PRICES = {"h100-pcie": 2.00, "rtx-4090": 0.25}
+
+
+@pytest.mark.parametrize(
+    ("gpu_model", "gpus", "rate", "paper_usd"),
+    [("h100-pcie", 1, 16.0, 0.185), ("rtx-4090", 4, 8.0, 0.149), ("rtx-4090", 2, 4.0, 0.111)],
+)
+def test_paper_cost_per_million_tokens_of_one_loaded_server(
+    sample_warehouse_path, gpu_model, gpus, rate, paper_usd
+):
+    with Warehouse.open(sample_warehouse_path) as wh:
+        frame = benchmark_points(wh, model="DeepSeek-R1-Distill-Qwen-14B")
+    costs = server_unit_costs(frame, PAPER_PRICES)
+    rows = costs[
+        (costs["gpu_model"] == gpu_model)
+        & (costs["gpu_count"] == gpus)
+        & (costs["offered_rate_rps"] == rate)
+        & (costs["source_index"] == 0)  # the first run of a file (the paper's)
+    ]
+    assert len(rows) == 1
+    assert round(rows.iloc[0]["usd_per_million_total_tokens"], 3) == paper_usd
+
+
+SCENARIO = {
+    "name": "chat+batch on Qwen-14B",
+    "model": "DeepSeek-R1-Distill-Qwen-14B",
+    "classes": [
+        {"name": "realtime", "rate_rps": 6.0, "ttft_p99_ms": 100, "tpot_p99_ms": 50},
+        {"name": "batch", "rate_rps": 12.0},
+    ],
+    "gpus": [
+        {"gpu_model": "h100-pcie", "hourly_usd": 2.0, "site": "dc", "idle_w": 60},
+        {"gpu_model": "rtx-4090", "hourly_usd": 0.25, "site": "home", "max_gpus": 64},
+    ],
+    "sites": [
+        {"name": "dc", "electricity_usd_per_kwh": 0.12, "grid_gco2_per_kwh": 350, "pue": 1.2},
+        {"name": "home", "electricity_usd_per_kwh": 0.30, "grid_gco2_per_kwh": 380, "pue": 1.0},
+    ],
+}
+
+
+def test_plan_command_prints_writes_csv_and_json(tmp_path, sample_warehouse_path):
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(SCENARIO))
+    done = fleetplan("plan", "--warehouse", sample_warehouse_path, "--scenario", path,
+                     "--csv", tmp_path / "p.csv", "--json", tmp_path / "p.json")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "Recommended fleet:" in done.stdout and "all-H100" in done.stdout
+    rows = list(csv.DictReader(io.StringIO((tmp_path / "p.csv").read_text())))
+    recommended = [r for r in rows if r["fleet"] == "recommended"]
+    assert {r["class"] for r in recommended} == {"realtime", "batch"}
+    required = [
+        "scenario",
+        "class",
+        "gpu_model",
+        "gpus_per_server",
+        "servers",
+        "gpus",
+        "rate_rps",
+        "capacity_rps_per_server",
+        "utilization",
+        "hourly_cost_usd",
+        "monthly_cost_usd",
+        "power_kw",
+        "energy_kwh_month",
+        "operational_kgco2e_month",
+        "embodied_kgco2e_month",
+        "energy_basis",
+    ]
+    assert set(required) <= set(rows[0])
+    realtime = next(r for r in recommended if r["class"] == "realtime")
+    assert realtime["gpu_model"] == "h100-pcie"  # only the H100 meets 100 ms P99 TTFT
+    plan = json.loads((tmp_path / "p.json").read_text())
+    assert plan["status"] == "optimal" and len(plan["pareto"]) >= 2
+    assert plan["recommended"]["totals"]["hourly_cost_usd"] == pytest.approx(
+        sum(float(r["hourly_cost_usd"]) for r in recommended)
+    )
+
+
+def test_plan_command_exit_codes(tmp_path, sample_warehouse_path):
+    infeasible = {**SCENARIO, "classes": [{"name": "instant", "rate_rps": 1, "ttft_p99_ms": 5}]}
+    path = tmp_path / "inf.json"
+    path.write_text(json.dumps(infeasible))
+    done = fleetplan("plan", "--warehouse", sample_warehouse_path, "--scenario", path)
+    assert done.returncode == 2
+    assert "instant" in done.stderr and "Best P99 TTFT" in done.stderr
+
+    bad = {**SCENARIO, "max_utilization": 2}
+    path.write_text(json.dumps(bad))
+    done = fleetplan("plan", "--warehouse", sample_warehouse_path, "--scenario", path)
+    assert done.returncode == 1 and "max_utilization" in done.stderr
+    assert "Traceback" not in done.stderr
+
+    path.write_text("{not json")
+    done = fleetplan("plan", "--warehouse", sample_warehouse_path, "--scenario", path)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+
+
+def test_formula_class_names_are_neutralised_in_the_plan_csv(tmp_path, sample_warehouse_path):
+    scenario = {**SCENARIO, "classes": [{"name": "=cmd|' /C calc'!A0", "rate_rps": 2.0}]}
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(scenario))
+    fleetplan("plan", "--warehouse", sample_warehouse_path, "--scenario", path,
+              "--csv", tmp_path / "p.csv", check=True)  # fmt: skip
+    row = next(csv.DictReader(io.StringIO((tmp_path / "p.csv").read_text())))
+    assert row["class"] == "'=cmd|' /C calc'!A0"
