@@ -121,7 +121,7 @@ def _passes(value: float | None, target: float | None) -> bool:
     return target is None or (value is not None and not math.isnan(value) and value <= target)
 
 
-def _level(row: pd.Series) -> Level:
+def _level(row: dict) -> Level:
     def opt(name: str) -> float | None:
         value = row.get(name)
         return None if value is None or pd.isna(value) else float(value)
@@ -147,41 +147,69 @@ def capacity_of(
     configuration: Configuration,
     max_utilization: float,
 ) -> Capacity:
-    usable = points[(points["completed"] > 0) & points["request_throughput_rps"].notna()]
-    best_ttft = _minimum(usable, "ttft_p99_ms")
-    best_tpot = _minimum(usable, "tpot_p99_ms")
-    passing = [
-        row
-        for _, row in usable.iterrows()
-        if _passes(_value(row, "ttft_p99_ms"), traffic.ttft_p99_ms)
-        and _passes(_value(row, "tpot_p99_ms"), traffic.tpot_p99_ms)
-    ]
-    common = {"traffic_class": traffic.name, "configuration": configuration,
-              "best_ttft_p99_ms": best_ttft, "best_tpot_p99_ms": best_tpot}  # fmt: skip
-    if not passing:
-        return Capacity(capacity_rps=0.0, level=None, reason=_why(usable, traffic, best_ttft,
-                                                                  best_tpot), **common)  # fmt: skip
-    best = max(passing, key=lambda row: (row["request_throughput_rps"], row["run_id"]))
-    level = _level(best)
-    return Capacity(
-        capacity_rps=level.request_throughput_rps * max_utilization, level=level, **common
+    """Capacity of one configuration, from its points, for one class."""
+    return _class_capacities(points, traffic, [configuration], max_utilization)[0]
+
+
+def _numeric(frame: pd.DataFrame, column: str) -> pd.Series:
+    return (
+        pd.to_numeric(frame[column], errors="coerce")
+        if column in frame
+        else pd.Series(float("nan"), index=frame.index)
     )
 
 
-def _value(row: pd.Series, name: str) -> float | None:
-    value = row.get(name)
-    return None if value is None or pd.isna(value) else float(value)
+def _class_capacities(
+    points: pd.DataFrame,
+    traffic: TrafficClass,
+    configs: list[Configuration],
+    max_utilization: float,
+) -> list[Capacity]:
+    """Capacities of many configurations for one class, in one vectorised pass."""
+    keys = ["gpu_model", "gpu_count"]
+    usable = points[(points["completed"] > 0) & points["request_throughput_rps"].notna()].copy()
+    usable["_ttft"] = _numeric(usable, "ttft_p99_ms")
+    usable["_tpot"] = _numeric(usable, "tpot_p99_ms")
+    ok = pd.Series(True, index=usable.index)
+    if traffic.ttft_p99_ms is not None:
+        ok &= usable["_ttft"].le(traffic.ttft_p99_ms)  # an unmeasured value never passes
+    if traffic.tpot_p99_ms is not None:
+        ok &= usable["_tpot"].le(traffic.tpot_p99_ms)
+    grouped = usable.groupby(keys)
+    best_ttft = grouped["_ttft"].min().to_dict()
+    best_tpot = grouped["_tpot"].min().to_dict()
+    winners = (
+        usable[ok]
+        .sort_values(["request_throughput_rps", "run_id"], kind="stable")
+        .groupby(keys)
+        .tail(1)
+    )
+    winner_rows = {(row["gpu_model"], row["gpu_count"]): row for row in winners.to_dict("records")}
+    result = []
+    for config in configs:
+        key = (config.gpu_model, config.gpus_per_server)
+        ttft, tpot = _finite(best_ttft.get(key)), _finite(best_tpot.get(key))
+        common = {"traffic_class": traffic.name, "configuration": config,
+                  "best_ttft_p99_ms": ttft, "best_tpot_p99_ms": tpot}  # fmt: skip
+        row = winner_rows.get(key)
+        if row is None:
+            reason = _why(key in best_ttft, traffic, ttft, tpot)
+            result.append(Capacity(capacity_rps=0.0, level=None, reason=reason, **common))
+        else:
+            level = _level(row)
+            capacity = level.request_throughput_rps * max_utilization
+            result.append(Capacity(capacity_rps=capacity, level=level, **common))
+    return result
 
 
-def _minimum(points: pd.DataFrame, column: str) -> float | None:
-    values = points[column].dropna() if column in points else pd.Series(dtype=float)
-    return float(values.min()) if len(values) else None
+def _finite(value: float | None) -> float | None:
+    return None if value is None or math.isnan(value) else float(value)
 
 
 def _why(
-    points: pd.DataFrame, traffic: TrafficClass, best_ttft: float | None, best_tpot: float | None
+    measured: bool, traffic: TrafficClass, best_ttft: float | None, best_tpot: float | None
 ) -> str:
-    if points.empty:
+    if not measured:
         return "no measured level"
     parts = []
     if traffic.ttft_p99_ms is not None:
@@ -215,11 +243,5 @@ def capacities(points: pd.DataFrame, scenario: Scenario) -> list[Capacity]:
     configs = configurations(model_points, scenario)
     for traffic in scenario.classes:
         class_points = points_for_class(model_points, traffic)
-        for config in configs:
-            mask = (class_points["gpu_model"] == config.gpu_model) & (
-                class_points["gpu_count"] == config.gpus_per_server
-            )
-            result.append(
-                capacity_of(class_points[mask], traffic, config, scenario.max_utilization)
-            )
+        result += _class_capacities(class_points, traffic, configs, scenario.max_utilization)
     return result

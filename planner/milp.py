@@ -75,8 +75,73 @@ def solve(
     weights: Weights = Weights(),
     limits: Limits = Limits(),
     time_limit_s: float = 10.0,
+    fewest_gpus: bool = True,
 ) -> Solution:
-    """Choose servers and rates for the pools; every class in `demand_rps` must be served."""
+    """Choose servers and rates for the pools; every class in `demand_rps` must be served.
+
+    Classes are independent but for the limits (GPUs per model, budget, carbon cap), so each class
+    is first solved on its own: small programs, fast. When their union meets the limits it is
+    optimal for the whole (the limits only remove fleets); otherwise the joint program is solved.
+    """
+    started = time.monotonic()
+    split = _solve_per_class(pools, demand_rps, weights, time_limit_s, fewest_gpus)
+    if split.status is SolveStatus.OPTIMAL and _within_limits(split, pools, limits):
+        return split
+    if split.status is SolveStatus.INFEASIBLE:
+        return split
+    left = max(time_limit_s - (time.monotonic() - started), 0.001)
+    return _solve_joint(pools, demand_rps, weights, limits, left, fewest_gpus)
+
+
+def _solve_per_class(
+    pools: Sequence[PoolEconomics],
+    demand_rps: dict[str, float],
+    weights: Weights,
+    time_limit_s: float,
+    fewest_gpus: bool,
+) -> Solution:
+    servers = [0] * len(pools)
+    rates = [0.0] * len(pools)
+    deadline = time.monotonic() + time_limit_s
+    for k, rate in demand_rps.items():
+        members = [i for i, p in enumerate(pools) if p.capacity.traffic_class == k]
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return Solution(SolveStatus.TIME_LIMIT, f"time limit of {time_limit_s:g} s reached")
+        part = _solve_joint([pools[i] for i in members], {k: rate}, weights, Limits(), left,
+                            fewest_gpus)  # fmt: skip
+        if part.status is not SolveStatus.OPTIMAL:
+            return part
+        for i, y, x in zip(members, part.servers, part.rates, strict=True):
+            servers[i], rates[i] = y, x
+    return Solution(SolveStatus.OPTIMAL, "optimal", tuple(servers), tuple(rates))
+
+
+def _within_limits(solution: Solution, pools: Sequence[PoolEconomics], limits: Limits) -> bool:
+    tolerance = 1e-9
+    used: dict[str, int] = {}
+    cost = carbon = 0.0
+    for y, x, p in zip(solution.servers, solution.rates, pools, strict=True):
+        used[p.gpu_model] = used.get(p.gpu_model, 0) + y * p.gpus_per_server
+        cost += y * p.usd_per_server_hour + x * p.usd_per_rps_hour
+        if limits.carbon_kg_per_hour is not None:
+            carbon += y * (p.kg_per_server_hour or 0.0) + x * (p.kg_per_rps_hour or 0.0)
+    if any(used.get(g, 0) > m for g, m in limits.max_gpus.items()):
+        return False
+    if limits.budget_usd_per_hour is not None and cost > limits.budget_usd_per_hour + tolerance:
+        return False
+    cap = limits.carbon_kg_per_hour
+    return cap is None or carbon <= cap + tolerance
+
+
+def _solve_joint(
+    pools: Sequence[PoolEconomics],
+    demand_rps: dict[str, float],
+    weights: Weights,
+    limits: Limits,
+    time_limit_s: float,
+    fewest_gpus: bool,
+) -> Solution:
     classes = list(demand_rps)
     unserved = [k for k in classes if not any(p.capacity.traffic_class == k for p in pools)]
     if unserved:
@@ -136,7 +201,7 @@ def solve(
     result = milp(objective, constraints=constraints, integrality=integrality, bounds=bounds,
                   options={"time_limit": time_limit_s, "mip_rel_gap": 1e-9})  # fmt: skip
     left = time_limit_s - (time.monotonic() - started)
-    if result.status == 0 and left > 0:
+    if result.status == 0 and left > 0 and fewest_gpus:
         # Ties: among the optimal fleets, the one with the fewest GPUs (a second, lexicographic
         # solve; a small weight in one objective would be lost in the solver's tolerances).
         best = float(result.fun)

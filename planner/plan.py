@@ -3,7 +3,9 @@ cost/carbon Pareto frontier. See the package docstring for the model."""
 
 from __future__ import annotations
 
+import itertools
 import math
+import time
 from collections.abc import Callable, Sequence
 from enum import StrEnum
 
@@ -100,6 +102,7 @@ class ParetoPoint(_Out):
     monthly_cost_usd: float
     carbon_kgco2e_month: float
     gpus: dict[str, int]
+    proven_optimal: bool = True
 
 
 class CapacityRow(_Out):
@@ -265,9 +268,17 @@ def _fleet(
     scenario: Scenario,
     weights: Weights,
     limits: Limits,
+    *,
+    fewest_gpus: bool = True,
+    time_limit_s: float | None = None,
 ) -> FleetPlan:
     solution = solve(
-        pools, demand, weights=weights, limits=limits, time_limit_s=scenario.time_limit_s
+        pools,
+        demand,
+        weights=weights,
+        limits=limits,
+        time_limit_s=time_limit_s or scenario.time_limit_s,
+        fewest_gpus=fewest_gpus,
     )
     if not solution.has_plan:
         status = _STATUS.get(solution.status, PlanStatus.ERROR)
@@ -462,30 +473,78 @@ def _pareto(
     gaps: list[str],
     count: int,
 ) -> tuple[list[ParetoPoint], str | None]:
-    """Epsilon-constraint sweep: the cheapest fleet under a series of carbon caps."""
+    """The cost/carbon frontier, within the scenario's time limit.
+
+    1. The two ends: the cheapest fleet and the cleanest fleet.
+    2. Carbon prices between them (minimise cost + price x carbon): each price gives a
+       Pareto-optimal fleet, and classes stay separable, so these solves are fast.
+    3. Epsilon-constraint: the cheapest fleet under a carbon cap halfway across the widest gaps
+       left, until `count` points or the time runs out; these find the points no price reaches.
+    """
     if gaps:
         return [], "carbon unknown for " + "; ".join(gaps)
+    deadline = time.monotonic() + scenario.time_limit_s
     nudge = 1e-6
-    cheapest = _fleet(
-        "min cost", pools, demand, scenario, Weights(usd=1, kg=nudge), _limits(scenario)
-    )
-    cleanest = _fleet(
-        "min carbon", pools, demand, scenario, Weights(usd=nudge, kg=1), _limits(scenario)
-    )
+    limits = _limits(scenario)
+    cheapest = _fleet("min cost", pools, demand, scenario, Weights(usd=1, kg=nudge), limits,
+                      fewest_gpus=False)  # fmt: skip
+    cleanest = _fleet("min carbon", pools, demand, scenario, Weights(usd=nudge, kg=1), limits,
+                      fewest_gpus=False)  # fmt: skip
     if cheapest.totals is None or cleanest.totals is None:
         return [], "no feasible fleet to sweep"
-    high, low = _carbon_kg_h(cheapest), _carbon_kg_h(cleanest)
     fleets = [cheapest, cleanest]
-    if high - low > 1e-9 * max(high, 1.0):
-        for cap in np.linspace(high, low, count)[1:-1]:
-            limits = _limits(scenario, carbon_cap=float(cap) * (1 + 1e-9))
-            if scenario.carbon_cap_kg_per_hour is not None:
-                limits = _limits(
-                    scenario, carbon_cap=min(float(cap), scenario.carbon_cap_kg_per_hour)
-                )
-            fleet = _fleet("sweep", pools, demand, scenario, Weights(usd=1, kg=nudge), limits)
+    span_cost = cleanest.totals.hourly_cost_usd - cheapest.totals.hourly_cost_usd
+    span_carbon = _carbon_kg_h(cheapest) - _carbon_kg_h(cleanest)
+    if span_carbon > 1e-9 and span_cost > 0:
+        slope = span_cost / span_carbon  # $ per kg at which the two ends cost the same
+        for price in slope * np.geomspace(0.02, 50, 16):
+            if time.monotonic() >= deadline:
+                break
+            fleet = _fleet("priced", pools, demand, scenario, Weights(usd=1, kg=float(price)),
+                           limits, fewest_gpus=False,
+                           time_limit_s=max(deadline - time.monotonic(), 0.01))  # fmt: skip
             if fleet.totals is not None:
                 fleets.append(fleet)
+    unproven = 0
+    frontier = _non_dominated(fleets)
+    closed: set[float] = set()  # left ends of gaps known to hold no other frontier point
+    while len(frontier) < count and time.monotonic() < deadline:
+        open_gaps = [
+            (left, right)
+            for left, right in itertools.pairwise(frontier)
+            if left.carbon_kg_per_hour not in closed
+            and left.carbon_kg_per_hour - right.carbon_kg_per_hour > 1e-6 * left.carbon_kg_per_hour
+        ]
+        if not open_gaps:
+            break
+        left, _right = max(
+            open_gaps, key=lambda g: g[0].carbon_kg_per_hour - g[1].carbon_kg_per_hour
+        )
+        # The cheapest fleet a little cleaner than `left` is the next point of the frontier.
+        cap = left.carbon_kg_per_hour * (1 - 1e-6)
+        if scenario.carbon_cap_kg_per_hour is not None:
+            cap = min(cap, scenario.carbon_cap_kg_per_hour)
+        fleet = _fleet("capped", pools, demand, scenario, Weights(usd=1, kg=nudge),
+                       _limits(scenario, carbon_cap=cap), fewest_gpus=False,
+                       time_limit_s=max(deadline - time.monotonic(), 0.01))  # fmt: skip
+        closed.add(left.carbon_kg_per_hour)
+        if fleet.totals is None:
+            continue
+        unproven += fleet.status is not PlanStatus.OPTIMAL
+        fleets.append(fleet)
+        frontier = _non_dominated(fleets)
+    message = None
+    if len(frontier) < count and time.monotonic() >= deadline:
+        message = (
+            f"{len(frontier)} points found within the time limit of {scenario.time_limit_s:g} s"
+        )
+    if unproven:
+        message = (message + "; " if message else "") + f"{unproven} not proven optimal"
+    return frontier, message
+
+
+def _non_dominated(fleets: Sequence[FleetPlan]) -> list[ParetoPoint]:
+    """Fleets no other fleet beats on both cost and carbon, by ascending cost."""
     points = sorted(
         {
             (round(f.totals.hourly_cost_usd, 9), round(_carbon_kg_h(f), 9)): f
@@ -495,7 +554,7 @@ def _pareto(
     )
     frontier = []
     best_carbon = math.inf
-    for (cost, carbon), fleet in points:  # ascending cost: keep what lowers carbon
+    for (cost, carbon), fleet in points:
         if carbon < best_carbon - 1e-12:
             best_carbon = carbon
             assert fleet.totals is not None
@@ -506,6 +565,7 @@ def _pareto(
                     monthly_cost_usd=cost * HOURS_PER_MONTH,
                     carbon_kgco2e_month=carbon * HOURS_PER_MONTH,
                     gpus=fleet.totals.gpus,
+                    proven_optimal=fleet.status is PlanStatus.OPTIMAL,
                 )
             )
-    return frontier, None
+    return frontier

@@ -1,0 +1,164 @@
+"""Planner speed: `planner.plan` on synthetic instances, against Mélange's formulation.
+
+For each size (classes x configurations) it builds synthetic benchmark points (six load levels per
+configuration, latency rising with load) and a scenario, then times in one run:
+- fleetplan: capacities from the points + the pool MILP (and its tie-break solve);
+- the Pareto sweep (min cost, min carbon and 10 capped solves);
+- Mélange's formulation (Griggs et al. 2024, `melange/solver.py`) on the same capacities: a binary
+  per (class slice, configuration), integer servers per configuration shared by all slices,
+  sum of slice loads <= servers; solved with the same scipy/HiGHS.
+`plan` is the whole recommendation from points; `solve` and `mélange` the programs alone, and
+`ratio` = solve / mélange. `+pareto` is a plan with the sweep (its capped solves share the
+scenario's 120 s time limit). Aims for `plan`: 0.1 s, 1 s and 10 s for the three sizes.
+
+    python benchmarks/planner.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy.optimize import Bounds, LinearConstraint, milp
+from scipy.sparse import coo_array
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from planner import GpuFacts, Scenario, plan  # noqa: E402
+from planner.capacity import capacities  # noqa: E402
+from planner.economics import pool_economics  # noqa: E402
+from planner.milp import solve  # noqa: E402
+
+GPUS = {"rtx-4090": 0.30, "h100-pcie": 2.00, "h100-sxm": 2.60, "l40s": 0.90, "a100-80gb": 1.30}
+FACTS = {g: GpuFacts(g, rated_w=400, idle_w=40, embodied_kgco2e=150, lifetime_years=5)
+         for g in GPUS}  # fmt: skip
+SITES = {"rtx-4090": ("home", 380), "h100-pcie": ("dc", 250), "h100-sxm": ("dc", 250),
+         "l40s": ("nordic", 30), "a100-80gb": ("nordic", 30)}  # fmt: skip
+SIZES = ((5, 20), (50, 100), (200, 200))
+AIMS = {(5, 20): 0.1, (50, 100): 1.0, (200, 200): 10.0}
+
+
+def instance(classes: int, configs: int, seed: int = 0) -> tuple[Scenario, pd.DataFrame]:
+    rng = np.random.default_rng(seed)
+    rows = []
+    names = list(GPUS)
+    for c in range(configs):
+        gpu = names[c % len(names)]
+        n = int(rng.choice([1, 2, 4, 8])) + c // len(names) * 8  # distinct configurations
+        peak = float(rng.uniform(2, 20)) * (n**0.7)
+        base_ttft = float(rng.uniform(15, 300))
+        for i, load in enumerate((0.1, 0.3, 0.5, 0.7, 0.9, 1.2)):
+            achieved = peak * min(load, 1.0)
+            rows.append({
+                "run_id": f"r{c}", "level_index": i, "model": "bench/model", "gpu_model": gpu,
+                "gpu_count": n, "dataset": "synthetic", "input_len": None, "output_len": None,
+                "offered_rate_rps": peak * load, "max_concurrency": None, "completed": 100,
+                "request_throughput_rps": achieved, "total_throughput_tps": achieved * 400,
+                "output_throughput_tps": achieved * 200,
+                "ttft_p99_ms": base_ttft * (1 + 4 * load**3), "tpot_p99_ms": 10 * (1 + load),
+                "input_tokens_mean": 200.0, "output_tokens_mean": 200.0, "avg_power_w": None,
+                "source_file": f"r{c}.json",
+            })  # fmt: skip
+    scenario = Scenario.model_validate({
+        "name": f"{classes}x{configs}", "model": "bench/model",
+        "classes": [{"name": f"c{k}", "rate_rps": float(rng.uniform(1, 200)),
+                     "ttft_p99_ms": float(rng.choice([200, 500, 1000, 2000, 5000]))}
+                    for k in range(classes)],
+        "gpus": [{"gpu_model": g, "hourly_usd": p, "site": SITES[g][0]} for g, p in GPUS.items()],
+        "sites": [{"name": s, "electricity_usd_per_kwh": 0.15, "grid_gco2_per_kwh": g}
+                  for s, g in {v[0]: v[1] for v in SITES.values()}.items()],
+        "time_limit_s": 120,
+    })  # fmt: skip
+    return scenario, pd.DataFrame(rows)
+
+
+def melange(scenario: Scenario, points: pd.DataFrame, slices: int = 4) -> float:
+    """Mélange's ILP on the same capacities; returns the solve time in seconds."""
+    caps = [c for c in capacities(points, scenario) if c.capacity_rps > 0]
+    configs = sorted({c.configuration for c in caps})
+    index = {config: j for j, config in enumerate(configs)}
+    rate = {c.name: c.rate_rps for c in scenario.classes}
+    price = {g.gpu_model: g.usd_per_gpu_hour() for g in scenario.gpus}
+    # variables: A[slice, config] (binary, only where the class can run there), B[config] (int)
+    pairs = [(k, s, c) for c in caps for s in range(slices) for k in [c.traffic_class]]
+    n_a, n_b = len(pairs), len(configs)
+    cost = np.concatenate(
+        [np.zeros(n_a), [price[c.gpu_model] * c.gpus_per_server for c in configs]]
+    )
+    rows, cols, vals, lo, hi = [], [], [], [], []
+    slice_rows = {}
+    for i, (k, s, _) in enumerate(pairs):  # each slice on exactly one configuration
+        row = slice_rows.setdefault((k, s), len(slice_rows))
+        rows.append(row)
+        cols.append(i)
+        vals.append(1.0)
+    lo += [1.0] * len(slice_rows)
+    hi += [1.0] * len(slice_rows)
+    base = len(slice_rows)
+    for i, (k, _s, cap) in enumerate(pairs):  # load of the slices on a config <= its servers
+        rows.append(base + index[cap.configuration])
+        cols.append(i)
+        vals.append(rate[k] / slices / cap.capacity_rps)
+    for j in range(n_b):
+        rows.append(base + j)
+        cols.append(n_a + j)
+        vals.append(-1.0)
+    lo += [-np.inf] * n_b
+    hi += [0.0] * n_b
+    matrix = coo_array((vals, (rows, cols)), shape=(base + n_b, n_a + n_b)).tocsr()
+    started = time.perf_counter()
+    result = milp(cost, constraints=LinearConstraint(matrix, lo, hi),
+                  integrality=np.ones(n_a + n_b),
+                  bounds=Bounds(np.zeros(n_a + n_b), np.concatenate([np.ones(n_a),
+                                                                      np.full(n_b, np.inf)])),
+                  options={"time_limit": 120})  # fmt: skip
+    elapsed = time.perf_counter() - started
+    if result.x is None:
+        print(f"  mélange: no solution ({result.message})")
+    return elapsed
+
+
+def best_of(repeat: int, action) -> float:
+    times = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        action()
+        times.append(time.perf_counter() - started)
+    return min(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    print(f"{'size':>9}  {'plan':>8}  {'solve':>8}  {'mélange':>8}  {'ratio':>7}  "
+          f"{'+pareto':>8}  aim (plan)")  # fmt: skip
+    for classes, configs in SIZES:
+        scenario, points = instance(classes, configs)
+        repeat = args.repeat if classes < 200 else 1
+        plan_s = best_of(repeat, partial(plan, scenario, points, FACTS, baselines=False,
+                                         pareto_points=0))  # fmt: skip
+        pools = [pool_economics(c, scenario, FACTS) for c in capacities(points, scenario)
+                 if c.capacity_rps > 0]  # fmt: skip
+        demand = {c.name: c.rate_rps for c in scenario.classes}
+        solve_s = best_of(repeat, partial(solve, pools, demand, time_limit_s=120))
+        melange_s = min(melange(scenario, points) for _ in range(repeat))
+        started = time.perf_counter()
+        full = plan(scenario, points, FACTS, baselines=False, pareto_points=12)
+        pareto_s = time.perf_counter() - started
+        aim = AIMS[(classes, configs)]
+        gpus = sum(full.recommended.totals.gpus.values())
+        print(f"{classes:>4}x{configs:<4}  {plan_s:7.3f}s  {solve_s:7.3f}s  {melange_s:7.3f}s  "
+              f"{solve_s / melange_s:6.2f}x  {pareto_s:7.2f}s  {aim:g} s  "
+              f"({full.status.value}, {gpus} GPUs, {len(full.pareto)} Pareto points; "
+              f"{full.pareto_message or 'all proven optimal'})")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
