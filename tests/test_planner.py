@@ -346,3 +346,15 @@ def test_unknown_model_and_ambiguous_traffic_are_input_errors():
     assert (
         result.status is PlanStatus.INFEASIBLE and "no offered GPU configuration" in result.message
     )
+
+
+def test_presets_are_valid_and_interactive_ones_bound_tpot():
+    from planner.presets import PRESETS
+
+    assert "chatbot + batch eval" in PRESETS and "embeddings backfill" in PRESETS
+    for classes in PRESETS.values():
+        for traffic in classes:
+            if traffic.ttft_p99_ms is not None:
+                assert traffic.tpot_p99_ms is not None, traffic
+        base = scenario([c.model_dump() for c in classes], [gpu("rtx-4090", 0.25)])
+        Scenario.model_validate(base)

@@ -175,3 +175,68 @@ def test_a_looser_target_never_costs_more(rates, data):
         None if targets[which] is None else targets[which] * data.draw(st.floats(1.0, 10.0))
     )
     assert cost_of(rates, looser) <= cost_of(rates, targets) + 1e-9
+
+
+def _exhaustive_frontier(pools, demand):
+    """All fleets of a small instance: (cost, least carbon for that fleet), non-dominated."""
+    per_class = []
+    for k, rate in demand.items():
+        mine = [p for p in pools if p.capacity.traffic_class == k]
+        options = []
+        ranges = [range(math.ceil(rate / p.capacity.capacity_rps - 1e-9) + 1) for p in mine]
+        for combo in itertools.product(*ranges):
+            room = [
+                (p.kg_per_rps_hour, y * p.capacity.capacity_rps)
+                for y, p in zip(combo, mine, strict=True)
+            ]
+            if sum(r for _, r in room) < rate - 1e-9:
+                continue
+            left, carbon = rate, 0.0
+            for per_rps, r in sorted(room):  # cleanest pools carry the load first
+                carried = min(r, left)
+                carbon += carried * per_rps
+                left -= carried
+            carbon += sum(y * p.kg_per_server_hour for y, p in zip(combo, mine, strict=True))
+            cost = sum(y * p.usd_per_server_hour for y, p in zip(combo, mine, strict=True))
+            options.append((cost, carbon))
+        per_class.append(options)
+    points = [
+        (sum(c for c, _ in choice), sum(k for _, k in choice))
+        for choice in itertools.product(*per_class)
+    ]
+    frontier, best = [], math.inf
+    for cost, carbon in sorted(points):
+        if carbon < best - 1e-9:
+            frontier.append((cost, carbon))
+            best = carbon
+    return frontier
+
+
+def test_frontier_is_exact_on_a_small_instance():
+    from planner.capacity import capacities
+    from planner.economics import pool_economics
+
+    pts = points(
+        ("h100-pcie", 1, [level(4, 4, ttft=30)]),
+        ("rtx-4090", 2, [level(3, 3, ttft=300)]),
+        ("rtx-4090", 4, [level(5, 5, ttft=250)]),
+    )
+    sites = [
+        {"name": "coal", "electricity_usd_per_kwh": 0.1, "grid_gco2_per_kwh": 900},
+        {"name": "hydro", "electricity_usd_per_kwh": 0.1, "grid_gco2_per_kwh": 15},
+    ]
+    raw = scenario(
+        [{"name": "a", "rate_rps": 9}, {"name": "b", "rate_rps": 7}],
+        [{**gpu("h100-pcie", 2.0), "site": "hydro"}, {**gpu("rtx-4090", 0.25), "site": "coal"}],
+        sites=sites,
+    )
+    sc = Scenario.model_validate(raw)
+    result = plan(sc, pts, FACTS, baselines=False, pareto_points=60)
+    pools = [pool_economics(c, sc, FACTS) for c in capacities(pts, sc) if c.capacity_rps > 0]
+    expected = _exhaustive_frontier(pools, {"a": 9.0, "b": 7.0})
+    got = [(p.hourly_cost_usd, p.carbon_kg_per_hour) for p in result.pareto]
+    assert len(got) == len(expected) >= 5
+    for (cost, carbon), (e_cost, e_carbon) in zip(got, expected, strict=True):
+        assert cost == pytest.approx(e_cost, rel=1e-6)
+        assert carbon == pytest.approx(e_carbon, rel=1e-5)
+    assert all(p.proven_optimal for p in result.pareto)
