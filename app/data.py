@@ -6,8 +6,10 @@ import pandas as pd
 import streamlit as st
 
 from fleetplan.errors import WarehouseError
+from fleetplan.planning import facts_from_catalog
+from planner import GpuFacts, Plan, Scenario, plan
+from warehouse import queries
 from warehouse.db import Warehouse, resolve_path
-from warehouse.queries import benchmark_points
 
 
 @st.cache_resource(show_spinner=False)
@@ -25,6 +27,46 @@ def warehouse_or_stop() -> Warehouse:
         raise  # unreachable: st.stop() raises
 
 
-@st.cache_data(show_spinner=False, ttl=60)
+def refresh() -> None:
+    """After the warehouse changed (an upload, a deletion): drop cached query results."""
+    st.cache_data.clear()
+
+
+@st.cache_data(show_spinner=False, ttl=300)
 def points() -> pd.DataFrame:
-    return benchmark_points(warehouse_or_stop())
+    return queries.benchmark_points(warehouse_or_stop())
+
+
+@st.cache_data(show_spinner=False, ttl=300)
+def catalog() -> pd.DataFrame:
+    return queries.gpu_catalog(warehouse_or_stop())
+
+
+@st.cache_data(show_spinner=False, ttl=300)
+def prices() -> pd.DataFrame:
+    return queries.gpu_prices(warehouse_or_stop())
+
+
+@st.cache_data(show_spinner=False, ttl=300)
+def regions() -> pd.DataFrame:
+    return queries.regions(warehouse_or_stop())
+
+
+@st.cache_data(show_spinner=False, ttl=300)
+def sources() -> pd.DataFrame:
+    return queries.sources(warehouse_or_stop())
+
+
+@st.cache_data(show_spinner=False, ttl=300)
+def counts() -> dict[str, int]:
+    return queries.counts(warehouse_or_stop())
+
+
+def facts() -> dict[str, GpuFacts]:
+    return facts_from_catalog(catalog())
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def plan_for(scenario_json: str) -> Plan:
+    """Plans are cached by scenario: going back to an earlier input is instant."""
+    return plan(Scenario.model_validate_json(scenario_json), points(), facts())

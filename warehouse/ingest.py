@@ -122,3 +122,29 @@ def ingest_paths(
             yield Outcome(str(path), Status.REJECTED, error.detail)
             continue
         yield ingest_file(warehouse, file, options, origin=origin)
+
+
+def preview_rows(parsed: ParsedFile) -> list[dict[str, object]]:
+    """What would be stored from a parsed file: one row per point, for a person to check."""
+    rows = []
+    for run in parsed.runs:
+        for point in run.points:
+            rows.append(
+                {
+                    "model": run.model,
+                    "gpu_model": run.gpu_model,
+                    "gpu_known": run.gpu_known,
+                    "gpu_count": run.gpu_count,
+                    "offered_rate_rps": point.offered_rate_rps,
+                    "max_concurrency": point.max_concurrency,
+                    "completed": point.completed,
+                    "failed": point.failed,
+                    "request_throughput_rps": point.request_throughput_rps,
+                    "total_throughput_tps": point.total_throughput_tps,
+                    "ttft_p99_ms": point.ttft_p99_ms,
+                    "tpot_p99_ms": point.tpot_p99_ms,
+                    "stats_source": point.stats_source.value,
+                    "energy_method": point.energy_method.value,
+                }
+            )
+    return rows

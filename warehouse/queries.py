@@ -114,3 +114,30 @@ def load_curve(points: pd.DataFrame, metric: str) -> pd.DataFrame:
 def gpu_catalog(warehouse: Warehouse) -> pd.DataFrame:
     """The reference GPU catalog, one row per canonical GPU id."""
     return warehouse.cursor().execute("SELECT * FROM gpu_catalog ORDER BY gpu_id").df()
+
+
+def gpu_prices(warehouse: Warehouse) -> pd.DataFrame:
+    return (
+        warehouse.cursor()
+        .execute("SELECT * FROM gpu_prices ORDER BY gpu_id, price_date DESC, usd_per_gpu_hour")
+        .df()
+    )
+
+
+def regions(warehouse: Warehouse) -> pd.DataFrame:
+    return warehouse.cursor().execute("SELECT * FROM regions ORDER BY region_id").df()
+
+
+def sources(warehouse: Warehouse) -> pd.DataFrame:
+    """Imported files with what they brought in."""
+    return (
+        warehouse.cursor()
+        .execute(
+            "SELECT s.source_id, s.file_name, s.importer, s.origin, s.imported_at, s.size_bytes, "
+            "count(DISTINCT r.run_id) AS runs, count(p.run_id) AS points "
+            "FROM sources s LEFT JOIN runs r ON r.source_id = s.source_id "
+            "LEFT JOIN points p ON p.run_id = r.run_id "
+            "GROUP BY ALL ORDER BY s.imported_at DESC, s.file_name"
+        )
+        .df()
+    )

@@ -1,0 +1,39 @@
+"""Data: the GPU catalog and region presets with their sources, and what the warehouse holds."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from app import data
+from warehouse.db import resolve_path
+
+st.title("Data")
+counts = data.counts()
+cols = st.columns(5)
+for col, (label, key) in zip(
+    cols,
+    [
+        ("Imported files", "sources"),
+        ("Runs", "runs"),
+        ("Load levels", "points"),
+        ("GPU models", "gpu_catalog"),
+        ("Regions", "regions"),
+    ],
+    strict=True,
+):
+    col.metric(label, f"{counts[key]:,}")
+st.caption(f"Warehouse: {resolve_path()}")
+
+st.subheader("GPU catalog")
+st.caption(
+    "Every figure with its source; empty = no public source found (unknown, not zero). "
+    "“[2nd]” marks a figure seen only as quoted by a third party."
+)
+st.dataframe(data.catalog(), hide_index=True, key="table_catalog")
+st.subheader("Reference GPU prices (per GPU-hour)")
+st.dataframe(data.prices(), hide_index=True, key="table_prices")
+st.subheader("Region presets")
+st.caption("Grid intensity bases differ (lifecycle, direct, unknown): compare like with like.")
+st.dataframe(data.regions(), hide_index=True, key="table_regions")
+st.subheader("Imported files")
+st.dataframe(data.sources(), hide_index=True, key="table_sources")

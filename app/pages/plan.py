@@ -1,0 +1,368 @@
+"""Plan: the workload mix, prices and sites in; the recommended fleet, its comparisons and the
+cost/carbon frontier out. Logic lives in planner/ and app/forms.py; this page only arranges."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+import streamlit as st
+from pydantic import ValidationError
+
+from app import data
+from app.forms import (
+    classes_table,
+    default_scenario,
+    gpus_table,
+    scenario_from_forms,
+    site_from_region,
+    sites_table,
+)
+from fleetplan.contract import validation_message
+from fleetplan.errors import InputError
+from fleetplan.tabular import to_csv
+from planner import CarbonPrice, Scenario
+from planner.explain import explain
+from planner.presets import PRESETS
+from planner.report import pool_table
+from warehouse.queries import models_by_coverage
+
+st.title("Plan a fleet")
+points = data.points()
+if points.empty:
+    st.info(
+        "No benchmark results yet, so there is nothing to plan from. Build the warehouse from "
+        "the bundled sample data (`make run` or `fleetplan build`), upload runs on the Upload "
+        "page, or collect your own with `fleetplan collect`.",
+        icon=":material/inbox:",
+    )
+    st.stop()
+
+state = st.session_state
+if "s_base" not in state:
+    state.s_base = default_scenario(points, data.catalog(), data.prices(), data.regions())
+    state.s_gen = 0
+base: Scenario = state.s_base
+gen: int = state.s_gen
+
+
+def restart(scenario: Scenario) -> None:
+    """New inputs for every widget (a preset, a loaded file, a region): fresh widget keys."""
+    state.s_base = scenario
+    state.s_gen += 1
+    st.rerun()
+
+
+# -- inputs -------------------------------------------------------------------------------------
+models = models_by_coverage(points)
+top = st.columns([3, 2, 2])
+model = top[0].selectbox(
+    "Model",
+    models,
+    index=models.index(base.model) if base.model in models else 0,
+    key=f"w_model_{gen}",
+    help="Plans use this model's measured load levels.",
+)
+objectives = {"cost": "Lowest cost", "carbon": "Lowest carbon", "price": "Cost + carbon price"}
+current = "price" if isinstance(base.objective, CarbonPrice) else base.objective
+objective = top[1].radio(
+    "Objective",
+    list(objectives),
+    format_func=objectives.get,
+    index=list(objectives).index(current),
+    key=f"w_objective_{gen}",
+    horizontal=True,
+)
+headroom = top[2].slider(
+    "Utilisation ceiling",
+    0.3,
+    1.0,
+    float(base.max_utilization),
+    0.05,
+    key=f"w_headroom_{gen}",
+    help="Servers are planned to carry at most this share of their measured capacity.",
+)
+carbon_price = None
+if objective == "price":
+    carbon_price = st.number_input(
+        "Carbon price ($ per tCO2e)",
+        0.0,
+        10_000.0,
+        base.objective.carbon_price_usd_per_t if isinstance(base.objective, CarbonPrice) else 100.0,
+        step=10.0,
+        key=f"w_carbon_price_{gen}",
+    )
+
+left, right = st.columns(2)
+with left:
+    st.markdown("**Traffic classes** — peak request rate and P99 targets (empty = no target)")
+    preset_row = st.columns([3, 1])
+    preset = preset_row[0].selectbox(
+        "Preset", list(PRESETS), key=f"w_preset_{gen}", label_visibility="collapsed"
+    )
+    apply_preset = preset_row[1].button("Use preset", key=f"w_apply_preset_{gen}")
+    classes = st.data_editor(
+        classes_table(base),
+        num_rows="dynamic",
+        hide_index=True,
+        key=f"w_classes_{gen}",
+        column_config={
+            "name": st.column_config.TextColumn("Class", required=True),
+            "rate_rps": st.column_config.NumberColumn("Rate (req/s)", min_value=0.0, format="%.2f"),
+            "ttft_p99_ms": st.column_config.NumberColumn("P99 TTFT (ms)", min_value=0.0),
+            "tpot_p99_ms": st.column_config.NumberColumn("P99 TPOT (ms)", min_value=0.0),
+        },
+    )
+with right:
+    st.markdown("**GPUs on offer** — price per GPU-hour; blank power = the catalog has none")
+    gpus = st.data_editor(
+        gpus_table(base, data.facts()),
+        num_rows="dynamic",
+        hide_index=True,
+        key=f"w_gpus_{gen}",
+        column_config={
+            "gpu_model": st.column_config.TextColumn("GPU", required=True),
+            "hourly_usd": st.column_config.NumberColumn(
+                "$ / GPU-hour", min_value=0.0, format="%.2f"
+            ),
+            "electricity_included": st.column_config.CheckboxColumn("Power in price"),
+            "site": st.column_config.TextColumn("Site", required=True),
+            "max_gpus": st.column_config.NumberColumn("Max GPUs", min_value=0, step=1),
+            "include_embodied": st.column_config.CheckboxColumn("Count embodied"),
+            "idle_w": st.column_config.NumberColumn("Idle W", min_value=0.0),
+            "rated_w": st.column_config.NumberColumn("Rated W", min_value=0.0),
+            "embodied_kgco2e": st.column_config.NumberColumn("Embodied kgCO2e", min_value=0.0),
+        },
+    )
+
+left, right = st.columns(2)
+with left:
+    st.markdown("**Sites** — electricity price, grid carbon intensity, PUE")
+    sites = st.data_editor(
+        sites_table(base),
+        num_rows="dynamic",
+        hide_index=True,
+        key=f"w_sites_{gen}",
+        column_config={
+            "name": st.column_config.TextColumn("Site", required=True),
+            "electricity_usd_per_kwh": st.column_config.NumberColumn("$ / kWh", format="%.4f"),
+            "grid_gco2_per_kwh": st.column_config.NumberColumn("gCO2e / kWh", format="%.0f"),
+            "pue": st.column_config.NumberColumn(
+                "PUE", min_value=1.0, max_value=5.0, format="%.2f"
+            ),
+        },
+    )
+with right:
+    st.markdown("**Region presets** — fill a site from public figures")
+    regions = data.regions()
+    labels = dict(zip(regions["region_id"], regions["name"], strict=True))
+    row = st.columns([2, 3, 1])
+    site_names = [s for s in sites["name"].dropna().tolist() if s] or [s.name for s in base.sites]
+    target_site = row[0].selectbox("Site", site_names, key=f"w_region_site_{gen}")
+    region_id = row[1].selectbox(
+        "Region", list(labels), format_func=lambda r: f"{labels[r]} ({r})", key=f"w_region_{gen}"
+    )
+    apply_region = row[2].button("Apply", key=f"w_apply_region_{gen}")
+    region = regions[regions["region_id"] == region_id].iloc[0].to_dict()
+    st.caption(
+        f"Grid {region['grid_gco2_per_kwh']:.0f} gCO2e/kWh ({region['grid_basis']}, "
+        f"{region['grid_year'] if region['grid_year'] == region['grid_year'] else 'year unknown'})"
+        f" — {region['grid_source']}"
+    )
+    price_text = (
+        f"${region['electricity_usd_per_kwh']:.4f}/kWh ({region['electricity_basis']}, "
+        f"{region['electricity_year']}) — {region['electricity_source']}"
+        if region["electricity_usd_per_kwh"] == region["electricity_usd_per_kwh"]
+        else "Electricity price: unknown for this region (no public source found): enter yours."
+    )
+    st.caption(price_text)
+    limits = st.columns(2)
+    budget = limits[0].number_input(
+        "Budget ($/h, 0 = none)", 0.0, value=base.budget_usd_per_hour or 0.0, key=f"w_budget_{gen}"
+    )
+    carbon_cap = limits[1].number_input(
+        "Carbon cap (kgCO2e/h, 0 = none)",
+        0.0,
+        value=base.carbon_cap_kg_per_hour or 0.0,
+        key=f"w_carbon_cap_{gen}",
+    )
+
+settings = {
+    "objective": {"carbon_price_usd_per_t": carbon_price} if objective == "price" else objective,
+    "max_utilization": headroom,
+    "budget_usd_per_hour": budget or None,
+    "carbon_cap_kg_per_hour": carbon_cap or None,
+}
+try:
+    scenario = scenario_from_forms(
+        base, model=model, classes=classes, gpus=gpus, sites=sites, settings=settings
+    )
+except InputError as error:
+    st.error(f"Check the inputs: {error}", icon=":material/edit:")
+    st.stop()
+
+if apply_preset:
+    restart(scenario.model_copy(update={"classes": list(PRESETS[preset])}))
+if apply_region:
+    updated = [
+        site_from_region(s.name, region, s.pue) if s.name == target_site else s.model_dump()
+        for s in scenario.sites
+    ]
+    restart(Scenario.model_validate({**scenario.model_dump(), "sites": updated}))
+
+# -- the plan -----------------------------------------------------------------------------------
+try:
+    result = data.plan_for(scenario.model_dump_json())
+except InputError as error:
+    st.error(f"The scenario cannot be planned: {error.detail}", icon=":material/error:")
+    st.stop()
+
+fleet = result.recommended
+if fleet.totals is None:
+    st.error(f"No fleet can serve this workload: {result.message}", icon=":material/block:")
+else:
+    totals = fleet.totals
+
+    def show(value, fmt, unit=""):
+        return "unknown" if value is None else fmt.format(value) + unit
+
+    kpis = st.columns(5)
+    kpis[0].metric("Cost per month", show(totals.monthly_cost_usd, "${:,.0f}"))
+    kpis[1].metric(
+        "$ per million output tokens", show(totals.usd_per_million_output_tokens, "${:.3f}")
+    )
+    kpis[2].metric(
+        "$ per million total tokens", show(totals.usd_per_million_total_tokens, "${:.3f}")
+    )
+    kpis[3].metric(
+        "kgCO2e per month",
+        show(totals.carbon_kgco2e_month, "{:,.0f}"),
+        help="Operational (energy x PUE x grid) plus embodied (amortised by calendar "
+        "hours over the lifetime).",
+    )
+    kpis[4].metric("GPUs", " + ".join(f"{n} {g}" for g, n in totals.gpus.items()))
+    if result.status.value != "optimal":
+        st.warning(f"Not proven optimal: {result.message}")
+
+    tabs = st.tabs(["Fleet", "Compared", "Cost vs carbon", "Capacities"])
+    with tabs[0]:
+        table = pool_table(result, include_baselines=False)
+        st.dataframe(
+            table.drop(columns=["scenario", "fleet"]),
+            hide_index=True,
+            key="table_pools",
+            column_config={
+                "rate_rps": st.column_config.NumberColumn("Rate (req/s)", format="%.2f"),
+                "capacity_rps_per_server": st.column_config.NumberColumn(
+                    "Capacity / server (req/s)", format="%.2f"
+                ),
+                "utilization": st.column_config.NumberColumn("Utilisation", format="percent"),
+                "hourly_cost_usd": st.column_config.NumberColumn("$/h", format="$%.2f"),
+                "monthly_cost_usd": st.column_config.NumberColumn("$/month", format="$%.0f"),
+                "power_kw": st.column_config.NumberColumn("kW", format="%.2f"),
+            },
+        )
+        st.markdown("**Why this fleet**")
+        for line in explain(result, scenario):
+            st.markdown(f"- {line}")
+        for note in result.notes:
+            st.caption(note)
+    with tabs[1]:
+        fleets = [fleet, *result.baselines]
+        names = [f.name for f in fleets]
+        cost = [f.totals.monthly_cost_usd if f.totals else None for f in fleets]
+        carbon = [f.totals.carbon_kgco2e_month if f.totals else None for f in fleets]
+        figure = go.Figure()
+        figure.add_bar(
+            x=names,
+            y=cost,
+            name="$ / month",
+            marker_color="#0072B2",
+            text=[
+                f"${c:,.0f}" if c is not None else f.status.value
+                for c, f in zip(cost, fleets, strict=True)
+            ],
+            textposition="outside",
+        )
+        figure.update_layout(
+            title="Cost per month: the plan against simpler fleets",
+            yaxis_title="$ per month",
+            xaxis_title=None,
+        )
+        st.plotly_chart(figure, key="chart_baselines_cost")
+        if any(c is not None for c in carbon):
+            carbon_figure = go.Figure()
+            carbon_figure.add_bar(x=names, y=carbon, name="kgCO2e / month", marker_color="#009E73")
+            carbon_figure.update_layout(title="Carbon per month", yaxis_title="kgCO2e per month")
+            st.plotly_chart(carbon_figure, key="chart_baselines_carbon")
+        for base_fleet in result.baselines:
+            if base_fleet.totals is None:
+                st.caption(f"{base_fleet.name}: {base_fleet.status.value} — {base_fleet.message}")
+    with tabs[2]:
+        if result.pareto:
+            frontier = go.Figure()
+            frontier.add_scatter(
+                x=[p.monthly_cost_usd for p in result.pareto],
+                y=[p.carbon_kgco2e_month for p in result.pareto],
+                mode="lines+markers",
+                name="Pareto frontier",
+                text=[", ".join(f"{n} {g}" for g, n in p.gpus.items()) for p in result.pareto],
+                hovertemplate="$%{x:,.0f}/month, %{y:,.0f} kgCO2e/month<br>%{text}",
+            )
+            if totals.carbon_kgco2e_month is not None:
+                frontier.add_scatter(
+                    x=[totals.monthly_cost_usd],
+                    y=[totals.carbon_kgco2e_month],
+                    mode="markers",
+                    name="this plan",
+                    marker={"symbol": "star", "size": 16, "color": "#D55E00"},
+                )
+            frontier.update_layout(
+                title="Cost against carbon: every point is a fleet no other beats on both",
+                xaxis_title="$ per month",
+                yaxis_title="kgCO2e per month",
+            )
+            st.plotly_chart(frontier, key="chart_pareto")
+            if result.pareto_message:
+                st.caption(result.pareto_message)
+        else:
+            st.info(
+                f"No cost/carbon frontier: {result.pareto_message}. Fill the missing power or "
+                "embodied figures in the GPU table to get one."
+            )
+    with tabs[3]:
+        st.dataframe(
+            [row.model_dump() for row in result.capacities],
+            hide_index=True,
+            key="table_capacities",
+        )
+
+# -- files --------------------------------------------------------------------------------------
+files = st.columns(3)
+if fleet.totals is not None:
+    files[0].download_button(
+        "Download plan (CSV)",
+        data=to_csv(pool_table(result)),
+        file_name="fleetplan-plan.csv",
+        mime="text/csv",
+        key="download_plan_csv",
+        icon=":material/download:",
+    )
+files[1].download_button(
+    "Download scenario (JSON)",
+    data=scenario.model_dump_json(indent=1),
+    file_name="fleetplan-scenario.json",
+    mime="application/json",
+    key="download_scenario",
+    icon=":material/download:",
+)
+uploaded = files[2].file_uploader("Load a scenario (JSON)", type=["json"], key="w_scenario_file")
+if uploaded is not None and uploaded.file_id != state.get("s_loaded_file"):
+    state.s_loaded_file = uploaded.file_id
+    if uploaded.size > 1_000_000:
+        st.error("A scenario file is small JSON; this one is over 1 MB.")
+    else:
+        try:
+            restart(Scenario.model_validate_json(uploaded.getvalue()))
+        except ValidationError as error:
+            st.error(
+                f"This scenario cannot be loaded: {validation_message(error, file=uploaded.name)}"
+            )

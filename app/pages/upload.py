@@ -1,0 +1,129 @@
+"""Upload runs: preview what each file holds and every problem, then store them (all or nothing
+per file); list and delete what was uploaded."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from app import data
+from fleetplan.errors import InputError
+from fleetplan.gpus import KNOWN_GPU_IDS
+from warehouse.importers import FileInput, ImportOptions, parse
+from warehouse.ingest import Status, ingest_parsed, preview_rows
+from warehouse.store import delete_source, find_source
+
+st.title("Upload runs")
+options_limit = ImportOptions().size_limit()
+st.caption(
+    "vLLM `bench serve --save-result` / `benchmark_serving.py` JSON (appended results, with or "
+    "without per-request arrays) and fleetplan run files. The format is read from the content. "
+    f"Files up to {options_limit / 1e6:.0f} MB; each file is stored whole or not at all."
+)
+warehouse = data.warehouse_or_stop()
+for kind, message in st.session_state.pop("s_upload_flash", []):
+    (st.success if kind == "ok" else st.info)(message)
+
+
+def finish(messages: list[tuple[str, str]]) -> None:
+    """Show what happened after the rerun that refreshes every table on the page."""
+    st.session_state.s_upload_flash = messages
+    data.refresh()
+    st.rerun()
+
+
+with st.expander("For files that do not say which GPU or model ran them"):
+    cols = st.columns(3)
+    model = cols[0].text_input("Model", key="w_upload_model") or None
+    gpu = cols[1].selectbox("GPU", ["", *sorted(KNOWN_GPU_IDS)], key="w_upload_gpu") or None
+    count = cols[2].number_input("GPUs per server", 0, 4096, 0, key="w_upload_count") or None
+options = ImportOptions(model=model, gpu=gpu, gpu_count=count)
+
+files = st.file_uploader("Result files", accept_multiple_files=True, key="w_upload_files")
+ready, summary = [], []
+for uploaded in files or []:
+    row = {
+        "file": uploaded.name,
+        "status": "",
+        "format": "",
+        "runs": 0,
+        "points": 0,
+        "GPU": "",
+        "model": "",
+        "problem": "",
+    }
+    if uploaded.size > options_limit:  # AppTest and old clients do not enforce the config limit
+        row |= {
+            "status": "rejected",
+            "problem": f"{uploaded.size / 1e6:.1f} MB is over the "
+            f"{options_limit / 1e6:.0f} MB limit",
+        }
+        summary.append(row)
+        continue
+    file = FileInput.from_bytes(uploaded.name, uploaded.getvalue())
+    try:
+        parsed = parse(file, options)
+    except InputError as error:
+        row |= {"status": "rejected", "problem": error.detail}
+        summary.append(row)
+        continue
+    earlier = find_source(warehouse, file.sha256)
+    row |= {
+        "format": parsed.importer,
+        "runs": len(parsed.runs),
+        "points": parsed.points,
+        "GPU": ", ".join(sorted({f"{r.gpu_count}x {r.gpu_model}" for r in parsed.runs})),
+        "model": ", ".join(sorted({r.model for r in parsed.runs})),
+        "status": f"already imported ({earlier[0]})" if earlier else "ready",
+        "problem": f"{len(parsed.warnings)} warning(s)" if parsed.warnings else "",
+    }
+    summary.append(row)
+    if not earlier:
+        ready.append(parsed)
+    with st.expander(f"{uploaded.name}: {row['points']} point(s), {row['status']}"):
+        for warning in parsed.warnings:
+            st.warning(warning)
+        unknown = sorted({r.gpu_model for r in parsed.runs if not r.gpu_known})
+        if unknown:
+            st.warning(f"GPU not recognised, kept as written: {', '.join(unknown)}")
+        st.dataframe(pd.DataFrame(preview_rows(parsed)), hide_index=True)
+
+if summary:
+    st.dataframe(pd.DataFrame(summary), hide_index=True, key="table_upload_summary")
+    if st.button(
+        f"Import {len(ready)} file(s)", disabled=not ready, type="primary", key="w_upload_commit"
+    ):
+        messages = []
+        for parsed in ready:
+            outcome = ingest_parsed(warehouse, parsed, origin="upload")
+            kind = "ok" if outcome.status is Status.IMPORTED else "info"
+            messages.append((kind, f"{outcome.file}: {outcome.message}"))
+        finish(messages)
+
+st.subheader("Imported files")
+listed = data.sources()
+if listed.empty:
+    st.info("Nothing imported yet.")
+else:
+    listed = listed.assign(delete=False)
+    edited = st.data_editor(
+        listed,
+        hide_index=True,
+        key="w_sources",
+        disabled=[c for c in listed if c != "delete"],
+        column_config={
+            "delete": st.column_config.CheckboxColumn("Delete?"),
+            "size_bytes": st.column_config.NumberColumn("Bytes"),
+        },
+    )
+    chosen = edited[edited["delete"]]
+    if st.button(
+        f"Delete {len(chosen)} file(s) and their runs",
+        disabled=chosen.empty,
+        key="w_delete_sources",
+    ):
+        messages = []
+        for source_id, name in zip(chosen["source_id"], chosen["file_name"], strict=True):
+            runs = delete_source(warehouse, source_id)
+            messages.append(("ok", f"Deleted {name} and its {runs} run(s)"))
+        finish(messages)
