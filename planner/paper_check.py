@@ -235,8 +235,12 @@ def sweet_spot(points: pd.DataFrame) -> Claim:
 
 
 def check_paper(points: pd.DataFrame, rated_w: dict[str, float]) -> list[Claim]:
-    """Every headline claim, recomputed. `rated_w`: rated power per GPU from the catalog."""
+    """Every headline claim, recomputed; none when no model was measured on both GPU types.
+    `rated_w`: rated power per GPU from the catalog."""
     data = _short(points)
+    h100, consumer = _pairs(data)
+    if h100.empty or consumer.empty:
+        return []
     return [
         throughput_share(data),
         half_cost(data),

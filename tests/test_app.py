@@ -1,7 +1,8 @@
-"""The dashboard, through Streamlit's AppTest and as a real server process."""
+"""The dashboard, through Streamlit's AppTest, and `fleetplan app` as a real server process."""
 
 from __future__ import annotations
 
+import gc
 import json
 import socket
 import subprocess
@@ -13,10 +14,21 @@ import requests
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from planner import Scenario
 from tests.conftest import ROOT, held_by_another_process
-from warehouse.db import ENV_VAR
+from tests.test_cli import fleetplan
+from tests.vllm_results import make_result
+from warehouse.db import ENV_VAR, Warehouse
+from warehouse.queries import sources
 
 MAIN = str(ROOT / "app" / "main.py")
+PAGES = (
+    "pages/plan.py",
+    "pages/benchmarks.py",
+    "pages/upload.py",
+    "pages/paper.py",
+    "pages/data.py",
+)
 
 
 @pytest.fixture(autouse=True)
@@ -24,59 +36,229 @@ def _fresh_caches():
     st.cache_data.clear()
     st.cache_resource.clear()
     yield
-    st.cache_resource.clear()  # closes nothing by itself: drop the connection before the next test
+    st.cache_data.clear()
+    st.cache_resource.clear()
 
 
-def run_app(monkeypatch, warehouse_path) -> AppTest:
+def release_warehouse() -> None:
+    st.cache_resource.clear()
+    gc.collect()
+
+
+def run_app(monkeypatch, warehouse_path, page: str | None = None) -> AppTest:
     monkeypatch.setenv(ENV_VAR, str(warehouse_path))
-    at = AppTest.from_file(MAIN, default_timeout=60).run()
+    at = AppTest.from_file(MAIN, default_timeout=120).run()
     assert not at.exception, at.exception
+    if page:
+        at.switch_page(page).run()
+        assert not at.exception, at.exception
     return at
 
 
-def test_benchmarks_page_shows_sample_data_with_chart_and_table(monkeypatch, sample_warehouse_path):
-    at = run_app(monkeypatch, sample_warehouse_path)
-    assert at.title[0].value == "Benchmarks"
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_renders_on_the_sample_data(monkeypatch, sample_warehouse_path, page):
+    at = run_app(monkeypatch, sample_warehouse_path, page)
+    assert at.title and not at.exception
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_explains_an_empty_warehouse(monkeypatch, warehouse_path, page):
+    at = run_app(monkeypatch, warehouse_path, page)
+    assert not at.exception
+    if page in ("pages/plan.py", "pages/benchmarks.py"):
+        assert "Upload" in at.info[0].value and "make run" in at.info[0].value
+
+
+# -- Benchmarks ---------------------------------------------------------------------------------
+
+
+def test_benchmarks_page_shows_sample_data_with_charts_and_table(
+    monkeypatch, sample_warehouse_path
+):
+    at = run_app(monkeypatch, sample_warehouse_path, "pages/benchmarks.py")
     model = at.selectbox(key="w_model")
     assert "meta-llama/Meta-Llama-3-8B-Instruct" in model.options
-    # by default the model measured on the most configurations
-    assert model.value in {"deepseek-ai/DeepSeek-R1-Distill-Qwen-14B",
-                           "deepseek-ai/DeepSeek-R1-Distill-Qwen-7B",
-                           "deepseek-ai/DeepSeek-R1-Distill-Llama-8B"}  # fmt: skip
     model.set_value("deepseek-ai/DeepSeek-R1-Distill-Qwen-14B").run()
     assert not at.exception
     configs = at.multiselect(key="w_configs:deepseek-ai/DeepSeek-R1-Distill-Qwen-14B")
     assert configs.value == ["1x h100-pcie", "2x rtx-4090", "4x rtx-4090", "8x rtx-4090"]
-    figure = json.loads(at.get("plotly_chart")[0].proto.spec)
-    assert figure["layout"]["xaxis"]["title"]["text"] == "Offered load (requests/s, Poisson)"
-    assert figure["layout"]["yaxis"]["title"]["text"] == "Total tokens/s (input + output)"
-    traces = {trace["name"] for trace in figure["data"]}
-    assert traces == {"h100-pcie, 1x h100-pcie", "rtx-4090, 2x rtx-4090", "rtx-4090, 4x rtx-4090",
-                      "rtx-4090, 8x rtx-4090"}  # fmt: skip
+    charts = {c.key: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
+    load = charts["chart_load"]
+    assert load["layout"]["xaxis"]["title"]["text"] == "Offered load (requests/s, Poisson)"
+    assert load["layout"]["yaxis"]["title"]["text"] == "Total tokens/s (input + output)"
+    latency = charts["chart_latency"]
+    assert any(shape.get("y0") == 500.0 for shape in latency["layout"]["shapes"])  # the target
+    cost = charts["chart_cost_latency"]
+    assert {t["name"].split(",")[1].strip() for t in cost["data"]} >= {"Pareto-efficient"}
+    assert "not measured" in at.info[0].value.lower()  # the io.net data has no energy
     table = at.dataframe[0].value
-    assert set(table["gpu_count"]) == {1, 2, 4, 8}
-    assert len(table) == 25  # 5 rates x 4 configurations, the H100 runs repeated at each rate
+    assert set(table["gpu_count"]) == {1, 2, 4, 8} and len(table) == 25
     configs.set_value(["4x rtx-4090"]).run()
     assert set(at.dataframe[0].value["gpu_count"]) == {4}
-
-
-def test_switching_throughput_metric(monkeypatch, sample_warehouse_path):
-    at = run_app(monkeypatch, sample_warehouse_path)
-    at.selectbox(key="w_metric").set_value("request_throughput_rps").run()
-    assert not at.exception
-    figure = json.loads(at.get("plotly_chart")[0].proto.spec)
-    assert figure["layout"]["yaxis"]["title"]["text"] == "Completed requests/s"
-
-
-def test_empty_warehouse_explains_how_to_get_data(monkeypatch, warehouse_path):
-    at = run_app(monkeypatch, warehouse_path)
-    assert "fleetplan ingest" in at.info[0].value and "make run" in at.info[0].value
 
 
 def test_busy_warehouse_is_a_message_not_a_stack_trace(monkeypatch, sample_warehouse_path):
     with held_by_another_process(sample_warehouse_path):
         at = run_app(monkeypatch, sample_warehouse_path)
         assert "in use by process" in at.error[0].value
+
+
+# -- Plan ---------------------------------------------------------------------------------------
+
+
+def test_default_plan_matches_the_command_line(monkeypatch, sample_warehouse_path, tmp_path):
+    at = run_app(monkeypatch, sample_warehouse_path)
+    assert at.title[0].value == "Plan a fleet"
+    scenario: Scenario = at.session_state["s_current"]
+    metrics = {m.label: m.value for m in at.metric}
+    path = tmp_path / "scenario.json"
+    path.write_text(scenario.model_dump_json())
+    release_warehouse()  # DuckDB: one process per file; the CLI is another process
+    done = fleetplan(
+        "plan",
+        "--warehouse",
+        sample_warehouse_path,
+        "--scenario",
+        path,
+        "--json",
+        tmp_path / "plan.json",
+        check=True,
+    )
+    cli = json.loads((tmp_path / "plan.json").read_text())
+    monthly = cli["recommended"]["totals"]["monthly_cost_usd"]
+    assert metrics["Cost per month"] == f"${monthly:,.0f}"
+    assert "Recommended fleet" in done.stdout
+    assert any("runs on" in md.value for md in at.markdown)  # the explanation
+
+
+def upload_scenario(at: AppTest, scenario: dict, name: str = "s.json") -> AppTest:
+    at.file_uploader(key="w_scenario_file").set_value(
+        (name, json.dumps(scenario).encode(), "application/json")
+    ).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def frame_with(at: AppTest, column: str):
+    """The table on the page that has `column` (AppTest finds dataframes by order, not key)."""
+    return next(df.value for df in at.dataframe if column in df.value.columns)
+
+
+def test_loading_a_scenario_restores_every_input_and_a_tighter_target_changes_the_plan(
+    monkeypatch, sample_warehouse_path
+):
+    at = run_app(monkeypatch, sample_warehouse_path)
+    first: Scenario = at.session_state["s_current"]
+    before = {m.label: m.value for m in at.metric}["Cost per month"]
+    tighter = first.model_dump(mode="json")
+    tighter["classes"][0]["ttft_p99_ms"] = 60.0  # only the H100 meets this
+    tighter["max_utilization"] = 0.6
+    tighter["name"] = "tighter"
+    upload_scenario(at, tighter)
+    loaded: Scenario = at.session_state["s_current"]
+    assert loaded.classes[0].ttft_p99_ms == 60.0 and loaded.max_utilization == 0.6
+    assert (
+        loaded.name == "tighter"
+        and at.slider(key=f"w_headroom_{at.session_state['s_gen']}").value == 0.6
+    )
+    assert loaded == Scenario.model_validate(tighter)  # every input restored (round trip)
+    after = {m.label: m.value for m in at.metric}["Cost per month"]
+    assert after != before
+    assert "h100-pcie" in {m.label: m.value for m in at.metric}["GPUs"]
+
+
+def test_infeasible_scenario_shows_the_reason(monkeypatch, sample_warehouse_path):
+    at = run_app(monkeypatch, sample_warehouse_path)
+    impossible = at.session_state["s_current"].model_dump(mode="json")
+    impossible["classes"] = [{"name": "instant", "rate_rps": 5, "ttft_p99_ms": 1}]
+    upload_scenario(at, impossible)
+    message = at.error[0].value
+    assert "No fleet can serve" in message and "instant" in message and "Best P99 TTFT" in message
+
+
+def test_a_broken_scenario_file_is_refused_with_the_field(monkeypatch, sample_warehouse_path):
+    at = run_app(monkeypatch, sample_warehouse_path)
+    broken = at.session_state["s_current"].model_dump(mode="json")
+    broken["max_utilization"] = 3
+    upload_scenario(at, broken, "broken.json")
+    assert any("max_utilization" in e.value and "broken.json" in e.value for e in at.error)
+
+
+def test_objective_switch_to_carbon_asks_for_missing_power(monkeypatch, sample_warehouse_path):
+    at = run_app(monkeypatch, sample_warehouse_path)
+    at.radio(key="w_objective_0").set_value("carbon").run()
+    assert not at.exception
+    assert any("idle" in e.value.lower() for e in at.error)  # H100 PCIe idle power is unknown
+
+
+# -- Upload -------------------------------------------------------------------------------------
+
+
+def at_warehouse() -> Warehouse:
+    """The app's own connection (the test runs in the app's process)."""
+    from app.data import warehouse
+
+    return warehouse()
+
+
+def test_upload_good_bad_and_duplicate_files(monkeypatch, sample_warehouse_path):
+    at = run_app(monkeypatch, sample_warehouse_path, "pages/upload.py")
+    good = json.dumps(make_result(seed=21, model="acme/uploaded")).encode()
+    bad = json.dumps({**make_result(seed=22), "duration": "soon"}).encode()
+    at.file_uploader(key="w_upload_files").set_value(
+        [("good.json", good, "application/json"), ("bad.json", bad, "application/json")]
+    ).run()
+    assert not at.exception
+    summary = frame_with(at, "status").set_index("file")
+    assert summary.loc["good.json", "status"] == "ready"
+    assert summary.loc["bad.json", "status"] == "rejected"
+    assert "duration" in summary.loc["bad.json", "problem"]
+    at.button(key="w_upload_commit").click().run()
+    assert not at.exception
+    assert any("good.json" in s.value for s in at.success)
+    listed = sources(at_warehouse())
+    assert "good.json" in set(listed["file_name"]) and "bad.json" not in set(listed["file_name"])
+    # the same file again: previewed as already imported, nothing to commit
+    summary = frame_with(at, "status").set_index("file")
+    assert summary.loc["good.json", "status"].startswith("already imported")
+    assert at.button(key="w_upload_commit").disabled
+
+
+def test_upload_size_limit_is_enforced_in_code(monkeypatch, sample_warehouse_path):
+    monkeypatch.setenv("FLEETPLAN_MAX_FILE_MB", "0.001")
+    at = run_app(monkeypatch, sample_warehouse_path, "pages/upload.py")
+    at.file_uploader(key="w_upload_files").set_value(
+        [("big.json", json.dumps(make_result(seed=3)).encode(), "application/json")]
+    ).run()
+    summary = frame_with(at, "status")
+    assert summary.iloc[0]["status"] == "rejected" and "limit" in summary.iloc[0]["problem"]
+
+
+# -- Paper check and Data ------------------------------------------------------------------------
+
+
+def test_paper_check_shows_every_claim_with_a_verdict(monkeypatch, sample_warehouse_path):
+    at = run_app(monkeypatch, sample_warehouse_path, "pages/paper.py")
+    claims = frame_with(at, "verdict")
+    assert len(claims) == 7
+    verdicts = dict(zip(claims["claim"], claims["verdict"], strict=True))
+    assert verdicts["H100 is about 3.1x more energy-efficient per token"] == "does not hold"
+    sweet = claims[claims["claim"].str.startswith("Sweet spot")].iloc[0]
+    assert "$0.111 = 2x 4090" in sweet["recomputed"] and "$0.149 = 4x 4090" in sweet["recomputed"]
+    h100 = claims[claims["claim"].str.startswith("H100 keeps")].iloc[0]
+    assert "211 ms at 32 req/s" in h100["recomputed"]
+
+
+def test_data_page_shows_catalog_regions_and_counts(monkeypatch, sample_warehouse_path):
+    at = run_app(monkeypatch, sample_warehouse_path, "pages/data.py")
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Load levels"] == "130"
+    catalog = frame_with(at, "rated_power_source")
+    assert "rated_power_source" in catalog and "h100-pcie" in set(catalog["gpu_id"])
+    assert len(frame_with(at, "grid_gco2_per_kwh")) >= 16
+
+
+# -- the real server ----------------------------------------------------------------------------
 
 
 def _free_port() -> int:
@@ -88,10 +270,21 @@ def _free_port() -> int:
 def test_fleetplan_app_serves_the_dashboard(sample_warehouse_path):
     port = _free_port()
     server = subprocess.Popen(
-        [sys.executable, "-m", "fleetplan.cli", "app", "--port", str(port), "--headless",
-         "--warehouse", str(sample_warehouse_path)],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "fleetplan.cli",
+            "app",
+            "--port",
+            str(port),
+            "--headless",
+            "--warehouse",
+            str(sample_warehouse_path),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -110,12 +303,3 @@ def test_fleetplan_app_serves_the_dashboard(sample_warehouse_path):
     finally:
         server.terminate()
         server.wait(timeout=20)
-
-
-def test_table_follows_the_model_and_offers_a_csv_download(monkeypatch, sample_warehouse_path):
-    at = run_app(monkeypatch, sample_warehouse_path)
-    at.selectbox(key="w_model").set_value("meta-llama/Meta-Llama-3-8B-Instruct").run()
-    button = at.get("download_button")[0]
-    assert "Download these points" in button.proto.label
-    shown = at.dataframe[0].value
-    assert set(shown["model"]) == {"meta-llama/Meta-Llama-3-8B-Instruct"} and len(shown) == 10

@@ -1,13 +1,16 @@
-"""Benchmarks: the measured points, filtered, with a throughput-vs-load chart and provenance."""
+"""Benchmarks: the measured points, filtered; throughput, latency, cost and energy charts;
+the table with provenance."""
 
 from __future__ import annotations
 
 import plotly.express as px
 import streamlit as st
 
-from app.data import points
+from app import data
+from app.forms import default_price
 from app.style import gpu_colours
 from fleetplan.tabular import to_csv
+from planner.unit_costs import pareto_efficient, server_unit_costs, tokens_per_kwh
 from warehouse.queries import configurations, load_curve, models_by_coverage
 
 METRICS = {
@@ -15,72 +18,213 @@ METRICS = {
     "output_throughput_tps": "Output tokens/s",
     "request_throughput_rps": "Completed requests/s",
 }
-
 # What a capacity planner reads first; provenance after it; internal ids last.
 TABLE_COLUMNS = (
-    "gpu_model", "gpu_count", "offered_rate_rps", "request_throughput_rps",
-    "output_throughput_tps", "total_throughput_tps", "ttft_p50_ms", "ttft_p99_ms", "tpot_p99_ms",
-    "itl_p99_ms", "e2el_p99_ms", "completed", "failed", "duration_s", "energy_method",
-    "gpu_energy_j", "avg_power_w", "dataset", "input_tokens_mean", "output_tokens_mean", "engine",
-    "engine_version", "dtype", "tensor_parallel_size", "stats_source", "source_tool",
-    "source_file", "source_repository", "source_commit", "source_licence", "source_sha256",
-    "imported_from", "imported_at", "run_id",
-)  # fmt: skip
+    "gpu_model",
+    "gpu_count",
+    "offered_rate_rps",
+    "request_throughput_rps",
+    "output_throughput_tps",
+    "total_throughput_tps",
+    "ttft_p50_ms",
+    "ttft_p99_ms",
+    "tpot_p99_ms",
+    "itl_p99_ms",
+    "e2el_p99_ms",
+    "completed",
+    "failed",
+    "duration_s",
+    "energy_method",
+    "gpu_energy_j",
+    "avg_power_w",
+    "dataset",
+    "input_tokens_mean",
+    "output_tokens_mean",
+    "engine",
+    "engine_version",
+    "dtype",
+    "tensor_parallel_size",
+    "stats_source",
+    "source_tool",
+    "source_file",
+    "source_repository",
+    "source_commit",
+    "source_licence",
+    "source_sha256",
+    "imported_from",
+    "imported_at",
+    "run_id",
+)
 
 st.title("Benchmarks")
-frame = points()
+frame = data.points()
 if frame.empty:
     st.info(
         "No benchmark results in the warehouse yet. Build it from the bundled sample data with "
-        "`make run` (or `fleetplan build`), or import your own runs with "
+        "`make run` (or `fleetplan build`), upload runs on the Upload page, or import them with "
         "`fleetplan ingest PATH...` (vLLM `bench serve --save-result` JSON, fleetplan run files).",
         icon=":material/inbox:",
     )
     st.stop()
 
 left, right = st.columns([2, 1])
-models = models_by_coverage(frame)
-model = left.selectbox("Model", models, key="w_model")
+model = left.selectbox("Model", models_by_coverage(frame), key="w_model")
 metric = right.selectbox("Throughput", list(METRICS), format_func=METRICS.get, key="w_metric")
 subset = frame[frame["model"] == model]
 labels = configurations(subset)
 configs = sorted(set(labels))
+filters = st.columns(3)
 # One widget per model, so that switching models starts from all of its configurations.
-chosen = st.multiselect("GPU configurations", configs, default=configs, key=f"w_configs:{model}")
-subset = subset[labels.isin(chosen)]
+chosen = filters[0].multiselect(
+    "GPU configurations", configs, default=configs, key=f"w_configs:{model}"
+)
+datasets = sorted(subset["dataset"].fillna("(unnamed)").unique())
+chosen_sets = filters[1].multiselect(
+    "Datasets", datasets, default=datasets, key=f"w_datasets:{model}"
+)
+files = sorted(subset["imported_from"].unique())
+chosen_files = filters[2].multiselect(
+    "Sources (imported files)", files, default=files, key=f"w_sources:{model}"
+)
+subset = subset[
+    labels.isin(chosen)
+    & subset["dataset"].fillna("(unnamed)").isin(chosen_sets)
+    & subset["imported_from"].isin(chosen_files)
+]
+if subset.empty:
+    st.warning("Nothing matches these filters.")
+    st.stop()
+colours = gpu_colours(list(frame["gpu_model"].unique()))
+subset = subset.assign(configuration=configurations(subset))
 
-curve = load_curve(subset, metric)
-if curve.empty:
-    st.warning("No finite offered-rate levels for this selection.")
-else:
-    colours = gpu_colours(list(curve["gpu_model"]))
-    figure = px.line(
-        curve,
-        x="offered_rate_rps",
-        y="value",
-        color="gpu_model",
-        line_dash="configuration",
-        markers=True,
-        color_discrete_map=colours,
-        hover_data={"repeats": True, "configuration": True},
-        labels={
-            "offered_rate_rps": "Offered load (requests/s, Poisson)",
-            "value": METRICS[metric],
-            "gpu_model": "GPU",
-            "configuration": "Configuration",
-        },
-        title=f"{METRICS[metric]} vs offered load: {model}",
+tabs = st.tabs(["Throughput vs load", "Latency vs throughput", "Cost vs latency", "Energy"])
+with tabs[0]:
+    curve = load_curve(subset, metric)
+    if curve.empty:
+        st.warning("No finite offered-rate levels for this selection.")
+    else:
+        figure = px.line(
+            curve,
+            x="offered_rate_rps",
+            y="value",
+            color="gpu_model",
+            line_dash="configuration",
+            markers=True,
+            color_discrete_map=colours,
+            hover_data={"repeats": True, "configuration": True},
+            labels={
+                "offered_rate_rps": "Offered load (requests/s, Poisson)",
+                "value": METRICS[metric],
+                "gpu_model": "GPU",
+                "configuration": "Configuration",
+            },
+            title=f"{METRICS[metric]} vs offered load: {model}",
+        )
+        figure.update_layout(legend_title_text="GPU / configuration", hovermode="x unified")
+        st.plotly_chart(figure, key="chart_load")
+        notes = []
+        if curve.attrs.get("saturation_levels"):
+            count = curve.attrs["saturation_levels"]
+            notes.append(
+                f"{count} saturation level(s) (all requests at once) are in the table only"
+            )
+        if (curve["repeats"] > 1).any():
+            notes.append("levels measured more than once show the mean of the repeats")
+        if notes:
+            st.caption("; ".join(notes) + ".")
+with tabs[1]:
+    target = st.number_input(
+        "Your P99 TTFT target (ms)", 1.0, 100_000.0, 500.0, step=50.0, key="w_ttft_target"
     )
-    figure.update_layout(legend_title_text="GPU / configuration", hovermode="x unified")
-    st.plotly_chart(figure, key="chart_load")
-    notes = []
-    if curve.attrs.get("saturation_levels"):
-        count = curve.attrs["saturation_levels"]
-        notes.append(f"{count} saturation level(s) (all requests at once) are in the table only")
-    if (curve["repeats"] > 1).any():
-        notes.append("levels measured more than once show the mean of the repeats")
-    if notes:
-        st.caption("; ".join(notes) + ".")
+    latency = px.scatter(
+        subset.sort_values("request_throughput_rps"),
+        x="request_throughput_rps",
+        y="ttft_p99_ms",
+        color="gpu_model",
+        symbol="configuration",
+        color_discrete_map=colours,
+        log_y=True,
+        hover_data=["offered_rate_rps", "tpot_p99_ms", "source_file"],
+        labels={
+            "request_throughput_rps": "Achieved throughput (requests/s)",
+            "ttft_p99_ms": "P99 TTFT (ms, log scale)",
+            "gpu_model": "GPU",
+        },
+        title="P99 time to first token against achieved throughput",
+    )
+    latency.add_hline(
+        y=target, line_dash="dash", line_color="#D55E00", annotation_text=f"target {target:g} ms"
+    )
+    st.plotly_chart(latency, key="chart_latency")
+    meets = subset[subset["ttft_p99_ms"] <= target]
+    st.caption(f"{len(meets)} of {len(subset)} levels meet {target:g} ms.")
+with tabs[2]:
+    gpus = sorted(subset["gpu_model"].unique())
+    price_cols = st.columns(max(len(gpus), 1))
+    prices = {}
+    for col, gpu in zip(price_cols, gpus, strict=False):
+        default, source = default_price(data.prices(), gpu)
+        prices[gpu] = col.number_input(
+            f"{gpu} $ / GPU-hour",
+            0.0,
+            1000.0,
+            default or 0.0,
+            step=0.05,
+            key=f"w_price_{gpu}",
+            help=f"Default: {source}" if source else "No reference price",
+        )
+    costs = server_unit_costs(subset, prices)
+    costs["pareto"] = pareto_efficient(costs["usd_per_million_total_tokens"], costs["ttft_p99_ms"])
+    costs["point"] = costs["pareto"].map({True: "Pareto-efficient", False: "dominated"})
+    sweet = px.scatter(
+        costs,
+        x="ttft_p99_ms",
+        y="usd_per_million_total_tokens",
+        color="gpu_model",
+        symbol="point",
+        symbol_map={"Pareto-efficient": "star", "dominated": "circle-open"},
+        color_discrete_map=colours,
+        log_x=True,
+        hover_data=["configuration", "offered_rate_rps", "total_throughput_tps", "source_file"],
+        labels={
+            "ttft_p99_ms": "P99 TTFT (ms, log scale)",
+            "usd_per_million_total_tokens": "$ per million total tokens",
+            "gpu_model": "GPU",
+        },
+        title="Cost per million tokens against P99 TTFT (one fully loaded server per level)",
+    )
+    st.plotly_chart(sweet, key="chart_cost_latency")
+    st.caption(
+        "$ per million tokens = GPUs x price / (total tokens/s x 3,600) x 10^6 at the level's "
+        "measured throughput; stars: no other level is both cheaper and faster."
+    )
+with tabs[3]:
+    energy = subset.assign(tokens_per_kwh=tokens_per_kwh(subset))
+    measured = energy[energy["tokens_per_kwh"].notna()]
+    if measured.empty:
+        st.info(
+            "Energy not measured for this selection: the sources carry no GPU energy "
+            "(the io.net results, for one, measured none). Runs measured with NVML energy "
+            "counters show up here."
+        )
+    else:
+        chart = px.bar(
+            measured,
+            x="configuration",
+            y="tokens_per_kwh",
+            color="gpu_model",
+            barmode="group",
+            color_discrete_map=colours,
+            hover_data=["offered_rate_rps", "energy_method"],
+            labels={"tokens_per_kwh": "Tokens per kWh (GPU energy)"},
+            title="Tokens per kWh of GPU energy",
+        )
+        st.plotly_chart(chart, key="chart_energy")
+        unmeasured = len(energy) - len(measured)
+        if unmeasured:
+            st.caption(
+                f"{unmeasured} level(s) without measured energy are left out (not measured)."
+            )
 
 st.subheader("Points")
 st.caption(
@@ -111,7 +255,7 @@ st.dataframe(
 )
 st.download_button(
     "Download these points (CSV)",
-    data=to_csv(subset),
+    data=to_csv(subset.drop(columns=["configuration"])),
     file_name="fleetplan-benchmarks.csv",
     mime="text/csv",
     icon=":material/download:",

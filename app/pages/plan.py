@@ -30,8 +30,8 @@ points = data.points()
 if points.empty:
     st.info(
         "No benchmark results yet, so there is nothing to plan from. Build the warehouse from "
-        "the bundled sample data (`make run` or `fleetplan build`), upload runs on the Upload "
-        "page, or collect your own with `fleetplan collect`.",
+        "the bundled sample data (`make run` or `fleetplan build`), or upload your runs on the "
+        "Upload page.",
         icon=":material/inbox:",
     )
     st.stop()
@@ -199,6 +199,8 @@ except InputError as error:
     st.error(f"Check the inputs: {error}", icon=":material/edit:")
     st.stop()
 
+state.s_current = scenario  # what the downloads hold; tests read it too
+
 if apply_preset:
     restart(scenario.model_copy(update={"classes": list(PRESETS[preset])}))
 if apply_region:
@@ -356,13 +358,15 @@ files[1].download_button(
 )
 uploaded = files[2].file_uploader("Load a scenario (JSON)", type=["json"], key="w_scenario_file")
 if uploaded is not None and uploaded.file_id != state.get("s_loaded_file"):
-    state.s_loaded_file = uploaded.file_id
+    state.s_loaded_file, state.s_load_error = uploaded.file_id, None
     if uploaded.size > 1_000_000:
-        st.error("A scenario file is small JSON; this one is over 1 MB.")
+        state.s_load_error = f"{uploaded.name}: a scenario is small JSON; this file is over 1 MB"
     else:
         try:
-            restart(Scenario.model_validate_json(uploaded.getvalue()))
+            loaded = Scenario.model_validate_json(uploaded.getvalue())
         except ValidationError as error:
-            st.error(
-                f"This scenario cannot be loaded: {validation_message(error, file=uploaded.name)}"
-            )
+            state.s_load_error = str(validation_message(error, file=uploaded.name))
+        else:
+            restart(loaded)
+if uploaded is not None and state.get("s_load_error"):
+    st.error(f"This scenario cannot be loaded: {state.s_load_error}", icon=":material/error:")
