@@ -38,7 +38,7 @@ icons = {
     Verdict.UNKNOWN: ":material/help:",
 }
 summary = [
-    {"claim": c.claim, "paper": c.paper, "recomputed": c.recomputed, "verdict": c.verdict.value}
+    {"claim": c.claim, "verdict": c.verdict.value, "paper": c.paper, "recomputed": c.recomputed}
     for c in claims
 ]
 st.dataframe(summary, hide_index=True, key="table_claims")

@@ -157,8 +157,13 @@ with right:
     row = st.columns([2, 3, 1])
     site_names = [s for s in sites["name"].dropna().tolist() if s] or [s.name for s in base.sites]
     target_site = row[0].selectbox("Site", site_names, key=f"w_region_site_{gen}")
+    region_ids = list(labels)
     region_id = row[1].selectbox(
-        "Region", list(labels), format_func=lambda r: f"{labels[r]} ({r})", key=f"w_region_{gen}"
+        "Region",
+        region_ids,
+        index=region_ids.index("us") if "us" in region_ids else 0,
+        format_func=lambda r: f"{labels[r]} ({r})",
+        key=f"w_region_{gen}",
     )
     apply_region = row[2].button("Apply", key=f"w_apply_region_{gen}")
     region = regions[regions["region_id"] == region_id].iloc[0].to_dict()

@@ -1,0 +1,164 @@
+"""The dashboard in a real headless Chromium (Debian's `chromium`, driven by Playwright): every
+page renders without a Streamlit exception, a plan runs, and its CSV download is the CLI's."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+import requests
+
+from tests.conftest import ROOT
+from tests.test_cli import fleetplan
+
+ARTIFACTS = ROOT / "test-artifacts"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-dev-shm-usage",
+]
+PAGES = {
+    "": "Plan a fleet",
+    "benchmarks": "Benchmarks",
+    "upload": "Upload runs",
+    "paper": "Paper check",
+    "data": "Data",
+}
+
+
+def chromium() -> str:
+    found = os.environ.get("FLEETPLAN_CHROMIUM") or shutil.which("chromium")
+    if found is None:
+        message = "Debian's chromium is not installed (apt-get install chromium)"
+        if os.environ.get("CI"):
+            pytest.fail(message)  # in CI a missing browser is a failure, not a skip
+        pytest.skip(message)
+    return found
+
+
+@pytest.fixture
+def server(sample_warehouse_path):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "fleetplan.cli",
+            "app",
+            "--port",
+            str(port),
+            "--headless",
+            "--warehouse",
+            str(sample_warehouse_path),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    deadline = time.monotonic() + 90
+    while True:
+        try:
+            if requests.get(f"http://127.0.0.1:{port}/_stcore/health", timeout=2).ok:
+                break
+        except requests.ConnectionError:
+            pass
+        assert process.poll() is None, process.stdout.read()
+        assert time.monotonic() < deadline, "the dashboard did not start"
+        time.sleep(0.5)
+    yield f"http://127.0.0.1:{port}"
+    process.terminate()
+    process.wait(timeout=20)
+
+
+@pytest.fixture
+def browser_page():
+    from playwright.sync_api import sync_playwright
+
+    executable = chromium()
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1440, "height": 1100}, accept_downloads=True)
+        yield page
+        browser.close()
+
+
+def wait_rendered(page, title: str) -> None:
+    page.get_by_role("heading", name=title).first.wait_for(timeout=60_000)
+    # While the script runs Streamlit shows a status widget and grey skeletons for elements
+    # that are not drawn yet: wait for both to go.
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
+        " && !document.querySelector('[data-testid=\"stSkeleton\"]')",
+        timeout=60_000,
+    )
+    page.wait_for_timeout(1000)
+
+
+def test_every_page_renders_in_a_real_browser(server, browser_page):
+    ARTIFACTS.mkdir(exist_ok=True)
+    for path, title in PAGES.items():
+        browser_page.goto(f"{server}/{path}")
+        wait_rendered(browser_page, title)
+        assert browser_page.locator("[data-testid='stException']").count() == 0, path
+        browser_page.screenshot(path=str(ARTIFACTS / f"page-{path or 'plan'}.png"), full_page=True)
+
+
+def test_plan_runs_and_its_csv_download_is_the_clis(
+    server, browser_page, tmp_path, sample_warehouse_path
+):
+    page = browser_page
+    page.goto(server)
+    wait_rendered(page, "Plan a fleet")
+    page.get_by_text("Cost per month").first.wait_for()
+    with page.expect_download() as scenario_download:
+        page.get_by_role("button", name="Download scenario (JSON)").click()
+    scenario_path = tmp_path / "scenario.json"
+    scenario_download.value.save_as(scenario_path)
+    with page.expect_download() as csv_download:
+        page.get_by_role("button", name="Download plan (CSV)").click()
+    app_csv = tmp_path / "app.csv"
+    csv_download.value.save_as(app_csv)
+
+    # The CLI on the same scenario, against a copy of the same warehouse (the app holds its file).
+    copy = tmp_path / "copy.duckdb"
+    shutil.copy(sample_warehouse_path, copy)
+    fleetplan(
+        "plan",
+        "--warehouse",
+        copy,
+        "--scenario",
+        scenario_path,
+        "--csv",
+        tmp_path / "cli.csv",
+        check=True,
+    )
+    assert app_csv.read_text() == (tmp_path / "cli.csv").read_text()
+
+    # Load a scenario with a tighter target: the plan changes on the page.
+    before = page.locator("[data-testid='stMetricValue']").first.inner_text()
+    scenario = json.loads(scenario_path.read_text())
+    scenario["classes"][0]["ttft_p99_ms"] = 60
+    tighter = tmp_path / "tighter.json"
+    tighter.write_text(json.dumps(scenario))
+    page.locator("[data-testid='stFileUploaderDropzoneInput']").last.set_input_files(str(tighter))
+    page.wait_for_function(
+        "before => document.querySelector('[data-testid=\"stMetricValue\"]')?.innerText !== before",
+        arg=before,
+        timeout=60_000,
+    )
+    wait_rendered(page, "Plan a fleet")
+    assert page.locator("[data-testid='stException']").count() == 0
+    assert "h100-pcie" in page.locator("[data-testid='stMetricValue']").nth(4).inner_text()
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "plan-tighter.png"), full_page=True)
