@@ -17,7 +17,7 @@ from planner import GpuFacts, Scenario
 from planner.presets import PRESETS
 from warehouse.queries import models_by_coverage
 
-CLASS_COLUMNS = ("name", "rate_rps", "ttft_p99_ms", "tpot_p99_ms")
+CLASS_COLUMNS = ("name", "rate_rps", "share_pct", "ttft_p99_ms", "tpot_p99_ms")
 GPU_COLUMNS = ("gpu_model", "hourly_usd", "electricity_included", "site", "max_gpus",
                "include_embodied", "idle_w", "rated_w", "embodied_kgco2e")  # fmt: skip
 SITE_COLUMNS = ("name", "electricity_usd_per_kwh", "grid_gco2_per_kwh", "pue")
@@ -93,10 +93,25 @@ def default_scenario(
 
 
 def classes_table(scenario: Scenario) -> pd.DataFrame:
-    rows = [{c: getattr(k, c) for c in CLASS_COLUMNS} for k in scenario.classes]
+    """Traffic classes; `share_pct` (of a total rate) is an alternative way to give a rate."""
+    rows = [{c: getattr(k, c, None) for c in CLASS_COLUMNS} for k in scenario.classes]
     return pd.DataFrame(rows, columns=list(CLASS_COLUMNS)).astype(
-        {"rate_rps": float, "ttft_p99_ms": float, "tpot_p99_ms": float}
+        {"rate_rps": float, "share_pct": float, "ttft_p99_ms": float, "tpot_p99_ms": float}
     )
+
+
+def _rates_from_shares(classes: list[dict[str, Any]], total_rps: float | None) -> list[dict]:
+    """A class given as a share of the total rate gets its rate; the share is not kept."""
+    out = []
+    for i, row in enumerate(classes):
+        share = row.pop("share_pct", None)
+        if row.get("rate_rps") is None and share is not None:
+            if not total_rps:
+                where = f"Traffic classes, row {i + 1}, column share_pct"
+                raise InputError("a share needs the total rate below the table", field=where)
+            row["rate_rps"] = total_rps * share / 100
+        out.append(row)
+    return out
 
 
 _FACTS_SHOWN = ("idle_w", "rated_w", "embodied_kgco2e")
@@ -143,12 +158,13 @@ def scenario_from_forms(
     gpus: pd.DataFrame,
     sites: pd.DataFrame,
     settings: dict[str, Any],
+    total_rps: float | None = None,
 ) -> Scenario:
     """The scenario the page's inputs describe; InputError names the table, row and column."""
     raw = base.model_dump(mode="json")
     raw |= {
         "model": model,
-        "classes": _records(classes, CLASS_COLUMNS),
+        "classes": _rates_from_shares(_records(classes, CLASS_COLUMNS), total_rps),
         "gpus": [
             {**g, "max_gpus": int(g["max_gpus"])} if "max_gpus" in g else g
             for g in _records(gpus, GPU_COLUMNS)

@@ -107,9 +107,24 @@ with left:
         column_config={
             "name": st.column_config.TextColumn("Class", required=True),
             "rate_rps": st.column_config.NumberColumn("Rate (req/s)", min_value=0.0, format="%.2f"),
+            "share_pct": st.column_config.NumberColumn(
+                "or % of total",
+                min_value=0.0,
+                max_value=100.0,
+                format="%.0f%%",
+                help="Leave the rate empty and give a share of the total rate below.",
+            ),
             "ttft_p99_ms": st.column_config.NumberColumn("P99 TTFT (ms)", min_value=0.0),
             "tpot_p99_ms": st.column_config.NumberColumn("P99 TPOT (ms)", min_value=0.0),
         },
+    )
+    total_rps = st.number_input(
+        "Total rate for the shares (req/s)",
+        0.0,
+        1e6,
+        0.0,
+        key=f"w_total_rps_{gen}",
+        help="Only used by classes given as a share of the total.",
     )
 with right:
     st.markdown("**GPUs on offer** — price per GPU-hour; blank power = the catalog has none")
@@ -198,7 +213,13 @@ settings = {
 }
 try:
     scenario = scenario_from_forms(
-        base, model=model, classes=classes, gpus=gpus, sites=sites, settings=settings
+        base,
+        model=model,
+        classes=classes,
+        gpus=gpus,
+        sites=sites,
+        settings=settings,
+        total_rps=total_rps or None,
     )
 except InputError as error:
     st.error(f"Check the inputs: {error}", icon=":material/edit:")
