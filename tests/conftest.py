@@ -86,6 +86,50 @@ def held_by_another_process(path: Path, seconds: float = 60) -> Iterator[subproc
         holder.wait()
 
 
+@pytest.fixture
+def dashboard_url(sample_warehouse_path: Path) -> Iterator[str]:
+    """`fleetplan app` serving a copy of the sample warehouse on a free port, as a real process."""
+    import socket
+    import time
+
+    import requests
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "fleetplan.cli",
+            "app",
+            "--port",
+            str(port),
+            "--headless",
+            "--warehouse",
+            str(sample_warehouse_path),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                if requests.get(f"http://127.0.0.1:{port}/_stcore/health", timeout=2).ok:
+                    break
+            except requests.ConnectionError:
+                pass
+            assert process.poll() is None, process.stdout.read()
+            assert time.monotonic() < deadline, "the dashboard did not start within 90 s"
+            time.sleep(0.5)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+
+
 def write_json(path: Path, value: object) -> Path:
     path.write_text(json.dumps(value))
     return path

@@ -4,10 +4,6 @@ from __future__ import annotations
 
 import gc
 import json
-import socket
-import subprocess
-import sys
-import time
 
 import pytest
 import requests
@@ -261,45 +257,8 @@ def test_data_page_shows_catalog_regions_and_counts(monkeypatch, sample_warehous
 # -- the real server ----------------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def test_fleetplan_app_serves_the_dashboard(sample_warehouse_path):
-    port = _free_port()
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "fleetplan.cli",
-            "app",
-            "--port",
-            str(port),
-            "--headless",
-            "--warehouse",
-            str(sample_warehouse_path),
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                health = requests.get(f"http://127.0.0.1:{port}/_stcore/health", timeout=2)
-                if health.ok:
-                    break
-            except requests.ConnectionError:
-                pass
-            assert server.poll() is None, server.stdout.read()
-            assert time.monotonic() < deadline, "the dashboard did not start within 60 s"
-            time.sleep(0.5)
-        assert health.text == "ok"
-        page = requests.get(f"http://127.0.0.1:{port}/", timeout=5)
-        assert page.ok and "<noscript>" in page.text
-    finally:
-        server.terminate()
-        server.wait(timeout=20)
+def test_fleetplan_app_serves_the_dashboard(dashboard_url):
+    health = requests.get(f"{dashboard_url}/_stcore/health", timeout=5)
+    assert health.text == "ok"
+    page = requests.get(f"{dashboard_url}/", timeout=5)
+    assert page.ok and "<noscript>" in page.text

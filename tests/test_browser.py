@@ -6,13 +6,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
-import subprocess
-import sys
-import time
 
 import pytest
-import requests
 
 from tests.conftest import ROOT
 from tests.test_cli import fleetplan
@@ -46,42 +41,6 @@ def chromium() -> str:
 
 
 @pytest.fixture
-def server(sample_warehouse_path):
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "fleetplan.cli",
-            "app",
-            "--port",
-            str(port),
-            "--headless",
-            "--warehouse",
-            str(sample_warehouse_path),
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    deadline = time.monotonic() + 90
-    while True:
-        try:
-            if requests.get(f"http://127.0.0.1:{port}/_stcore/health", timeout=2).ok:
-                break
-        except requests.ConnectionError:
-            pass
-        assert process.poll() is None, process.stdout.read()
-        assert time.monotonic() < deadline, "the dashboard did not start"
-        time.sleep(0.5)
-    yield f"http://127.0.0.1:{port}"
-    process.terminate()
-    process.wait(timeout=20)
-
-
-@pytest.fixture
 def browser_page():
     from playwright.sync_api import sync_playwright
 
@@ -105,20 +64,20 @@ def wait_rendered(page, title: str) -> None:
     page.wait_for_timeout(1000)
 
 
-def test_every_page_renders_in_a_real_browser(server, browser_page):
+def test_every_page_renders_in_a_real_browser(dashboard_url, browser_page):
     ARTIFACTS.mkdir(exist_ok=True)
     for path, title in PAGES.items():
-        browser_page.goto(f"{server}/{path}")
+        browser_page.goto(f"{dashboard_url}/{path}")
         wait_rendered(browser_page, title)
         assert browser_page.locator("[data-testid='stException']").count() == 0, path
         browser_page.screenshot(path=str(ARTIFACTS / f"page-{path or 'plan'}.png"), full_page=True)
 
 
 def test_plan_runs_and_its_csv_download_is_the_clis(
-    server, browser_page, tmp_path, sample_warehouse_path
+    dashboard_url, browser_page, tmp_path, sample_warehouse_path
 ):
     page = browser_page
-    page.goto(server)
+    page.goto(dashboard_url)
     wait_rendered(page, "Plan a fleet")
     page.get_by_text("Cost per month").first.wait_for()
     with page.expect_download() as scenario_download:
