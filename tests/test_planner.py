@@ -358,3 +358,29 @@ def test_presets_are_valid_and_interactive_ones_bound_tpot():
                 assert traffic.tpot_p99_ms is not None, traffic
         base = scenario([c.model_dump() for c in classes], [gpu("rtx-4090", 0.25)])
         Scenario.model_validate(base)
+
+
+def test_the_public_scenario_example_validates_as_written():
+    text = """{
+      "name": "chat+batch on Qwen-14B",
+      "model": "DeepSeek-R1-Distill-Qwen-14B",
+      "classes": [
+        {"name": "realtime", "rate_rps": 6.0, "ttft_p99_ms": 100, "tpot_p99_ms": null},
+        {"name": "batch",    "rate_rps": 12.0, "ttft_p99_ms": null}
+      ],
+      "gpus": [
+        {"gpu_model": "h100-pcie", "hourly_usd": 2.00, "electricity_included": true, "site": "dc",
+         "max_gpus": null},
+        {"gpu_model": "rtx-4090",  "hourly_usd": 0.25, "electricity_included": true,
+         "site": "home", "max_gpus": 64}
+      ],
+      "sites": [
+        {"name": "dc",   "electricity_usd_per_kwh": 0.12, "grid_gco2_per_kwh": 350, "pue": 1.2},
+        {"name": "home", "electricity_usd_per_kwh": 0.30, "grid_gco2_per_kwh": 380, "pue": 1.0}
+      ],
+      "objective": "cost",
+      "max_utilization": 1.0
+    }"""
+    parsed = Scenario.model_validate_json(text)
+    assert parsed.offer("rtx-4090").max_gpus == 64 and parsed.objective == "cost"
+    assert Scenario.model_validate_json(parsed.model_dump_json()) == parsed
