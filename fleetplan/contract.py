@@ -64,6 +64,38 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
+class RequestLog(_Strict):
+    """Per-request timings of one load level, kept so that its statistics can be recomputed.
+
+    Seconds from the level's start (`start_s`) and from each request's send; a failed request
+    has null timings and its error text (empty for a success).
+    """
+
+    start_s: tuple[NonNegative, ...]
+    ttft_s: tuple[NonNegative | None, ...]
+    e2el_s: tuple[NonNegative | None, ...]
+    itl_s: tuple[tuple[NonNegative, ...], ...]
+    input_tokens: tuple[Count, ...]
+    output_tokens: tuple[Count, ...]
+    error: tuple[Annotated[str, Field(max_length=2000)], ...]
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=False)
+
+    @model_validator(mode="after")
+    def _same_length(self) -> RequestLog:
+        lengths = {len(getattr(self, name)) for name in type(self).model_fields}
+        if len(lengths) != 1:
+            raise ValueError("every per-request list must have one entry per request")
+        for error, ttft, e2el in zip(self.error, self.ttft_s, self.e2el_s, strict=True):
+            if not error and (ttft is None or e2el is None):
+                raise ValueError("a successful request needs ttft_s and e2el_s")
+        return self
+
+    @property
+    def succeeded(self) -> list[int]:
+        return [i for i, error in enumerate(self.error) if not error]
+
+
 class Point(_Strict):
     """One load level of a run. Latency fields are null where the source lacks them."""
 
@@ -108,6 +140,11 @@ class Point(_Strict):
     gpu_energy_j: NonNegative | None = None
     avg_power_w: NonNegative | None = None
     energy_method: Annotated[EnergyMethod, Field(strict=False)] = EnergyMethod.NONE
+    gpu_memory_used_gb: NonNegative | None = None
+    gpu_utilization_pct: Annotated[float, Field(ge=0, le=100, allow_inf_nan=False)] | None = None
+    requests: RequestLog | None = Field(
+        default=None, description="Per-request timings (run files from collectors)."
+    )
 
     @field_validator("offered_rate_rps", mode="before")
     @classmethod

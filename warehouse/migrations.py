@@ -146,4 +146,11 @@ CREATE TABLE regions (
 );
 """,
     ),
+    (
+        "003_point_telemetry",
+        """
+ALTER TABLE points ADD COLUMN gpu_memory_used_gb DOUBLE;
+ALTER TABLE points ADD COLUMN gpu_utilization_pct DOUBLE;
+""",
+    ),
 )

@@ -17,6 +17,7 @@ CANONICAL_COLUMNS: tuple[str, ...] = (
     "completed", "failed", "complete", "duration_s", "request_throughput_rps",
     "output_throughput_tps", "total_throughput_tps", *LATENCY_FIELDS, "stats_source",
     "input_tokens_mean", "output_tokens_mean", "gpu_energy_j", "avg_power_w", "energy_method",
+    "gpu_memory_used_gb", "gpu_utilization_pct",
     "host", "created_at", "source_tool", "source_tool_version", "source_file", "source_sha256",
     "source_index", "source_repository", "source_commit", "source_path", "source_licence",
     "imported_from", "imported_at",

@@ -22,7 +22,7 @@ _POINT_COLUMNS = (
     "request_throughput_rps", "output_throughput_tps", "total_throughput_tps",
     *LATENCY_FIELDS,
     "stats_source", "input_tokens_mean", "output_tokens_mean", "gpu_energy_j", "avg_power_w",
-    "energy_method",
+    "energy_method", "gpu_memory_used_gb", "gpu_utilization_pct",
 )  # fmt: skip
 _POINT_FIELDS = _POINT_COLUMNS[2:]
 

@@ -7,8 +7,11 @@ from pathlib import PurePath
 
 from pydantic import ValidationError
 
-from fleetplan.contract import Run, RunFile, validation_message
+import numpy as np
+
+from fleetplan.contract import Point, RequestLog, Run, RunFile, StatsSource, validation_message
 from fleetplan.errors import InputError
+from fleetplan.stats import RequestTimings, disagreements
 
 IMPORTER = "fleetplan-runs"
 VERSION = "1"
@@ -41,4 +44,41 @@ def parse(file: str, data: bytes, sha256: str) -> tuple[list[Run], list[str]]:
             )
         seen.add(origin)
         runs.append(run)
-    return runs, []
+    warnings: list[str] = []
+    checked = []
+    for r, run in enumerate(runs):
+        points = []
+        for i, point in enumerate(run.points):
+            if point.requests is None:
+                points.append(point)
+                continue
+            where = f"runs.{r}.points.{i}"
+            updated, problems = _recompute(point, point.requests)
+            warnings += [f"{where}: {p}" for p in problems]
+            points.append(updated)
+        checked.append(run.model_copy(update={"points": tuple(points)}))
+    return checked, warnings
+
+
+def _recompute(point: Point, log: RequestLog) -> tuple[Point, list[str]]:
+    """Statistics from the per-request timings, checked against the stored ones."""
+    ok = log.succeeded
+    if len(ok) != point.completed:
+        return point, [
+            f"completed is {point.completed} but the request log has {len(ok)} successes"
+        ]
+    if not ok:
+        return point, []
+    timings = RequestTimings(
+        ttft_s=np.array([log.ttft_s[i] for i in ok], dtype=float),
+        e2el_s=np.array([log.e2el_s[i] for i in ok], dtype=float),
+        output_tokens=np.array([log.output_tokens[i] for i in ok], dtype=float),
+        itl_s=np.array([gap for i in ok for gap in log.itl_s[i]], dtype=float),
+    )
+    recomputed = timings.latency_stats()
+    stored = {name: getattr(point, name) for name in recomputed}
+    problems = [
+        f"{name} is {value:.6g} in the file but {other:.6g} from its request log"
+        for name, value, other in disagreements(stored, recomputed)
+    ]
+    return point.model_copy(update={**recomputed, "stats_source": StatsSource.RECOMPUTED}), problems
