@@ -102,11 +102,89 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument("--csv", metavar="OUT", help="write one row per pool as CSV")
     plan.add_argument("--json", metavar="OUT", help="write the whole plan as JSON")
 
+    _collect_parser(sub)
+
     app = sub.add_parser("app", help="start the dashboard")
     _warehouse_arg(app)
     app.add_argument("--port", type=_positive_int, default=8501)
     app.add_argument("--headless", action="store_true", help="do not open a browser")
     return parser
+
+
+def _collect_parser(sub: argparse._SubParsersAction) -> None:
+    collect = sub.add_parser(
+        "collect",
+        help="run the standard probe suite against an inference engine",
+        description="Measure a model on this host's GPUs (or a server's) and write a run file.",
+    )
+    collect.add_argument("--backend", choices=("openai", "vllm", "torch"), required=True)
+    collect.add_argument("--out", required=True, metavar="DIR", help="folder for the run file")
+    collect.add_argument("--ingest", action="store_true", help="load the run file when done")
+    _warehouse_arg(collect)
+    what = collect.add_argument_group("what to measure (default: the standard suite)")
+    what.add_argument(
+        "--suite",
+        choices=("standard",),
+        help="chat 256/256, RAG 2048/256, generation 256/1024 at 1..32 req/s and saturation",
+    )
+    what.add_argument("--input-len", type=_positive_int, help="prompt tokens (a custom shape)")
+    what.add_argument("--output-len", type=_positive_int, help="output tokens (a custom shape)")
+    what.add_argument("--rates", help="request rates, e.g. 1,2,4,inf (default 1,2,4,8,16,32,inf)")
+    what.add_argument("--num-requests", type=_positive_int, help="requests per level (200)")
+    what.add_argument("--warmup", type=int, default=4, help="warm-up requests, not counted (4)")
+    what.add_argument("--seed", type=int, default=0)
+    what.add_argument("--max-concurrency", type=_positive_int, help="cap on requests in flight")
+    server = collect.add_argument_group("the server (openai, vllm)")
+    server.add_argument("--model", help="model name served (openai) or path/name (vllm, torch)")
+    server.add_argument("--base-url", help="the OpenAI-compatible server (openai)")
+    server.add_argument(
+        "--tokenizer",
+        help="tokenizer path for exact prompt lengths (default: the server's /tokenize)",
+    )
+    server.add_argument("--api-key", help="bearer token for the server")
+    server.add_argument(
+        "--no-ignore-eos",
+        action="store_true",
+        help="for servers that reject ignore_eos (outputs may end early)",
+    )
+    server.add_argument(
+        "--request-timeout",
+        type=_positive_float,
+        default=600.0,
+        metavar="S",
+        help="a request fails when the server sends nothing for S seconds",
+    )
+    engine = collect.add_argument_group("the managed vLLM server (vllm)")
+    engine.add_argument("--tensor-parallel-size", type=_positive_int, default=1)
+    engine.add_argument("--load-format", help="e.g. dummy: measure speed without the weights")
+    engine.add_argument("--dtype", help="model dtype (vllm, torch)")
+    engine.add_argument("--port", type=_positive_int, help="port for the managed server")
+    engine.add_argument("--startup-timeout", type=_positive_float, default=900.0, metavar="S")
+    engine.add_argument(
+        "--engine-arg",
+        action="append",
+        default=[],
+        metavar="ARG",
+        help="passed to the vLLM server as is (repeat)",
+    )
+    hardware = collect.add_argument_group("hardware")
+    hardware.add_argument("--gpu", help="the GPU model the server runs on (default: from NVML)")
+    hardware.add_argument("--gpu-count", type=_positive_int, help="GPUs per server")
+    hardware.add_argument(
+        "--telemetry",
+        choices=("auto", "off"),
+        default="auto",
+        help="NVML energy measurement (auto: when NVML works here)",
+    )
+    torch_group = collect.add_argument_group("transformers on torch (torch)")
+    torch_group.add_argument("--config", help="a model config JSON: random weights of that shape")
+    torch_group.add_argument("--device", help="cuda or cpu (default: cuda when available)")
+    torch_group.add_argument(
+        "--max-batch",
+        type=_positive_int,
+        default=256,
+        help="largest batch of the sweep (1, 2, 4, ...)",
+    )
 
 
 def _print_outcomes(outcomes, *, stream=sys.stdout) -> tuple[int, int, int]:
@@ -230,6 +308,12 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_collect(args: argparse.Namespace) -> int:
+    from collectors.cli import run_collect
+
+    return run_collect(args)
+
+
 def _cmd_app(args: argparse.Namespace) -> int:
     from warehouse.db import ENV_VAR, resolve_path
 
@@ -260,6 +344,7 @@ _COMMANDS = {
     "build": _cmd_build,
     "sample-data": _cmd_sample_data,
     "plan": _cmd_plan,
+    "collect": _cmd_collect,
     "app": _cmd_app,
 }
 

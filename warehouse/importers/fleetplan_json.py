@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from pathlib import PurePath
 
-from pydantic import ValidationError
-
 import numpy as np
+from pydantic import ValidationError
 
 from fleetplan.contract import Point, RequestLog, Run, RunFile, StatsSource, validation_message
 from fleetplan.errors import InputError

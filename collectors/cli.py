@@ -1,0 +1,134 @@
+"""`fleetplan collect`: from command-line arguments to a run file (and, on request, an ingest)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from collectors.collect import (
+    CollectError,
+    Hardware,
+    check_server,
+    collect,
+    server_version,
+    summary_table,
+)
+from collectors.openai_client import Endpoint
+from collectors.prompts import LocalTokenizer, PromptError, ServerTokenizer
+from collectors.suite import Suite, TokenShape, parse_rates, standard_suite
+from collectors.telemetry import Telemetry, open_telemetry
+
+EXIT_PROBLEMS = 1
+EXIT_CANNOT_START = 3
+EXIT_INTERRUPTED = 130
+
+
+def suite_from_args(args: argparse.Namespace) -> Suite:
+    custom = args.input_len is not None or args.output_len is not None
+    if custom and args.suite:
+        raise CollectError("give --suite standard or --input-len/--output-len, not both")
+    if custom and (args.input_len is None or args.output_len is None):
+        raise CollectError("a custom shape needs both --input-len and --output-len")
+    extra: dict[str, object] = {"seed": args.seed, "warmup_requests": max(args.warmup, 0)}
+    if args.rates:
+        try:
+            extra["rates"] = parse_rates(args.rates)
+        except ValueError as error:
+            raise CollectError(f"--rates: {error}") from None
+    if args.num_requests:
+        extra["num_requests"] = args.num_requests
+    if custom:
+        shape = TokenShape(
+            name=f"random-{args.input_len}-{args.output_len}",
+            input_len=args.input_len,
+            output_len=args.output_len,
+        )
+        return Suite(shapes=(shape,), **extra)
+    return standard_suite(**extra)
+
+
+def run_collect(args: argparse.Namespace) -> int:
+    try:
+        suite = suite_from_args(args)
+        if args.backend == "torch":
+            from collectors.torch_backend import collect_torch
+
+            result = collect_torch(args, suite)
+        elif args.backend == "vllm":
+            from collectors.vllm_server import collect_vllm
+
+            result = collect_vllm(args, suite)
+        else:
+            result = collect_openai(args, suite)
+    except (CollectError, PromptError) as error:
+        print(f"fleetplan collect: {error}", file=sys.stderr)
+        return EXIT_CANNOT_START
+    print(summary_table(result.run_file))
+    print(f"run file: {result.path}")
+    for problem in result.problems:
+        print(f"problem: {problem}", file=sys.stderr)
+    if args.ingest:
+        from warehouse.db import Warehouse
+        from warehouse.ingest import ingest_paths
+
+        with Warehouse.open(args.warehouse, wait_s=30) as warehouse:
+            for outcome in ingest_paths(warehouse, [result.path]):
+                print(f"{outcome.status.value}: {outcome.message}")
+    if result.interrupted and any("interrupted" in p for p in result.problems):
+        return EXIT_INTERRUPTED
+    incomplete = any(not p.complete or p.failed for r in result.run_file.runs for p in r.points)
+    return EXIT_PROBLEMS if incomplete or result.interrupted else 0
+
+
+def telemetry_from_args(args: argparse.Namespace) -> Telemetry:
+    return (
+        Telemetry("not measured: --telemetry off") if args.telemetry == "off" else open_telemetry()
+    )
+
+
+def collect_openai(
+    args: argparse.Namespace,
+    suite: Suite,
+    *,
+    engine: str | None = None,
+    engine_version: str | None = None,
+    extra_meta: dict | None = None,
+):
+    if not args.base_url or not args.model:
+        raise CollectError("--backend openai needs --base-url and --model")
+    endpoint = Endpoint(
+        args.base_url,
+        args.model,
+        api_key=args.api_key,
+        ignore_eos=not args.no_ignore_eos,
+        request_timeout_s=args.request_timeout,
+    )
+    check_server(endpoint)
+    tokenizer = (
+        LocalTokenizer(args.tokenizer)
+        if args.tokenizer
+        else ServerTokenizer(args.base_url, args.model)
+    )
+    telemetry = telemetry_from_args(args)
+    try:
+        hardware = Hardware.resolve(args.gpu, args.gpu_count, telemetry)
+        version = engine_version or server_version(endpoint)
+        return collect(
+            endpoint,
+            suite,
+            tokenizer,
+            telemetry,
+            hardware,
+            Path(args.out),
+            engine=engine or ("vllm" if version else None),
+            engine_version=version,
+            tensor_parallel_size=getattr(args, "tensor_parallel_size", None)
+            if args.backend == "vllm"
+            else None,
+            dtype=args.dtype,
+            metadata=extra_meta,
+            max_concurrency=args.max_concurrency,
+        )
+    finally:
+        telemetry.close()
