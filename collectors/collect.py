@@ -320,16 +320,15 @@ def collect(
 
 def summary_table(run_file: RunFile) -> str:
     lines = [
-        f"{'shape':<12}{'offered':>9}{'done':>6}{'fail':>6}{'req/s':>9}{'out tok/s':>11}"
+        f"{'shape':<12}{'load':>9}{'done':>6}{'fail':>6}{'req/s':>9}{'out tok/s':>11}"
         f"{'p50 TTFT':>10}{'p99 TTFT':>10}{'p99 TPOT':>10}{'energy':>12}"
     ]
     for run in run_file.runs:
         for p in run.points:
-            offered = (
-                "inf"
-                if p.offered_rate_rps is None or math.isinf(p.offered_rate_rps)
-                else f"{p.offered_rate_rps:g}"
-            )
+            if p.offered_rate_rps is None:
+                offered = f"batch {p.max_concurrency}"
+            else:
+                offered = "inf" if math.isinf(p.offered_rate_rps) else f"{p.offered_rate_rps:g}"
             energy = f"{p.gpu_energy_j:,.0f} J" if p.gpu_energy_j is not None else "not meas."
             lines.append(
                 f"{run.dataset or '':<12}{offered:>9}{p.completed:>6}{p.failed or 0:>6}"

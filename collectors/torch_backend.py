@@ -1,0 +1,213 @@
+"""`--backend torch`: Hugging Face transformers on torch, for hosts without vLLM.
+
+A closed-loop batch sweep (1, 2, 4, ... up to `--max-batch` or the GPU's memory): for each batch,
+random prompts of the shape's exact token length are prefilled (the prefill time is the TTFT),
+then decoded one token per step with the KV cache (each step's time is the TPOT and the ITL of
+every sequence in the batch). Points carry `max_concurrency` = batch size and no offered rate.
+The model comes from a path, or from a config file with random weights (speed without weights).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import socket
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from collectors.collect import CollectError, CollectResult, Hardware
+from collectors.requests_log import RequestResult, level_point
+from collectors.suite import Suite, TokenShape
+from collectors.telemetry import Telemetry
+from fleetplan import __version__
+from fleetplan.contract import Point, Run, RunFile
+from fleetplan.gpus import canonical_gpu
+
+
+def _load_model(args: argparse.Namespace, device: str, dtype: object) -> tuple[object, str]:
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    if args.config:
+        path = Path(args.config)
+        try:
+            config_dict = json.loads(path.read_text())
+        except (OSError, ValueError) as error:
+            raise CollectError(f"cannot read the model config {path}: {error}") from None
+        fields = {k: v for k, v in config_dict.items() if not k.startswith("_")}
+        model_type = fields.pop("model_type", None)
+        if model_type is None:
+            raise CollectError(f"{path}: a model config needs its model_type (e.g. llama)")
+        config = AutoConfig.for_model(model_type, **fields)
+        torch.manual_seed(0)
+        with torch.device(device):
+            model = AutoModelForCausalLM.from_config(config, dtype=dtype)
+        name = config_dict.get("_name_or_path") or path.stem
+        return model.eval(), f"{name} (random weights)"
+    if not args.model:
+        raise CollectError("--backend torch needs --model (a path) or --config (random weights)")
+    model = AutoModelForCausalLM.from_pretrained(args.model, dtype=dtype).to(device)
+    return model.eval(), args.model
+
+
+def _sync(device: str) -> None:
+    import torch
+
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+def _batch(
+    model: object, shape: TokenShape, batch: int, device: str, seed: int
+) -> list[RequestResult]:
+    import torch
+
+    generator = torch.Generator(device="cpu").manual_seed(seed + batch)
+    vocab = model.config.vocab_size
+    prompt = torch.randint(3, vocab, (batch, shape.input_len), generator=generator).to(device)
+    with torch.inference_mode():
+        _sync(device)
+        started = time.perf_counter()
+        out = model(input_ids=prompt, use_cache=True)
+        token = out.logits[:, -1:].argmax(dim=-1)
+        _sync(device)
+        ttft = time.perf_counter() - started
+        cache, steps = out.past_key_values, []
+        for _ in range(shape.output_len - 1):
+            step_start = time.perf_counter()
+            out = model(input_ids=token, past_key_values=cache, use_cache=True)
+            token = out.logits[:, -1:].argmax(dim=-1)
+            cache = out.past_key_values
+            _sync(device)
+            steps.append(time.perf_counter() - step_start)
+    e2el = ttft + sum(steps)
+    return [
+        RequestResult(
+            start_s=0.0,
+            ttft_s=ttft,
+            itl_s=list(steps),
+            e2el_s=e2el,
+            input_tokens=shape.input_len,
+            output_tokens=shape.output_len,
+        )
+        for _ in range(batch)
+    ]
+
+
+def _sweep(
+    model: object,
+    shape: TokenShape,
+    args: argparse.Namespace,
+    device: str,
+    telemetry: Telemetry,
+    suite: Suite,
+) -> tuple[list[Point], list[str]]:
+    import torch
+
+    points, problems = [], []
+    warm = TokenShape(
+        name=shape.name, input_len=shape.input_len, output_len=min(4, shape.output_len)
+    )
+    _batch(model, warm, 1, device, suite.seed)  # warm-up, not counted
+    batch = 1
+    while batch <= args.max_batch:
+        window = f"{shape.name}-b{batch}"
+        telemetry.begin_window(window)
+        try:
+            results = _batch(model, shape, batch, device, suite.seed)
+        except torch.cuda.OutOfMemoryError:
+            telemetry.end_window(window)
+            problems.append(
+                f"{shape.name}: batch {batch} does not fit in GPU memory; the sweep "
+                f"stops at {batch // 2}"
+            )
+            torch.cuda.empty_cache()
+            break
+        energy = telemetry.end_window(window)
+        points.append(
+            level_point(
+                results,
+                duration_s=results[0].e2el_s,
+                offered_rate_rps=None,
+                max_concurrency=batch,
+                energy=energy,
+            )
+        )
+        batch *= 2
+    return points, problems
+
+
+def collect_torch(args: argparse.Namespace, suite: Suite) -> CollectResult:
+    try:
+        import torch
+        import transformers
+    except ImportError:
+        raise CollectError(
+            "--backend torch needs torch and transformers: pip install "
+            "'fleetplan[gpu]' (or torch and transformers)"
+        ) from None
+    from collectors.cli import telemetry_from_args
+
+    device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
+    dtype_name = args.dtype or ("bfloat16" if device.startswith("cuda") else "float32")
+    dtype = getattr(torch, dtype_name, None)
+    if not isinstance(dtype, torch.dtype):
+        raise CollectError(f"--dtype {dtype_name!r} is not a torch dtype (bfloat16, float16, ...)")
+    telemetry = (
+        telemetry_from_args(args)
+        if device.startswith("cuda")
+        else Telemetry("not measured: the model runs on the CPU")
+    )
+    try:
+        hardware = Hardware.resolve(args.gpu, args.gpu_count or 1, telemetry)
+        model, name = _load_model(args, device, dtype)
+        started = datetime.now(UTC)
+        runs, problems = [], []
+        identity = canonical_gpu(hardware.label)
+        for shape in suite.shapes:
+            points, shape_problems = _sweep(model, shape, args, device, telemetry, suite)
+            problems += shape_problems
+            if points:
+                runs.append(
+                    Run(
+                        tool="fleetplan collect",
+                        tool_version=__version__,
+                        engine="transformers",
+                        engine_version=transformers.__version__,
+                        model=name,
+                        dtype=dtype_name,
+                        gpu_model=identity.gpu_id,
+                        gpu_label=hardware.label,
+                        gpu_count=hardware.count,
+                        tensor_parallel_size=1,
+                        host=socket.gethostname(),
+                        dataset=shape.name,
+                        input_len=shape.input_len,
+                        output_len=shape.output_len,
+                        created_at=started.replace(tzinfo=None),
+                        metadata={
+                            "backend": "torch",
+                            "torch": torch.__version__,
+                            "device": device,
+                            "telemetry": telemetry.reason or "nvml",
+                            "seed": str(suite.seed),
+                        },
+                        points=tuple(points),
+                    )
+                )
+    finally:
+        telemetry.close()
+    if not runs:
+        raise CollectError("nothing was measured")
+    run_file = RunFile(
+        format="fleetplan.runs",
+        format_version=1,
+        generator=f"fleetplan collect {__version__}",
+        runs=tuple(runs),
+    )
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"{started:%Y%m%dT%H%M%SZ}-torch-{hardware.count}x{identity.gpu_id}.json"
+    path.write_text(run_file.model_dump_json(exclude_none=True), encoding="utf-8")
+    return CollectResult(path, run_file, problems)

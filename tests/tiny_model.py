@@ -1,0 +1,58 @@
+"""A tiny random-weight Llama and its tokenizer, built in-process (no model hub).
+
+Hidden size 256 with 4 heads (head_dim 64: the CPU attention of vLLM does not take 16), two
+layers, a byte-level BPE tokenizer trained on plain words. Good for engine and collector tests,
+useless for text.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+from collectors.prompts import _WORDS
+
+
+def build_tiny_llama(folder: Path, *, seed: int = 0, max_positions: int = 4096) -> Path:
+    import torch
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+
+    folder.mkdir(parents=True, exist_ok=True)
+    rng = random.Random(seed)
+    corpus = [" ".join(rng.choices(_WORDS, k=64)) for _ in range(2000)]
+    tokenizer = Tokenizer(models.BPE(unk_token=None))
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=1024,
+        special_tokens=["<s>", "</s>"],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+    )
+    tokenizer.train_from_iterator(corpus, trainer=trainer)
+    fast = PreTrainedTokenizerFast(tokenizer_object=tokenizer, bos_token="<s>", eos_token="</s>")
+    fast.save_pretrained(folder)
+
+    torch.manual_seed(seed)
+    config = LlamaConfig(
+        vocab_size=len(fast),
+        hidden_size=256,
+        intermediate_size=512,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=4,
+        max_position_embeddings=max_positions,
+        bos_token_id=fast.bos_token_id,
+        eos_token_id=fast.eos_token_id,
+        tie_word_embeddings=False,
+        torch_dtype="bfloat16",
+    )
+    model = LlamaForCausalLM(config).to(torch.bfloat16)
+    model.save_pretrained(folder, safe_serialization=True)
+    return folder
+
+
+if __name__ == "__main__":
+    import sys
+
+    print(build_tiny_llama(Path(sys.argv[1])))
