@@ -246,3 +246,15 @@ def test_bundled_8b_config_is_an_8b_llama():
     with torch.device("meta"):  # shapes only: no memory
         model = AutoModelForCausalLM.from_config(config)
     assert sum(p.numel() for p in model.parameters()) == pytest.approx(8.03e9, rel=0.001)
+
+
+def test_gpu_probe_says_clearly_when_there_is_no_gpu(tmp_path):
+    done = subprocess.run(
+        ["bash", str(ROOT / "benchmarks" / "gpu_probe.sh"), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"},
+    )
+    assert done.returncode != 0
+    assert "no CUDA GPU" in done.stderr or "missing" in done.stderr
