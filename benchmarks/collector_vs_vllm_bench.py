@@ -2,7 +2,8 @@
 
 Both tools send the same workload (random prompts of the same lengths, the same Poisson rate and
 request count, ignore_eos) to the same server, alternating, several rounds. Each runs in its own
-process; its CPU time is read around the benchmark call alone (imports excluded). Printed per
+process; its CPU time is read around the benchmark call alone (module imports excluded for
+both; tokenizer loading and prompt making included for both, as each does them). Printed per
 round and as medians: request throughput, output throughput, median and P99 TTFT, client CPU
 time per request, and the ratios fleetplan / vLLM. Aims: throughput within 5%, median TTFT
 within 10%, client CPU time per request no higher than vLLM's tool's.
@@ -40,8 +41,14 @@ VLLM_TOOL = textwrap.dedent("""
     main(args)
     print("CPU_SECONDS", time.process_time() - started)
 """)
+# Imports happen before the clock starts, as for vLLM's tool (whose `import vllm` loads
+# transformers too): fleetplan's modules and the transformers tokenizer it will use.
 FLEETPLAN_TOOL = textwrap.dedent("""
     import sys, time
+    import transformers.models.auto.tokenization_auto
+    import aiohttp, numpy, pydantic, tqdm
+    import collectors.cli, collectors.collect, collectors.loadgen, collectors.prompts
+    import fleetplan.contract, collectors.requests_log
     from fleetplan.cli import main
     started = time.process_time()
     code = main(sys.argv[1:])
