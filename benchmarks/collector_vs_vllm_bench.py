@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from collectors.vllm_server import _free_port, managed_server  # noqa: E402
+from collectors.vllm_server import free_port, managed_server  # noqa: E402
 from fleetplan.contract import RunFile  # noqa: E402
 from tests.tiny_model import build_tiny_llama  # noqa: E402
 from warehouse.importers import FileInput, parse  # noqa: E402
@@ -86,7 +86,7 @@ def main() -> None:
     options = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="fleetplan-peer-"))
     model = str(build_tiny_llama(work / "tiny"))
-    port = _free_port()
+    port = free_port()
     command = [
         sys.executable,
         "-m",

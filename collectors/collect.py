@@ -303,6 +303,16 @@ def collect(
             )
         if stopped:
             break
+    path, run_file = write_run_file(
+        runs, out_dir, started, f"{endpoint.model}-{hardware.count}x{identity.gpu_id}"
+    )
+    return CollectResult(path, run_file, problems, interrupted=stopped)
+
+
+def write_run_file(
+    runs: list[Run], out_dir: Path, started: datetime, name: str
+) -> tuple[Path, RunFile]:
+    """One run file for everything a collection measured, named by time, model and GPUs."""
     if not runs:
         raise CollectError("nothing was measured")
     run_file = RunFile(
@@ -312,10 +322,10 @@ def collect(
         runs=tuple(runs),
     )
     out_dir.mkdir(parents=True, exist_ok=True)
-    slug = re.sub(r"[^A-Za-z0-9.-]+", "-", f"{endpoint.model}-{hardware.count}x{identity.gpu_id}")
-    path = out_dir / f"{started:%Y%m%dT%H%M%SZ}-{slug.strip('-')}.json"
+    slug = re.sub(r"[^A-Za-z0-9.-]+", "-", name).strip("-")
+    path = out_dir / f"{started:%Y%m%dT%H%M%SZ}-{slug}.json"
     path.write_text(run_file.model_dump_json(exclude_none=True), encoding="utf-8")
-    return CollectResult(path, run_file, problems, interrupted=stopped)
+    return path, run_file
 
 
 def summary_table(run_file: RunFile) -> str:

@@ -16,12 +16,12 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from collectors.collect import CollectError, CollectResult, Hardware
+from collectors.collect import CollectError, CollectResult, Hardware, write_run_file
 from collectors.requests_log import RequestResult, level_point
 from collectors.suite import Suite, TokenShape
 from collectors.telemetry import Telemetry
 from fleetplan import __version__
-from fleetplan.contract import Point, Run, RunFile
+from fleetplan.contract import Point, Run
 from fleetplan.gpus import canonical_gpu
 
 
@@ -198,16 +198,7 @@ def collect_torch(args: argparse.Namespace, suite: Suite) -> CollectResult:
                 )
     finally:
         telemetry.close()
-    if not runs:
-        raise CollectError("nothing was measured")
-    run_file = RunFile(
-        format="fleetplan.runs",
-        format_version=1,
-        generator=f"fleetplan collect {__version__}",
-        runs=tuple(runs),
+    path, run_file = write_run_file(
+        runs, Path(args.out), started, f"torch-{name}-{hardware.count}x{identity.gpu_id}"
     )
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / f"{started:%Y%m%dT%H%M%SZ}-torch-{hardware.count}x{identity.gpu_id}.json"
-    path.write_text(run_file.model_dump_json(exclude_none=True), encoding="utf-8")
     return CollectResult(path, run_file, problems)

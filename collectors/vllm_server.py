@@ -34,7 +34,7 @@ def engine_version() -> str | None:
     return None
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
@@ -123,7 +123,7 @@ def collect_vllm(args: argparse.Namespace, suite: Suite) -> CollectResult:
 
     if not args.model:
         raise CollectError("--backend vllm needs --model (a local path or a model name)")
-    port = args.port or _free_port()
+    port = args.port or free_port()
     command = server_command(args, port)
     out = Path(args.out)
     log_path = out / f"vllm-server-{port}.log"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from collectors.vllm_server import _free_port, managed_server
+from collectors.vllm_server import free_port, managed_server
 from fleetplan.contract import RunFile
 from tests.conftest import ROOT
 from tests.tiny_model import build_tiny_llama
@@ -34,7 +34,7 @@ def tiny_model(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def vllm_url(tiny_model, tmp_path_factory) -> str:
-    port = _free_port()
+    port = free_port()
     command = [
         sys.executable,
         "-m",

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -17,6 +16,7 @@ import requests
 
 from collectors.loadgen import arrival_offsets
 from collectors.openai_client import Endpoint, new_session, stream_completion
+from collectors.vllm_server import free_port
 from fleetplan.contract import RunFile
 from tests.conftest import ROOT
 from warehouse.db import Warehouse
@@ -25,18 +25,12 @@ from warehouse.queries import benchmark_points
 SERVER = ROOT / "tests" / "stream_server.py"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture
 def stream_server():
     started = []
 
     def start(ttft_ms: float = 50, tpot_ms: float = 10, fault: str = "none") -> str:
-        port = _free_port()
+        port = free_port()
         process = subprocess.Popen(
             [
                 sys.executable,
@@ -189,7 +183,7 @@ def test_a_server_that_is_not_there_fails_in_seconds(tmp_path):
         "--backend",
         "openai",
         "--base-url",
-        f"http://127.0.0.1:{_free_port()}",
+        f"http://127.0.0.1:{free_port()}",
         "--model",
         "m",
         "--out",
