@@ -184,7 +184,9 @@ def run_shape(
         finally:
             energy = telemetry.end_window(window)
             progress.close()
-        complete = not (outcome.interrupted or outcome.unreachable)
+        # A level with failed requests did not measure what it set out to: incomplete.
+        failed_any = any(not r.ok for r in outcome.results)
+        complete = not (outcome.interrupted or outcome.unreachable or failed_any)
         point = level_point(
             outcome.results,
             duration_s=outcome.duration_s,
@@ -264,7 +266,7 @@ def collect(
         **(metadata or {}),
     }
     if telemetry.gpus:
-        meta["nvml_gpus"] = "; ".join(f"{g.index}: {g.name}" for g in telemetry.gpus)
+        meta["nvml_gpus"] = "; ".join(g.describe() for g in telemetry.gpus)
         driver = telemetry.gpus[0].driver
         if driver:
             meta["driver"] = driver

@@ -40,6 +40,22 @@ class GpuInfo:
     power_limit_w: float | None
     driver: str | None
 
+    @property
+    def form_factor(self) -> str:
+        """sxm, pcie or nvl from the canonical id; consumer cards are PCIe boards."""
+        for suffix in ("sxm", "pcie", "nvl"):
+            if self.gpu_model.endswith(f"-{suffix}"):
+                return suffix
+        return "pcie" if self.gpu_model.startswith("rtx-") else "unknown"
+
+    def describe(self) -> str:
+        parts = [f"{self.index}: {self.name}", self.form_factor]
+        if self.memory_gb is not None:
+            parts.append(f"{self.memory_gb:.0f} GB")
+        if self.power_limit_w is not None:
+            parts.append(f"{self.power_limit_w:.0f} W limit")
+        return ", ".join(parts)
+
 
 @dataclass
 class _Window:

@@ -4,6 +4,7 @@ The rule (the default, so that plans are reproducible): the highest achieved req
 among the configuration's measured levels whose P99 TTFT and P99 TPOT meet the class's targets (a
 missing target is no constraint; a missing measurement never passes a target), times the
 scenario's utilisation ceiling. No extrapolation beyond measured levels; 0 when no level passes.
+Levels marked incomplete (cut short, or with failed requests) are not used.
 """
 
 from __future__ import annotations
@@ -167,7 +168,11 @@ def _class_capacities(
 ) -> list[Capacity]:
     """Capacities of many configurations for one class, in one vectorised pass."""
     keys = ["gpu_model", "gpu_count"]
-    usable = points[(points["completed"] > 0) & points["request_throughput_rps"].notna()].copy()
+    # Levels cut short or with failed requests do not show what the server sustains: left out.
+    complete = points["complete"].fillna(True).astype(bool) if "complete" in points else True
+    usable = points[
+        (points["completed"] > 0) & points["request_throughput_rps"].notna() & complete
+    ].copy()
     usable["_ttft"] = _numeric(usable, "ttft_p99_ms")
     usable["_tpot"] = _numeric(usable, "tpot_p99_ms")
     ok = pd.Series(True, index=usable.index)

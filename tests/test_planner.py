@@ -384,3 +384,13 @@ def test_the_public_scenario_example_validates_as_written():
     parsed = Scenario.model_validate_json(text)
     assert parsed.offer("rtx-4090").max_gpus == 64 and parsed.objective == "cost"
     assert Scenario.model_validate_json(parsed.model_dump_json()) == parsed
+
+
+def test_incomplete_levels_are_not_used_for_capacity():
+    pts = points(("h100-pcie", 1, [level(4, 4, ttft=20), level(8, 6, ttft=30)]))
+    pts.loc[pts["offered_rate_rps"] == 8, "complete"] = False
+    pts["complete"] = pts["complete"].fillna(True)
+    result = run([{"name": "batch", "rate_rps": 8}], [gpu("h100-pcie", 2.0)], pts=pts)
+    # the 6 req/s level was cut short: capacity comes from the 4 req/s level, so two servers
+    assert result.recommended.pools[0].servers == 2
+    assert result.recommended.pools[0].capacity_rps_per_server == 4

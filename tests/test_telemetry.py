@@ -74,6 +74,7 @@ def test_energy_counter_delta_over_a_window(nvml):
     assert isinstance(telemetry, NvmlTelemetry) and telemetry.counter
     assert [g.gpu_model for g in telemetry.gpus] == ["h100-pcie", "h100-pcie"]
     assert telemetry.gpus[0].power_limit_w == 350 and telemetry.gpus[0].driver == "550.54.15"
+    assert telemetry.gpus[0].describe() == "0: NVIDIA H100 PCIe, pcie, 80 GB, 350 W limit"
     telemetry.begin_window("level")
     time.sleep(0.5)
     energy = telemetry.end_window("level")
