@@ -79,6 +79,9 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--gpu", help="GPU model, any common label (e.g. 4090, h100-pcie)")
     bench.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of stdout")
 
+    template = sub.add_parser("template", help="write an empty benchmark table (CSV) to fill in")
+    template.add_argument("--output", "-o", metavar="FILE", help="write to FILE, not stdout")
+
     build = sub.add_parser("build", help="create the warehouse from the bundled sample data")
     _warehouse_arg(build)
     build.add_argument(
@@ -252,6 +255,18 @@ def _cmd_benchmarks(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_template(args: argparse.Namespace) -> int:
+    from warehouse.template import template_text
+
+    text = template_text()
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+        print(f"template -> {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
 def _cmd_build(args: argparse.Namespace) -> int:
     from warehouse.db import Warehouse
     from warehouse.sample_data import build
@@ -342,6 +357,7 @@ _COMMANDS = {
     "ingest": _cmd_ingest,
     "benchmarks": _cmd_benchmarks,
     "build": _cmd_build,
+    "template": _cmd_template,
     "sample-data": _cmd_sample_data,
     "plan": _cmd_plan,
     "collect": _cmd_collect,

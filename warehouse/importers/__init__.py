@@ -11,10 +11,12 @@ from pathlib import Path
 from fleetplan.contract import Run
 from fleetplan.errors import FileTooLargeError, InputError, UnknownFormatError
 from warehouse.importers import fleetplan_json, vllm_json
-from warehouse.importers.jsonstream import decode_json_stream
+from warehouse.importers.document import read_document, unpack
 
 DEFAULT_MAX_FILE_MB = 32.0
 MAX_FILE_ENV = "FLEETPLAN_MAX_FILE_MB"
+DEFAULT_MAX_VALUES = 5_000_000
+MAX_VALUES_ENV = "FLEETPLAN_MAX_VALUES"
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +27,15 @@ class ImportOptions:
     gpu: str | None = None
     gpu_count: int | None = None
     max_file_bytes: int | None = None
+    max_values: int | None = None
+    # Other files given together (same folder or upload), by base name: LLMPerf writes a run as
+    # a summary file and a per-request file.
+    companions: dict[str, bytes] = field(default_factory=dict)
+
+    def value_limit(self) -> int:
+        if self.max_values is not None:
+            return self.max_values
+        return int(os.environ.get(MAX_VALUES_ENV, DEFAULT_MAX_VALUES))
 
     def size_limit(self) -> int:
         if self.max_file_bytes is not None:
@@ -77,6 +88,13 @@ def read_file(path: Path, options: ImportOptions) -> FileInput:
     return FileInput.from_bytes(str(path), data)
 
 
+# Every format fleetplan reads, tried in this order on the file's content.
+def _importers() -> list:
+    from warehouse.importers import csv_table, llmperf
+
+    return [fleetplan_json, vllm_json, llmperf, csv_table]
+
+
 def parse(file: FileInput, options: ImportOptions | None = None) -> ParsedFile:
     """Detect the file's format from its content and read its runs; raises InputError."""
     options = options or ImportOptions()
@@ -86,30 +104,20 @@ def parse(file: FileInput, options: ImportOptions | None = None) -> ParsedFile:
             f"the file is {len(file.data) / 1e6:.1f} MB, over the {limit / 1e6:.1f} MB limit",
             file=file.name,
         )
-    objects = decode_json_stream(file.data, file=file.name)
-    first = objects[0]
-    if isinstance(first, dict) and first.get("format") == fleetplan_json.FORMAT:
-        if len(objects) > 1:
-            raise InputError("a fleetplan run file holds one JSON document", file=file.name)
-        runs, warnings = fleetplan_json.parse(file.name, file.data, file.sha256)
-        importer, version = fleetplan_json.IMPORTER, fleetplan_json.VERSION
-    elif vllm_json.looks_like(objects):
-        runs, warnings = vllm_json.parse(
-            file.name,
-            objects,
-            file.sha256,
-            model=options.model,
-            gpu=options.gpu,
-            gpu_count=options.gpu_count,
-        )
-        importer, version = vllm_json.IMPORTER, vllm_json.VERSION
-    else:
-        raise UnknownFormatError(
-            f"not a format fleetplan can import ({_describe(first)}); it reads vLLM "
-            "`bench serve` / benchmark_serving.py result JSON and fleetplan run files",
-            file=file.name,
-        )
-    return ParsedFile(file, importer, version, tuple(runs), tuple(warnings))
+    data = unpack(file.data, name=file.name, limit=limit)
+    document = read_document(data, name=file.name, max_values=options.value_limit())
+    for importer in _importers():
+        if importer.detect(document):
+            runs, warnings = importer.parse(document, file, options)
+            return ParsedFile(file, importer.IMPORTER, importer.VERSION, tuple(runs),
+                              tuple(warnings))  # fmt: skip
+    first = document.values[0] if document.values else None
+    raise UnknownFormatError(
+        f"not a format fleetplan can import ({_describe(first)}); it reads vLLM `bench serve` "
+        "results, GuideLLM reports, LLMPerf results, GenAI-Perf/AIPerf exports, fleetplan run "
+        "files and the CSV table of `fleetplan benchmarks`",
+        file=file.name,
+    )
 
 
 def _describe(value: object) -> str:

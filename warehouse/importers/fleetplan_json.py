@@ -4,6 +4,7 @@ validated. Collectors write them; the bundled sample data ships as one."""
 from __future__ import annotations
 
 from pathlib import PurePath
+from typing import TYPE_CHECKING
 
 import numpy as np
 from pydantic import ValidationError
@@ -11,15 +12,27 @@ from pydantic import ValidationError
 from fleetplan.contract import Point, RequestLog, Run, RunFile, StatsSource, validation_message
 from fleetplan.errors import InputError
 from fleetplan.stats import RequestTimings, disagreements
+from warehouse.importers.document import Document
+
+if TYPE_CHECKING:
+    from warehouse.importers import FileInput
 
 IMPORTER = "fleetplan-runs"
 VERSION = "1"
 FORMAT = "fleetplan.runs"
 
 
-def parse(file: str, data: bytes, sha256: str) -> tuple[list[Run], list[str]]:
+def detect(document: Document) -> bool:
+    first = document.values[0] if document.values else None
+    return isinstance(first, dict) and first.get("format") == FORMAT
+
+
+def parse(document: Document, source: FileInput, options: object) -> tuple[list[Run], list[str]]:
+    file, sha256 = source.name, source.sha256
+    if len(document.values) > 1:
+        raise InputError("a fleetplan run file holds one JSON document", file=file)
     try:
-        run_file = RunFile.model_validate_json(data)
+        run_file = RunFile.model_validate_json(document.data)
     except ValidationError as error:
         raise validation_message(error, file=file) from None
     runs = []

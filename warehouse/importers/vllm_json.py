@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import PurePath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from pydantic import ValidationError
@@ -29,6 +29,11 @@ from fleetplan.contract import LATENCY_METRICS, Point, Run, StatsSource, validat
 from fleetplan.errors import InputError
 from fleetplan.gpus import canonical_gpu
 from fleetplan.stats import RequestTimings, disagreements, pooled
+from warehouse.importers.document import Document
+from warehouse.importers.values import Reader
+
+if TYPE_CHECKING:
+    from warehouse.importers import FileInput, ImportOptions
 
 IMPORTER = "vllm-serve-json"
 VERSION = "1"
@@ -87,9 +92,17 @@ _KNOWN = {
 # Keys every vLLM serving result has; three of them identify the format, so that a result missing
 # one of them is still recognised and rejected with a precise message.
 _SIGNATURE = frozenset(
-    ("duration", "completed", "request_throughput", "output_throughput", "total_token_throughput",
-     "total_input_tokens", "num_prompts", "request_rate")
-)  # fmt: skip
+    (
+        "duration",
+        "completed",
+        "request_throughput",
+        "output_throughput",
+        "total_token_throughput",
+        "total_input_tokens",
+        "num_prompts",
+        "request_rate",
+    )
+)
 
 
 _NOT_METADATA = (_KNOWN - set(_SETUP_STRINGS)) | {"model_id"}
@@ -102,76 +115,24 @@ def looks_like(objects: list[Any]) -> bool:
     return isinstance(first, dict) and len(_SIGNATURE.intersection(first)) >= 3
 
 
-class _Reader:
-    """Typed access to one result object, with errors that name the object and the key."""
-
-    def __init__(self, obj: dict[str, Any], file: str, where: str):
-        self.obj, self.file, self.where = obj, file, where
-
-    def error(self, key: str, message: str) -> InputError:
-        return InputError(f"{self.where}: {message}", file=self.file, field=key)
-
-    def number(self, key: str, *, required: bool = False, integer: bool = False) -> Any:
-        if key not in self.obj or self.obj[key] is None:
-            if required:
-                raise self.error(key, "missing; every vLLM result has it")
-            return None
-        value = self.obj[key]
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise self.error(key, f"expected a number, got {type(value).__name__} {value!r:.40}")
-        if math.isnan(value) or math.isinf(value):
-            raise self.error(key, f"expected a finite number, got {value}")
-        if value < 0:
-            raise self.error(key, f"expected a number >= 0, got {value}")
-        if integer:
-            if value != int(value):
-                raise self.error(key, f"expected a whole number, got {value}")
-            return int(value)
-        return float(value)
-
-    def text(self, key: str) -> str | None:
-        value = self.obj.get(key)
-        if value is None:
-            return None
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            return str(value)
-        if not isinstance(value, str):
-            raise self.error(key, f"expected text, got {type(value).__name__}")
-        return value.strip() or None
-
-    def positive_int_text(self, key: str) -> int | None:
-        value = self.obj.get(key)
-        if value is None:
-            return None
-        if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
-            return value
-        if isinstance(value, str) and value.strip().isdigit() and int(value) >= 1:
-            return int(value)
-        raise self.error(key, f"expected a whole number >= 1, got {value!r:.40}")
-
-    def array(self, key: str, length: int | None) -> np.ndarray | None:
-        if key not in self.obj or self.obj[key] is None:
-            return None
-        value = self.obj[key]
-        if not isinstance(value, list):
-            raise self.error(key, f"expected a list, got {type(value).__name__}")
-        values = np.asarray(value) if value else np.zeros(0)
-        if values.ndim != 1 or values.dtype.kind not in "if":
-            raise self.error(key, "expected a list of numbers")
-        values = values.astype(float)
-        self._check_values(key, values)
-        if length is not None and values.size != length:
-            raise self.error(key, f"has {values.size} entries but ttfts has {length}")
-        return values
-
-    def _check_values(self, key: str, values: np.ndarray) -> None:
-        if values.size and not np.isfinite(values).all():
-            raise self.error(key, "contains NaN or infinity")
-        if values.size and (values < 0).any():
-            raise self.error(key, f"contains a negative value ({values.min()})")
+def detect(document: Document) -> bool:
+    return document.kind == "json" and looks_like(document.values)
 
 
 def parse(
+    document: Document, source: FileInput, options: ImportOptions
+) -> tuple[list[Run], list[str]]:
+    return parse_results(
+        source.name,
+        document.values,
+        source.sha256,
+        model=options.model,
+        gpu=options.gpu,
+        gpu_count=options.gpu_count,
+    )
+
+
+def parse_results(
     file: str,
     objects: list[Any],
     sha256: str,
@@ -192,7 +153,7 @@ def parse(
             raise InputError(
                 f"{where}: expected a JSON object, got {type(obj).__name__}", file=file
             )
-        reader = _Reader(obj, file, where)
+        reader = Reader(obj, file, where)
         setup = _setup(reader, name_hint, model=model, gpu=gpu, gpu_count=gpu_count)
         point, point_warnings = _point(reader)
         warnings.extend(f"{where}: {w}" for w in point_warnings)
@@ -237,7 +198,7 @@ def _run(group: _Group, file: str, sha256: str) -> Run:
 
 
 def _setup(
-    reader: _Reader,
+    reader: Reader,
     name_hint: re.Match[str] | None,
     *,
     model: str | None,
@@ -293,7 +254,7 @@ def _setup(
     }
 
 
-def _fill(reader: _Reader, key: str, from_file: Any, given: Any, flag: str) -> Any:
+def _fill(reader: Reader, key: str, from_file: Any, given: Any, flag: str) -> Any:
     if given is None:
         return from_file
     if from_file is not None and str(from_file) != str(given):
@@ -301,7 +262,7 @@ def _fill(reader: _Reader, key: str, from_file: Any, given: Any, flag: str) -> A
     return given
 
 
-def _date(reader: _Reader) -> datetime | None:
+def _date(reader: Reader) -> datetime | None:
     text = reader.text("date")
     if text is None:
         return None
@@ -311,7 +272,7 @@ def _date(reader: _Reader) -> datetime | None:
         raise reader.error("date", f"expected YYYYMMDD-HHMMSS, got {text!r:.40}") from None
 
 
-def _offered_rate(reader: _Reader) -> float | None:
+def _offered_rate(reader: Reader) -> float | None:
     value = reader.obj.get("request_rate")
     if isinstance(value, str):
         if value.strip().lower() in {"inf", "infinity"}:
@@ -323,7 +284,7 @@ def _offered_rate(reader: _Reader) -> float | None:
     return rate
 
 
-def _reported_stats(reader: _Reader) -> dict[str, float | None]:
+def _reported_stats(reader: Reader) -> dict[str, float | None]:
     stats: dict[str, float | None] = {}
     for metric in LATENCY_METRICS:
         stats[f"{metric}_mean_ms"] = reader.number(f"mean_{metric}_ms")
@@ -334,7 +295,7 @@ def _reported_stats(reader: _Reader) -> dict[str, float | None]:
     return stats
 
 
-def _point(reader: _Reader) -> tuple[Point, list[str]]:
+def _point(reader: Reader) -> tuple[Point, list[str]]:
     warnings: list[str] = []
     duration = reader.number("duration", required=True)
     if duration <= 0:
@@ -405,7 +366,7 @@ class _CannotRecompute(Exception):
 
 
 def _timings(
-    reader: _Reader, completed: int, total_in: int | None, total_out: int | None
+    reader: Reader, completed: int, total_in: int | None, total_out: int | None
 ) -> RequestTimings | None:
     obj = reader.obj
     if "ttfts" not in obj:

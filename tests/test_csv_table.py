@@ -1,0 +1,92 @@
+"""The canonical CSV table: exported, edited, imported again, losslessly."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from fleetplan.errors import InputError
+from fleetplan.tabular import to_csv
+from tests.test_cli import fleetplan
+from warehouse.db import Warehouse
+from warehouse.importers import FileInput, parse
+from warehouse.importers.csv_table import DERIVED
+from warehouse.ingest import Status, ingest_paths
+from warehouse.queries import CANONICAL_COLUMNS, benchmark_points
+
+
+def exported(warehouse_path) -> pd.DataFrame:
+    with Warehouse.open(warehouse_path, read_only=True) as wh:
+        return benchmark_points(wh)
+
+
+def comparable(frame: pd.DataFrame) -> pd.DataFrame:
+    keep = [c for c in CANONICAL_COLUMNS if c not in DERIVED]
+    return (
+        frame[keep]
+        .sort_values(["source_sha256", "source_index", "offered_rate_rps"])
+        .reset_index(drop=True)
+    )
+
+
+def test_export_imports_back_losslessly(sample_warehouse_path, tmp_path):
+    text = fleetplan("benchmarks", "--warehouse", sample_warehouse_path, check=True).stdout
+    path = tmp_path / "table.csv"
+    path.write_text(text)
+    fresh = tmp_path / "fresh.duckdb"
+    with Warehouse.open(fresh) as wh:
+        (outcome,) = ingest_paths(wh, [path])
+    assert outcome.status is Status.IMPORTED and outcome.points == 130
+    before, after = comparable(exported(sample_warehouse_path)), comparable(exported(fresh))
+    pd.testing.assert_frame_equal(before, after, check_dtype=False)
+    # and into the warehouse it came from: every run is already there
+    with Warehouse.open(sample_warehouse_path) as wh:
+        (again,) = ingest_paths(wh, [path])
+    assert again.status is Status.DUPLICATE and "already in the warehouse" in again.message
+
+
+def test_formula_names_survive_the_round_trip(tmp_path):
+    frame = pd.DataFrame(
+        [
+            {
+                "model": '=HYPERLINK("http://x","y")',
+                "gpu_model": "4090",
+                "gpu_count": 2,
+                "offered_rate_rps": float("inf"),
+                "completed": 10,
+                "duration_s": 2.5,
+                "complete": True,
+            }
+        ]
+    )
+    parsed = parse(FileInput.from_bytes("t.csv", to_csv(frame).encode()))
+    (run,) = parsed.runs
+    assert run.model == '=HYPERLINK("http://x","y")'  # the apostrophe the export added is gone
+    assert (run.gpu_model, run.gpu_label, run.gpu_count) == ("rtx-4090", "4090", 2)
+    assert run.points[0].offered_rate_rps == float("inf")
+
+
+def test_template_is_a_valid_empty_table_and_its_example_row_imports(tmp_path):
+    text = fleetplan("template", check=True).stdout
+    with pytest.raises(InputError, match="no rows"):
+        parse(FileInput.from_bytes("template.csv", text.encode()))
+    lines = text.splitlines()
+    example = next(line for line in lines if line.startswith("# ,"))
+    filled = "\n".join([*lines, example[2:]]) + "\n"
+    (run,) = parse(FileInput.from_bytes("filled.csv", filled.encode())).runs
+    assert run.model == "nvidia/AceMath-7B-Instruct" and run.points[0].completed == 200
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda t: t.replace("run_id,", "run_idx,", 1), "unknown column"),
+        (lambda t: t.replace(",duration_s,", ",duration_x,", 1), "unknown column"),
+        (lambda t: t.replace(",200,200,0,", ",200,two hundred,0,", 1), "whole number"),
+        (lambda t: t.replace(",0,True,", ",0,maybe,", 1), "true or false"),
+    ],
+)
+def test_bad_cells_name_the_row_and_column(sample_warehouse_path, edit, message):
+    text = fleetplan("benchmarks", "--warehouse", sample_warehouse_path, check=True).stdout
+    with pytest.raises(InputError, match=message):
+        parse(FileInput.from_bytes("bad.csv", edit(text).encode()))

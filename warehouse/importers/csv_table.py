@@ -1,0 +1,205 @@
+"""The canonical table as CSV: what `fleetplan benchmarks --format csv` writes and `fleetplan
+template` starts, edited in a spreadsheet and uploaded again. One row per (run, load level);
+units in the column names; an export imports back losslessly. Lines starting with '#' are
+comments; text a spreadsheet would run as a formula was written with a leading apostrophe,
+which is removed again here.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from datetime import datetime
+from pathlib import PurePath
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from fleetplan.contract import Point, Provenance, Run, validation_message
+from fleetplan.errors import InputError
+from fleetplan.gpus import canonical_gpu
+from warehouse.importers.document import Document
+
+if TYPE_CHECKING:
+    from warehouse.importers import FileInput, ImportOptions
+
+IMPORTER = "csv-table"
+VERSION = "1"
+# Columns the warehouse assigns: read back as nothing (an import makes new ones).
+DERIVED = {"run_id", "level_index", "gpu_known", "imported_from", "imported_at"}
+RUN_COLUMNS = {
+    "model": "model",
+    "gpu_model": "gpu_model",
+    "gpu_count": "gpu_count",
+    "tensor_parallel_size": "tensor_parallel_size",
+    "gpu_label": "gpu_label",
+    "dtype": "dtype",
+    "engine": "engine",
+    "engine_version": "engine_version",
+    "dataset": "dataset",
+    "input_len": "input_len",
+    "output_len": "output_len",
+    "host": "host",
+    "created_at": "created_at",
+    "source_tool": "tool",
+    "source_tool_version": "tool_version",
+    "source_file": "source_file",
+    "source_sha256": "source_sha256",
+    "source_index": "source_index",
+}
+PROVENANCE_COLUMNS = {
+    "source_repository": "repository",
+    "source_commit": "commit",
+    "source_path": "path",
+    "source_licence": "licence",
+}
+REQUIRED = ("model", "gpu_model", "gpu_count", "completed", "duration_s")
+_FORMULA = ("=", "+", "-", "@", "\t", "\r")
+
+
+def detect(document: Document) -> bool:
+    return document.kind == "csv"
+
+
+def _columns() -> set[str]:
+    from warehouse.queries import CANONICAL_COLUMNS
+
+    return set(CANONICAL_COLUMNS)
+
+
+def _text(value: str) -> str | None:
+    if value == "":
+        return None
+    if value.startswith("'") and value[1:2] in _FORMULA and value[1:2] != "":
+        return value[1:]  # written neutralised: the apostrophe is not part of the value
+    return value
+
+
+def _typed(field: str, raw: str, where: str, file: str) -> Any:
+    """A cell as the contract's type; the annotation decides, never the look of the value."""
+    value = _text(raw)
+    if value is None:
+        return None
+    kind = _KIND.get(field, "text")
+    try:
+        if kind == "int":
+            number = float(value)
+            if not math.isfinite(number) or number != int(number):
+                raise ValueError
+            return int(number)
+        if kind == "float":
+            return math.inf if value.strip().lower() in {"inf", "infinity"} else float(value)
+        if kind == "bool":
+            lowered = value.strip().lower()
+            if lowered not in {"true", "false", "1", "0"}:
+                raise ValueError
+            return lowered in {"true", "1"}
+        if kind == "datetime":
+            return datetime.fromisoformat(value)
+    except ValueError:
+        expected = {
+            "int": "a whole number",
+            "float": "a number (or inf)",
+            "bool": "true or false",
+            "datetime": "a date-time",
+        }[kind]
+        raise InputError(
+            f"{where}: expected {expected}, got {raw!r:.40}", file=file, field=field
+        ) from None
+    return value
+
+
+_KIND: dict[str, str] = {
+    "gpu_count": "int",
+    "tensor_parallel_size": "int",
+    "input_len": "int",
+    "output_len": "int",
+    "source_index": "int",
+    "max_concurrency": "int",
+    "requests_sent": "int",
+    "completed": "int",
+    "failed": "int",
+    "complete": "bool",
+    "created_at": "datetime",
+}
+for _name, _info in Point.model_fields.items():
+    annotation = str(_info.annotation)
+    if _name not in _KIND and "float" in annotation:
+        _KIND[_name] = "float"
+
+
+def parse(
+    document: Document, source: FileInput, options: ImportOptions
+) -> tuple[list[Run], list[str]]:
+    file = source.name
+    lines = [line for line in document.text.splitlines() if not line.startswith("#")]
+    reader = csv.DictReader(io.StringIO("\n".join(lines)))
+    header = [h.strip() for h in (reader.fieldnames or [])]
+    unknown = sorted(set(header) - _columns())
+    if unknown:
+        raise InputError(
+            f"unknown column(s) {', '.join(unknown)}: the table's columns are those "
+            "of `fleetplan benchmarks --format csv`",
+            file=file,
+            field=unknown[0],
+        )
+    missing = [c for c in REQUIRED if c not in header]
+    if missing:
+        raise InputError(f"missing column(s) {', '.join(missing)}", file=file, field=missing[0])
+    groups: dict[tuple, dict[str, Any]] = {}
+    point_fields = [f for f in Point.model_fields if f != "requests" and f in header]
+    for number, row in enumerate(reader, start=2):
+        where = f"row {number}"
+        if None in row:
+            raise InputError(f"{where}: more cells than columns", file=file)
+        run_values = {
+            ours: _typed(ours if ours != "tool" else "tool", row[column], where, file)
+            for column, ours in RUN_COLUMNS.items()
+            if column in row
+        }
+        provenance = {
+            ours: _text(row[column])
+            for column, ours in PROVENANCE_COLUMNS.items()
+            if column in row and _text(row[column]) is not None
+        }
+        point_values = {f: _typed(f, row[f], where, file) for f in point_fields}
+        key = (_text(row.get("run_id", "")) or None, tuple(sorted(run_values.items(), key=str)))
+        group = groups.setdefault(
+            key, {"run": run_values, "provenance": provenance, "points": [], "row": number}
+        )
+        try:
+            group["points"].append(
+                Point(**{k: v for k, v in point_values.items() if v is not None})
+            )
+        except ValidationError as error:
+            problem = validation_message(error)
+            raise InputError(f"{where}: {problem.reason}", file=file, field=problem.field) from None
+    if not groups:
+        raise InputError("the table has no rows", file=file)
+    runs = []
+    for position, group in enumerate(groups.values()):
+        values = {k: v for k, v in group["run"].items() if v is not None}
+        values.setdefault("tool", "csv table")
+        identity = canonical_gpu(str(values.get("gpu_model", "")))
+        if identity.known and identity.gpu_id != values["gpu_model"]:
+            values.setdefault("gpu_label", values["gpu_model"])  # a label such as "4090"
+            values["gpu_model"] = identity.gpu_id
+        if "source_file" not in values:
+            values["source_file"] = PurePath(file).name
+        if "source_sha256" not in values:
+            values |= {"source_sha256": source.sha256, "source_index": position}
+        try:
+            runs.append(
+                Run(
+                    **values,
+                    provenance=Provenance(**group["provenance"]) if group["provenance"] else None,
+                    points=tuple(group["points"]),
+                )
+            )
+        except ValidationError as error:
+            problem = validation_message(error)
+            raise InputError(
+                f"row {group['row']}: {problem.reason}", file=file, field=problem.field
+            ) from None
+    return runs, []

@@ -1,0 +1,93 @@
+"""Reading a file's bytes into a document, with the limits every import path shares.
+
+gzip is unpacked (never past the size limit: a zip bomb stops there); a zip archive is refused
+(unpack it first). JSON (one document, several appended, or JSON lines), YAML (no anchors or
+aliases: a billion laughs stops there) and CSV (the canonical table) are recognised from the
+content.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import re
+import zlib
+from dataclasses import dataclass
+from typing import Any
+
+from fleetplan.errors import FileTooLargeError, InputError
+from warehouse.importers.jsonstream import decode_json_stream
+
+_CSV_HEADER = re.compile(r"^(?:\ufeff)?[^\n]*\bmodel\b[^\n]*\bgpu_model\b", re.MULTILINE)
+_YAML_START = re.compile(r"^(---\s*\n)?[A-Za-z_][\w-]*:(\s|$)", re.MULTILINE)
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    kind: str  # json | yaml | csv
+    values: list[Any]  # the JSON/YAML values one after another; for CSV, empty
+    text: str  # the text, for CSV
+    data: bytes  # the bytes after unpacking
+
+
+def unpack(data: bytes, *, name: str, limit: int) -> bytes:
+    if data[:4] == b"PK\x03\x04":
+        raise InputError("a zip archive: unpack it and import the result files inside", file=name)
+    if data[:2] != b"\x1f\x8b":
+        return data
+    out = io.BytesIO()
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(data)) as stream:
+            while chunk := stream.read(1 << 20):
+                out.write(chunk)
+                if out.tell() > limit:
+                    message = f"the gzip file expands past the {limit / 1e6:.0f} MB limit (a bomb?)"
+                    raise FileTooLargeError(message, file=name)
+    except (OSError, EOFError, zlib.error) as error:
+        raise InputError(f"a broken gzip file: {error}", file=name) from None
+    return out.getvalue()
+
+
+def count_values(data: bytes) -> int:
+    """An upper bound of the values in a JSON/YAML/CSV text: separators plus one (fast)."""
+    return data.count(b",") + data.count(b"\n") + 1
+
+
+def read_document(data: bytes, *, name: str, max_values: int) -> Document:
+    values = count_values(data)
+    if values > max_values:
+        raise FileTooLargeError(
+            f"about {values:,} values, over the limit of {max_values:,} (raise it with "
+            "--max-values or $FLEETPLAN_MAX_VALUES)",
+            file=name,
+        )
+    try:
+        return Document("json", decode_json_stream(data, file=name), "", data)
+    except InputError as json_error:
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            raise json_error from None
+        head = "\n".join(line for line in text[:4096].splitlines() if not line.startswith("#"))
+        if _CSV_HEADER.search(head.split("\n", 1)[0] if head else ""):
+            return Document("csv", [], text, data)
+        if _YAML_START.match(head):
+            return Document("yaml", _load_yaml(text, name), text, data)
+        raise json_error from None
+
+
+def _load_yaml(text: str, name: str) -> list[Any]:
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        for token in yaml.scan(text, Loader=loader):
+            if isinstance(token, yaml.AnchorToken | yaml.AliasToken):
+                raise InputError("YAML anchors and aliases are not accepted", file=name)
+        return [yaml.load(text, Loader=loader)]
+    except yaml.YAMLError as error:
+        where = getattr(error, "problem_mark", None)
+        at = f" at line {where.line + 1}, column {where.column + 1}" if where else ""
+        raise InputError(
+            f"invalid YAML{at}: {getattr(error, 'problem', error)}", file=name
+        ) from None

@@ -1,0 +1,192 @@
+"""LLMPerf (ray-project/llmperf) results: `{model}_{in}_{out}_summary.json` and its
+`..._individual_responses.json`.
+
+By definition, not by name: LLMPerf's "inter_token_latency" is end-to-end latency over output
+tokens (it includes the TTFT), so it is neither our ITL nor our TPOT and is not stored. The
+summary gives TTFT and end-to-end latency in seconds, completed requests per minute and the
+output throughput; with the per-request file alongside, TTFT, E2EL and TPOT (per request:
+(E2EL - TTFT) / (output tokens - 1)) are recomputed from the requests. LLMPerf is a closed loop
+at a fixed concurrency; it records no hardware: the GPU is asked for. Its output token counts
+come from a Llama-2 tokenizer whatever the model (kept as reported, and said so).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import PurePath
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from pydantic import ValidationError
+
+from fleetplan.contract import Point, Run, StatsSource, validation_message
+from fleetplan.errors import InputError
+from fleetplan.stats import RequestTimings, disagreements
+from warehouse.importers.document import Document
+from warehouse.importers.jsonstream import decode_json_stream
+from warehouse.importers.values import Reader, hardware, model_name
+
+if TYPE_CHECKING:
+    from warehouse.importers import FileInput, ImportOptions
+
+IMPORTER = "llmperf"
+VERSION = "1"
+_QUANTILES = {"p50": "p50", "p90": "p90", "p95": "p95", "p99": "p99"}
+
+
+def _is_summary(value: Any) -> bool:
+    return isinstance(value, dict) and "results_ttft_s_mean" in value
+
+
+def _is_individual(value: Any) -> bool:
+    return (
+        isinstance(value, list)
+        and bool(value)
+        and isinstance(value[0], dict)
+        and {"ttft_s", "end_to_end_latency_s", "number_output_tokens"} <= value[0].keys()
+    )
+
+
+def detect(document: Document) -> bool:
+    first = document.values[0] if document.values else None
+    return document.kind == "json" and (_is_summary(first) or _is_individual(first))
+
+
+def parse(
+    document: Document, source: FileInput, options: ImportOptions
+) -> tuple[list[Run], list[str]]:
+    first = document.values[0]
+    name = PurePath(source.name).name
+    if _is_individual(first):
+        raise InputError(
+            "an LLMPerf per-request file: import it together with its ..._summary.json (which "
+            "holds the run's throughput and concurrency), in one folder or one upload",
+            file=source.name,
+        )
+    summary = Reader(first, source.name, "summary")
+    warnings = ["output token counts are LLMPerf's (a Llama-2 tokenizer whatever the model)"]
+    completed = summary.number("results_num_completed_requests", required=True, integer=True)
+    errors = summary.number("results_number_errors", integer=True) or 0
+    started = summary.number("results_num_requests_started", integer=True)
+    per_minute = summary.number("results_num_completed_requests_per_min", required=True)
+    if completed and not per_minute:
+        raise summary.error("results_num_completed_requests_per_min", "is 0 with requests done")
+    rps = per_minute / 60
+    duration = completed / rps if rps else None
+    if not duration:
+        raise summary.error("results_num_completed_requests", "no request completed: no level")
+    out_tps = summary.number("results_mean_output_throughput_token_per_s")
+    in_mean = summary.number("results_number_input_tokens_mean")
+    out_mean = summary.number("results_number_output_tokens_mean")
+    stats: dict[str, float | None] = {}
+    for ours, theirs in (("ttft", "ttft_s"), ("e2el", "end_to_end_latency_s")):
+        mean = summary.number(f"results_{theirs}_mean")
+        stats[f"{ours}_mean_ms"] = mean * 1000 if mean is not None else None
+        for p in ("p50", "p90", "p95", "p99"):
+            value = summary.number(f"results_{theirs}_quantiles_{p}")
+            stats[f"{ours}_{p}_ms"] = value * 1000 if value is not None else None
+    stats_source = StatsSource.REPORTED
+    total_tps = out_tps + rps * in_mean if out_tps is not None and in_mean is not None else None
+    prefix = str(first.get("name", "")).removesuffix("_summary")
+    companion = options.companions.get(f"{prefix}_individual_responses.json")
+    if companion is not None:
+        recomputed, more = _from_requests(companion, source.name, completed)
+        warnings += [
+            f"statistic differs from the per-request file: {field} is {a:.6g} in the "
+            f"summary but {b:.6g} from the requests"
+            for field, a, b in disagreements(
+                {k: v for k, v in stats.items() if k in recomputed}, recomputed, rel_tol=1e-3
+            )
+        ]
+        stats |= recomputed
+        stats_source = StatsSource.RECOMPUTED
+        warnings += more
+    else:
+        warnings.append(
+            "no per-request file alongside: TPOT unknown (LLMPerf's inter-token "
+            "latency includes the TTFT, so it is not used)"
+        )
+    concurrency = summary.number("num_concurrent_requests", integer=True)
+    try:
+        point = Point(
+            offered_rate_rps=None,
+            max_concurrency=concurrency or None,
+            requests_sent=started if started is not None else completed + errors,
+            completed=completed,
+            failed=errors,
+            duration_s=duration,
+            request_throughput_rps=rps,
+            output_throughput_tps=out_tps,
+            total_throughput_tps=total_tps,
+            input_tokens_mean=in_mean,
+            output_tokens_mean=out_mean,
+            stats_source=stats_source,
+            **stats,
+        )
+    except ValidationError as error:
+        raise validation_message(error, file=source.name) from None
+    gpu_model, label, count = hardware(options, source.name, tool="LLMPerf")
+    input_len = _fixed(first, "mean_input_tokens", "stddev_input_tokens")
+    output_len = _fixed(first, "mean_output_tokens", "stddev_output_tokens")
+    stamp = summary.number("timestamp")
+    run = Run(
+        tool="llmperf",
+        tool_version=str(first.get("version") or "") or None,
+        model=model_name(options, source.name, first.get("model")),
+        gpu_model=gpu_model,
+        gpu_label=label,
+        gpu_count=count,
+        input_len=input_len,
+        output_len=output_len,
+        created_at=datetime.fromtimestamp(stamp, UTC).replace(tzinfo=None) if stamp else None,
+        source_file=name,
+        source_sha256=source.sha256,
+        source_index=0,
+        metadata={"name": str(first.get("name", ""))[:200]},
+        points=(point,),
+    )
+    return [run], warnings
+
+
+def _fixed(summary: dict, mean: str, stddev: str) -> int | None:
+    """A token length when every request had it (stddev 0)."""
+    value, spread = summary.get(mean), summary.get(stddev)
+    if (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and spread == 0
+        and value >= 1
+    ):
+        return int(value)
+    return None
+
+
+def _from_requests(
+    data: bytes, file: str, completed: int
+) -> tuple[dict[str, float | None], list[str]]:
+    values = decode_json_stream(data, file=f"{file} (per-request file)")
+    requests = values[0] if values else None
+    if not _is_individual(requests):
+        raise InputError("the per-request file alongside is not LLMPerf's", file=file)
+    ok, warnings = [], []
+    for i, request in enumerate(requests):
+        reader = Reader(request, f"{file} (per-request file)", f"request {i + 1}")
+        if request.get("error_code") not in (None, "", 0) or request.get("error_msg"):
+            continue
+        ok.append(
+            (
+                reader.number("ttft_s", required=True),
+                reader.number("end_to_end_latency_s", required=True),
+                reader.number("number_output_tokens", required=True, integer=True),
+            )
+        )
+    if len(ok) != completed:
+        warnings.append(
+            f"the per-request file has {len(ok)} successful requests, the summary {completed}"
+        )
+    if not ok:
+        return {}, warnings
+    ttft, e2el, tokens = (np.array(column, dtype=float) for column in zip(*ok, strict=True))
+    timings = RequestTimings(ttft_s=ttft, e2el_s=e2el, output_tokens=tokens, itl_s=np.zeros(0))
+    stats = timings.latency_stats()
+    return {k: v for k, v in stats.items() if not k.startswith("itl_")}, warnings

@@ -1,0 +1,128 @@
+"""Typed access to the values of a result file, with errors that name the file, where in it,
+and the key."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from fleetplan.errors import InputError
+
+
+class Reader:
+    """Typed access to one result object, with errors that name the object and the key."""
+
+    def __init__(self, obj: dict[str, Any], file: str, where: str):
+        self.obj, self.file, self.where = obj, file, where
+
+    def error(self, key: str, message: str) -> InputError:
+        return InputError(f"{self.where}: {message}", file=self.file, field=key)
+
+    def number(self, key: str, *, required: bool = False, integer: bool = False) -> Any:
+        if key not in self.obj or self.obj[key] is None:
+            if required:
+                raise self.error(key, "missing")
+            return None
+        value = self.obj[key]
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise self.error(key, f"expected a number, got {type(value).__name__} {value!r:.40}")
+        if math.isnan(value) or math.isinf(value):
+            raise self.error(key, f"expected a finite number, got {value}")
+        if value < 0:
+            raise self.error(key, f"expected a number >= 0, got {value}")
+        if integer:
+            if value != int(value):
+                raise self.error(key, f"expected a whole number, got {value}")
+            return int(value)
+        return float(value)
+
+    def text(self, key: str) -> str | None:
+        value = self.obj.get(key)
+        if value is None:
+            return None
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return str(value)
+        if not isinstance(value, str):
+            raise self.error(key, f"expected text, got {type(value).__name__}")
+        return value.strip() or None
+
+    def positive_int_text(self, key: str) -> int | None:
+        value = self.obj.get(key)
+        if value is None:
+            return None
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+            return value
+        if isinstance(value, str) and value.strip().isdigit() and int(value) >= 1:
+            return int(value)
+        raise self.error(key, f"expected a whole number >= 1, got {value!r:.40}")
+
+    def array(self, key: str, length: int | None) -> np.ndarray | None:
+        if key not in self.obj or self.obj[key] is None:
+            return None
+        value = self.obj[key]
+        if not isinstance(value, list):
+            raise self.error(key, f"expected a list, got {type(value).__name__}")
+        values = np.asarray(value) if value else np.zeros(0)
+        if values.ndim != 1 or values.dtype.kind not in "if":
+            raise self.error(key, "expected a list of numbers")
+        values = values.astype(float)
+        self._check_values(key, values)
+        if length is not None and values.size != length:
+            raise self.error(key, f"has {values.size} entries but ttfts has {length}")
+        return values
+
+    def _check_values(self, key: str, values: np.ndarray) -> None:
+        if values.size and not np.isfinite(values).all():
+            raise self.error(key, "contains NaN or infinity")
+        if values.size and (values < 0).any():
+            raise self.error(key, f"contains a negative value ({values.min()})")
+
+
+def hardware(
+    options: Any,
+    file: str,
+    *,
+    label: str | None = None,
+    count: int | None = None,
+    tool: str = "this tool",
+) -> tuple[str, str, int]:
+    """(canonical GPU id, label, GPUs per server): from the file where it says, else from what
+    the user gave (`--gpu`, `--gpu-count`, or the upload form); asked for, never guessed."""
+    from fleetplan.gpus import canonical_gpu
+
+    given = options.gpu
+    if (
+        given is not None
+        and label is not None
+        and canonical_gpu(given).gpu_id != canonical_gpu(label).gpu_id
+    ):
+        raise InputError(
+            f"the file says {label!r} but --gpu says {given!r}", file=file, field="gpu"
+        )
+    label = label or options.gpu
+    count = count or options.gpu_count
+    if label is None or count is None:
+        missing = " and ".join(
+            n for n, v in (("--gpu", label), ("--gpu-count", count)) if v is None
+        )
+        raise InputError(
+            f"{tool} does not record the hardware: give {missing} (in the app: "
+            "the GPU fields above the upload)",
+            file=file,
+            field="gpu",
+        )
+    return canonical_gpu(label).gpu_id, label, int(count)
+
+
+def model_name(options: Any, file: str, found: str | None, key: str = "model") -> str:
+    """The model the file names, else the one the user gave; a contradiction is an error."""
+    if options.model is not None and found is not None and options.model != found:
+        raise InputError(
+            f"the file says {found!r} but --model says {options.model!r}", file=file, field=key
+        )
+    chosen = found or options.model
+    if not chosen:
+        raise InputError("the file does not name the model: give --model", file=file, field=key)
+    return chosen
