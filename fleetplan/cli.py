@@ -202,7 +202,7 @@ def _print_outcomes(outcomes, *, stream=sys.stdout) -> tuple[int, int, int]:
             imported += 1
         elif outcome.status is Status.DUPLICATE:
             duplicate += 1
-        else:
+        elif outcome.status is Status.REJECTED:
             rejected += 1
         progress.write(f"{outcome.status.value:<9} {outcome.file}: {outcome.message}", file=stream)
         for warning in outcome.warnings[:5]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 
@@ -22,6 +22,7 @@ class Status(StrEnum):
     IMPORTED = "imported"
     DUPLICATE = "duplicate"
     REJECTED = "rejected"
+    INCLUDED = "included"  # read as part of another file (LLMPerf's per-request file)
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,13 +116,42 @@ def ingest_paths(
 ) -> Iterator[Outcome]:
     """Ingest each file; a rejected file changes nothing and does not stop the others."""
     options = options or ImportOptions()
-    for path in expand(paths):
+    files = list(expand(paths))
+    pairs = companion_pairs([p.name for p in files])
+    by_name = {p.name: p for p in files}
+    for path in files:
+        if path.name in pairs.values():
+            summary = next(s for s, c in pairs.items() if c == path.name)
+            yield Outcome(str(path), Status.INCLUDED, f"read together with {summary}")
+            continue
+        file_options = options
+        if path.name in pairs:
+            companion = by_name[pairs[path.name]]
+            try:
+                data = read_file(companion, options).data
+            except InputError as error:
+                yield Outcome(str(path), Status.REJECTED, f"its per-request file: {error.detail}")
+                continue
+            file_options = replace(options, companions={companion.name: data})
         try:
-            file = read_file(path, options)
+            file = read_file(path, file_options)
         except InputError as error:
             yield Outcome(str(path), Status.REJECTED, error.detail)
             continue
-        yield ingest_file(warehouse, file, options, origin=origin)
+        yield ingest_file(warehouse, file, file_options, origin=origin)
+
+
+def companion_pairs(names: Iterable[str]) -> dict[str, str]:
+    """Files that belong together, by name: LLMPerf's `X_summary.json` and
+    `X_individual_responses.json` (summary -> per-request file)."""
+    present = set(names)
+    pairs = {}
+    for name in present:
+        if name.endswith("_summary.json"):
+            partner = name.removesuffix("_summary.json") + "_individual_responses.json"
+            if partner in present:
+                pairs[name] = partner
+    return pairs
 
 
 def preview_rows(parsed: ParsedFile) -> list[dict[str, object]]:
