@@ -3,6 +3,8 @@ per file); list and delete what was uploaded."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pandas as pd
 import streamlit as st
 
@@ -10,15 +12,17 @@ from app import data
 from fleetplan.errors import InputError
 from fleetplan.gpus import KNOWN_GPU_IDS
 from warehouse.importers import FileInput, ImportOptions, parse
-from warehouse.ingest import Status, ingest_parsed, preview_rows
+from warehouse.ingest import Status, companion_pairs, ingest_parsed, preview_rows
 from warehouse.store import delete_source, find_source
 
 st.title("Upload runs")
 options_limit = ImportOptions().size_limit()
 st.caption(
-    "vLLM `bench serve --save-result` / `benchmark_serving.py` JSON (appended results, with or "
-    "without per-request arrays) and fleetplan run files. The format is read from the content. "
-    f"Files up to {options_limit / 1e6:.0f} MB; each file is stored whole or not at all."
+    "vLLM `bench serve` / `benchmark_serving.py` JSON, GuideLLM reports (JSON, YAML), LLMPerf "
+    "results (the summary with its per-request file), GenAI-Perf and AIPerf exports (JSON, "
+    "JSONL), fleetplan run files and the CSV table of `fleetplan benchmarks` / `fleetplan "
+    "template`; gzip-compressed too. The format is read from the content. Files up to "
+    f"{options_limit / 1e6:.0f} MB; each file is stored whole or not at all."
 )
 warehouse = data.warehouse_or_stop()
 for kind, message in st.session_state.pop("s_upload_flash", []):
@@ -41,7 +45,27 @@ options = ImportOptions(model=model, gpu=gpu, gpu_count=count)
 
 files = st.file_uploader("Result files", accept_multiple_files=True, key="w_upload_files")
 ready, summary = [], []
+uploaded_bytes = {f.name: f.getvalue() for f in files or [] if f.size <= options_limit}
+pairs = companion_pairs(uploaded_bytes)
 for uploaded in files or []:
+    if uploaded.name in pairs.values():
+        summary.append(
+            {
+                "file": uploaded.name,
+                "status": "included",
+                "format": "",
+                "runs": 0,
+                "points": 0,
+                "GPU": "",
+                "model": "",
+                "problem": f"read with {next(s for s, c in pairs.items() if c == uploaded.name)}",
+            }
+        )
+        continue
+    file_options = options
+    if uploaded.name in pairs:
+        companion = pairs[uploaded.name]
+        file_options = replace(options, companions={companion: uploaded_bytes[companion]})
     row = {
         "file": uploaded.name,
         "status": "",
@@ -62,7 +86,7 @@ for uploaded in files or []:
         continue
     file = FileInput.from_bytes(uploaded.name, uploaded.getvalue())
     try:
-        parsed = parse(file, options)
+        parsed = parse(file, file_options)
     except InputError as error:
         row |= {"status": "rejected", "problem": error.detail}
         summary.append(row)

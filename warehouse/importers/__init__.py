@@ -90,9 +90,9 @@ def read_file(path: Path, options: ImportOptions) -> FileInput:
 
 # Every format fleetplan reads, tried in this order on the file's content.
 def _importers() -> list:
-    from warehouse.importers import csv_table, llmperf
+    from warehouse.importers import csv_table, genai_perf, guidellm, llmperf
 
-    return [fleetplan_json, vllm_json, llmperf, csv_table]
+    return [fleetplan_json, vllm_json, guidellm, llmperf, genai_perf, csv_table]
 
 
 def parse(file: FileInput, options: ImportOptions | None = None) -> ParsedFile:

@@ -1,0 +1,425 @@
+"""GenAI-Perf (`profile_export_genai_perf.json`) and AIPerf (`profile_export_aiperf.json`, flat or
+under `"records"`, and the per-request `profile_export.jsonl`).
+
+By definition, not by name: their "inter_token_latency" is (latency - TTFT) / (output tokens - 1)
+per request, which is our TPOT; their "inter_chunk_latency" (gaps between streamed chunks) is
+closest to our ITL. Each metric carries its unit (ns, us, ms, s); every time is converted to ms.
+Throughputs are the tools' own; the total-token throughput, where not given, is the output
+throughput plus requests/s x mean input tokens. GPU energy, where telemetry was on, is the
+energy counter's rise over the profiling window (DCGM's energy, reported in MJ).
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+from pathlib import PurePath
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from pydantic import ValidationError
+
+from fleetplan.contract import EnergyMethod, Point, Run, StatsSource, validation_message
+from fleetplan.errors import InputError
+from fleetplan.stats import RequestTimings
+from warehouse.importers.document import Document
+from warehouse.importers.values import hardware, model_name
+
+if TYPE_CHECKING:
+    from warehouse.importers import FileInput, ImportOptions
+
+IMPORTER = "genai-perf-aiperf"
+VERSION = "1"
+_TO_MS = {
+    "ns": 1e-6,
+    "us": 1e-3,
+    "µs": 1e-3,
+    "ms": 1.0,
+    "s": 1000.0,
+    "sec": 1000.0,
+    "seconds": 1000.0,
+}
+_TO_S = {unit: factor / 1000 for unit, factor in _TO_MS.items()}
+ALIASES = {  # our field: their metric names, newest first
+    "ttft": ("time_to_first_token", "ttft"),
+    "tpot": ("inter_token_latency",),
+    "itl": ("inter_chunk_latency",),
+    "e2el": ("request_latency",),
+}
+_SIGNS = {"request_throughput", "request_latency", "request_count"}
+
+
+def _metrics(value: Any) -> dict[str, Any] | None:
+    if not isinstance(value, dict):
+        return None
+    inner = value.get("records") if isinstance(value.get("records"), dict) else value
+    if len(_SIGNS & inner.keys()) >= 2 and isinstance(inner.get("request_throughput"), dict):
+        return inner
+    return None
+
+
+def _is_request_record(value: Any) -> bool:
+    return (
+        isinstance(value, dict)
+        and isinstance(value.get("metadata"), dict)
+        and isinstance(value.get("metrics"), dict)
+    )
+
+
+def detect(document: Document) -> bool:
+    first = document.values[0] if document.values else None
+    return document.kind == "json" and (_metrics(first) is not None or _is_request_record(first))
+
+
+class _Metric:
+    def __init__(self, metrics: dict[str, Any], name: str, file: str):
+        self.raw, self.name, self.file = metrics.get(name), name, file
+
+    def present(self) -> bool:
+        return isinstance(self.raw, dict)
+
+    def stat(self, stat: str, *, to: dict[str, float] | None = None) -> float | None:
+        if not self.present():
+            return None
+        value = self.raw.get(stat)
+        if value is None:
+            return None
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+        ):
+            raise InputError(
+                f"{stat} is {value!r:.40}, not a finite number",
+                file=self.file,
+                field=f"{self.name}.{stat}",
+            )
+        if value < 0:
+            raise InputError(
+                f"{stat} is negative ({value})", file=self.file, field=f"{self.name}.{stat}"
+            )
+        if to is None:
+            return float(value)
+        unit = str(self.raw.get("unit", "")).strip().lower()
+        if unit not in to:
+            raise InputError(
+                f"unknown time unit {unit!r}", file=self.file, field=f"{self.name}.unit"
+            )
+        return float(value) * to[unit]
+
+
+def parse(
+    document: Document, source: FileInput, options: ImportOptions
+) -> tuple[list[Run], list[str]]:
+    first = document.values[0]
+    if _is_request_record(first):
+        return _parse_records(document.values, source, options)
+    metrics = _metrics(first)
+    assert metrics is not None
+    file = source.name
+    warnings: list[str] = []
+    m = {name: _Metric(metrics, name, file) for name in metrics}
+
+    def get(name: str) -> _Metric:
+        return m.get(name) or _Metric({}, name, file)
+
+    stats: dict[str, float | None] = {}
+    for ours, names in ALIASES.items():
+        metric = next((get(n) for n in names if get(n).present()), _Metric({}, names[0], file))
+        stats[f"{ours}_mean_ms"] = metric.stat("avg", to=_TO_MS)
+        for p in ("p50", "p90", "p95", "p99"):
+            stats[f"{ours}_{p}_ms"] = metric.stat(p, to=_TO_MS)
+    if get("inter_chunk_latency").present():
+        warnings.append("ITL is the tool's inter-chunk latency (gaps between streamed chunks)")
+    rps = get("request_throughput").stat("avg")
+    completed = get("request_count").stat("avg")
+    failed = get("error_request_count").stat("avg")
+    duration = get("benchmark_duration").stat("avg", to=_TO_S)
+    if duration is None and rps and completed:
+        duration = completed / rps
+    out_tps = get("output_token_throughput").stat("avg")
+    in_mean = get("input_sequence_length").stat("avg")
+    out_mean = get("output_sequence_length").stat("avg")
+    total_tps = get("total_token_throughput").stat("avg")
+    if total_tps is None and out_tps is not None and rps is not None and in_mean is not None:
+        total_tps = out_tps + rps * in_mean
+    if completed is None or not duration:
+        raise InputError(
+            "no request count or duration: nothing to store", file=file, field="request_count"
+        )
+    config = first.get("input_config") if isinstance(first.get("input_config"), dict) else {}
+    concurrency, rate = _load(config)
+    energy, power, gpu_label, gpu_count = _telemetry(first, file)
+    try:
+        point = Point(
+            offered_rate_rps=rate,
+            max_concurrency=concurrency,
+            requests_sent=int(completed + (failed or 0)),
+            completed=int(completed),
+            failed=int(failed) if failed is not None else None,
+            duration_s=duration,
+            request_throughput_rps=rps,
+            output_throughput_tps=out_tps,
+            total_throughput_tps=total_tps,
+            input_tokens_mean=in_mean,
+            output_tokens_mean=out_mean,
+            gpu_energy_j=energy,
+            avg_power_w=power,
+            energy_method=EnergyMethod.NVML_COUNTER if energy is not None else EnergyMethod.NONE,
+            **stats,
+        )
+    except ValidationError as error:
+        problem = validation_message(error)
+        if (
+            problem.field in {"offered_rate_rps", "max_concurrency"}
+            and "offered load" in problem.reason
+        ):
+            raise InputError(
+                "the export does not say the load (concurrency or request rate)",
+                file=file,
+                field="input_config.loadgen",
+            ) from None
+        raise InputError(problem.reason, file=file, field=problem.field) from None
+    tool = "aiperf" if "records" in first or "aiperf_version" in first else "genai-perf"
+    gpu_model, label, count = hardware(options, file, label=gpu_label, count=gpu_count, tool=tool)
+    run = Run(
+        tool=tool,
+        tool_version=_text(first.get("aiperf_version") or first.get("version")),
+        model=model_name(options, file, _model(config), key="input_config.model"),
+        gpu_model=gpu_model,
+        gpu_label=label,
+        gpu_count=count,
+        created_at=_when(first),
+        source_file=PurePath(file).name,
+        source_sha256=source.sha256,
+        source_index=0,
+        metadata={k: str(v)[:2000] for k, v in (("cli_command", _cli(config)),) if v},
+        points=(point,),
+    )
+    return [run], warnings
+
+
+def _text(value: Any) -> str | None:
+    return str(value)[:200] if value not in (None, "") else None
+
+
+def _model(config: dict) -> str | None:
+    endpoint = config.get("endpoint") if isinstance(config.get("endpoint"), dict) else {}
+    names = endpoint.get("model_names") or config.get("model_names") or config.get("model")
+    if isinstance(names, list) and names and isinstance(names[0], str):
+        return names[0]
+    if isinstance(names, str):
+        return names
+    items = (
+        (config.get("models") or {}).get("items")
+        if isinstance(config.get("models"), dict)
+        else None
+    )
+    if isinstance(items, list) and items and isinstance(items[0], dict):
+        return _text(items[0].get("name"))
+    return None
+
+
+def _load(config: dict) -> tuple[int | None, float | None]:
+    """(max concurrency, offered request rate) from the run's settings."""
+    loadgen = config.get("loadgen") if isinstance(config.get("loadgen"), dict) else config
+    concurrency = loadgen.get("concurrency")
+    rate = loadgen.get("request_rate")
+    for phase in config.get("phases") or []:
+        if isinstance(phase, dict) and phase.get("name", "profiling") == "profiling":
+            concurrency = phase.get("concurrency", concurrency)
+            rate = phase.get("request_rate", phase.get("rate", rate))
+    concurrency = (
+        int(concurrency) if isinstance(concurrency, int | float) and concurrency >= 1 else None
+    )
+    rate = float(rate) if isinstance(rate, int | float) and rate > 0 else None
+    return concurrency, rate
+
+
+def _cli(config: dict) -> str | None:
+    artifacts = config.get("artifacts") if isinstance(config.get("artifacts"), dict) else {}
+    return config.get("cli_command") or artifacts.get("cli_command")
+
+
+def _when(export: dict) -> datetime | None:
+    value = export.get("start_time")
+    if isinstance(value, str):
+        try:
+            return datetime.fromisoformat(value.replace("Z", "+00:00")).replace(tzinfo=None)
+        except ValueError:
+            return None
+    return None
+
+
+def _telemetry(
+    export: dict, file: str
+) -> tuple[float | None, float | None, str | None, int | None]:
+    """(energy J, mean power W, GPU name, GPU count) from the tools' GPU telemetry, if any."""
+    gpus: list[dict] = []
+    data = export.get("telemetry_data")
+    if isinstance(data, dict):  # AIPerf: telemetry_data.endpoints.<ep>.gpus.gpu_N
+        for endpoint in (data.get("endpoints") or {}).values():
+            if isinstance(endpoint, dict):
+                gpus += [g for g in (endpoint.get("gpus") or {}).values() if isinstance(g, dict)]
+        energies, powers = [], []
+        for gpu in gpus:
+            metrics = gpu.get("metrics") or {}
+            energy = _Metric(metrics, "nvidia_energy_consumption", file)
+            power = _Metric(metrics, "nvidia_power_usage", file)
+            low, high = energy.stat("min"), energy.stat("max")
+            if low is not None and high is not None:
+                energies.append((high - low) * _energy_factor(energy))
+            if power.stat("avg") is not None:
+                powers.append(power.stat("avg"))
+        names = sorted({str(g.get("gpu_name")) for g in gpus if g.get("gpu_name")})
+        label = names[0] if len(names) == 1 else None
+        return (
+            sum(energies) if energies and len(energies) == len(gpus) else None,
+            sum(powers) if powers and len(powers) == len(gpus) else None,
+            label,
+            len(gpus) or None,
+        )
+    stats = export.get("telemetry_stats")
+    if isinstance(stats, dict):  # GenAI-Perf: telemetry_stats.<metric>.gpuN
+        energy = (
+            stats.get("energy_consumption")
+            if isinstance(stats.get("energy_consumption"), dict)
+            else {}
+        )
+        power = (
+            stats.get("gpu_power_usage") if isinstance(stats.get("gpu_power_usage"), dict) else {}
+        )
+        unit = _energy_unit(energy.get("unit"))
+        per_gpu = [v for k, v in energy.items() if k.startswith("gpu") and isinstance(v, dict)]
+        joules = [
+            (v["max"] - v["min"]) * unit
+            for v in per_gpu
+            if isinstance(v.get("max"), int | float) and isinstance(v.get("min"), int | float)
+        ]
+        watts = [
+            v["avg"]
+            for k, v in power.items()
+            if k.startswith("gpu") and isinstance(v, dict) and isinstance(v.get("avg"), int | float)
+        ]
+        return (
+            sum(joules) if per_gpu and len(joules) == len(per_gpu) else None,
+            sum(watts) if watts else None,
+            None,
+            len(per_gpu) or None,
+        )
+    return None, None, None, None
+
+
+def _energy_factor(metric: _Metric) -> float:
+    return _energy_unit(metric.raw.get("unit") if metric.present() else None)
+
+
+def _energy_unit(unit: Any) -> float:
+    return {"mj": 1e6, "kj": 1e3, "j": 1.0, "wh": 3600.0, "kwh": 3.6e6}.get(
+        str(unit or "MJ").strip().lower(), 1e6
+    )
+
+
+def _parse_records(
+    records: list[Any], source: FileInput, options: ImportOptions
+) -> tuple[list[Run], list[str]]:
+    """AIPerf's per-request JSONL: statistics recomputed from the requests."""
+    file = source.name
+    ttft, e2el, out_tokens, in_tokens, gaps, starts, ends = [], [], [], [], [], [], []
+    failed = 0
+    for i, record in enumerate(records):
+        if not _is_request_record(record):
+            raise InputError(f"line {i + 1}: not a request record", file=file)
+        meta, metrics = record["metadata"], record["metrics"]
+        start, end = meta.get("request_start_ns"), meta.get("request_end_ns")
+        if isinstance(start, int | float) and isinstance(end, int | float):
+            starts.append(start)
+            ends.append(end)
+        if record.get("error"):
+            failed += 1
+            continue
+        values = {
+            name: _record_value(metrics, name, file, i)
+            for name in (
+                "time_to_first_token",
+                "ttft",
+                "request_latency",
+                "output_sequence_length",
+                "input_sequence_length",
+                "inter_chunk_latency",
+            )
+        }
+        first = values["time_to_first_token"] or values["ttft"]
+        if values["request_latency"] is None or values["output_sequence_length"] is None:
+            raise InputError(
+                f"line {i + 1}: no request_latency or output_sequence_length", file=file
+            )
+        ttft.append(first[0] / 1000 if first else np.nan)
+        e2el.append(values["request_latency"][0] / 1000)
+        out_tokens.append(values["output_sequence_length"][0])
+        in_tokens.append((values["input_sequence_length"] or [0])[0])
+        chunk = values["inter_chunk_latency"]
+        gaps += [g / 1000 for g in chunk] if chunk else []
+    completed = len(e2el)
+    if not starts or not completed:
+        raise InputError("no timed, successful request in the file", file=file)
+    duration = (max(ends) - min(starts)) / 1e9
+    timings = RequestTimings(
+        ttft_s=np.array(ttft),
+        e2el_s=np.array(e2el),
+        output_tokens=np.array(out_tokens, dtype=float),
+        itl_s=np.array(gaps),
+    )
+    stats = {
+        k: (None if v is not None and math.isnan(v) else v)
+        for k, v in timings.latency_stats().items()
+    }
+    gpu_model, label, count = hardware(options, file, tool="AIPerf's per-request file")
+    point = Point(
+        max_concurrency=None,
+        offered_rate_rps=math.inf,
+        requests_sent=completed + failed,
+        completed=completed,
+        failed=failed,
+        duration_s=duration,
+        request_throughput_rps=completed / duration,
+        output_throughput_tps=sum(out_tokens) / duration,
+        total_throughput_tps=(sum(out_tokens) + sum(in_tokens)) / duration,
+        input_tokens_mean=sum(in_tokens) / completed,
+        output_tokens_mean=sum(out_tokens) / completed,
+        stats_source=StatsSource.RECOMPUTED,
+        **stats,
+    )
+    run = Run(
+        tool="aiperf",
+        model=model_name(options, file, None),
+        gpu_model=gpu_model,
+        gpu_label=label,
+        gpu_count=count,
+        source_file=PurePath(file).name,
+        source_sha256=source.sha256,
+        source_index=0,
+        points=(point,),
+    )
+    return [run], [
+        "the per-request file does not say the load: recorded as all at once (inf); "
+        "import profile_export_aiperf.json for the run's settings"
+    ]
+
+
+def _record_value(metrics: dict, name: str, file: str, line: int) -> list[float] | None:
+    """A per-request metric in ms (times) or tokens, as a list (one value, or chunk gaps)."""
+    entry = metrics.get(name)
+    if entry is None:
+        return None
+    if not isinstance(entry, dict) or "value" not in entry:
+        raise InputError(f"line {line + 1}: expected {{value, unit}}", file=file, field=name)
+    value, unit = entry["value"], str(entry.get("unit", "")).lower()
+    values = value if isinstance(value, list) else [value]
+    if not all(
+        isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) and v >= 0
+        for v in values
+    ):
+        raise InputError(f"line {line + 1}: expected non-negative numbers", file=file, field=name)
+    factor = _TO_MS.get(unit, 1.0) if unit in _TO_MS else 1.0
+    return [float(v) * factor for v in values]

@@ -1,0 +1,243 @@
+"""GuideLLM benchmark reports (JSON or YAML), in each layout:
+`{"benchmarks"}` (0.2-0.3), `{"args","benchmarks"}` (0.4), `{"metadata":{"version":1},"args",
+"benchmarks"}` (0.5-0.6) and `{"metadata":{"version":2},"config","benchmarks"}` (0.7+).
+
+By definition, not by name: GuideLLM's inter-token latency, (last - first token) / (n - 1), is our
+TPOT; its "time per output token" includes the first token and is not used; it has no chunk-gap
+ITL. Latencies come from `metrics.<name>.successful`; throughputs are recomputed by our
+definition (successful requests and their tokens over the benchmark's measured duration, which
+excludes warm-up and cool-down) rather than taken from its time-averaged rates. One point per
+benchmark, its strategy (synchronous, concurrent, throughput, constant, poisson) giving the load.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from datetime import UTC, datetime
+from pathlib import PurePath
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from fleetplan.contract import Point, Run, validation_message
+from fleetplan.errors import InputError
+from warehouse.importers.document import Document
+from warehouse.importers.values import hardware, model_name
+
+if TYPE_CHECKING:
+    from warehouse.importers import FileInput, ImportOptions
+
+IMPORTER = "guidellm"
+VERSION = "1"
+_SHAPE = re.compile(r"prompt_tokens=(\d+)\b.*?output_tokens=(\d+)\b")
+
+
+def _report(value: Any) -> dict | None:
+    if not isinstance(value, dict) or not isinstance(value.get("benchmarks"), list):
+        return None
+    first = value["benchmarks"][0] if value["benchmarks"] else None
+    if isinstance(first, dict) and isinstance(first.get("metrics"), dict):
+        return value
+    return None
+
+
+def detect(document: Document) -> bool:
+    return (
+        document.kind in {"json", "yaml"}
+        and bool(document.values)
+        and _report(document.values[0]) is not None
+    )
+
+
+def _find(value: Any, keys: tuple[str, ...], depth: int = 0) -> Any:
+    """The first value under one of `keys`, searched breadth-first a few levels down."""
+    if depth > 4 or not isinstance(value, dict):
+        return None
+    for key in keys:
+        if key in value and value[key] not in (None, "", []):
+            return value[key]
+    for child in value.values():
+        found = _find(child, keys, depth + 1)
+        if found is not None:
+            return found
+    return None
+
+
+class _Bench:
+    def __init__(self, bench: dict, file: str, index: int):
+        self.b, self.file, self.where = bench, file, f"benchmark {index + 1}"
+
+    def error(self, field: str, message: str) -> InputError:
+        return InputError(f"{self.where}: {message}", file=self.file, field=field)
+
+    def number(self, value: Any, field: str) -> float | None:
+        if value is None:
+            return None
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+        ):
+            raise self.error(field, f"expected a finite number, got {value!r:.40}")
+        if value < 0:
+            raise self.error(field, f"expected a number >= 0, got {value}")
+        return float(value)
+
+    def distribution(self, name: str) -> dict | None:
+        metric = self.b["metrics"].get(name)
+        if metric is None:
+            return None
+        successful = metric.get("successful") if isinstance(metric, dict) else None
+        if not isinstance(successful, dict):
+            raise self.error(f"metrics.{name}.successful", "expected a distribution")
+        return successful
+
+    def stats(self, name: str, ours: str, scale: float = 1.0) -> dict[str, float | None]:
+        dist = self.distribution(name) or {}
+        percentiles = dist.get("percentiles") if isinstance(dist.get("percentiles"), dict) else {}
+        where = f"metrics.{name}.successful"
+        out = {f"{ours}_mean_ms": self.number(dist.get("mean"), f"{where}.mean")}
+        for p in ("p50", "p90", "p95", "p99"):
+            value = percentiles.get(p, dist.get("median") if p == "p50" else None)
+            out[f"{ours}_{p}_ms"] = self.number(value, f"{where}.percentiles.{p}")
+        if not dist.get("count"):
+            out = dict.fromkeys(out)  # no successful request: not latencies
+        return {k: v * scale if v is not None else None for k, v in out.items()}
+
+    def total(self, name: str) -> float | None:
+        dist = self.distribution(name)
+        return (
+            self.number(dist.get("total_sum"), f"metrics.{name}.successful.total_sum")
+            if dist
+            else None
+        )
+
+    def mean(self, name: str) -> float | None:
+        dist = self.distribution(name)
+        return self.number(dist.get("mean"), f"metrics.{name}.successful.mean") if dist else None
+
+
+def _strategy(bench: dict, report: dict) -> dict:
+    for holder in (bench.get("config"), bench.get("args"), bench.get("scheduler")):
+        if isinstance(holder, dict) and isinstance(holder.get("strategy"), dict):
+            return holder["strategy"]
+    found = _find(bench, ("strategy",))
+    return found if isinstance(found, dict) else {}
+
+
+def _load(strategy: dict, bench: _Bench) -> dict[str, Any]:
+    kind = str(strategy.get("type_") or strategy.get("type") or "").lower()
+    if kind == "synchronous":
+        return {"max_concurrency": 1}
+    if kind == "concurrent":
+        streams = strategy.get("streams") or strategy.get("max_concurrency")
+        return {"max_concurrency": int(streams)} if isinstance(streams, int | float) else {}
+    if kind == "throughput":
+        cap = strategy.get("max_concurrency")
+        return {
+            "offered_rate_rps": math.inf,
+            "max_concurrency": int(cap) if isinstance(cap, int | float) else None,
+        }
+    if kind in {"constant", "poisson", "async"}:
+        rate = bench.number(strategy.get("rate"), "strategy.rate")
+        out: dict[str, Any] = {"offered_rate_rps": rate}
+        if kind == "poisson":
+            out["burstiness"] = 1.0
+        return out
+    raise bench.error("strategy", f"unknown load strategy {kind!r}")
+
+
+def parse(
+    document: Document, source: FileInput, options: ImportOptions
+) -> tuple[list[Run], list[str]]:
+    report = _report(document.values[0])
+    assert report is not None
+    file = source.name
+    points, warnings, models, shapes, starts = [], [], set(), set(), []
+    for index, raw in enumerate(report["benchmarks"]):
+        if not isinstance(raw, dict) or not isinstance(raw.get("metrics"), dict):
+            raise InputError(f"benchmark {index + 1}: no metrics", file=file)
+        bench = _Bench(raw, file, index)
+        totals = raw.get("request_totals") or {}
+        completed = int(bench.number(totals.get("successful"), "request_totals.successful") or 0)
+        errored = int(bench.number(totals.get("errored"), "request_totals.errored") or 0)
+        incomplete = int(bench.number(totals.get("incomplete"), "request_totals.incomplete") or 0)
+        duration = bench.number(raw.get("duration"), "duration")
+        if (
+            duration is None
+            and isinstance(raw.get("start_time"), int | float)
+            and isinstance(raw.get("end_time"), int | float)
+        ):
+            duration = raw["end_time"] - raw["start_time"]
+        if not duration:
+            raise bench.error("duration", "missing or zero: no throughput without it")
+        out_tokens = bench.total("output_token_count")
+        in_tokens = bench.total("prompt_token_count")
+        stats = {
+            **bench.stats("time_to_first_token_ms", "ttft"),
+            **bench.stats("inter_token_latency_ms", "tpot"),
+            **bench.stats("request_latency", "e2el", scale=1000.0),  # seconds -> ms
+        }
+        try:
+            points.append(
+                Point(
+                    **_load(_strategy(raw, report), bench),
+                    requests_sent=completed + errored + incomplete,
+                    completed=completed,
+                    failed=errored + incomplete,
+                    complete=incomplete == 0,
+                    duration_s=duration,
+                    request_throughput_rps=completed / duration,
+                    output_throughput_tps=out_tokens / duration if out_tokens is not None else None,
+                    total_throughput_tps=(out_tokens + in_tokens) / duration
+                    if out_tokens is not None and in_tokens is not None
+                    else None,
+                    input_tokens_mean=bench.mean("prompt_token_count"),
+                    output_tokens_mean=bench.mean("output_token_count"),
+                    **stats,
+                )
+            )
+        except ValidationError as error:
+            problem = validation_message(error)
+            raise InputError(
+                f"benchmark {index + 1}: {problem.reason}", file=file, field=problem.field
+            ) from None
+        model = _find(raw, ("backend_model", "model")) or _find(report, ("model",))
+        if isinstance(model, str):
+            models.add(model)
+        data = _find(raw, ("data",)) or _find(report, ("data",))
+        match = _SHAPE.search(str(data)) if data is not None else None
+        shapes.add((int(match[1]), int(match[2])) if match else None)
+        if isinstance(raw.get("start_time"), int | float):
+            starts.append(raw["start_time"])
+        if incomplete:
+            warnings.append(
+                f"benchmark {index + 1}: {incomplete} requests incomplete (level marked incomplete)"
+            )
+    if len(models) > 1:
+        raise InputError(
+            f"the report mixes models ({', '.join(sorted(models))})", file=file, field="model"
+        )
+    shape = shapes.pop() if len(shapes) == 1 else None
+    gpu_model, label, count = hardware(options, file, tool="GuideLLM")
+    version = _find(report.get("metadata") or {}, ("guidellm_version", "version"))
+    run = Run(
+        tool="guidellm",
+        tool_version=str(version) if version is not None else None,
+        model=model_name(options, file, next(iter(models), None)),
+        gpu_model=gpu_model,
+        gpu_label=label,
+        gpu_count=count,
+        dataset="synthetic" if shape else None,
+        input_len=shape[0] if shape else None,
+        output_len=shape[1] if shape else None,
+        created_at=datetime.fromtimestamp(min(starts), UTC).replace(tzinfo=None)
+        if starts
+        else None,
+        source_file=PurePath(file).name,
+        source_sha256=source.sha256,
+        source_index=0,
+        points=tuple(points),
+    )
+    return [run], warnings
