@@ -43,7 +43,8 @@ RUN_FILE_FORMAT = "fleetplan.runs"
 
 NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
-Count = Annotated[int, Field(ge=0)]
+INT32_MAX = 2**31 - 1  # the warehouse stores counts as 32-bit integers
+Count = Annotated[int, Field(ge=0, le=INT32_MAX)]
 Text = Annotated[str, Field(min_length=1, max_length=500)]
 
 
@@ -102,7 +103,7 @@ class Point(_Strict):
     offered_rate_rps: float | None = Field(
         default=None, description="Offered request rate (req/s); inf = all requests at once."
     )
-    max_concurrency: Annotated[int, Field(ge=1)] | None = None
+    max_concurrency: Annotated[int, Field(ge=1, le=INT32_MAX)] | None = None
     burstiness: Positive | None = None
     requests_sent: Count | None = None
     completed: Count
@@ -216,10 +217,10 @@ class Run(_Strict):
     tensor_parallel_size: Annotated[int, Field(ge=1, le=4096)] | None = None
     host: Text | None = None
     dataset: Text | None = None
-    input_len: Annotated[int, Field(ge=1)] | None = Field(
+    input_len: Annotated[int, Field(ge=1, le=INT32_MAX)] | None = Field(
         default=None, description="Fixed prompt length in tokens, for synthetic token shapes."
     )
-    output_len: Annotated[int, Field(ge=1)] | None = None
+    output_len: Annotated[int, Field(ge=1, le=INT32_MAX)] | None = None
     created_at: datetime | None = None
     # The file the run's numbers were read from. A run file that is itself the source may leave
     # these out: the importer fills them from the file (name, sha256, position of the run).

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 
-from fleetplan.errors import InputError
+from fleetplan.errors import InputError, WarehouseError
 from warehouse.db import Warehouse
 from warehouse.importers import FileInput, ImportOptions, ParsedFile, parse, read_file
 from warehouse.store import SourceFile, find_source, store_runs
@@ -105,6 +105,12 @@ def ingest_file(
         return _store(warehouse, parse(file, options), origin)
     except InputError as error:
         return Outcome(file.name, Status.REJECTED, error.detail)
+    except WarehouseError:
+        raise
+    except Exception as error:  # a bug: the file is refused (nothing stored), not a traceback
+        log.exception("unexpected error importing %s", file.name)
+        message = f"unexpected error ({type(error).__name__}): nothing stored; please report it"
+        return Outcome(file.name, Status.REJECTED, message)
 
 
 def ingest_paths(

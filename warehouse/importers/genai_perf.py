@@ -23,7 +23,7 @@ from fleetplan.contract import EnergyMethod, Point, Run, StatsSource, validation
 from fleetplan.errors import InputError
 from fleetplan.stats import RequestTimings
 from warehouse.importers.document import Document
-from warehouse.importers.values import hardware, model_name
+from warehouse.importers.values import build, hardware, model_name, number
 
 if TYPE_CHECKING:
     from warehouse.importers import FileInput, ImportOptions
@@ -84,20 +84,7 @@ class _Metric:
         value = self.raw.get(stat)
         if value is None:
             return None
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, int | float)
-            or not math.isfinite(value)
-        ):
-            raise InputError(
-                f"{stat} is {value!r:.40}, not a finite number",
-                file=self.file,
-                field=f"{self.name}.{stat}",
-            )
-        if value < 0:
-            raise InputError(
-                f"{stat} is negative ({value})", file=self.file, field=f"{self.name}.{stat}"
-            )
+        value = number(value, file=self.file, field=f"{self.name}.{stat}")
         if to is None:
             return float(value)
         unit = str(self.raw.get("unit", "")).strip().lower()
@@ -182,7 +169,9 @@ def parse(
         raise InputError(problem.reason, file=file, field=problem.field) from None
     tool = "aiperf" if "records" in first or "aiperf_version" in first else "genai-perf"
     gpu_model, label, count = hardware(options, file, label=gpu_label, count=gpu_count, tool=tool)
-    run = Run(
+    run = build(
+        Run,
+        file,
         tool=tool,
         tool_version=_text(first.get("aiperf_version") or first.get("version")),
         model=model_name(options, file, _model(config), key="input_config.model"),
@@ -375,7 +364,9 @@ def _parse_records(
         for k, v in timings.latency_stats().items()
     }
     gpu_model, label, count = hardware(options, file, tool="AIPerf's per-request file")
-    point = Point(
+    point = build(
+        Point,
+        file,
         max_concurrency=None,
         offered_rate_rps=math.inf,
         requests_sent=completed + failed,
@@ -390,7 +381,9 @@ def _parse_records(
         stats_source=StatsSource.RECOMPUTED,
         **stats,
     )
-    run = Run(
+    run = build(
+        Run,
+        file,
         tool="aiperf",
         model=model_name(options, file, None),
         gpu_model=gpu_model,

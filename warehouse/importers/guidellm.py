@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import math
 import re
-from datetime import UTC, datetime
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +22,7 @@ from pydantic import ValidationError
 from fleetplan.contract import Point, Run, validation_message
 from fleetplan.errors import InputError
 from warehouse.importers.document import Document
-from warehouse.importers.values import hardware, model_name
+from warehouse.importers.values import build, hardware, model_name, number, timestamp
 
 if TYPE_CHECKING:
     from warehouse.importers import FileInput, ImportOptions
@@ -74,15 +73,7 @@ class _Bench:
     def number(self, value: Any, field: str) -> float | None:
         if value is None:
             return None
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, int | float)
-            or not math.isfinite(value)
-        ):
-            raise self.error(field, f"expected a finite number, got {value!r:.40}")
-        if value < 0:
-            raise self.error(field, f"expected a number >= 0, got {value}")
-        return float(value)
+        return number(value, file=self.file, field=field, where=self.where)
 
     def distribution(self, name: str) -> dict | None:
         metric = self.b["metrics"].get(name)
@@ -222,7 +213,9 @@ def parse(
     shape = shapes.pop() if len(shapes) == 1 else None
     gpu_model, label, count = hardware(options, file, tool="GuideLLM")
     version = _find(report.get("metadata") or {}, ("guidellm_version", "version"))
-    run = Run(
+    run = build(
+        Run,
+        file,
         tool="guidellm",
         tool_version=str(version) if version is not None else None,
         model=model_name(options, file, next(iter(models), None)),
@@ -232,9 +225,7 @@ def parse(
         dataset="synthetic" if shape else None,
         input_len=shape[0] if shape else None,
         output_len=shape[1] if shape else None,
-        created_at=datetime.fromtimestamp(min(starts), UTC).replace(tzinfo=None)
-        if starts
-        else None,
+        created_at=timestamp(min(starts)) if starts else None,
         source_file=PurePath(file).name,
         source_sha256=source.sha256,
         source_index=0,

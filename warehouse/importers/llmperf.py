@@ -12,7 +12,6 @@ come from a Llama-2 tokenizer whatever the model (kept as reported, and said so)
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +23,7 @@ from fleetplan.errors import InputError
 from fleetplan.stats import RequestTimings, disagreements
 from warehouse.importers.document import Document
 from warehouse.importers.jsonstream import decode_json_stream
-from warehouse.importers.values import Reader, hardware, model_name
+from warehouse.importers.values import Reader, build, hardware, model_name, timestamp
 
 if TYPE_CHECKING:
     from warehouse.importers import FileInput, ImportOptions
@@ -129,7 +128,9 @@ def parse(
     input_len = _fixed(first, "mean_input_tokens", "stddev_input_tokens")
     output_len = _fixed(first, "mean_output_tokens", "stddev_output_tokens")
     stamp = summary.number("timestamp")
-    run = Run(
+    run = build(
+        Run,
+        source.name,
         tool="llmperf",
         tool_version=str(first.get("version") or "") or None,
         model=model_name(options, source.name, first.get("model")),
@@ -138,7 +139,7 @@ def parse(
         gpu_count=count,
         input_len=input_len,
         output_len=output_len,
-        created_at=datetime.fromtimestamp(stamp, UTC).replace(tzinfo=None) if stamp else None,
+        created_at=timestamp(stamp),
         source_file=name,
         source_sha256=source.sha256,
         source_index=0,

@@ -28,6 +28,8 @@ class Reader:
         value = self.obj[key]
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise self.error(key, f"expected a number, got {type(value).__name__} {value!r:.40}")
+        if isinstance(value, int) and abs(value) > 2**53:
+            raise self.error(key, f"the number {str(value)[:20]}... is implausibly large")
         if math.isnan(value) or math.isinf(value):
             raise self.error(key, f"expected a finite number, got {value}")
         if value < 0:
@@ -64,7 +66,10 @@ class Reader:
         value = self.obj[key]
         if not isinstance(value, list):
             raise self.error(key, f"expected a list, got {type(value).__name__}")
-        values = np.asarray(value) if value else np.zeros(0)
+        try:
+            values = np.asarray(value) if value else np.zeros(0)
+        except (TypeError, ValueError, OverflowError):  # ragged, nested, or huge
+            raise self.error(key, "expected a flat list of numbers") from None
         if values.ndim != 1 or values.dtype.kind not in "if":
             raise self.error(key, "expected a list of numbers")
         values = values.astype(float)
@@ -122,7 +127,55 @@ def model_name(options: Any, file: str, found: str | None, key: str = "model") -
         raise InputError(
             f"the file says {found!r} but --model says {options.model!r}", file=file, field=key
         )
+    if found is not None and not isinstance(found, str):
+        raise InputError(f"expected the model's name, got {found!r:.40}", file=file, field=key)
     chosen = found or options.model
     if not chosen:
         raise InputError("the file does not name the model: give --model", file=file, field=key)
     return chosen
+
+
+def number(value: Any, *, file: str, field: str, where: str = "") -> float:
+    """A finite, non-negative, plausible number, as float; InputError naming the field else."""
+    prefix = f"{where}: " if where else ""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InputError(
+            f"{prefix}expected a number, got {type(value).__name__} {value!r:.40}",
+            file=file,
+            field=field,
+        )
+    if isinstance(value, int) and abs(value) > 2**53:
+        raise InputError(
+            f"{prefix}the number {str(value)[:20]}... is implausibly large", file=file, field=field
+        )
+    if not math.isfinite(value):
+        raise InputError(f"{prefix}expected a finite number, got {value}", file=file, field=field)
+    if value < 0:
+        raise InputError(f"{prefix}expected a number >= 0, got {value}", file=file, field=field)
+    return float(value)
+
+
+def build(contract: Any, file: str, where: str = "", /, **values: Any) -> Any:
+    """A contract object, or an InputError naming the field (never pydantic's raw error)."""
+    from pydantic import ValidationError
+
+    from fleetplan.contract import validation_message
+
+    try:
+        return contract(**values)
+    except ValidationError as error:
+        problem = validation_message(error)
+        reason = f"{where}: {problem.reason}" if where else problem.reason
+        raise InputError(reason, file=file, field=problem.field) from None
+
+
+def timestamp(value: Any) -> Any:
+    """A Unix time in seconds as a naive UTC datetime; None when absent or implausible."""
+    from datetime import UTC, datetime
+
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return None
+    try:
+        return datetime.fromtimestamp(value, UTC).replace(tzinfo=None)
+    except (OverflowError, OSError, ValueError):
+        return None

@@ -411,11 +411,15 @@ def _timings(
             f"{int(output_lens[ok].sum())}",
         )
     kept = [g for g, good in zip(itls, ok, strict=True) if good] if itls is not None else []
-    gaps = np.asarray(pooled(kept), dtype=float) if kept else np.zeros(0)
+    try:
+        gaps = np.asarray(pooled(kept)) if kept else np.zeros(0)
+    except (TypeError, ValueError):  # a nested or ragged element
+        raise reader.error("itls", "expected lists of chunk gaps (numbers, seconds)") from None
     if gaps.size and (
         gaps.dtype.kind not in "if" or not np.isfinite(gaps).all() or (gaps < 0).any()
     ):
         raise reader.error("itls", "expected non-negative finite chunk gaps (seconds)")
+    gaps = gaps.astype(float)
     if latencies is not None:
         e2el = latencies[ok]
     else:

@@ -1,0 +1,104 @@
+"""Mutations of real result files, for the fuzz test and `benchmarks/fuzz.py`: truncation, type
+swaps, huge numbers, NaN and infinity, deep nesting, unicode, very long arrays, byte flips."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tests.conftest import ROOT
+
+FORMATS = ROOT / "tests" / "fixtures" / "formats"
+
+
+def seed_files() -> dict[str, tuple[str, bytes]]:
+    """One real file of every format: {label: (file name, bytes)}."""
+    from tests.vllm_results import make_result
+
+    files = {
+        "vllm": ("vllm.json", json.dumps(make_result(requests=20, seed=3)).encode()),
+        "fleetplan-run": ("sample.json", _sample_run_file()),
+        "llmperf": next(_files(FORMATS / "llmperf-2023-08-31", "*_summary.json")),
+        "aiperf": next(_files(FORMATS / "aiperf-repo-example", "profile_export_aiperf.json")),
+    }
+    for label, pattern in (("guidellm", "guidellm-*"), ("aiperf-jsonl", "aiperf-0.13*")):
+        for folder in sorted(FORMATS.glob(pattern)):
+            for name, data in _files(folder, "*.json*"):
+                files.setdefault(f"{label}:{folder.name}:{name}", (name, data))
+    return files
+
+
+def _files(folder: Path, pattern: str):
+    for path in sorted(folder.rglob(pattern)):
+        yield path.name, path.read_bytes()
+
+
+def _sample_run_file() -> bytes:
+    from warehouse.sample_data import IONET_FILE, sample_dir
+
+    text = (sample_dir() / "benchmarks" / IONET_FILE).read_text()
+    head, _, rest = text.partition('"runs": [\n')
+    first = rest.split("\n", 1)[0].rstrip(",")
+    return (head + '"runs": [\n' + first + "\n]}\n").encode()
+
+
+def _walk(value: Any, pick: Callable[[list], Any], path: tuple = ()) -> list[tuple]:
+    """Every (container, key) pair in a JSON value, to choose one from."""
+    slots = []
+    if isinstance(value, dict):
+        for key, child in value.items():
+            slots.append((value, key))
+            slots += _walk(child, pick)
+    elif isinstance(value, list):
+        for index, child in enumerate(value[:50]):
+            slots.append((value, index))
+            slots += _walk(child, pick)
+    return slots
+
+
+REPLACEMENTS = [
+    lambda rng, old: str(old),
+    lambda rng, old: None,
+    lambda rng, old: [old, old],
+    lambda rng, old: {"x": old},
+    lambda rng, old: -1,
+    lambda rng, old: 10**400,
+    lambda rng, old: 1e308,
+    lambda rng, old: float("nan"),
+    lambda rng, old: float("inf"),
+    lambda rng, old: True,
+    lambda rng, old: "",
+    lambda rng, old: "\u202e\u0000💥" * 50,
+    lambda rng, old: '=HYPERLINK("http://x")',
+    lambda rng, old: list(range(1_000_000)),
+]
+
+
+def mutate(data: bytes, rng: random.Random) -> bytes:
+    """One random mutation of a file's bytes."""
+    kind = rng.choice(["truncate", "swap", "swap", "swap", "nest", "flip", "unicode"])
+    if kind == "truncate":
+        return data[: rng.randrange(len(data) + 1)]
+    if kind == "flip":
+        out = bytearray(data)
+        for _ in range(rng.randint(1, 8)):
+            out[rng.randrange(len(out))] = rng.randrange(256)
+        return bytes(out)
+    if kind == "nest":
+        depth = rng.choice([10, 1000, 100_000])
+        return b"[" * depth + data + b"]" * depth
+    try:
+        values = json.loads(data)
+    except ValueError:
+        return data[::-1] if kind == "unicode" else data + b"\x00"
+    if kind == "unicode":
+        return json.dumps(values, ensure_ascii=False).replace('"', '"\u0301', 3).encode("utf-8")
+    slots = _walk(values, rng.choice)
+    if not slots:
+        return data
+    container, key = rng.choice(slots)
+    container[key] = rng.choice(REPLACEMENTS)(rng, container[key])
+    return json.dumps(values, allow_nan=True).encode()

@@ -1,0 +1,63 @@
+"""Fuzzing every import path with mutations of real files of every format: only project errors
+come out, and a rejected file leaves the warehouse as it was."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import random
+import tempfile
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from fleetplan.errors import FleetplanError
+from tests.conftest import ROOT, table_snapshot
+from tests.fuzzing import mutate, seed_files
+from warehouse.db import Warehouse
+from warehouse.importers import FileInput, ImportOptions, parse
+from warehouse.ingest import Status, ingest_file
+
+SEEDS = seed_files()
+OPTIONS = ImportOptions(gpu="rtx-4090", gpu_count=1)
+CASES = {"count": 0, "rejected": 0, "imported": 0}
+_WAREHOUSE = Warehouse.open(Path(tempfile.mkdtemp(prefix="fleetplan-fuzz-")) / "fuzz.duckdb")
+
+
+@settings(
+    max_examples=500,
+    deadline=None,
+    database=None,
+    derandomize=True,  # the same cases on every run: a red CI means a bug, not bad luck
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(label=st.sampled_from(sorted(SEEDS)), seed=st.integers(0, 2**32 - 1))
+def test_fuzzed_files_only_raise_project_errors_and_change_nothing(label, seed):
+    name, data = SEEDS[label]
+    mutated = mutate(data, random.Random(seed))
+    file = FileInput.from_bytes(name, mutated)
+    with contextlib.suppress(FleetplanError):  # a clear, typed refusal; anything else fails
+        parse(file, OPTIONS)
+    before = table_snapshot(_WAREHOUSE)
+    outcome = ingest_file(_WAREHOUSE, file, OPTIONS)
+    assert "unexpected error" not in outcome.message, outcome.message
+    CASES["count"] += 1
+    if outcome.status is Status.REJECTED:
+        CASES["rejected"] += 1
+        assert table_snapshot(_WAREHOUSE) == before
+    elif outcome.status is Status.IMPORTED:
+        CASES["imported"] += 1
+
+
+def test_every_format_was_fuzzed_and_the_count_is_recorded():
+    assert {label.split(":")[0] for label in SEEDS} >= {
+        "vllm",
+        "fleetplan-run",
+        "llmperf",
+        "aiperf",
+    }
+    assert CASES["count"] >= 500
+    artifacts = ROOT / "test-artifacts"
+    artifacts.mkdir(exist_ok=True)
+    (artifacts / "fuzz.json").write_text(json.dumps({**CASES, "formats": sorted(SEEDS)}, indent=1))
