@@ -7,6 +7,7 @@ import logging
 import os
 import subprocess
 import sys
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -190,26 +191,19 @@ def _collect_parser(sub: argparse._SubParsersAction) -> None:
     )
 
 
-def _print_outcomes(outcomes, *, stream=sys.stdout) -> tuple[int, int, int]:
+def _print_outcomes(outcomes, *, stream=sys.stdout) -> Counter:
     from tqdm import tqdm
 
-    from warehouse.ingest import Status
-
-    imported = duplicate = rejected = 0
+    counts: Counter = Counter()
     progress = tqdm(outcomes, unit="file", disable=None, file=sys.stderr, leave=False)
     for outcome in progress:
-        if outcome.status is Status.IMPORTED:
-            imported += 1
-        elif outcome.status is Status.DUPLICATE:
-            duplicate += 1
-        elif outcome.status is Status.REJECTED:
-            rejected += 1
+        counts[outcome.status.value] += 1
         progress.write(f"{outcome.status.value:<9} {outcome.file}: {outcome.message}", file=stream)
         for warning in outcome.warnings[:5]:
             progress.write(f"{'':<9} warning: {warning}", file=stream)
         if len(outcome.warnings) > 5:
             progress.write(f"{'':<9} ... {len(outcome.warnings) - 5} more warnings", file=stream)
-    return imported, duplicate, rejected
+    return counts
 
 
 def _cmd_ingest(args: argparse.Namespace) -> int:
@@ -224,17 +218,20 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
         max_file_bytes=int(args.max_file_mb * 1024 * 1024) if args.max_file_mb else None,
     )
     with Warehouse.open(args.warehouse, wait_s=args.wait) as warehouse:
-        imported, duplicate, rejected = _print_outcomes(
-            ingest_paths(warehouse, args.paths, options)
+        counts = _print_outcomes(ingest_paths(warehouse, args.paths, options))
+        extra = "".join(
+            f", {counts[kind]} {label}"
+            for kind, label in (("included", "read with another file"), ("skipped", "skipped"))
+            if counts[kind]
         )
         print(
-            f"{imported} imported, {duplicate} already present, {rejected} rejected "
-            f"-> {warehouse.path}"
+            f"{counts['imported']} imported, {counts['duplicate']} already present, "
+            f"{counts['rejected']} rejected{extra} -> {warehouse.path}"
         )
-    if imported + duplicate + rejected == 0:
+    if not counts:
         print("no files found in the given paths", file=sys.stderr)
         return EXIT_REJECTED
-    return EXIT_REJECTED if rejected else 0
+    return EXIT_REJECTED if counts["rejected"] else 0
 
 
 def _cmd_benchmarks(args: argparse.Namespace) -> int:
@@ -279,9 +276,9 @@ def _cmd_build(args: argparse.Namespace) -> int:
             f"reference data: {reference['gpus']} GPUs, {reference['prices']} prices, "
             f"{reference['regions']} regions"
         )
-        _, _, rejected = _print_outcomes(steps)
+        counts = _print_outcomes(steps)
         print(f"warehouse ready: {warehouse.path}")
-    return EXIT_REJECTED if rejected else 0
+    return EXIT_REJECTED if counts["rejected"] else 0
 
 
 def _cmd_sample_data(args: argparse.Namespace) -> int:

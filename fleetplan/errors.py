@@ -22,6 +22,11 @@ class UnknownFormatError(InputError):
     """The content matches none of the formats fleetplan can import."""
 
 
+class NotResultsError(InputError):
+    """A file a benchmark tool writes beside its results (prompts, server metrics, a CSV view of
+    a report): recognised, and left out with a pointer to the file to import."""
+
+
 class FileTooLargeError(InputError):
     """The file is over the configured size limit."""
 

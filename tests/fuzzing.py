@@ -18,17 +18,45 @@ def seed_files() -> dict[str, tuple[str, bytes]]:
     """One real file of every format: {label: (file name, bytes)}."""
     from tests.vllm_results import make_result
 
+    gap = FORMATS / "genai-perf-0.0.16"
     files = {
         "vllm": ("vllm.json", json.dumps(make_result(requests=20, seed=3)).encode()),
+        "vllm-bench-appended": next(_files(FORMATS / "vllm-bench-serve-0.32.0", "*.json")),
         "fleetplan-run": ("sample.json", _sample_run_file()),
+        "csv-table": ("table.csv", _csv_table()),
         "llmperf": next(_files(FORMATS / "llmperf-2023-08-31", "*_summary.json")),
         "aiperf": next(_files(FORMATS / "aiperf-repo-example", "profile_export_aiperf.json")),
+        "genai-perf": next(_files(gap, "profile_export_genai_perf.json")),
+        "guidellm-yaml": next(_files(FORMATS / "guidellm-0.3.1", "benchmarks.yaml")),
     }
-    for label, pattern in (("guidellm", "guidellm-*"), ("aiperf-jsonl", "aiperf-0.13*")):
+    for label, pattern in (("guidellm", "guidellm-*"), ("aiperf", "aiperf-0.*")):
         for folder in sorted(FORMATS.glob(pattern)):
             for name, data in _files(folder, "*.json*"):
                 files.setdefault(f"{label}:{folder.name}:{name}", (name, data))
     return files
+
+
+# Files read together: the first is imported, the second rides along as its companion.
+PAIRS = {
+    "llmperf-pair": (
+        FORMATS / "llmperf-2023-08-31" / "01-ai-Yi-1-5-34B-Chat_550_150_summary.json",
+        FORMATS / "llmperf-2023-08-31" / "01-ai-Yi-1-5-34B-Chat_550_150_individual_responses.json",
+    ),
+    "aiperf-pair": (
+        FORMATS / "aiperf-0.13.0" / "profile_export_aiperf.json",
+        FORMATS / "aiperf-0.13.0" / "profile_export.jsonl",
+    ),
+}
+
+
+def _csv_table() -> bytes:
+    from warehouse.template import template_text
+
+    lines = template_text().splitlines()
+    example = next(line for line in lines if line.startswith("# ,"))
+    return (
+        "\n".join([*lines, example[2:], example[2:].replace(",200,", ",100,", 1)]) + "\n"
+    ).encode()
 
 
 def _files(folder: Path, pattern: str):
@@ -93,7 +121,7 @@ def mutate(data: bytes, rng: random.Random) -> bytes:
     try:
         values = json.loads(data)
     except ValueError:
-        return data[::-1] if kind == "unicode" else data + b"\x00"
+        return _mutate_text(data, rng) if kind != "unicode" else data[::-1]
     if kind == "unicode":
         return json.dumps(values, ensure_ascii=False).replace('"', '"\u0301', 3).encode("utf-8")
     slots = _walk(values, rng.choice)
@@ -102,3 +130,32 @@ def mutate(data: bytes, rng: random.Random) -> bytes:
     container, key = rng.choice(slots)
     container[key] = rng.choice(REPLACEMENTS)(rng, container[key])
     return json.dumps(values, allow_nan=True).encode()
+
+
+TEXT_CELLS = [
+    "",
+    "nan",
+    "inf",
+    "-1",
+    "1e400",
+    "9" * 400,
+    "x",
+    '"',
+    "true",
+    "{",
+    "- [",
+    "&a *a",
+    '=HYPERLINK("http://x")',
+    "\u202e💥",
+]
+
+
+def _mutate_text(data: bytes, rng: random.Random) -> bytes:
+    """CSV, YAML and JSON lines: one value (between separators) replaced."""
+    text = data.decode("utf-8", errors="replace")
+    lines = text.split("\n")
+    row = rng.randrange(len(lines))
+    cells = lines[row].split(",") if "," in lines[row] else lines[row].split(": ")
+    cells[rng.randrange(len(cells))] = rng.choice(TEXT_CELLS)
+    lines[row] = ("," if "," in lines[row] else ": ").join(cells)
+    return "\n".join(lines).encode()

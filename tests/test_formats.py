@@ -3,6 +3,7 @@ by definition, with the figures the tools reported."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -63,3 +64,383 @@ def test_llmperf_summary_alone_and_requests_alone(tmp_path):
         read(LLMPERF_REQUESTS, gpu="a10g", gpu_count=4)
     with pytest.raises(InputError, match="does not record the hardware"):
         read(LLMPERF_SUMMARY)
+
+
+# -- what the tools printed (console captures in each folder; see the README) ------------------
+
+
+def near(printed: float, decimals: int):
+    """A full-precision value that the console showed rounded to `decimals` places."""
+    return pytest.approx(printed, abs=0.5 * 10**-decimals + 1e-9)
+
+
+def point_figures(point) -> dict:
+    return point.model_dump()
+
+
+# -- GuideLLM: each layout, JSON and YAML ---------------------------------------------------------
+
+# (folder, version in file, figures per benchmark as printed: requests completed, duration s,
+#  TTFT ms, ITL ms (our TPOT), at the statistics each version's console shows)
+GUIDELLM = [
+    (
+        "guidellm-0.3.1",
+        None,  # 0.3 does not write its version into the report
+        [
+            {
+                "completed": 15,
+                "duration": (6.6, 1),
+                "rps": 2.26,
+                "ttft": {"mean": 75.2, "p50": 69.7, "p99": 254.8},
+                "tpot": {"mean": 5.7, "p50": 6.4, "p99": 8.4},
+                "e2el_mean_s": 0.16,
+            },
+            {
+                "completed": 15,
+                "duration": (3.1, 1),
+                "rps": 4.92,
+                "ttft": {"mean": 64.8, "p50": 40.6, "p99": 149.5},
+                "tpot": {"mean": 5.6, "p50": 6.4, "p99": 17.5},
+                "e2el_mean_s": 0.15,
+            },
+        ],
+    ),
+    (
+        "guidellm-0.4.0",
+        None,
+        [
+            {
+                "completed": 10,
+                "duration": (10.0, 1),
+                "rps": 1.0,
+                "ttft": {"p50": 12.7, "p95": 31.9},
+                "tpot": {"p50": 2.0, "p95": 6.3},
+            },
+            {
+                "completed": 10,
+                "duration": (2.5, 1),
+                "rps": 3.9,
+                "ttft": {"p50": 13.1, "p95": 19.3},
+                "tpot": {"p50": 2.1, "p95": 4.9},
+            },
+        ],
+    ),
+    (
+        "guidellm-0.6.1",
+        "0.6.1",
+        [
+            {
+                "completed": 10,
+                "duration": (4.5, 1),
+                "rps": 2.2,
+                "ttft": {"p50": 12.3, "p95": 14.4},
+                "tpot": {"p50": 1.9, "p95": 2.8},
+            },
+            {
+                "completed": 10,
+                "duration": (4.3, 1),
+                "rps": 2.3,
+                "ttft": {"p50": 12.6, "p95": 21.1},
+                "tpot": {"p50": 1.6, "p95": 4.0},
+            },
+        ],
+    ),
+    (
+        "guidellm-0.8.1",
+        "0.8.1",
+        [
+            {
+                "completed": 7,
+                "duration": (3.1, 1),
+                "rps": 2.3,
+                "ttft": {"mean": 15.4, "p50": 10.9, "p95": 26.4},
+                "tpot": {"mean": 3.2, "p50": 3.0, "p95": 5.2},
+            },
+            {
+                "completed": 7,
+                "duration": (1.5, 1),
+                "rps": 4.6,
+                "ttft": {"mean": 14.0, "p50": 14.4, "p95": 15.9},
+                "tpot": {"mean": 1.7, "p50": 1.5, "p95": 3.0},
+            },
+        ],
+    ),
+]
+
+
+@pytest.mark.parametrize(("folder", "version", "printed"), GUIDELLM, ids=[g[0] for g in GUIDELLM])
+def test_guidellm_reports_match_what_guidellm_printed(folder, version, printed):
+    parsed = read(FORMATS / folder / "benchmarks.json", gpu="RTX 4090", gpu_count=1)
+    assert parsed.importer == "guidellm" and len(parsed.runs) == 1
+    run = parsed.runs[0]
+    assert (run.tool, run.tool_version, run.model) == ("guidellm", version, "tiny-llama")
+    assert (run.dataset, run.input_len, run.output_len) == ("synthetic", 32, 16)
+    assert [p.offered_rate_rps for p in run.points] == [2.0, 4.0]  # constant@2, constant@4
+    for point, shown in zip(run.points, printed, strict=True):
+        assert point.completed == point.requests_sent == shown["completed"] and point.failed == 0
+        assert point.duration_s == near(*shown["duration"])
+        # throughput by our definition (successful requests over the measured duration), which
+        # GuideLLM's time-averaged rate approaches
+        assert point.request_throughput_rps == pytest.approx(point.completed / point.duration_s)
+        assert point.request_throughput_rps == pytest.approx(shown["rps"], rel=0.03, abs=0.05)
+        assert point.output_throughput_tps == pytest.approx(16 * point.completed / point.duration_s)
+        for ours in ("ttft", "tpot"):  # GuideLLM's "ITL" is our TPOT
+            for stat, value in shown[ours].items():
+                assert getattr(point, f"{ours}_{stat}_ms") == near(value, 1), (ours, stat)
+        if "e2el_mean_s" in shown:
+            assert point.e2el_mean_ms / 1000 == near(shown["e2el_mean_s"], 2)
+        assert point.itl_mean_ms is None  # GuideLLM has no chunk-gap ITL
+
+
+@pytest.mark.parametrize("folder", ["guidellm-0.3.1", "guidellm-0.4.0", "guidellm-0.6.1"])
+def test_guidellm_yaml_holds_the_same_runs_as_json(folder):
+    from_json = read(FORMATS / folder / "benchmarks.json", gpu="RTX 4090", gpu_count=1)
+    from_yaml = read(FORMATS / folder / "benchmarks.yaml", gpu="RTX 4090", gpu_count=1)
+    assert [p.model_dump() for p in from_yaml.runs[0].points] == [
+        p.model_dump() for p in from_json.runs[0].points
+    ]
+
+
+def test_guidellm_warnings_are_passed_on():
+    parsed = read(FORMATS / "guidellm-0.8.1" / "benchmarks.json", gpu="RTX 4090", gpu_count=1)
+    assert any("GuideLLM warned: mean generation delay" in w for w in parsed.warnings)
+    with pytest.raises(InputError, match="GuideLLM does not record the hardware"):
+        read(FORMATS / "guidellm-0.8.1" / "benchmarks.json")
+
+
+# -- AIPerf and GenAI-Perf ------------------------------------------------------------------------
+
+# as printed: request throughput, output token throughput (2 decimals); TTFT, request latency
+# and "inter token latency" (our TPOT) in ms at avg / p99 / p90
+AIPERF = [
+    (
+        "aiperf-0.1.1",
+        None,
+        6.10,
+        121.09,
+        (12.87, 59.38, 14.25),
+        (41.96, 69.07, 59.31),
+        (1.56, 2.89, 2.23),
+    ),
+    (
+        "aiperf-0.2.0",
+        None,
+        5.98,
+        116.60,
+        (13.90, 39.69, 21.91),
+        (76.26, 361.43, 88.61),
+        (3.51, 20.03, 3.89),
+    ),
+    (
+        "aiperf-0.13.0",
+        "0.13.0",
+        3.31,
+        66.88,
+        (13.32, 30.98, 20.94),
+        (47.51, 125.87, 82.95),
+        (1.79, 5.30, 3.32),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("folder", "version", "rps", "out_tps", "ttft", "e2el", "tpot"),
+    AIPERF,
+    ids=[a[0] for a in AIPERF],
+)
+def test_aiperf_exports_match_what_aiperf_printed(folder, version, rps, out_tps, ttft, e2el, tpot):
+    parsed = read(FORMATS / folder / "profile_export_aiperf.json", gpu="RTX 4090", gpu_count=1)
+    run, point = parsed.runs[0], parsed.runs[0].points[0]
+    assert (run.tool, run.tool_version, run.model) == ("aiperf", version, "tiny-llama")
+    assert (run.input_len, run.output_len) == (32, 16)
+    # --request-rate 4 with AIPerf's default (poisson) arrivals
+    assert (point.offered_rate_rps, point.burstiness, point.max_concurrency) == (4.0, 1.0, None)
+    assert point.completed == 20 and point.stats_source.value == "reported"
+    assert point.request_throughput_rps == near(rps, 2)
+    assert point.output_throughput_tps == near(out_tps, 2)
+    for ours, shown in (("ttft", ttft), ("e2el", e2el), ("tpot", tpot)):
+        for stat, value in zip(("mean", "p99", "p90"), shown, strict=True):
+            assert getattr(point, f"{ours}_{stat}_ms") == near(value, 2), (ours, stat)
+
+
+@pytest.mark.parametrize("folder", ["aiperf-0.2.0", "aiperf-0.13.0"])
+def test_aiperf_with_its_per_request_file_recomputes_latencies(folder, warehouse, tmp_path):
+    copy = tmp_path / folder
+    shutil.copytree(FORMATS / folder, copy)
+    outcomes = {
+        Path(o.file).name: o
+        for o in ingest_paths(warehouse, [copy], ImportOptions(gpu="RTX 4090", gpu_count=1))
+    }
+    assert outcomes["profile_export_aiperf.json"].status is Status.IMPORTED
+    assert outcomes["profile_export.jsonl"].status is Status.INCLUDED
+    assert outcomes["inputs.json"].status is Status.SKIPPED
+    assert outcomes["profile_export_aiperf.csv"].status is Status.SKIPPED
+    assert not [o for o in outcomes.values() if o.status is Status.REJECTED]
+    assert not any("differs" in w for w in outcomes["profile_export_aiperf.json"].warnings)
+    row = benchmark_points(warehouse).iloc[0]
+    assert row["stats_source"] == "recomputed"
+    summary = read(copy / "profile_export_aiperf.json", gpu="RTX 4090", gpu_count=1)
+    reported = summary.runs[0].points[0]
+    # the means agree with what AIPerf reported; percentiles come from the same requests
+    for field in ("ttft_mean_ms", "tpot_mean_ms", "itl_mean_ms", "e2el_mean_ms"):
+        assert row[field] == pytest.approx(getattr(reported, field), rel=1e-3), field
+    assert row["ttft_p99_ms"] == pytest.approx(reported.ttft_p99_ms, rel=0.05)
+    assert row["request_throughput_rps"] == pytest.approx(reported.request_throughput_rps)
+
+
+def test_aiperf_per_request_file_alone_is_refused_with_the_file_to_use():
+    with pytest.raises(InputError, match=r"together with the profile_export_aiperf\.json"):
+        read(FORMATS / "aiperf-0.13.0" / "profile_export.jsonl", gpu="RTX 4090", gpu_count=1)
+
+
+def test_aiperf_per_request_file_from_another_run_is_refused():
+    summary = FORMATS / "aiperf-repo-example" / "examples-artifacts-run1"
+    data = (summary / "profile_export_aiperf.json").read_bytes()
+    companion = (FORMATS / "aiperf-0.13.0" / "profile_export.jsonl").read_bytes()
+    options = ImportOptions(gpu="H100", gpu_count=1, companions={"profile_export.jsonl": companion})
+    with pytest.raises(InputError, match="not the same run"):
+        parse(FileInput.from_bytes("profile_export_aiperf.json", data), options)
+
+
+def test_genai_perf_export_matches_what_genai_perf_printed():
+    folder = FORMATS / "genai-perf-0.0.16" / "tiny-llama-openai-completions-request_rate4.0"
+    parsed = read(folder / "profile_export_genai_perf.json", gpu="RTX 4090", gpu_count=1)
+    run, point = parsed.runs[0], parsed.runs[0].points[0]
+    assert (run.tool, run.model, run.input_len, run.output_len) == (
+        "genai-perf",
+        "tiny-llama",
+        32,
+        16,
+    )
+    assert point.offered_rate_rps == 4.0 and point.completed == 20
+    assert point.burstiness is None  # perf_analyzer's arrival distribution is not in the file
+    assert point.request_throughput_rps == near(4.18, 2)
+    assert point.output_throughput_tps == near(84.87, 2)
+    for ours, shown in (
+        ("ttft", (11.21, 38.42, 13.77)),
+        ("e2el", (30.58, 42.78, 34.53)),
+        ("tpot", (1.04, 1.62, 1.33)),
+    ):
+        for stat, value in zip(("mean", "p99", "p90"), shown, strict=True):
+            assert getattr(point, f"{ours}_{stat}_ms") == near(value, 2), (ours, stat)
+    with pytest.raises(InputError, match=r"import profile_export_genai_perf\.json"):
+        read(folder / "profile_export.json", gpu="RTX 4090", gpu_count=1)
+
+
+def _with_telemetry(metrics: dict) -> bytes:
+    """The real AIPerf 0.13.0 export with a telemetry block laid out as AIPerf documents it."""
+    export = json.loads((FORMATS / "aiperf-0.13.0" / "profile_export_aiperf.json").read_text())
+    gpu = {"gpu_index": 0, "gpu_name": "NVIDIA H100 80GB HBM3", "metrics": metrics}
+    export["telemetry_data"]["endpoints"] = {"localhost:9401": {"gpus": {"gpu_0": gpu}}}
+    return json.dumps(export).encode()
+
+
+def test_aiperf_gpu_telemetry_gives_energy_and_the_gpu():
+    data = _with_telemetry(
+        {
+            "gpu_power_usage": {"unit": "W", "avg": 348.69, "min": 120.57, "max": 386.02},
+            "energy_consumption": {
+                "unit": "MJ",
+                "avg": 0.2378,
+                "min": 0.229901671,
+                "max": 0.246497393,
+            },
+        }
+    )
+    parsed = parse(FileInput.from_bytes("e.json", data), ImportOptions(gpu_count=1))
+    run, point = parsed.runs[0], parsed.runs[0].points[0]
+    assert run.gpu_model == "h100-sxm" and run.gpu_count == 1
+    assert point.gpu_energy_j == pytest.approx((0.246497393 - 0.229901671) * 1e6)
+    assert point.avg_power_w == pytest.approx(348.69)
+    assert point.energy_method.value == "nvml_counter"
+    # mJ is not MJ; a unit we do not know leaves the energy unknown rather than guessed
+    millis = _with_telemetry({"energy_consumption": {"unit": "mJ", "min": 1000.0, "max": 5000.0}})
+    point = parse(FileInput.from_bytes("e.json", millis), ImportOptions(gpu_count=1)).runs[0]
+    assert point.points[0].gpu_energy_j == pytest.approx(4.0)
+    odd = _with_telemetry({"energy_consumption": {"unit": "BTU", "min": 1.0, "max": 5.0}})
+    point = parse(FileInput.from_bytes("e.json", odd), ImportOptions(gpu_count=1)).runs[0]
+    assert point.points[0].gpu_energy_j is None
+
+
+# -- vllm bench serve, two results appended to one file ---------------------------------------
+
+
+def test_vllm_bench_serve_appended_results_match_what_it_printed():
+    parsed = read(FORMATS / "vllm-bench-serve-0.32.0" / "vllm-bench-serve.json")
+    # two levels of one setup: one run with two points
+    assert len(parsed.runs) == 1 and parsed.runs[0].tool == "vllm bench serve"
+    run = parsed.runs[0]
+    # vLLM 0.32 records the device itself; on this CPU host it says "cpu": kept, not a GPU we know
+    assert (run.gpu_label, run.gpu_known, run.gpu_count) == ("cpu", False, 1)
+    printed = [  # rps, output tok/s, total tok/s, TTFT mean/median/p99, TPOT mean, ITL mean
+        (4.0, 3.98, 31.81, 159.83, (18.83, 16.80, 56.33), 6.12, 6.54),
+        (8.0, 7.93, 63.44, 318.79, (14.36, 10.24, 75.06), 2.23, 2.23),
+    ]
+    for point, (rate, rps, out, total, ttft, tpot, itl) in zip(run.points, printed, strict=True):
+        assert (point.offered_rate_rps, point.burstiness, point.completed) == (rate, 1.0, 20)
+        assert point.request_throughput_rps == near(rps, 2)
+        assert point.output_throughput_tps == near(out, 2)
+        assert point.total_throughput_tps == near(total, 2)
+        for stat, value in zip(("mean", "p50", "p99"), ttft, strict=True):
+            assert getattr(point, f"ttft_{stat}_ms") == near(value, 2)
+        assert point.tpot_mean_ms == near(tpot, 2) and point.itl_mean_ms == near(itl, 2)
+    with pytest.raises(InputError, match="the file says 'cpu' but --gpu says"):
+        read(FORMATS / "vllm-bench-serve-0.32.0" / "vllm-bench-serve.json", gpu="RTX 4090")
+
+
+# -- a whole folder of everything the tools wrote ----------------------------------------------
+
+
+def test_folder_of_every_tool_imports_results_and_passes_over_the_rest(warehouse):
+    options = ImportOptions(gpu="RTX 4090", gpu_count=1)
+    outcomes = list(ingest_paths(warehouse, [FORMATS], options))
+    by_status: dict[Status, list[str]] = {}
+    for outcome in outcomes:
+        by_status.setdefault(outcome.status, []).append(
+            str(Path(outcome.file).relative_to(FORMATS))
+        )
+    # the one refusal: vLLM's file says "cpu" while --gpu says RTX 4090
+    assert by_status.get(Status.REJECTED) == ["vllm-bench-serve-0.32.0/vllm-bench-serve.json"]
+    imported = by_status[Status.IMPORTED]
+    assert len(imported) == 14, imported
+    assert all(
+        name.endswith(
+            (
+                "benchmarks.json",
+                "benchmarks.yaml",
+                "_aiperf.json",
+                "_genai_perf.json",
+                "_summary.json",
+            )
+        )
+        for name in imported
+    )
+    assert sorted(by_status[Status.INCLUDED]) == [
+        "aiperf-0.13.0/profile_export.jsonl",
+        "aiperf-0.2.0/profile_export.jsonl",
+        "llmperf-2023-08-31/01-ai-Yi-1-5-34B-Chat_550_150_individual_responses.json",
+    ]
+    assert not any(name.endswith((".txt", ".md")) for o in by_status.values() for name in o)
+    assert all(
+        Path(name).name in {"inputs.json", "server_metrics_export.json", "profile_export.json"}
+        or name.endswith(".csv")
+        for name in by_status[Status.SKIPPED]
+    )
+    # again: every imported file is recognised as already present, nothing doubles
+    points = len(benchmark_points(warehouse))
+    again = list(ingest_paths(warehouse, [FORMATS], options))
+    assert sum(o.status is Status.DUPLICATE for o in again) == 14
+    assert len(benchmark_points(warehouse)) == points
+
+
+def test_text_and_other_csv_files_get_a_message_that_says_what_they_are(tmp_path):
+    notes = tmp_path / "notes.txt"
+    notes.write_text("Run on Tuesday with the new driver\n")
+    with pytest.raises(InputError, match="not a result file: text that is not JSON"):
+        read(notes)
+    other = tmp_path / "sheet.csv"
+    other.write_text("when,who,what\n1,2,3\n")
+    with pytest.raises(InputError, match="a CSV table without fleetplan's columns"):
+        read(other)
+    with pytest.raises(InputError, match="GuideLLM's CSV view of a report"):
+        read(FORMATS / "guidellm-0.6.1" / "benchmarks.csv")

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from fleetplan.errors import FleetplanError
 from tests.conftest import ROOT, table_snapshot
-from tests.fuzzing import mutate, seed_files
+from tests.fuzzing import PAIRS, mutate, seed_files
 from warehouse.db import Warehouse
 from warehouse.importers import FileInput, ImportOptions, parse
 from warehouse.ingest import Status, ingest_file
@@ -35,29 +35,50 @@ _WAREHOUSE = Warehouse.open(Path(tempfile.mkdtemp(prefix="fleetplan-fuzz-")) / "
 @given(label=st.sampled_from(sorted(SEEDS)), seed=st.integers(0, 2**32 - 1))
 def test_fuzzed_files_only_raise_project_errors_and_change_nothing(label, seed):
     name, data = SEEDS[label]
-    mutated = mutate(data, random.Random(seed))
-    file = FileInput.from_bytes(name, mutated)
+    check(FileInput.from_bytes(name, mutate(data, random.Random(seed))), OPTIONS)
+
+
+@settings(max_examples=100, deadline=None, database=None, derandomize=True)
+@given(label=st.sampled_from(sorted(PAIRS)), which=st.booleans(), seed=st.integers(0, 2**32 - 1))
+def test_fuzzed_pairs_of_files_only_raise_project_errors(label, which, seed):
+    summary, companion = (path.read_bytes() for path in PAIRS[label])
+    if which:
+        summary = mutate(summary, random.Random(seed))
+    else:
+        companion = mutate(companion, random.Random(seed))
+    options = ImportOptions(
+        gpu="rtx-4090", gpu_count=1, companions={PAIRS[label][1].name: companion}
+    )
+    check(FileInput.from_bytes(PAIRS[label][0].name, summary), options)
+
+
+def check(file: FileInput, options: ImportOptions) -> None:
     with contextlib.suppress(FleetplanError):  # a clear, typed refusal; anything else fails
-        parse(file, OPTIONS)
+        parse(file, options)
     before = table_snapshot(_WAREHOUSE)
-    outcome = ingest_file(_WAREHOUSE, file, OPTIONS)
+    outcome = ingest_file(_WAREHOUSE, file, options)
     assert "unexpected error" not in outcome.message, outcome.message
     CASES["count"] += 1
-    if outcome.status is Status.REJECTED:
-        CASES["rejected"] += 1
-        assert table_snapshot(_WAREHOUSE) == before
-    elif outcome.status is Status.IMPORTED:
+    if outcome.status is Status.IMPORTED:
         CASES["imported"] += 1
+    else:  # refused, skipped or already there: the warehouse is as it was
+        CASES["rejected"] += outcome.status is Status.REJECTED
+        assert table_snapshot(_WAREHOUSE) == before
 
 
 def test_every_format_was_fuzzed_and_the_count_is_recorded():
     assert {label.split(":")[0] for label in SEEDS} >= {
         "vllm",
+        "vllm-bench-appended",
         "fleetplan-run",
+        "csv-table",
         "llmperf",
         "aiperf",
+        "genai-perf",
+        "guidellm",
+        "guidellm-yaml",
     }
-    assert CASES["count"] >= 500
+    assert CASES["count"] >= 600
     artifacts = ROOT / "test-artifacts"
     artifacts.mkdir(exist_ok=True)
     (artifacts / "fuzz.json").write_text(json.dumps({**CASES, "formats": sorted(SEEDS)}, indent=1))

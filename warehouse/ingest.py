@@ -6,9 +6,9 @@ import logging
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from pathlib import Path
+from pathlib import Path, PurePath
 
-from fleetplan.errors import InputError, WarehouseError
+from fleetplan.errors import InputError, NotResultsError, WarehouseError
 from warehouse.db import Warehouse
 from warehouse.importers import FileInput, ImportOptions, ParsedFile, parse, read_file
 from warehouse.store import SourceFile, find_source, store_runs
@@ -16,13 +16,17 @@ from warehouse.store import SourceFile, find_source, store_runs
 log = logging.getLogger(__name__)
 
 _SKIPPED_NAMES = {".DS_Store", "Thumbs.db"}
+# Inside a folder, notes and logs beside the results are passed over (a file named explicitly is
+# always read).
+_SKIPPED_SUFFIXES = {".txt", ".md", ".log", ".png", ".jpg", ".svg", ".html", ".pdf", ".py", ".sh"}
 
 
 class Status(StrEnum):
     IMPORTED = "imported"
     DUPLICATE = "duplicate"
     REJECTED = "rejected"
-    INCLUDED = "included"  # read as part of another file (LLMPerf's per-request file)
+    INCLUDED = "included"  # read as part of another file (a per-request file with its summary)
+    SKIPPED = "skipped"  # a file tools write beside results (prompts, server metrics, CSV views)
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +48,12 @@ def expand(paths: Iterable[str | Path]) -> Iterator[Path]:
         if path.is_dir():
             for child in sorted(path.rglob("*")):
                 hidden = any(part.startswith(".") for part in child.relative_to(path).parts)
-                if child.is_file() and not hidden and child.name not in _SKIPPED_NAMES:
+                if (
+                    child.is_file()
+                    and not hidden
+                    and child.name not in _SKIPPED_NAMES
+                    and child.suffix.lower() not in _SKIPPED_SUFFIXES
+                ):
                     yield child
         else:
             yield path
@@ -103,6 +112,8 @@ def ingest_file(
         if earlier := _already_imported(warehouse, file):
             return earlier
         return _store(warehouse, parse(file, options), origin)
+    except NotResultsError as error:
+        return Outcome(file.name, Status.SKIPPED, error.detail)
     except InputError as error:
         return Outcome(file.name, Status.REJECTED, error.detail)
     except WarehouseError:
@@ -123,16 +134,16 @@ def ingest_paths(
     """Ingest each file; a rejected file changes nothing and does not stop the others."""
     options = options or ImportOptions()
     files = list(expand(paths))
-    pairs = companion_pairs([p.name for p in files])
-    by_name = {p.name: p for p in files}
+    pairs = companion_pairs(str(p) for p in files)
+    by_path = {str(p): p for p in files}
     for path in files:
-        if path.name in pairs.values():
-            summary = next(s for s, c in pairs.items() if c == path.name)
+        if str(path) in pairs.values():
+            summary = next(s for s, c in pairs.items() if c == str(path))
             yield Outcome(str(path), Status.INCLUDED, f"read together with {summary}")
             continue
         file_options = options
-        if path.name in pairs:
-            companion = by_name[pairs[path.name]]
+        if str(path) in pairs:
+            companion = by_path[pairs[str(path)]]
             try:
                 data = read_file(companion, options).data
             except InputError as error:
@@ -148,15 +159,22 @@ def ingest_paths(
 
 
 def companion_pairs(names: Iterable[str]) -> dict[str, str]:
-    """Files that belong together, by name: LLMPerf's `X_summary.json` and
-    `X_individual_responses.json` (summary -> per-request file)."""
+    """Files that belong together, by name within one folder (summary -> per-request file):
+    LLMPerf's `X_summary.json` and `X_individual_responses.json`; AIPerf's
+    `profile_export_aiperf.json` and `profile_export.jsonl`."""
     present = set(names)
     pairs = {}
     for name in present:
-        if name.endswith("_summary.json"):
-            partner = name.removesuffix("_summary.json") + "_individual_responses.json"
-            if partner in present:
-                pairs[name] = partner
+        path = PurePath(name)
+        if path.name.endswith("_summary.json"):
+            partner = path.name.removesuffix("_summary.json") + "_individual_responses.json"
+        elif path.name == "profile_export_aiperf.json":
+            partner = "profile_export.jsonl"
+        else:
+            continue
+        partner_path = str(path.with_name(partner))
+        if partner_path in present:
+            pairs[name] = partner_path
     return pairs
 
 

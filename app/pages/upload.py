@@ -3,25 +3,28 @@ per file); list and delete what was uploaded."""
 
 from __future__ import annotations
 
+import logging
 from dataclasses import replace
 
 import pandas as pd
 import streamlit as st
 
 from app import data
-from fleetplan.errors import InputError
+from fleetplan.errors import InputError, NotResultsError
 from fleetplan.gpus import KNOWN_GPU_IDS
 from warehouse.importers import FileInput, ImportOptions, parse
 from warehouse.ingest import Status, companion_pairs, ingest_parsed, preview_rows
 from warehouse.store import delete_source, find_source
 
+log = logging.getLogger("fleetplan.app.upload")
 st.title("Upload runs")
 options_limit = ImportOptions().size_limit()
 st.caption(
     "vLLM `bench serve` / `benchmark_serving.py` JSON, GuideLLM reports (JSON, YAML), LLMPerf "
-    "results (the summary with its per-request file), GenAI-Perf and AIPerf exports (JSON, "
-    "JSONL), fleetplan run files and the CSV table of `fleetplan benchmarks` / `fleetplan "
-    "template`; gzip-compressed too. The format is read from the content. Files up to "
+    "results (the summary with its per-request file), GenAI-Perf and AIPerf exports (the JSON, "
+    "with AIPerf's per-request JSONL beside it), fleetplan run files and the CSV table of "
+    "`fleetplan benchmarks` / `fleetplan template`; gzip-compressed too. The format is read "
+    "from the content. Files up to "
     f"{options_limit / 1e6:.0f} MB; each file is stored whole or not at all."
 )
 warehouse = data.warehouse_or_stop()
@@ -87,8 +90,20 @@ for uploaded in files or []:
     file = FileInput.from_bytes(uploaded.name, uploaded.getvalue())
     try:
         parsed = parse(file, file_options)
+    except NotResultsError as error:
+        row |= {"status": "skipped", "problem": error.detail}
+        summary.append(row)
+        continue
     except InputError as error:
         row |= {"status": "rejected", "problem": error.detail}
+        summary.append(row)
+        continue
+    except Exception as error:  # a bug: refuse the file, never a traceback
+        log.exception("unexpected error reading upload %s", uploaded.name)
+        row |= {
+            "status": "rejected",
+            "problem": f"unexpected error ({type(error).__name__}): nothing stored; please report",
+        }
         summary.append(row)
         continue
     earlier = find_source(warehouse, file.sha256)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fleetplan.contract import Run
-from fleetplan.errors import FileTooLargeError, InputError, UnknownFormatError
+from fleetplan.errors import FileTooLargeError, InputError, NotResultsError, UnknownFormatError
 from warehouse.importers import fleetplan_json, vllm_json
 from warehouse.importers.document import read_document, unpack
 
@@ -112,12 +112,46 @@ def parse(file: FileInput, options: ImportOptions | None = None) -> ParsedFile:
             return ParsedFile(file, importer.IMPORTER, importer.VERSION, tuple(runs),
                               tuple(warnings))  # fmt: skip
     first = document.values[0] if document.values else None
+    if (companion := _not_results(first)) is not None:
+        raise NotResultsError(companion, file=file.name)
     raise UnknownFormatError(
         f"not a format fleetplan can import ({_describe(first)}); it reads vLLM `bench serve` "
         "results, GuideLLM reports, LLMPerf results, GenAI-Perf/AIPerf exports, fleetplan run "
         "files and the CSV table of `fleetplan benchmarks`",
         file=file.name,
     )
+
+
+def _not_results(value: object) -> str | None:
+    """What a file that tools write beside their results is, and which file to import instead."""
+    if not isinstance(value, dict):
+        return None
+    keys = value.keys()
+    data = value.get("data")
+    if (
+        keys == {"data"}
+        and isinstance(data, list)
+        and data
+        and isinstance(data[0], dict)
+        and {"payload", "payloads", "session_id"} & data[0].keys()
+    ):
+        return (
+            "the prompts a GenAI-Perf/AIPerf run sent (inputs.json), not results: import "
+            "profile_export_aiperf.json or profile_export_genai_perf.json from the same run"
+        )
+    if {"experiments", "service_kind"} <= keys:
+        return (
+            "perf_analyzer's raw profile (GenAI-Perf's profile_export.json): import "
+            "profile_export_genai_perf.json from the same run"
+        )
+    if {"metrics_phase", "aiperf_version"} <= keys or (
+        "aiperf_version" in keys and "request_throughput" not in keys and "metrics" in keys
+    ):
+        return (
+            "AIPerf's server metrics (server_metrics_export.json), not client results: "
+            "import profile_export_aiperf.json from the same run"
+        )
+    return None
 
 
 def _describe(value: object) -> str:

@@ -153,6 +153,8 @@ def parse(
         where = f"row {number}"
         if None in row:
             raise InputError(f"{where}: more cells than columns", file=file)
+        if any(value is None for value in row.values()):
+            raise InputError(f"{where}: fewer cells than columns", file=file)
         run_values = {
             ours: _typed(ours if ours != "tool" else "tool", row[column], where, file)
             for column, ours in RUN_COLUMNS.items()

@@ -15,7 +15,7 @@ import zlib
 from dataclasses import dataclass
 from typing import Any
 
-from fleetplan.errors import FileTooLargeError, InputError
+from fleetplan.errors import FileTooLargeError, InputError, NotResultsError, UnknownFormatError
 from warehouse.importers.jsonstream import decode_json_stream
 
 _CSV_HEADER = re.compile(r"^(?:\ufeff)?[^\n]*\bmodel\b[^\n]*\bgpu_model\b", re.MULTILINE)
@@ -73,7 +73,54 @@ def read_document(data: bytes, *, name: str, max_values: int) -> Document:
             return Document("csv", [], text, data)
         if _YAML_START.match(head):
             return Document("yaml", _load_yaml(text, name), text, data)
+        _refuse_other_csv(text, name)
+        start = text.lstrip("\ufeff \t\r\n")[:1]
+        if start and start not in '{["-0123456789tfn':
+            opening = " ".join(text.split())[:40]
+            raise UnknownFormatError(
+                f"not a result file: text that is not JSON, YAML or CSV (it begins {opening!r})",
+                file=name,
+            ) from None
         raise json_error from None
+
+
+# The CSV views other tools write of results they also write as JSON (which holds the settings,
+# such as the load, that the CSV leaves out).
+_AIPERF_JSON = "profile_export_aiperf.json"
+_TOOL_CSVS = (
+    (re.compile(r"^# AIPerf Server Metrics"), "AIPerf's server metrics", _AIPERF_JSON),
+    (
+        re.compile(r"^Metric,avg,"),
+        "the CSV view of a GenAI-Perf/AIPerf export",
+        f"{_AIPERF_JSON} or profile_export_genai_perf.json",
+    ),
+    (
+        re.compile(r"^(Run Info|Benchmark|Metadata),"),
+        "GuideLLM's CSV view of a report",
+        "benchmarks.json (or .yaml)",
+    ),
+)
+
+
+def _refuse_other_csv(text: str, name: str) -> None:
+    first = text.lstrip("\ufeff").split("\n", 1)[0]
+    for pattern, what, instead in _TOOL_CSVS:
+        if pattern.match(first):
+            raise NotResultsError(f"{what}: import {instead} from the same run", file=name)
+    if first.count(",") >= 2 and not first.lstrip().startswith(("{", "[")):
+        raise UnknownFormatError(
+            "a CSV table without fleetplan's columns: `fleetplan template` writes the layout "
+            "it reads (or export one with `fleetplan benchmarks --format csv`)",
+            file=name,
+        )
+
+
+def companion_values(data: bytes, *, name: str, limit: int, max_values: int) -> list[Any]:
+    """The JSON values of a file read together with another, under the same limits."""
+    document = read_document(unpack(data, name=name, limit=limit), name=name, max_values=max_values)
+    if document.kind != "json":
+        raise InputError("expected JSON", file=name)
+    return document.values
 
 
 def _load_yaml(text: str, name: str) -> list[Any]:

@@ -1,12 +1,14 @@
 """GenAI-Perf (`profile_export_genai_perf.json`) and AIPerf (`profile_export_aiperf.json`, flat or
-under `"records"`, and the per-request `profile_export.jsonl`).
+under `"records"`, with its per-request `profile_export.jsonl` when given together).
 
 By definition, not by name: their "inter_token_latency" is (latency - TTFT) / (output tokens - 1)
 per request, which is our TPOT; their "inter_chunk_latency" (gaps between streamed chunks) is
 closest to our ITL. Each metric carries its unit (ns, us, ms, s); every time is converted to ms.
 Throughputs are the tools' own; the total-token throughput, where not given, is the output
-throughput plus requests/s x mean input tokens. GPU energy, where telemetry was on, is the
-energy counter's rise over the profiling window (DCGM's energy, reported in MJ).
+throughput plus requests/s x mean input tokens. With the per-request file alongside, latency
+statistics are recomputed from the requests (and any disagreement with the summary is reported);
+the per-request file alone does not say the load, so it is refused. GPU energy, where telemetry
+was on, is the energy counter's rise over the profiling window (DCGM's energy, reported in MJ).
 """
 
 from __future__ import annotations
@@ -21,8 +23,8 @@ from pydantic import ValidationError
 
 from fleetplan.contract import EnergyMethod, Point, Run, StatsSource, validation_message
 from fleetplan.errors import InputError
-from fleetplan.stats import RequestTimings
-from warehouse.importers.document import Document
+from fleetplan.stats import RequestTimings, disagreements
+from warehouse.importers.document import Document, companion_values
 from warehouse.importers.values import build, hardware, model_name, number
 
 if TYPE_CHECKING:
@@ -46,6 +48,7 @@ ALIASES = {  # our field: their metric names, newest first
     "itl": ("inter_chunk_latency",),
     "e2el": ("request_latency",),
 }
+_DISPLAY = {"aiperf": "AIPerf", "genai-perf": "GenAI-Perf"}
 _SIGNS = {"request_throughput", "request_latency", "request_count"}
 
 
@@ -100,7 +103,12 @@ def parse(
 ) -> tuple[list[Run], list[str]]:
     first = document.values[0]
     if _is_request_record(first):
-        return _parse_records(document.values, source, options)
+        raise InputError(
+            "an AIPerf per-request file (profile_export.jsonl): it does not say the load, so "
+            "import it together with the profile_export_aiperf.json beside it (same folder or "
+            "same upload), or that file alone",
+            file=source.name,
+        )
     metrics = _metrics(first)
     assert metrics is not None
     file = source.name
@@ -135,12 +143,31 @@ def parse(
             "no request count or duration: nothing to store", file=file, field="request_count"
         )
     config = first.get("input_config") if isinstance(first.get("input_config"), dict) else {}
-    concurrency, rate = _load(config)
+    concurrency, rate, burstiness = _load(config)
     energy, power, gpu_label, gpu_count = _telemetry(first, file)
+    stats_source = StatsSource.REPORTED
+    companion = options.companions.get(REQUESTS_FILE)
+    if companion is not None:
+        recomputed, more = _from_records(companion, file, int(completed), options)
+        warnings += [
+            f"statistic differs from the per-request file: {field} is {a:.6g} in the "
+            f"summary but {b:.6g} from the requests"
+            for field, a, b in disagreements(
+                {k: v for k, v in stats.items() if k.endswith("mean_ms")},
+                recomputed,
+                rel_tol=1e-3,
+                abs_tol_ms=1e-3,
+            )
+        ]
+        stats |= {k: v for k, v in recomputed.items() if v is not None}
+        stats_source = StatsSource.RECOMPUTED
+        warnings += more
     try:
         point = Point(
             offered_rate_rps=rate,
             max_concurrency=concurrency,
+            burstiness=burstiness,
+            stats_source=stats_source,
             requests_sent=int(completed + (failed or 0)),
             completed=int(completed),
             failed=int(failed) if failed is not None else None,
@@ -167,17 +194,23 @@ def parse(
                 field="input_config.loadgen",
             ) from None
         raise InputError(problem.reason, file=file, field=problem.field) from None
-    tool = "aiperf" if "records" in first or "aiperf_version" in first else "genai-perf"
-    gpu_model, label, count = hardware(options, file, label=gpu_label, count=gpu_count, tool=tool)
+    tool = _tool(first, config)
+    shape = _shape(config)
+    gpu_model, label, count = hardware(
+        options, file, label=gpu_label, count=gpu_count, tool=_DISPLAY[tool]
+    )
     run = build(
         Run,
         file,
         tool=tool,
-        tool_version=_text(first.get("aiperf_version") or first.get("version")),
+        tool_version=_text(first.get("aiperf_version") or first.get("genai_perf_version")),
         model=model_name(options, file, _model(config), key="input_config.model"),
         gpu_model=gpu_model,
         gpu_label=label,
         gpu_count=count,
+        dataset="synthetic" if shape else None,
+        input_len=shape[0] if shape else None,
+        output_len=shape[1] if shape else None,
         created_at=_when(first),
         source_file=PurePath(file).name,
         source_sha256=source.sha256,
@@ -209,20 +242,71 @@ def _model(config: dict) -> str | None:
     return None
 
 
-def _load(config: dict) -> tuple[int | None, float | None]:
-    """(max concurrency, offered request rate) from the run's settings."""
+def _load(config: dict) -> tuple[int | None, float | None, float | None]:
+    """(max concurrency, offered request rate, burstiness) from the run's settings: AIPerf's
+    `loadgen` (<= 0.8) or `phases` (0.9+), GenAI-Perf's `perf_analyzer.stimulus` or top level."""
     loadgen = config.get("loadgen") if isinstance(config.get("loadgen"), dict) else config
-    concurrency = loadgen.get("concurrency")
-    rate = loadgen.get("request_rate")
+    analyzer = config.get("perf_analyzer") if isinstance(config.get("perf_analyzer"), dict) else {}
+    stimulus = analyzer.get("stimulus") if isinstance(analyzer.get("stimulus"), dict) else {}
+    concurrency = stimulus.get("concurrency", loadgen.get("concurrency"))
+    rate = stimulus.get("request_rate", loadgen.get("request_rate"))
+    burstiness = None
+    if loadgen is not config:  # AIPerf <= 0.8 writes only non-default settings; poisson is its
+        mode = str(loadgen.get("request_rate_mode") or "poisson").lower()  # documented default
+        burstiness = {"poisson": 1.0, "constant": math.inf}.get(mode)
     for phase in config.get("phases") or []:
         if isinstance(phase, dict) and phase.get("name", "profiling") == "profiling":
             concurrency = phase.get("concurrency", concurrency)
             rate = phase.get("request_rate", phase.get("rate", rate))
+            kind = str(phase.get("type", "")).lower()
+            burstiness = {"poisson": 1.0, "constant": math.inf}.get(kind)
     concurrency = (
-        int(concurrency) if isinstance(concurrency, int | float) and concurrency >= 1 else None
+        int(concurrency)
+        if isinstance(concurrency, int | float) and 1 <= concurrency < 2**31
+        else None
     )
     rate = float(rate) if isinstance(rate, int | float) and rate > 0 else None
-    return concurrency, rate
+    return concurrency, rate, burstiness if rate is not None else None
+
+
+def _tool(export: dict, config: dict) -> str:
+    """AIPerf and GenAI-Perf write the same metrics; their settings tell them apart."""
+    cli = str(_cli(config) or "")
+    if (
+        {"records", "aiperf_version", "schema_version", "telemetry_data"} & export.keys()
+        or {"loadgen", "phases", "models"} & config.keys()
+        or cli.startswith("aiperf")
+    ):
+        return "aiperf"
+    return "genai-perf"
+
+
+def _shape(config: dict) -> tuple[int, int] | None:
+    """The fixed synthetic prompt and output lengths asked for, if the run used them."""
+    data = config.get("input") if isinstance(config.get("input"), dict) else {}
+    sets = config.get("datasets")
+    if isinstance(sets, list):  # AIPerf 0.9+
+        if len(sets) != 1 or not isinstance(sets[0], dict) or sets[0].get("type") != "synthetic":
+            return None
+        prompts = sets[0].get("prompts") or {}
+        isl, osl = prompts.get("isl"), prompts.get("osl")
+    elif isinstance(data.get("prompt"), dict):  # AIPerf <= 0.8
+        if data.get("file") or data.get("public_dataset"):
+            return None
+        isl, osl = data["prompt"].get("input_tokens"), data["prompt"].get("output_tokens")
+    else:  # GenAI-Perf
+        if data.get("file") or data.get("prompt_source") not in (None, "synthetic"):
+            return None
+        isl, osl = data.get("synthetic_tokens"), data.get("output_tokens")
+    lengths = []
+    for spec in (isl, osl):
+        if not isinstance(spec, dict) or spec.get("stddev") not in (None, 0, 0.0):
+            return None
+        mean = spec.get("mean")
+        if not isinstance(mean, int | float) or mean < 1 or mean != int(mean) or mean >= 2**31:
+            return None
+        lengths.append(int(mean))
+    return lengths[0], lengths[1]
 
 
 def _cli(config: dict) -> str | None:
@@ -253,11 +337,11 @@ def _telemetry(
         energies, powers = [], []
         for gpu in gpus:
             metrics = gpu.get("metrics") or {}
-            energy = _Metric(metrics, "nvidia_energy_consumption", file)
-            power = _Metric(metrics, "nvidia_power_usage", file)
-            low, high = energy.stat("min"), energy.stat("max")
-            if low is not None and high is not None:
-                energies.append((high - low) * _energy_factor(energy))
+            energy = _first_metric(metrics, _ENERGY_NAMES, file)
+            power = _first_metric(metrics, _POWER_NAMES, file)
+            low, high, factor = energy.stat("min"), energy.stat("max"), _energy_factor(energy)
+            if low is not None and high is not None and factor is not None and high >= low:
+                energies.append((high - low) * factor)
             if power.stat("avg") is not None:
                 powers.append(power.stat("avg"))
         names = sorted({str(g.get("gpu_name")) for g in gpus if g.get("gpu_name")})
@@ -283,12 +367,15 @@ def _telemetry(
         joules = [
             (v["max"] - v["min"]) * unit
             for v in per_gpu
-            if isinstance(v.get("max"), int | float) and isinstance(v.get("min"), int | float)
+            if unit is not None
+            and _finite(v.get("max"))
+            and _finite(v.get("min"))
+            and v["max"] >= v["min"]
         ]
         watts = [
             v["avg"]
             for k, v in power.items()
-            if k.startswith("gpu") and isinstance(v, dict) and isinstance(v.get("avg"), int | float)
+            if k.startswith("gpu") and isinstance(v, dict) and _finite(v.get("avg"))
         ]
         return (
             sum(joules) if per_gpu and len(joules) == len(per_gpu) else None,
@@ -299,34 +386,54 @@ def _telemetry(
     return None, None, None, None
 
 
-def _energy_factor(metric: _Metric) -> float:
+def _finite(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+# AIPerf names them after its DCGM mapping (energy in MJ); older and forked exporters prefix them.
+_ENERGY_NAMES = ("energy_consumption", "nvidia_energy_consumption", "nvidia_total_gpu_energy")
+_POWER_NAMES = ("gpu_power_usage", "nvidia_power_usage")
+
+
+def _first_metric(metrics: dict, names: tuple[str, ...], file: str) -> _Metric:
+    found = next((name for name in names if isinstance(metrics.get(name), dict)), names[0])
+    return _Metric(metrics, found, file)
+
+
+def _energy_factor(metric: _Metric) -> float | None:
     return _energy_unit(metric.raw.get("unit") if metric.present() else None)
 
 
-def _energy_unit(unit: Any) -> float:
-    return {"mj": 1e6, "kj": 1e3, "j": 1.0, "wh": 3600.0, "kwh": 3.6e6}.get(
-        str(unit or "MJ").strip().lower(), 1e6
+# Case matters: mJ is not MJ. No unit means the tools' documented MJ; an unknown unit, unknown
+# energy.
+_ENERGY_UNITS = {"MJ": 1e6, "kJ": 1e3, "J": 1.0, "mJ": 1e-3, "Wh": 3600.0, "kWh": 3.6e6}
+
+
+def _energy_unit(unit: Any) -> float | None:
+    return _ENERGY_UNITS.get(str(unit).strip()) if unit not in (None, "") else 1e6
+
+
+REQUESTS_FILE = "profile_export.jsonl"
+
+
+def _from_records(
+    data: bytes, summary_file: str, completed: int, options: ImportOptions
+) -> tuple[dict[str, float | None], list[str]]:
+    """Latency statistics recomputed from AIPerf's per-request records (our definitions)."""
+    file = f"{summary_file} (its {REQUESTS_FILE})"
+    ttft, e2el, out_tokens, gaps = [], [], [], []
+    records = companion_values(
+        data, name=file, limit=options.size_limit(), max_values=options.value_limit()
     )
-
-
-def _parse_records(
-    records: list[Any], source: FileInput, options: ImportOptions
-) -> tuple[list[Run], list[str]]:
-    """AIPerf's per-request JSONL: statistics recomputed from the requests."""
-    file = source.name
-    ttft, e2el, out_tokens, in_tokens, gaps, starts, ends = [], [], [], [], [], [], []
-    failed = 0
     for i, record in enumerate(records):
         if not _is_request_record(record):
             raise InputError(f"line {i + 1}: not a request record", file=file)
-        meta, metrics = record["metadata"], record["metrics"]
-        start, end = meta.get("request_start_ns"), meta.get("request_end_ns")
-        if isinstance(start, int | float) and isinstance(end, int | float):
-            starts.append(start)
-            ends.append(end)
-        if record.get("error"):
-            failed += 1
+        if record.get("error") or record["metadata"].get("benchmark_phase", "profiling") not in (
+            "profiling",
+            None,
+        ):
             continue
+        metrics = record["metrics"]
         values = {
             name: _record_value(metrics, name, file, i)
             for name in (
@@ -334,7 +441,6 @@ def _parse_records(
                 "ttft",
                 "request_latency",
                 "output_sequence_length",
-                "input_sequence_length",
                 "inter_chunk_latency",
             )
         }
@@ -346,13 +452,14 @@ def _parse_records(
         ttft.append(first[0] / 1000 if first else np.nan)
         e2el.append(values["request_latency"][0] / 1000)
         out_tokens.append(values["output_sequence_length"][0])
-        in_tokens.append((values["input_sequence_length"] or [0])[0])
         chunk = values["inter_chunk_latency"]
         gaps += [g / 1000 for g in chunk] if chunk else []
-    completed = len(e2el)
-    if not starts or not completed:
-        raise InputError("no timed, successful request in the file", file=file)
-    duration = (max(ends) - min(starts)) / 1e9
+    if len(e2el) != completed:
+        raise InputError(
+            f"{len(e2el)} successful requests in the per-request file, {completed} in the "
+            "summary: not the same run",
+            file=file,
+        )
     timings = RequestTimings(
         ttft_s=np.array(ttft),
         e2el_s=np.array(e2el),
@@ -363,41 +470,7 @@ def _parse_records(
         k: (None if v is not None and math.isnan(v) else v)
         for k, v in timings.latency_stats().items()
     }
-    gpu_model, label, count = hardware(options, file, tool="AIPerf's per-request file")
-    point = build(
-        Point,
-        file,
-        max_concurrency=None,
-        offered_rate_rps=math.inf,
-        requests_sent=completed + failed,
-        completed=completed,
-        failed=failed,
-        duration_s=duration,
-        request_throughput_rps=completed / duration,
-        output_throughput_tps=sum(out_tokens) / duration,
-        total_throughput_tps=(sum(out_tokens) + sum(in_tokens)) / duration,
-        input_tokens_mean=sum(in_tokens) / completed,
-        output_tokens_mean=sum(out_tokens) / completed,
-        stats_source=StatsSource.RECOMPUTED,
-        **stats,
-    )
-    run = build(
-        Run,
-        file,
-        tool="aiperf",
-        model=model_name(options, file, None),
-        gpu_model=gpu_model,
-        gpu_label=label,
-        gpu_count=count,
-        source_file=PurePath(file).name,
-        source_sha256=source.sha256,
-        source_index=0,
-        points=(point,),
-    )
-    return [run], [
-        "the per-request file does not say the load: recorded as all at once (inf); "
-        "import profile_export_aiperf.json for the run's settings"
-    ]
+    return stats, [f"latency statistics recomputed from {len(e2el)} requests in {REQUESTS_FILE}"]
 
 
 def _record_value(metrics: dict, name: str, file: str, line: int) -> list[float] | None:

@@ -139,6 +139,33 @@ def _load(strategy: dict, bench: _Bench) -> dict[str, Any]:
     raise bench.error("strategy", f"unknown load strategy {kind!r}")
 
 
+def _shape(bench: dict, report: dict) -> tuple[int, int] | None:
+    """The fixed synthetic shape the benchmark asked for, or None (a dataset, or varied lengths).
+    0.2-0.6 write it as a string `prompt_tokens=N,output_tokens=M`; 0.7+ as a data spec."""
+    config = report.get("config") if isinstance(report.get("config"), dict) else {}
+    spec = config.get("spec") if isinstance(config.get("spec"), dict) else {}
+    data = spec.get("data")
+    if isinstance(data, list) and data:
+        specs = [d for d in data if isinstance(d, dict)]
+        if len(specs) != 1 or specs[0].get("kind") != "synthetic_text":
+            return None
+        d = specs[0]
+        fixed = all(
+            d.get(f"{name}_stdev") in (None, 0) for name in ("prompt_tokens", "output_tokens")
+        ) and all(
+            d.get(f"{name}_{bound}") in (None, d.get(name))
+            for name in ("prompt_tokens", "output_tokens")
+            for bound in ("min", "max")
+        )
+        p, o = d.get("prompt_tokens"), d.get("output_tokens")
+        if fixed and isinstance(p, int) and isinstance(o, int):
+            return p, o
+        return None
+    found = _find(bench, ("data",)) or _find(report, ("data",))
+    match = _SHAPE.search(str(found)) if found is not None else None
+    return (int(match[1]), int(match[2])) if match else None
+
+
 def parse(
     document: Document, source: FileInput, options: ImportOptions
 ) -> tuple[list[Run], list[str]]:
@@ -150,7 +177,10 @@ def parse(
         if not isinstance(raw, dict) or not isinstance(raw.get("metrics"), dict):
             raise InputError(f"benchmark {index + 1}: no metrics", file=file)
         bench = _Bench(raw, file, index)
-        totals = raw.get("request_totals") or {}
+        # 0.2-0.3 keep the counts beside the metrics, 0.4+ inside them.
+        totals = raw.get("request_totals") or raw["metrics"].get("request_totals") or {}
+        if not isinstance(totals, dict):
+            raise bench.error("request_totals", "expected the request counts")
         completed = int(bench.number(totals.get("successful"), "request_totals.successful") or 0)
         errored = int(bench.number(totals.get("errored"), "request_totals.errored") or 0)
         incomplete = int(bench.number(totals.get("incomplete"), "request_totals.incomplete") or 0)
@@ -197,11 +227,14 @@ def parse(
         model = _find(raw, ("backend_model", "model")) or _find(report, ("model",))
         if isinstance(model, str):
             models.add(model)
-        data = _find(raw, ("data",)) or _find(report, ("data",))
-        match = _SHAPE.search(str(data)) if data is not None else None
-        shapes.add((int(match[1]), int(match[2])) if match else None)
+        shapes.add(_shape(raw, report))
         if isinstance(raw.get("start_time"), int | float):
             starts.append(raw["start_time"])
+        warnings.extend(
+            f"benchmark {index + 1}: GuideLLM warned: {w['message']}"
+            for w in raw.get("warnings") or []
+            if isinstance(w, dict) and isinstance(w.get("message"), str)
+        )
         if incomplete:
             warnings.append(
                 f"benchmark {index + 1}: {incomplete} requests incomplete (level marked incomplete)"

@@ -21,8 +21,7 @@ from pydantic import ValidationError
 from fleetplan.contract import Point, Run, StatsSource, validation_message
 from fleetplan.errors import InputError
 from fleetplan.stats import RequestTimings, disagreements
-from warehouse.importers.document import Document
-from warehouse.importers.jsonstream import decode_json_stream
+from warehouse.importers.document import Document, companion_values
 from warehouse.importers.values import Reader, build, hardware, model_name, timestamp
 
 if TYPE_CHECKING:
@@ -89,7 +88,7 @@ def parse(
     prefix = str(first.get("name", "")).removesuffix("_summary")
     companion = options.companions.get(f"{prefix}_individual_responses.json")
     if companion is not None:
-        recomputed, more = _from_requests(companion, source.name, completed)
+        recomputed, more = _from_requests(companion, source.name, completed, options)
         warnings += [
             f"statistic differs from the per-request file: {field} is {a:.6g} in the "
             f"summary but {b:.6g} from the requests"
@@ -163,14 +162,23 @@ def _fixed(summary: dict, mean: str, stddev: str) -> int | None:
 
 
 def _from_requests(
-    data: bytes, file: str, completed: int
+    data: bytes, file: str, completed: int, options: ImportOptions
 ) -> tuple[dict[str, float | None], list[str]]:
-    values = decode_json_stream(data, file=f"{file} (per-request file)")
+    values = companion_values(
+        data,
+        name=f"{file} (per-request file)",
+        limit=options.size_limit(),
+        max_values=options.value_limit(),
+    )
     requests = values[0] if values else None
     if not _is_individual(requests):
         raise InputError("the per-request file alongside is not LLMPerf's", file=file)
     ok, warnings = [], []
     for i, request in enumerate(requests):
+        if not isinstance(request, dict):
+            raise InputError(
+                f"request {i + 1}: expected an object", file=f"{file} (per-request file)"
+            )
         reader = Reader(request, f"{file} (per-request file)", f"request {i + 1}")
         if request.get("error_code") not in (None, "", 0) or request.get("error_msg"):
             continue
