@@ -5,7 +5,12 @@ times (a) `fleetplan ingest` into a fresh warehouse (parse, validate, recompute 
 per-request arrays, store one transaction per file) and (b) a DuckDB `read_json` of the same files
 into a table, each as a fresh process, and prints the ratio. Aim: within 2x of `read_json`.
 
+With `--table-rows N`, one large file instead: a CSV table of N rows in the layout of `fleetplan
+template` (N load levels), `fleetplan ingest` (parse, validate, store in one transaction) against
+DuckDB's `read_csv` of the same file.
+
     python benchmarks/ingest.py --files 1000 --requests 1000
+    python benchmarks/ingest.py --table-rows 40000 --repeat 3
 """
 
 from __future__ import annotations
@@ -48,6 +53,35 @@ def timed(command: list[str]) -> float:
     return elapsed
 
 
+def table(rows: int, repeat: int) -> None:
+    from tests.tables import typed_in_table
+
+    work = Path(tempfile.mkdtemp(prefix="fleetplan-bench-"))
+    try:
+        path = work / "table.csv"
+        path.write_text(typed_in_table(rows))
+        print(f"one CSV table of {rows:,} rows, {path.stat().st_size / 1e6:.1f} MB")
+        ours, theirs = [], []
+        for round_ in range(repeat):
+            warehouse = work / f"fleetplan-{round_}.duckdb"
+            ours.append(timed([sys.executable, "-m", "fleetplan.cli", "ingest", "--warehouse",
+                               str(warehouse), str(path)]))  # fmt: skip
+            code = (
+                "import duckdb, sys; con = duckdb.connect(sys.argv[1]); "
+                "con.execute('CREATE TABLE raw AS SELECT * FROM read_csv(?, header=true)', "
+                "[sys.argv[2]]); "
+                "assert con.execute('SELECT count(*) FROM raw').fetchone()[0] == int(sys.argv[3])"
+            )
+            baseline = work / f"read_csv-{round_}.duckdb"
+            theirs.append(timed([sys.executable, "-c", code, str(baseline), str(path), str(rows)]))
+        best_ours, best_theirs = min(ours), min(theirs)
+        print(f"fleetplan ingest:  {best_ours:8.2f} s  ({rows / best_ours:9,.0f} rows/s)")
+        print(f"duckdb read_csv:   {best_theirs:8.2f} s  ({rows / best_theirs:9,.0f} rows/s)")
+        print(f"ratio (ingest / read_csv): {best_ours / best_theirs:.2f}x")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--files", type=int, default=1000)
@@ -60,7 +94,11 @@ def main() -> None:
         "default random output length)",
     )
     parser.add_argument("--repeat", type=int, default=1, help="time each side this many times")
+    parser.add_argument("--table-rows", type=int, help="one CSV table of this many rows instead")
     args = parser.parse_args()
+    if args.table_rows:
+        table(args.table_rows, args.repeat)
+        return
 
     work = Path(tempfile.mkdtemp(prefix="fleetplan-bench-"))
     try:

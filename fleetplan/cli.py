@@ -66,6 +66,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--max-file-mb", type=_positive_float, help="refuse larger files (default 32)"
     )
     ingest.add_argument(
+        "--max-values",
+        type=_positive_int,
+        help="refuse files with more values than this (default 5,000,000)",
+    )
+    ingest.add_argument(
         "--wait",
         type=float,
         default=30.0,
@@ -216,8 +221,13 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
         gpu=args.gpu,
         gpu_count=args.gpu_count,
         max_file_bytes=int(args.max_file_mb * 1024 * 1024) if args.max_file_mb else None,
+        max_values=args.max_values,
     )
-    with Warehouse.open(args.warehouse, wait_s=args.wait) as warehouse:
+
+    def waiting(busy: Exception) -> None:
+        print(f"{busy}\nwaiting up to {args.wait:g} s (--wait) ...", file=sys.stderr, flush=True)
+
+    with Warehouse.open(args.warehouse, wait_s=args.wait, on_wait=waiting) as warehouse:
         counts = _print_outcomes(ingest_paths(warehouse, args.paths, options))
         extra = "".join(
             f", {counts[kind]} {label}"

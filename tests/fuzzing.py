@@ -21,7 +21,7 @@ def seed_files() -> dict[str, tuple[str, bytes]]:
     gap = FORMATS / "genai-perf-0.0.16"
     files = {
         "vllm": ("vllm.json", json.dumps(make_result(requests=20, seed=3)).encode()),
-        "vllm-bench-appended": next(_files(FORMATS / "vllm-bench-serve-0.32.0", "*.json")),
+        "vllm-bench-appended": _as_on_a_4090(FORMATS / "vllm-bench-serve-0.32.0"),
         "fleetplan-run": ("sample.json", _sample_run_file()),
         "csv-table": ("table.csv", _csv_table()),
         "llmperf": next(_files(FORMATS / "llmperf-2023-08-31", "*_summary.json")),
@@ -49,14 +49,17 @@ PAIRS = {
 }
 
 
-def _csv_table() -> bytes:
-    from warehouse.template import template_text
+def _as_on_a_4090(folder: Path) -> tuple[str, bytes]:
+    """The real appended vLLM file, its "cpu" device read as the GPU the fuzz options name."""
+    name, data = next(_files(folder, "*.json"))
+    return name, data.replace(b'"gpu_name": "cpu"', b'"gpu_name": "NVIDIA GeForce RTX 4090"')
 
-    lines = template_text().splitlines()
-    example = next(line for line in lines if line.startswith("# ,"))
-    return (
-        "\n".join([*lines, example[2:], example[2:].replace(",200,", ",100,", 1)]) + "\n"
-    ).encode()
+
+def _csv_table() -> bytes:
+    """The template's example row as two load levels of a run typed in by hand."""
+    from tests.tables import typed_in_table
+
+    return typed_in_table(2).encode()
 
 
 def _files(folder: Path, pattern: str):

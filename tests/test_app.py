@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import gc
 import json
 
@@ -218,6 +219,69 @@ def test_upload_good_bad_and_duplicate_files(monkeypatch, sample_warehouse_path)
     summary = frame_with(at, "status").set_index("file")
     assert summary.loc["good.json", "status"].startswith("already imported")
     assert at.button(key="w_upload_commit").disabled
+
+
+def test_upload_reads_every_tool_format_with_a_preview(monkeypatch, sample_warehouse_path):
+    formats = ROOT / "tests" / "fixtures" / "formats"
+    llmperf = formats / "llmperf-2023-08-31"
+    files = [
+        formats / "guidellm-0.8.1" / "benchmarks.json",
+        formats / "aiperf-0.13.0" / "profile_export_aiperf.json",
+        formats / "aiperf-0.13.0" / "profile_export.jsonl",
+        formats / "aiperf-0.13.0" / "inputs.json",
+        llmperf / "01-ai-Yi-1-5-34B-Chat_550_150_summary.json",
+        llmperf / "01-ai-Yi-1-5-34B-Chat_550_150_individual_responses.json",
+    ]
+    uploads = [(f.name, f.read_bytes(), "application/json") for f in files]
+    template = fleetplan("template", check=True).stdout.splitlines()
+    example = next(line for line in template if line.startswith("# ,"))
+    header = next(line for line in template if not line.startswith("#")).split(",")
+    row = dict(zip(header, next(csv.reader([example[2:]])), strict=True))
+    # a new run typed in from the example: a model of its own, and no origin file of its own
+    row |= {"model": "acme/typed-in", "source_sha256": "", "source_index": "", "source_file": ""}
+    table = "\n".join([*template, ",".join(row[c] for c in header)]) + "\n"
+    uploads.append(("edited.csv", table.encode(), "text/csv"))
+    uploads.append(
+        (
+            "benchmarks.yaml",
+            (formats / "guidellm-0.6.1" / "benchmarks.yaml").read_bytes(),
+            "application/yaml",
+        )
+    )
+    at = run_app(monkeypatch, sample_warehouse_path, "pages/upload.py")
+    at.selectbox(key="w_upload_gpu").set_value("rtx-4090")
+    at.number_input(key="w_upload_count").set_value(1)
+    at.file_uploader(key="w_upload_files").set_value(uploads).run()
+    assert not at.exception
+    summary = frame_with(at, "status").set_index("file")
+    ready = summary[summary["status"] == "ready"]
+    assert dict(zip(ready.index, ready["format"], strict=True)) == {
+        "benchmarks.json": "guidellm",
+        "profile_export_aiperf.json": "genai-perf-aiperf",
+        "01-ai-Yi-1-5-34B-Chat_550_150_summary.json": "llmperf",
+        "edited.csv": "csv-table",
+        "benchmarks.yaml": "guidellm",
+    }
+    assert summary.loc["profile_export.jsonl", "status"] == "included"
+    assert summary.loc["inputs.json", "status"] == "skipped"
+    assert "import profile_export_aiperf.json" in summary.loc["inputs.json", "problem"]
+    assert summary.loc["benchmarks.json", "points"] == 2
+    assert summary.loc["benchmarks.json", "GPU"] == "1x rtx-4090"
+    # each file's preview: one row per load level, with what would be stored
+    previews = [e for e in at.expander if e.label.startswith("profile_export_aiperf.json")]
+    preview = previews[0].dataframe[0].value
+    assert preview.iloc[0]["offered_rate_rps"] == 4.0 and preview.iloc[0]["completed"] == 20
+    at.button(key="w_upload_commit").click().run()
+    assert not at.exception
+    stored = set(sources(at_warehouse())["file_name"])
+    assert {
+        "benchmarks.json",
+        "profile_export_aiperf.json",
+        "edited.csv",
+        "01-ai-Yi-1-5-34B-Chat_550_150_summary.json",
+        "benchmarks.yaml",
+    } <= stored
+    assert "inputs.json" not in stored and "profile_export.jsonl" not in stored
 
 
 def test_upload_size_limit_is_enforced_in_code(monkeypatch, sample_warehouse_path):

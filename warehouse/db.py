@@ -12,7 +12,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -79,7 +79,10 @@ class Warehouse:
         read_only: bool = False,
         wait_s: float = 0.0,
         migrate: bool = True,
+        on_wait: Callable[[WarehouseBusyError], None] | None = None,
     ) -> Warehouse:
+        """Open (and migrate) the warehouse. Another process holding it is waited for, up to
+        `wait_s`; `on_wait` is told once when the waiting starts."""
         resolved = resolve_path(path)
         if read_only and not resolved.exists():
             raise WarehouseError(f"no warehouse at {resolved}: build it with `fleetplan build`")
@@ -99,6 +102,8 @@ class Warehouse:
                     ) from error
                 if time.monotonic() >= deadline:
                     raise busy from error
+                if on_wait is not None and delay == 0.05:
+                    on_wait(busy)
                 log.info("warehouse busy, retrying: %s", busy)
                 time.sleep(min(delay, max(0.0, deadline - time.monotonic())))
                 delay = min(delay * 2, 1.0)

@@ -150,6 +150,7 @@ def ingest_paths(
                 yield Outcome(str(path), Status.REJECTED, f"its per-request file: {error.detail}")
                 continue
             file_options = replace(options, companions={companion.name: data})
+        log.info("reading %s", path)
         try:
             file = read_file(path, file_options)
         except InputError as error:

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from fleetplan.contract import LATENCY_FIELDS, Run
 from warehouse.db import Warehouse, utc_now
+
+log = logging.getLogger("fleetplan.store")
 
 _RUN_COLUMNS = (
     "run_id", "source_id", "origin_sha256", "origin_index", "tool", "tool_version", "engine",
@@ -117,6 +120,9 @@ def store_runs(warehouse: Warehouse, source: SourceFile, runs: Sequence[Run]) ->
                     (run_id, level, *(_plain(values[name]) for name in _POINT_FIELDS))
                 )
         if run_rows:
+            log.info(
+                "storing %s: %d run(s), %d point(s)", source.name, len(run_rows), len(point_rows)
+            )
             con.execute(
                 "INSERT INTO sources VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 [
@@ -125,8 +131,8 @@ def store_runs(warehouse: Warehouse, source: SourceFile, runs: Sequence[Run]) ->
                     json.dumps(list(source.warnings), ensure_ascii=False),
                 ],
             )  # fmt: skip
-            con.executemany(_insert_sql("runs", _RUN_COLUMNS), run_rows)
-            con.executemany(_insert_sql("points", _POINT_COLUMNS), point_rows)
+            _insert(con, "runs", _RUN_COLUMNS, run_rows)
+            _insert(con, "points", _POINT_COLUMNS, point_rows)
     return StoreResult(
         runs_added=len(run_rows),
         points_added=len(point_rows),
@@ -152,8 +158,21 @@ def _plain(value: object) -> object:
     return getattr(value, "value", value)  # enums to their stored text
 
 
-def _insert_sql(table: str, columns: Sequence[str]) -> str:
-    # Identifiers come from the fixed tuples above, never from input; values are parameters.
+def _insert(con, table: str, columns: Sequence[str], rows: list[tuple]) -> None:
+    """Insert rows in one statement, through Arrow (None stays NULL, never NaN); a few rows go
+    as parameters. Identifiers come from the fixed tuples above, never from input."""
     names = ", ".join(columns)
-    marks = ", ".join("?" for _ in columns)
-    return f"INSERT INTO {table} ({names}) VALUES ({marks})"  # noqa: S608
+    if len(rows) <= 8:
+        marks = ", ".join("?" for _ in columns)
+        con.executemany(f"INSERT INTO {table} ({names}) VALUES ({marks})", rows)  # noqa: S608
+        return
+    import pyarrow as pa
+
+    incoming = pa.table(
+        [pa.array(list(values)) for values in zip(*rows, strict=True)], names=list(columns)
+    )
+    con.register("_fleetplan_incoming", incoming)
+    try:
+        con.execute(f"INSERT INTO {table} ({names}) SELECT {names} FROM _fleetplan_incoming")  # noqa: S608
+    finally:
+        con.unregister("_fleetplan_incoming")

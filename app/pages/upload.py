@@ -13,6 +13,7 @@ from app import data
 from fleetplan.errors import InputError, NotResultsError
 from fleetplan.gpus import KNOWN_GPU_IDS
 from warehouse.importers import FileInput, ImportOptions, parse
+from warehouse.importers.document import megabytes
 from warehouse.ingest import Status, companion_pairs, ingest_parsed, preview_rows
 from warehouse.store import delete_source, find_source
 
@@ -25,7 +26,7 @@ st.caption(
     "with AIPerf's per-request JSONL beside it), fleetplan run files and the CSV table of "
     "`fleetplan benchmarks` / `fleetplan template`; gzip-compressed too. The format is read "
     "from the content. Files up to "
-    f"{options_limit / 1e6:.0f} MB; each file is stored whole or not at all."
+    f"{megabytes(options_limit)}; each file is stored whole or not at all."
 )
 warehouse = data.warehouse_or_stop()
 for kind, message in st.session_state.pop("s_upload_flash", []):
@@ -82,8 +83,7 @@ for uploaded in files or []:
     if uploaded.size > options_limit:  # AppTest and old clients do not enforce the config limit
         row |= {
             "status": "rejected",
-            "problem": f"{uploaded.size / 1e6:.1f} MB is over the "
-            f"{options_limit / 1e6:.0f} MB limit",
+            "problem": f"{megabytes(uploaded.size)} is over the {megabytes(options_limit)} limit",
         }
         summary.append(row)
         continue

@@ -11,7 +11,7 @@ from pathlib import Path
 from fleetplan.contract import Run
 from fleetplan.errors import FileTooLargeError, InputError, NotResultsError, UnknownFormatError
 from warehouse.importers import fleetplan_json, vllm_json
-from warehouse.importers.document import read_document, unpack
+from warehouse.importers.document import megabytes, read_document, unpack
 
 DEFAULT_MAX_FILE_MB = 32.0
 MAX_FILE_ENV = "FLEETPLAN_MAX_FILE_MB"
@@ -76,7 +76,7 @@ def read_file(path: Path, options: ImportOptions) -> FileInput:
         size = path.stat().st_size
         if size > limit:
             raise FileTooLargeError(
-                f"the file is {size / 1e6:.1f} MB, over the {limit / 1e6:.1f} MB limit "
+                f"the file is {megabytes(size)}, over the {megabytes(limit)} limit "
                 f"(raise it with --max-file-mb or ${MAX_FILE_ENV})",
                 file=str(path),
             )
@@ -101,7 +101,7 @@ def parse(file: FileInput, options: ImportOptions | None = None) -> ParsedFile:
     limit = options.size_limit()
     if len(file.data) > limit:
         raise FileTooLargeError(
-            f"the file is {len(file.data) / 1e6:.1f} MB, over the {limit / 1e6:.1f} MB limit",
+            f"the file is {megabytes(len(file.data))}, over the {megabytes(limit)} limit",
             file=file.name,
         )
     data = unpack(file.data, name=file.name, limit=limit)

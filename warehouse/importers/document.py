@@ -30,6 +30,11 @@ class Document:
     data: bytes  # the bytes after unpacking
 
 
+def megabytes(size: float) -> str:
+    """A size as the limits are set (--max-file-mb counts MiB): 32 MB, 0.5 MB, 15.2 MB."""
+    return f"{size / 2**20:.3g} MB"
+
+
 def unpack(data: bytes, *, name: str, limit: int) -> bytes:
     if data[:4] == b"PK\x03\x04":
         raise InputError("a zip archive: unpack it and import the result files inside", file=name)
@@ -41,7 +46,7 @@ def unpack(data: bytes, *, name: str, limit: int) -> bytes:
             while chunk := stream.read(1 << 20):
                 out.write(chunk)
                 if out.tell() > limit:
-                    message = f"the gzip file expands past the {limit / 1e6:.0f} MB limit (a bomb?)"
+                    message = f"the gzip file expands past the {megabytes(limit)} limit (a bomb?)"
                     raise FileTooLargeError(message, file=name)
     except (OSError, EOFError, zlib.error) as error:
         raise InputError(f"a broken gzip file: {error}", file=name) from None

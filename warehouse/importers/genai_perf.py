@@ -254,7 +254,8 @@ def _load(config: dict) -> tuple[int | None, float | None, float | None]:
     if loadgen is not config:  # AIPerf <= 0.8 writes only non-default settings; poisson is its
         mode = str(loadgen.get("request_rate_mode") or "poisson").lower()  # documented default
         burstiness = {"poisson": 1.0, "constant": math.inf}.get(mode)
-    for phase in config.get("phases") or []:
+    phases = config.get("phases")
+    for phase in phases if isinstance(phases, list) else []:
         if isinstance(phase, dict) and phase.get("name", "profiling") == "profiling":
             concurrency = phase.get("concurrency", concurrency)
             rate = phase.get("request_rate", phase.get("rate", rate))
@@ -288,7 +289,9 @@ def _shape(config: dict) -> tuple[int, int] | None:
     if isinstance(sets, list):  # AIPerf 0.9+
         if len(sets) != 1 or not isinstance(sets[0], dict) or sets[0].get("type") != "synthetic":
             return None
-        prompts = sets[0].get("prompts") or {}
+        prompts = sets[0].get("prompts")
+        if not isinstance(prompts, dict):
+            return None
         isl, osl = prompts.get("isl"), prompts.get("osl")
     elif isinstance(data.get("prompt"), dict):  # AIPerf <= 0.8
         if data.get("file") or data.get("public_dataset"):
@@ -331,12 +334,14 @@ def _telemetry(
     gpus: list[dict] = []
     data = export.get("telemetry_data")
     if isinstance(data, dict):  # AIPerf: telemetry_data.endpoints.<ep>.gpus.gpu_N
-        for endpoint in (data.get("endpoints") or {}).values():
-            if isinstance(endpoint, dict):
-                gpus += [g for g in (endpoint.get("gpus") or {}).values() if isinstance(g, dict)]
+        endpoints = data.get("endpoints")
+        for endpoint in endpoints.values() if isinstance(endpoints, dict) else []:
+            found = endpoint.get("gpus") if isinstance(endpoint, dict) else None
+            if isinstance(found, dict):
+                gpus += [g for g in found.values() if isinstance(g, dict)]
         energies, powers = [], []
         for gpu in gpus:
-            metrics = gpu.get("metrics") or {}
+            metrics = gpu.get("metrics") if isinstance(gpu.get("metrics"), dict) else {}
             energy = _first_metric(metrics, _ENERGY_NAMES, file)
             power = _first_metric(metrics, _POWER_NAMES, file)
             low, high, factor = energy.stat("min"), energy.stat("max"), _energy_factor(energy)

@@ -117,18 +117,24 @@ def _strategy(bench: dict, report: dict) -> dict:
     return found if isinstance(found, dict) else {}
 
 
+def _count(value: Any) -> int | None:
+    """A whole positive count, or None."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+        return int(value) if 1 <= value < 2**31 else None
+    return None
+
+
 def _load(strategy: dict, bench: _Bench) -> dict[str, Any]:
     kind = str(strategy.get("type_") or strategy.get("type") or "").lower()
     if kind == "synchronous":
         return {"max_concurrency": 1}
     if kind == "concurrent":
-        streams = strategy.get("streams") or strategy.get("max_concurrency")
-        return {"max_concurrency": int(streams)} if isinstance(streams, int | float) else {}
+        streams = _count(strategy.get("streams") or strategy.get("max_concurrency"))
+        return {"max_concurrency": streams} if streams is not None else {}
     if kind == "throughput":
-        cap = strategy.get("max_concurrency")
         return {
             "offered_rate_rps": math.inf,
-            "max_concurrency": int(cap) if isinstance(cap, int | float) else None,
+            "max_concurrency": _count(strategy.get("max_concurrency")),
         }
     if kind in {"constant", "poisson", "async"}:
         rate = bench.number(strategy.get("rate"), "strategy.rate")
@@ -232,7 +238,7 @@ def parse(
             starts.append(raw["start_time"])
         warnings.extend(
             f"benchmark {index + 1}: GuideLLM warned: {w['message']}"
-            for w in raw.get("warnings") or []
+            for w in (raw["warnings"] if isinstance(raw.get("warnings"), list) else [])
             if isinstance(w, dict) and isinstance(w.get("message"), str)
         )
         if incomplete:

@@ -155,7 +155,8 @@ def _fixed(summary: dict, mean: str, stddev: str) -> int | None:
         isinstance(value, int | float)
         and not isinstance(value, bool)
         and spread == 0
-        and value >= 1
+        and 1 <= value < 2**31
+        and value == int(value)
     ):
         return int(value)
     return None

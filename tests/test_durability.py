@@ -1,0 +1,160 @@
+"""Ingests as real processes: kill -9 in the middle of a large file leaves the warehouse as it was
+before that file, and two ingests started together both land, the second waiting with a clear
+message (nothing lost, nothing doubled)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import table_snapshot, write_json
+from tests.tables import typed_in_table
+from tests.vllm_results import make_result
+from warehouse.db import Warehouse
+
+ROWS = 40_000  # about 29 MB of CSV: under the 32 MB limit, long enough to stop half way
+
+
+def big_table(path: Path, rows: int = ROWS) -> Path:
+    path.write_text(typed_in_table(rows))
+    return path
+
+
+def ingest(warehouse: Path, *paths: Path, wait: float = 60) -> subprocess.Popen:
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "fleetplan.cli",
+            "-v",
+            "ingest",
+            "--warehouse",
+            str(warehouse),
+            "--wait",
+            str(wait),
+            *map(str, paths),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def wait_for_line(stream, needle: str) -> list[str]:
+    seen = []
+    for line in stream:
+        seen.append(line)
+        if needle in line:
+            return seen
+    raise AssertionError(f"{needle!r} never came; the process wrote: {''.join(seen)[-2000:]}")
+
+
+def snapshot(path: Path) -> dict:
+    with Warehouse.open(path, wait_s=30) as warehouse:
+        return table_snapshot(warehouse)
+
+
+def counts(path: Path) -> tuple[int, int, int]:
+    with Warehouse.open(path, wait_s=30) as warehouse:
+        return tuple(
+            warehouse.connection.execute(f"SELECT count(*) FROM {table}").fetchone()[0]  # noqa: S608
+            for table in ("sources", "runs", "points")
+        )
+
+
+@pytest.fixture(scope="module")
+def big_file(tmp_path_factory) -> Path:
+    return big_table(tmp_path_factory.mktemp("big") / "big.csv")
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("moment", ["while parsing", "while storing"])
+def test_kill_9_mid_ingest_leaves_the_warehouse_as_before(tmp_path, big_file, moment):
+    warehouse = tmp_path / "w.duckdb"
+    small = write_json(tmp_path / "small.json", make_result(rate=2, seed=1))
+    done = subprocess.run(
+        [sys.executable, "-m", "fleetplan.cli", "ingest", "--warehouse", str(warehouse), small],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    before = snapshot(warehouse)
+
+    process = ingest(warehouse, big_file)
+    if moment == "while parsing":
+        # the warehouse is open (the process holds it) and the file is being read
+        wait_for_line(process.stderr, "reading ")
+    else:
+        # the transaction is open and the inserts have begun
+        wait_for_line(process.stderr, "storing big.csv: 5000 run(s), 40000 point(s)")
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait(timeout=30)
+    assert process.returncode == -signal.SIGKILL
+    assert "imported" not in process.stdout.read()  # it never got to report the file stored
+
+    # the warehouse opens cleanly and holds exactly what it held before
+    assert snapshot(warehouse) == before
+    # ... and the same file then imports whole, once
+    again = subprocess.run(
+        [sys.executable, "-m", "fleetplan.cli", "ingest", "--warehouse", str(warehouse), big_file],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert again.returncode == 0, again.stderr
+    assert "5000 run(s), 40000 point(s)" in again.stdout
+    assert counts(warehouse) == (2, 5001, 40001)
+
+
+@pytest.mark.timeout(600)
+def test_two_ingests_at_once_both_land_once(tmp_path, big_file):
+    warehouse = tmp_path / "w.duckdb"
+    a = write_json(tmp_path / "a.json", make_result(rate=1, seed=1))
+    b = write_json(tmp_path / "b.json", make_result(rate=2, seed=2))
+    first = ingest(warehouse, big_file, a)
+    wait_for_line(first.stderr, "storing big.csv")  # the first one holds the warehouse
+    second = ingest(warehouse, a, b)  # started while the first is still at work
+    out_first, err_first = first.communicate(timeout=300)
+    out_second, err_second = second.communicate(timeout=300)
+    assert first.returncode == 0, err_first
+    assert second.returncode == 0, err_second
+    # the second said what it was waiting for, then did its work
+    assert "is in use by process" in err_second and "waiting up to 60 s" in err_second
+    assert "2 imported, 0 already present" in out_first
+    assert "1 imported, 1 already present" in out_second  # a.json came first from the other
+    # nothing lost, nothing doubled: big + a + b
+    assert counts(warehouse) == (3, 5002, 40002)
+
+
+def test_a_second_ingest_that_cannot_wait_long_enough_changes_nothing(tmp_path, big_file):
+    warehouse = tmp_path / "w.duckdb"
+    first = ingest(warehouse, big_file)
+    wait_for_line(first.stderr, "reading ")
+    late = tmp_path / "late.json"
+    write_json(late, make_result(rate=4, seed=4))
+    second = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "fleetplan.cli",
+            "ingest",
+            "--warehouse",
+            str(warehouse),
+            "--wait",
+            "0",
+            late,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    first.communicate(timeout=300)
+    assert second.returncode != 0
+    assert "is in use by process" in second.stderr and "Traceback" not in second.stderr
+    assert counts(warehouse) == (1, 5000, 40000)  # only the first's file; rerun the second
