@@ -444,3 +444,23 @@ def test_text_and_other_csv_files_get_a_message_that_says_what_they_are(tmp_path
         read(other)
     with pytest.raises(InputError, match="GuideLLM's CSV view of a report"):
         read(FORMATS / "guidellm-0.6.1" / "benchmarks.csv")
+
+
+def test_genai_perf_gpu_telemetry_gives_energy_per_gpu_summed():
+    folder = FORMATS / "genai-perf-0.0.16" / "tiny-llama-openai-completions-request_rate4.0"
+    export = json.loads((folder / "profile_export_genai_perf.json").read_text())
+    # GenAI-Perf's layout: telemetry_stats.<metric>.gpuN, energy in MJ (its DCGM collector)
+    export["telemetry_stats"] = {
+        "gpu_power_usage": {"unit": "W", "gpu0": {"avg": 300.0}, "gpu1": {"avg": 310.0}},
+        "energy_consumption": {
+            "unit": "MJ",
+            "gpu0": {"avg": 6.3, "min": 6.2, "max": 6.4},
+            "gpu1": {"avg": 7.3, "min": 7.25, "max": 7.35},
+        },
+    }
+    data = json.dumps(export).encode()
+    parsed = parse(FileInput.from_bytes("e.json", data), ImportOptions(gpu="H100", gpu_count=2))
+    point = parsed.runs[0].points[0]
+    assert point.gpu_energy_j == pytest.approx((0.2 + 0.1) * 1e6)
+    assert point.avg_power_w == pytest.approx(610.0)
+    assert point.energy_method.value == "nvml_counter"

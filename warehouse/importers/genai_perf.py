@@ -25,7 +25,7 @@ from fleetplan.contract import EnergyMethod, Point, Run, StatsSource, validation
 from fleetplan.errors import InputError
 from fleetplan.stats import RequestTimings, disagreements
 from warehouse.importers.document import Document, companion_values
-from warehouse.importers.values import build, hardware, model_name, number
+from warehouse.importers.values import build, finite, hardware, model_name, number
 
 if TYPE_CHECKING:
     from warehouse.importers import FileInput, ImportOptions
@@ -266,7 +266,8 @@ def _load(config: dict) -> tuple[int | None, float | None, float | None]:
         if isinstance(concurrency, int | float) and 1 <= concurrency < 2**31
         else None
     )
-    rate = float(rate) if isinstance(rate, int | float) and rate > 0 else None
+    rate = finite(rate)
+    rate = rate if rate is not None and rate > 0 else None
     return concurrency, rate, burstiness if rate is not None else None
 
 
@@ -306,7 +307,7 @@ def _shape(config: dict) -> tuple[int, int] | None:
         if not isinstance(spec, dict) or spec.get("stddev") not in (None, 0, 0.0):
             return None
         mean = spec.get("mean")
-        if not isinstance(mean, int | float) or mean < 1 or mean != int(mean) or mean >= 2**31:
+        if not isinstance(mean, int | float) or not 1 <= mean < 2**31 or mean != int(mean):
             return None
         lengths.append(int(mean))
     return lengths[0], lengths[1]
@@ -392,7 +393,7 @@ def _telemetry(
 
 
 def _finite(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    return finite(value) is not None
 
 
 # AIPerf names them after its DCGM mapping (energy in MJ); older and forked exporters prefix them.
@@ -487,10 +488,7 @@ def _record_value(metrics: dict, name: str, file: str, line: int) -> list[float]
         raise InputError(f"line {line + 1}: expected {{value, unit}}", file=file, field=name)
     value, unit = entry["value"], str(entry.get("unit", "")).lower()
     values = value if isinstance(value, list) else [value]
-    if not all(
-        isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) and v >= 0
-        for v in values
-    ):
+    if not all(finite(v) is not None and v >= 0 for v in values):
         raise InputError(f"line {line + 1}: expected non-negative numbers", file=file, field=name)
     factor = _TO_MS.get(unit, 1.0) if unit in _TO_MS else 1.0
     return [float(v) * factor for v in values]

@@ -22,7 +22,7 @@ from pydantic import ValidationError
 from fleetplan.contract import Point, Run, validation_message
 from fleetplan.errors import InputError
 from warehouse.importers.document import Document
-from warehouse.importers.values import build, hardware, model_name, number, timestamp
+from warehouse.importers.values import build, finite, hardware, model_name, number, timestamp
 
 if TYPE_CHECKING:
     from warehouse.importers import FileInput, ImportOptions
@@ -119,9 +119,8 @@ def _strategy(bench: dict, report: dict) -> dict:
 
 def _count(value: Any) -> int | None:
     """A whole positive count, or None."""
-    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
-        return int(value) if 1 <= value < 2**31 else None
-    return None
+    number = finite(value)
+    return int(number) if number is not None and 1 <= number < 2**31 else None
 
 
 def _load(strategy: dict, bench: _Bench) -> dict[str, Any]:

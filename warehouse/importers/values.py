@@ -56,8 +56,9 @@ class Reader:
             return None
         if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
             return value
-        if isinstance(value, str) and value.strip().isdigit() and int(value) >= 1:
-            return int(value)
+        digits = value.strip() if isinstance(value, str) else ""
+        if digits.isdecimal() and len(digits) <= 9 and int(digits) >= 1:
+            return int(digits)
         raise self.error(key, f"expected a whole number >= 1, got {value!r:.40}")
 
     def array(self, key: str, length: int | None) -> np.ndarray | None:
@@ -179,3 +180,13 @@ def timestamp(value: Any) -> Any:
         return datetime.fromtimestamp(value, UTC).replace(tzinfo=None)
     except (OverflowError, OSError, ValueError):
         return None
+
+
+def finite(value: Any) -> float | None:
+    """A JSON number as a finite float, or None (not a number, NaN, inf, or an integer too big
+    for a float)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if isinstance(value, int) and abs(value) > 2**53:
+        return None
+    return float(value) if math.isfinite(value) else None
