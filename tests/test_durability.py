@@ -14,6 +14,7 @@ import pytest
 
 from tests.conftest import table_snapshot, write_json
 from tests.tables import typed_in_table
+from tests.test_cli import fleetplan
 from tests.vllm_results import make_result
 from warehouse.db import Warehouse
 
@@ -77,12 +78,7 @@ def big_file(tmp_path_factory) -> Path:
 def test_kill_9_mid_ingest_leaves_the_warehouse_as_before(tmp_path, big_file, moment):
     warehouse = tmp_path / "w.duckdb"
     small = write_json(tmp_path / "small.json", make_result(rate=2, seed=1))
-    done = subprocess.run(
-        [sys.executable, "-m", "fleetplan.cli", "ingest", "--warehouse", str(warehouse), small],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = fleetplan("ingest", "--warehouse", warehouse, small)
     assert done.returncode == 0, done.stderr
     before = snapshot(warehouse)
 
@@ -101,12 +97,7 @@ def test_kill_9_mid_ingest_leaves_the_warehouse_as_before(tmp_path, big_file, mo
     # the warehouse opens cleanly and holds exactly what it held before
     assert snapshot(warehouse) == before
     # ... and the same file then imports whole, once
-    again = subprocess.run(
-        [sys.executable, "-m", "fleetplan.cli", "ingest", "--warehouse", str(warehouse), big_file],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    again = fleetplan("ingest", "--warehouse", warehouse, big_file)
     assert again.returncode == 0, again.stderr
     assert "5000 run(s), 40000 point(s)" in again.stdout
     assert counts(warehouse) == (2, 5001, 40001)
@@ -138,22 +129,7 @@ def test_a_second_ingest_that_cannot_wait_long_enough_changes_nothing(tmp_path, 
     wait_for_line(first.stderr, "reading ")
     late = tmp_path / "late.json"
     write_json(late, make_result(rate=4, seed=4))
-    second = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "fleetplan.cli",
-            "ingest",
-            "--warehouse",
-            str(warehouse),
-            "--wait",
-            "0",
-            late,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    second = fleetplan("ingest", "--warehouse", warehouse, "--wait", "0", late)
     first.communicate(timeout=300)
     assert second.returncode != 0
     assert "is in use by process" in second.stderr and "Traceback" not in second.stderr

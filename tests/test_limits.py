@@ -7,8 +7,6 @@ from __future__ import annotations
 import gzip
 import io
 import json
-import subprocess
-import sys
 import zipfile
 import zlib
 
@@ -16,6 +14,7 @@ import pytest
 
 from fleetplan.errors import FileTooLargeError, InputError
 from tests.conftest import write_json
+from tests.test_cli import fleetplan
 from tests.vllm_results import make_result
 from warehouse.importers import FileInput, ImportOptions, parse
 
@@ -95,58 +94,13 @@ def test_cli_refuses_an_oversized_file_before_reading_it(tmp_path, warehouse_pat
     result = write_json(tmp_path / "r.json", make_result(rate=2, seed=1))
     bomb = tmp_path / "bomb.json.gz"
     bomb.write_bytes(gzip_bomb(100))
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "fleetplan.cli",
-            "ingest",
-            "--warehouse",
-            str(warehouse_path),
-            "--max-file-mb",
-            "0.01",
-            result,
-            bomb,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = fleetplan("ingest", "--warehouse", warehouse_path, "--max-file-mb", "0.01", result, bomb)
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert "over the 0.01 MB limit (raise it with --max-file-mb" in done.stdout
     assert "0 imported, 0 already present, 2 rejected" in done.stdout
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "fleetplan.cli",
-            "ingest",
-            "--warehouse",
-            str(warehouse_path),
-            result,
-            bomb,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = fleetplan("ingest", "--warehouse", warehouse_path, result, bomb)
     assert "expands past the 32 MB limit" in done.stdout
     assert "1 imported, 0 already present, 1 rejected" in done.stdout
     many = write_json(tmp_path / "many.json", {"benchmarks": list(range(20_000))})
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "fleetplan.cli",
-            "ingest",
-            "--warehouse",
-            str(warehouse_path),
-            "--max-values",
-            "10000",
-            many,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = fleetplan("ingest", "--warehouse", warehouse_path, "--max-values", "10000", many)
     assert "over the limit of 10,000 (raise it with --max-values" in done.stdout
