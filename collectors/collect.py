@@ -23,6 +23,7 @@ from tqdm import tqdm
 
 from collectors.loadgen import LevelOutcome, run_level
 from collectors.openai_client import Endpoint
+from collectors.progress import level_started, run_metadata
 from collectors.prompts import Tokenizer, make_prompts
 from collectors.requests_log import RequestResult, level_point
 from collectors.suite import Suite, TokenShape
@@ -165,6 +166,7 @@ def run_shape(
             raise CollectError(f"every warm-up request failed: {failed[0]}")
     points = []
     for level, rate in enumerate(suite.rates):
+        level_started(shape.name, level, len(suite.rates))
         progress = _Progress(len(measured), f"{shape.name} {_rate_label(rate)}", stream)
         window = f"{shape.name}-{level}"
         telemetry.begin_window(window)
@@ -264,6 +266,7 @@ def collect(
         "num_requests": str(suite.num_requests),
         "telemetry": telemetry.reason or "nvml",
         **(metadata or {}),
+        **run_metadata(),
     }
     if telemetry.gpus:
         meta["nvml_gpus"] = "; ".join(g.describe() for g in telemetry.gpus)

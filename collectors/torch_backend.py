@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from collectors.collect import CollectError, CollectResult, Hardware, write_run_file
+from collectors.progress import level_started, run_metadata
 from collectors.requests_log import RequestResult, level_point
 from collectors.suite import Suite, TokenShape
 from collectors.telemetry import Telemetry
@@ -110,8 +111,9 @@ def _sweep(
         name=shape.name, input_len=shape.input_len, output_len=min(4, shape.output_len)
     )
     _batch(model, warm, 1, device, suite.seed)  # warm-up, not counted
-    batch = 1
+    batch, levels = 1, max(args.max_batch, 1).bit_length()
     while batch <= args.max_batch:
+        level_started(shape.name, batch.bit_length() - 1, levels)
         window = f"{shape.name}-b{batch}"
         telemetry.begin_window(window)
         try:
@@ -192,6 +194,7 @@ def collect_torch(args: argparse.Namespace, suite: Suite) -> CollectResult:
                             "device": device,
                             "telemetry": telemetry.reason or "nvml",
                             "seed": str(suite.seed),
+                            **run_metadata(),
                         },
                         points=tuple(points),
                     )

@@ -120,16 +120,91 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _ArgumentsError(Exception):
+    pass
+
+
+class _RaisingParser(argparse.ArgumentParser):
+    """A parser that raises instead of exiting: for campaign files, checked before any host runs."""
+
+    def error(self, message: str):  # type: ignore[override]
+        raise _ArgumentsError(message)
+
+
+def collect_arguments(argv: Sequence[str]) -> argparse.Namespace:
+    """`fleetplan collect` options, parsed exactly as the command line parses them. Raises
+    InputError with argparse's message."""
+    from fleetplan.errors import InputError
+
+    parser = _RaisingParser(prog="fleetplan collect", add_help=False)
+    _collect_arguments(parser)
+    try:
+        return parser.parse_args(list(argv))
+    except _ArgumentsError as error:
+        raise InputError(str(error)) from None
+
+
+def collect_option_argv(args: argparse.Namespace, *, leave_out: set[str]) -> list[str]:
+    """The `fleetplan collect` options in `args` that differ from their defaults, as arguments
+    again (for handing one host's collection to another process)."""
+    parser = _RaisingParser(prog="fleetplan collect", add_help=False)
+    _collect_arguments(parser)
+    argv: list[str] = []
+    for action in parser._actions:
+        if not action.option_strings or action.dest in leave_out:
+            continue
+        value = getattr(args, action.dest, action.default)
+        if value == action.default:
+            continue
+        flag = (
+            action.option_strings[-1]
+            if action.option_strings[-1].startswith("--")
+            else (action.option_strings[0])
+        )
+        if isinstance(action, argparse._StoreTrueAction):
+            argv.append(flag)
+        elif isinstance(action, argparse._AppendAction):
+            argv += [f"{flag}={item}" for item in value]
+        else:
+            argv += [flag, str(value)]
+    return argv
+
+
 def _collect_parser(sub: argparse._SubParsersAction) -> None:
     collect = sub.add_parser(
         "collect",
         help="run the standard probe suite against an inference engine",
-        description="Measure a model on this host's GPUs (or a server's) and write a run file.",
+        description="Measure a model on this host's GPUs (or a server's) and write a run file; "
+        "with --ray, on every GPU type of a Ray cluster.",
     )
-    collect.add_argument("--backend", choices=("openai", "vllm", "torch"), required=True)
+    _collect_arguments(collect)
+
+
+def _collect_arguments(collect: argparse.ArgumentParser) -> None:
+    collect.add_argument("--backend", choices=("openai", "vllm", "torch"))
     collect.add_argument("--out", required=True, metavar="DIR", help="folder for the run file")
     collect.add_argument("--ingest", action="store_true", help="load the run file when done")
     _warehouse_arg(collect)
+    fleet = collect.add_argument_group("a fleet on Ray (pip install 'fleetplan[cluster]')")
+    fleet.add_argument(
+        "--ray",
+        nargs="?",
+        const="auto",
+        metavar="ADDRESS",
+        help="run on every selected host of a Ray cluster (auto: the one this host joined)",
+    )
+    fleet.add_argument(
+        "--campaign", metavar="FILE", help="YAML/JSON: models, backends, suites per GPU type"
+    )
+    fleet.add_argument(
+        "--gpu-types", metavar="LIST", help="only these GPU types, e.g. rtx-4090,h100-pcie"
+    )
+    fleet.add_argument(
+        "--per-type", type=_positive_int, metavar="N", help="N hosts of each type (default: all)"
+    )
+    fleet.add_argument(
+        "--restart", action="store_true", help="run everything again, ignoring earlier progress"
+    )
     what = collect.add_argument_group("what to measure (default: the standard suite)")
     what.add_argument(
         "--suite",

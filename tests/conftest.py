@@ -6,12 +6,15 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+import requests
 
+from collectors.vllm_server import free_port
 from warehouse.db import Warehouse
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -90,9 +93,6 @@ def held_by_another_process(path: Path, seconds: float = 60) -> Iterator[subproc
 def dashboard_url(sample_warehouse_path: Path) -> Iterator[str]:
     """`fleetplan app` serving a copy of the sample warehouse on a free port, as a real process."""
     import socket
-    import time
-
-    import requests
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -142,3 +142,43 @@ def table_snapshot(wh: Warehouse) -> dict[str, list]:
         table: cur.execute(f"SELECT * FROM {table} ORDER BY ALL").fetchall()  # noqa: S608
         for table in ("sources", "runs", "points")
     }
+
+
+STREAM_SERVER = ROOT / "tests" / "stream_server.py"
+
+
+@pytest.fixture
+def stream_server():
+    started = []
+
+    def start(ttft_ms: float = 50, tpot_ms: float = 10, fault: str = "none") -> str:
+        port = free_port()
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                str(STREAM_SERVER),
+                "--port",
+                str(port),
+                "--ttft-ms",
+                str(ttft_ms),
+                "--tpot-ms",
+                str(tpot_ms),
+                "--fault",
+                fault,
+            ]
+        )
+        started.append(process)
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                if requests.get(f"{url}/v1/models", timeout=1).ok:
+                    return url
+            except requests.ConnectionError:
+                time.sleep(0.1)
+        raise RuntimeError("the test server did not start")
+
+    yield start
+    for process in started:
+        process.kill()
+        process.wait()

@@ -18,48 +18,8 @@ from collectors.loadgen import arrival_offsets
 from collectors.openai_client import Endpoint, new_session, stream_completion
 from collectors.vllm_server import free_port
 from fleetplan.contract import RunFile
-from tests.conftest import ROOT
 from warehouse.db import Warehouse
 from warehouse.queries import benchmark_points
-
-SERVER = ROOT / "tests" / "stream_server.py"
-
-
-@pytest.fixture
-def stream_server():
-    started = []
-
-    def start(ttft_ms: float = 50, tpot_ms: float = 10, fault: str = "none") -> str:
-        port = free_port()
-        process = subprocess.Popen(
-            [
-                sys.executable,
-                str(SERVER),
-                "--port",
-                str(port),
-                "--ttft-ms",
-                str(ttft_ms),
-                "--tpot-ms",
-                str(tpot_ms),
-                "--fault",
-                fault,
-            ]
-        )
-        started.append(process)
-        url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            try:
-                if requests.get(f"{url}/v1/models", timeout=1).ok:
-                    return url
-            except requests.ConnectionError:
-                time.sleep(0.1)
-        raise RuntimeError("the test server did not start")
-
-    yield start
-    for process in started:
-        process.kill()
-        process.wait()
 
 
 def collect(*args, timeout=180) -> subprocess.CompletedProcess:

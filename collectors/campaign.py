@@ -1,0 +1,207 @@
+"""A campaign: what to measure on which GPU types of a Ray cluster (YAML or JSON, validated).
+
+    name: llama-8b-fleet
+    per_type: 2                 # hosts of each GPU type (default: every host)
+    retries: 1                  # a failed or lost host's task runs once more, then is reported
+    probes:
+      - name: chat-8b
+        gpu_types: [rtx-4090, h100-pcie]        # default: every type the cluster has
+        backend: vllm                           # openai | vllm | torch
+        model: meta-llama/Llama-3.1-8B-Instruct
+        suite: standard                         # or input_len / output_len
+        rates: [1, 2, 4, 8, inf]
+        num_requests: 200
+        args: [--tensor-parallel-size, "2"]     # any other `fleetplan collect` option
+      - name: chat-8b-running-servers
+        backend: openai
+        model: llama-8b
+        base_url: "http://{node_ip}:8000"       # each host's own server; or base_urls per type
+
+Every probe becomes the arguments of `fleetplan collect`, checked by its own parser before any
+host starts: one measurement path whether a host runs alone or in a campaign.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from fleetplan.contract import validation_message
+from fleetplan.errors import InputError
+from fleetplan.gpus import canonical_gpu
+
+# Options a probe may not set in `args`: the campaign decides them per host.
+_RESERVED = {
+    "--out", "--ingest", "--warehouse", "--ray", "--campaign", "--gpu-types", "--per-type",
+    "--restart",
+}  # fmt: skip
+
+
+class Probe(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str | None = Field(None, min_length=1, max_length=80)
+    gpu_types: tuple[str, ...] | None = None
+    backend: Literal["openai", "vllm", "torch"]
+    model: str = Field(min_length=1)
+    base_url: str | None = None
+    base_urls: dict[str, str] | None = None
+    tokenizer: str | None = None
+    suite: Literal["standard"] | None = None
+    input_len: int | None = Field(None, ge=1)
+    output_len: int | None = Field(None, ge=1)
+    rates: tuple[float | Literal["inf"], ...] | None = None
+    num_requests: int | None = Field(None, ge=1)
+    warmup: int | None = Field(None, ge=0)
+    seed: int | None = None
+    gpu_count: int | None = Field(None, ge=1)
+    args: tuple[str, ...] = ()
+
+    @field_validator("gpu_types", mode="before")
+    @classmethod
+    def _types(cls, value):
+        if isinstance(value, str):
+            return tuple(value.split(","))
+        if isinstance(value, list | tuple):  # YAML reads `[4090]` as a number
+            return tuple(str(v) if isinstance(v, int) else v for v in value)
+        return value
+
+    @field_validator("base_urls", mode="before")
+    @classmethod
+    def _canonical_keys(cls, value):
+        if not isinstance(value, dict):
+            return value
+        return {
+            canonical_gpu(str(gpu)).gpu_id if isinstance(gpu, str | int) else gpu: url
+            for gpu, url in value.items()
+        }
+
+    def digest(self) -> str:
+        """Names what this probe measures: a finished run counts on resume only while its
+        probe is unchanged."""
+        return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:16]
+
+    @field_validator("args")
+    @classmethod
+    def _reserved(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for item in value:
+            if item.split("=", 1)[0] in _RESERVED:
+                raise ValueError(f"{item.split('=', 1)[0]} is set by the campaign, not a probe")
+        return value
+
+    def label(self, index: int) -> str:
+        if self.name:
+            return self.name
+        shape = f"{self.input_len}-{self.output_len}" if self.input_len else "standard"
+        return f"{index + 1}-{self.backend}-{self.model.rsplit('/', 1)[-1]}-{shape}"
+
+    def base_url_for(self, gpu_type: str, node_ip: str) -> str | None:
+        url = (self.base_urls or {}).get(gpu_type) or self.base_url
+        return url.replace("{node_ip}", node_ip) if url else None
+
+    def argv(self, gpu_type: str, node_ip: str) -> list[str]:
+        """The `fleetplan collect` arguments for one host (without --out)."""
+        argv = ["--backend", self.backend, "--model", self.model]
+        url = self.base_url_for(gpu_type, node_ip)
+        if url:
+            argv += ["--base-url", url]
+        if self.tokenizer:
+            argv += ["--tokenizer", self.tokenizer]
+        if self.suite:
+            argv += ["--suite", self.suite]
+        for flag, value in (
+            ("--input-len", self.input_len),
+            ("--output-len", self.output_len),
+            ("--num-requests", self.num_requests),
+            ("--warmup", self.warmup),
+            ("--seed", self.seed),
+            ("--gpu-count", self.gpu_count),
+        ):
+            if value is not None:
+                argv += [flag, str(value)]
+        if self.rates:
+            argv += ["--rates", ",".join(_rate(r) for r in self.rates)]
+        return argv + list(self.args)
+
+
+def _rate(value: float | str) -> str:
+    if value == "inf" or (isinstance(value, float) and math.isinf(value)):
+        return "inf"
+    return f"{value:g}"
+
+
+class Campaign(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(min_length=1, max_length=80, pattern=r"^[A-Za-z0-9._-]+$")
+    per_type: int | None = Field(None, ge=1)
+    retries: int = Field(1, ge=0, le=3)
+    probes: tuple[Probe, ...] = Field(min_length=1)
+
+    def labels(self) -> list[str]:
+        return [probe.label(i) for i, probe in enumerate(self.probes)]
+
+    @model_validator(mode="after")
+    def _distinct_names(self) -> Campaign:
+        labels = self.labels()
+        if twice := sorted({label for label in labels if labels.count(label) > 1}):
+            raise ValueError(f"two probes are named {twice[0]!r}: each probe needs its own name")
+        return self
+
+    def digest(self) -> str:
+        return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:16]
+
+
+def load_campaign(path: Path) -> Campaign:
+    """Read and check a campaign file; every probe's arguments are parsed as the command line
+    would parse them, so a mistake is reported before any host starts."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise InputError(f"cannot read it: {error.strerror or error}", file=str(path)) from None
+    if path.suffix.lower() == ".json" or text.lstrip().startswith("{"):
+        try:
+            raw = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise InputError(f"invalid JSON: {error}", file=str(path)) from None
+    else:
+        import yaml
+
+        try:
+            raw = yaml.safe_load(text)
+        except yaml.YAMLError as error:
+            raise InputError(f"invalid YAML: {error}", file=str(path)) from None
+    return check_campaign(raw, str(path))
+
+
+def check_campaign(raw: object, source: str) -> Campaign:
+    try:
+        campaign = Campaign.model_validate(raw)
+    except ValidationError as error:
+        problem = validation_message(error)
+        raise InputError(problem.reason, file=source, field=problem.field) from None
+    labels = campaign.labels()
+    from collectors.cli import suite_from_args
+    from collectors.collect import CollectError
+    from fleetplan.cli import collect_arguments
+
+    for label, probe in zip(labels, campaign.probes, strict=True):
+        if probe.backend == "openai" and not (probe.base_url or probe.base_urls):
+            raise InputError(
+                f"probe {label}: the openai backend needs base_url (e.g. "
+                '"http://{node_ip}:8000") or base_urls per GPU type',
+                file=source,
+                field="base_url",
+            )
+        try:  # parsed, and its suite built, as the host will
+            suite_from_args(collect_arguments([*probe.argv("gpu", "127.0.0.1"), "--out", "."]))
+        except InputError as error:
+            raise InputError(f"probe {label}: {error.detail}", file=source) from None
+        except CollectError as error:
+            raise InputError(f"probe {label}: {error}", file=source) from None
+    return campaign

@@ -1,0 +1,531 @@
+"""`fleetplan collect --ray`: the standard probe on every selected host of a Ray cluster.
+
+Hosts say what GPU they have with a custom resource, `fleetplan-gpu:<type>` (`ray start
+--resources='{"fleetplan-gpu:rtx-4090": 1}'`), or with Ray's own `accelerator_type:<name>` label
+where it names the card unambiguously (Ray calls every H100 "H100": PCIe or SXM is not known, so
+such hosts are typed "H100" unless they say more). One task per (probe, GPU type, host slot) is
+pinned to its host and asks for all of that host's type resource and GPUs, so a host runs one
+probe at a time. Each task runs `collectors.cli.execute`, the code path of a single-host `fleetplan
+collect`, and returns its run file to the driver, which writes it under `--out` and, with
+`--ingest`, loads everything once at the end (the warehouse keeps one writer).
+
+A task that fails or loses its host is run once more (on the same host if it is still there, else
+on another host of the same type), then reported; the command exits 1 if anything failed. Progress
+is kept in `<out>/campaign-<name>.json`: running the same campaign again skips what finished.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import socket
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from collectors.campaign import Campaign, Probe, check_campaign, load_campaign
+from collectors.collect import CollectError
+from fleetplan.errors import FleetplanError, InputError
+from fleetplan.gpus import canonical_gpu
+
+RESOURCE_PREFIX = "fleetplan-gpu:"
+RAY_TYPE_PREFIX = "accelerator_type:"
+EXIT_PROBLEMS = 1
+EXIT_CANNOT_START = 3
+EXIT_INTERRUPTED = 130
+_RAY_FLAGS = {
+    "out", "ingest", "warehouse", "ray", "campaign", "gpu_types", "per_type", "restart",
+    "backend", "model", "base_url",
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Host:
+    node_id: str
+    ip: str
+    name: str
+    gpu_type: str  # canonical id where the label is unambiguous, else the label as advertised
+    resource: str  # the resource that marks this host's GPU type
+    amount: float  # how much of it the host has (a task takes all of it)
+    gpus: int  # GPUs Ray manages on the host (0 with a declared-only resource)
+
+    def describe(self) -> str:
+        return f"{self.name} ({self.ip}, node {self.node_id[:8]})"
+
+
+@dataclass
+class Job:
+    probe: Probe
+    label: str
+    gpu_type: str
+    slot: int
+    host: Host | None
+    attempts: int = 0
+    state: str = "queued"
+    detail: str = ""
+    run_file: str | None = None
+    error: str | None = None
+    problems: list[str] = field(default_factory=list)
+    started: float | None = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.label}/{self.gpu_type}/{self.slot + 1}"
+
+    def where(self) -> str:
+        return self.host.describe() if self.host else "no host"
+
+
+def hosts_from_nodes(nodes: list[dict[str, Any]]) -> list[Host]:
+    """The live nodes that say which GPU type they have, in a stable order."""
+    hosts = []
+    for node in nodes:
+        if not node.get("Alive"):
+            continue
+        resources: dict[str, float] = node.get("Resources", {})
+        ours = sorted(k for k in resources if k.startswith(RESOURCE_PREFIX))
+        rays = sorted(k for k in resources if k.startswith(RAY_TYPE_PREFIX))
+        if ours:
+            resource, label = ours[0], ours[0][len(RESOURCE_PREFIX) :]
+        elif rays:
+            resource, label = rays[0], rays[0][len(RAY_TYPE_PREFIX) :]
+        else:
+            continue
+        hosts.append(
+            Host(
+                node_id=node["NodeID"],
+                ip=node.get("NodeManagerAddress", "?"),
+                name=node.get("NodeManagerHostname", "?"),
+                gpu_type=canonical_gpu(label).gpu_id,
+                resource=resource,
+                amount=float(resources[resource]),
+                gpus=int(resources.get("GPU", 0)),
+            )
+        )
+    return sorted(hosts, key=lambda h: (h.gpu_type, h.ip, h.name, h.node_id))
+
+
+def plan_jobs(
+    campaign: Campaign, hosts: list[Host], only_types: list[str] | None, per_type: int | None
+) -> list[Job]:
+    """One job per probe, GPU type and host slot. A type asked for but absent is a failed job,
+    never a silent gap."""
+    present = sorted({h.gpu_type for h in hosts})
+    wanted_filter = {canonical_gpu(t).gpu_id for t in only_types} if only_types else None
+    count = per_type or campaign.per_type
+    jobs = []
+    for label, probe in zip(campaign.labels(), campaign.probes, strict=True):
+        types = [canonical_gpu(t).gpu_id for t in probe.gpu_types] if probe.gpu_types else present
+        if wanted_filter is not None:
+            types = [t for t in types if t in wanted_filter]
+        for gpu_type in dict.fromkeys(types):
+            of_type = [h for h in hosts if h.gpu_type == gpu_type]
+            slots = count or max(len(of_type), 1)
+            for slot in range(slots):
+                host = of_type[slot] if slot < len(of_type) else None
+                job = Job(probe, label, gpu_type, slot, host)
+                if host is None:
+                    job.state = "failed"
+                    job.error = (
+                        f"no live host of type {gpu_type} in the cluster"
+                        if not of_type
+                        else f"only {len(of_type)} live host(s) of type {gpu_type}"
+                    )
+                jobs.append(job)
+    return jobs
+
+
+# -- what runs on each host -----------------------------------------------------------------------
+
+
+class _Board:
+    """A Ray actor: each task's state, for the driver to show."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, dict[str, Any]] = {}
+
+    def update(self, key: str, **fields: Any) -> None:
+        self.rows.setdefault(key, {}).update(fields)
+
+    def snapshot(self) -> dict[str, dict[str, Any]]:
+        return self.rows
+
+
+def probe_on_host(
+    key: str,
+    argv: list[str],
+    metadata: dict[str, str],
+    gpu_type: str,
+    gpu_count: int,
+    board: Any,
+) -> dict[str, Any]:
+    """One host's collection, inside a Ray task: `fleetplan collect` with these arguments."""
+    import ray
+
+    from collectors.cli import execute, exit_code
+    from collectors.progress import Hooks, observing
+    from collectors.telemetry import open_telemetry
+    from fleetplan.cli import collect_arguments
+
+    node = ray.get_runtime_context().get_node_id()
+    board.update.remote(key, state="running", detail="starting", pid=os.getpid())
+    out = Path(tempfile.mkdtemp(prefix="fleetplan-probe-"))
+    args = collect_arguments([*argv, "--out", str(out)])
+    if args.gpu is None:
+        telemetry = open_telemetry()
+        try:
+            visible = bool(telemetry.gpus)
+        finally:
+            telemetry.close()
+        if not visible:  # a host typed by its Ray resource only: that resource names the GPU
+            args.gpu, args.gpu_count = gpu_type, args.gpu_count or gpu_count or 1
+
+    def on_level(shape: str, level: int, levels: int) -> None:
+        board.update.remote(key, detail=f"{shape}: level {level + 1} of {levels}")
+
+    hooks = Hooks(on_level=on_level, metadata={**metadata, "ray_node_id": node})
+    with observing(hooks):
+        result = execute(args)
+    return {
+        "name": result.path.name,
+        "data": result.path.read_bytes(),
+        "problems": list(result.problems),
+        "exit": exit_code(result),
+        "host": socket.gethostname(),
+    }
+
+
+# -- the driver ---------------------------------------------------------------------------------
+
+
+def _import_ray():
+    try:
+        import ray
+    except ImportError:
+        raise CollectError(
+            "Ray is not installed: pip install 'fleetplan[cluster]' (in a checkout: "
+            "pip install -e '.[cluster]'), on this host and on every host of the cluster"
+        ) from None
+    return ray
+
+
+def campaign_from_args(args: argparse.Namespace) -> Campaign:
+    if args.campaign:
+        from fleetplan.cli import collect_option_argv
+
+        leave_out = _RAY_FLAGS - {"backend", "model", "base_url"}
+        given = [a.split("=")[0] for a in collect_option_argv(args, leave_out=leave_out)]
+        if flags := [a for a in given if a.startswith("-")]:
+            raise InputError(
+                f"{', '.join(dict.fromkeys(flags))} conflict with --campaign: the campaign file "
+                "says what each probe runs (a probe's `args` take any other collect option)"
+            )
+        return load_campaign(Path(args.campaign))
+    if args.backend is None or args.model is None:
+        raise InputError("--ray needs --backend and --model, or a --campaign file")
+    from fleetplan.cli import collect_option_argv
+
+    probe = {
+        "name": f"{args.backend}-{args.model.rsplit('/', 1)[-1]}",
+        "backend": args.backend,
+        "model": args.model,
+        "base_url": args.base_url,
+        "args": collect_option_argv(args, leave_out=_RAY_FLAGS),
+    }
+    # Named by its settings: the same command resumes, a different one starts afresh.
+    digest = hashlib.sha256(json.dumps(probe, sort_keys=True).encode()).hexdigest()[:8]
+    return check_campaign({"name": f"collect-{digest}", "probes": [probe]}, "the command line")
+
+
+class _State:
+    """What finished, kept beside the run files so that the same campaign can be resumed."""
+
+    def __init__(self, path: Path, campaign: Campaign, restart: bool):
+        self.path = path
+        self.jobs: dict[str, dict[str, Any]] = {}
+        if path.exists() and not restart:
+            try:
+                saved = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, json.JSONDecodeError) as error:
+                raise InputError(f"unreadable campaign progress: {error}", file=str(path)) from None
+            self.jobs = saved.get("jobs", {})
+        self.campaign = campaign
+
+    def done(self, job: Job) -> dict[str, Any] | None:
+        entry = self.jobs.get(job.key)
+        if entry and entry.get("state") == "done" and entry.get("probe") == job.probe.digest():
+            run_file = self.path.parent / entry["run_file"]
+            return entry if run_file.exists() else None
+        return None
+
+    def record(self, job: Job) -> None:
+        self.jobs[job.key] = {
+            "state": job.state,
+            "probe": job.probe.digest(),
+            "run_file": job.run_file,
+            "host": job.where(),
+            "attempts": job.attempts,
+            "error": job.error,
+            "at": datetime.now(UTC).isoformat(timespec="seconds"),
+        }
+        body = {"campaign": self.campaign.name, "digest": self.campaign.digest(), "jobs": self.jobs}
+        temporary = self.path.with_suffix(".tmp")
+        temporary.write_text(json.dumps(body, indent=1), encoding="utf-8")
+        temporary.replace(self.path)
+
+
+def _reason(error: BaseException) -> str:
+    """A task's failure, in words."""
+    import ray.exceptions as rex
+
+    if isinstance(error, rex.RayTaskError):
+        cause = error.cause if getattr(error, "cause", None) is not None else error
+        if isinstance(cause, FleetplanError):
+            return str(cause)
+        return f"{type(cause).__name__}: {str(cause).strip().splitlines()[-1][:300]}"
+    if isinstance(error, rex.WorkerCrashedError):
+        return "the task's worker process died (killed, or out of memory)"
+    if isinstance(error, rex.NodeDiedError | rex.TaskUnschedulableError):
+        return "the host left the cluster"
+    return f"{type(error).__name__}: {str(error).strip().splitlines()[0][:300]}"
+
+
+def _host_lost(error: BaseException) -> bool:
+    import ray.exceptions as rex
+
+    return isinstance(error, rex.NodeDiedError)
+
+
+def _say(job: Job, text: str, stream=sys.stderr) -> None:
+    print(f"[{job.gpu_type} #{job.slot + 1} {job.label}] {text}", file=stream, flush=True)
+
+
+def _unreachable(address: str) -> str | None:
+    """Why the cluster's head cannot be reached, or None. `ray.init` retries an absent head for
+    minutes (and "auto" may name a cluster that has since stopped), so look first."""
+    if address.startswith("ray://"):
+        return None  # Ray Client: ray.init fails quickly on its own
+    try:  # how ray.init itself resolves "auto", RAY_ADDRESS and localhost
+        from ray._private.services import canonicalize_bootstrap_address_or_die
+
+        resolved = canonicalize_bootstrap_address_or_die(None if address == "auto" else address)
+    except ConnectionError as error:
+        return str(error).splitlines()[0]
+    except (ImportError, AttributeError, TypeError):  # another Ray: leave it to ray.init
+        return None
+    except ValueError as error:
+        return str(error).splitlines()[0]
+    host, _, port = resolved.rpartition(":")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=5):
+            return None
+    except (OSError, ValueError) as error:
+        return f"nothing answers at {resolved}: {error}"
+
+
+def run_campaign_command(args: argparse.Namespace) -> int:
+    try:
+        campaign = campaign_from_args(args)
+        ray = _import_ray()
+    except (InputError, CollectError) as error:
+        print(f"fleetplan collect: {error}", file=sys.stderr)
+        return EXIT_CANNOT_START
+    address = args.ray or "auto"
+    unreachable = _unreachable(address)
+    where = (
+        "found (--ray auto: $RAY_ADDRESS or the last `ray start` here)"
+        if address == "auto"
+        else f"at {address}"
+    )
+    try:
+        if unreachable:
+            raise ConnectionError(unreachable)
+        ray.init(
+            address=address, log_to_driver=False, namespace="fleetplan", logging_level="warning"
+        )
+    except (ConnectionError, RuntimeError, ValueError) as error:
+        print(
+            f"fleetplan collect: no Ray cluster {where} ({str(error).splitlines()[0]}): "
+            "start one with `ray start --head` (workers: `ray start --address HEAD:6379`), "
+            "or pass --ray HOST:PORT",
+            file=sys.stderr,
+        )
+        return EXIT_CANNOT_START
+    try:
+        return _run(ray, campaign, args)
+    except KeyboardInterrupt:
+        print(
+            f"\ninterrupted: the runs that finished are kept (progress in "
+            f"{Path(args.out) / f'campaign-{campaign.name}.json'}); the same command resumes "
+            "the rest. Ray stops this campaign's tasks.",
+            file=sys.stderr,
+        )
+        return EXIT_INTERRUPTED
+    finally:
+        ray.shutdown()
+
+
+def _run(ray: Any, campaign: Campaign, args: argparse.Namespace) -> int:
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    out = Path(args.out)
+    folder = out / campaign.name
+    folder.mkdir(parents=True, exist_ok=True)
+    state = _State(out / f"campaign-{campaign.name}.json", campaign, args.restart)
+    hosts = hosts_from_nodes(ray.nodes())
+    only = [t for t in args.gpu_types.split(",") if t] if args.gpu_types else None
+    jobs = plan_jobs(campaign, hosts, only, args.per_type)
+    types = sorted({h.gpu_type for h in hosts})
+    print(
+        f"campaign {campaign.name}: {len(jobs)} run(s) of {len(campaign.probes)} probe(s) on "
+        f"{len(hosts)} host(s) of {len(types)} GPU type(s) ({', '.join(types) or 'none'})",
+        file=sys.stderr,
+    )
+    earlier = 0
+    for job in jobs:
+        if job.state == "queued" and (entry := state.done(job)):
+            job.state, job.run_file, job.detail = "done", entry["run_file"], "earlier"
+            earlier += 1
+    if earlier:
+        print(
+            f"resuming: {earlier} run(s) finished earlier are kept ({state.path}; --restart "
+            "runs them again)",
+            file=sys.stderr,
+        )
+    for job in jobs:
+        if job.state == "failed":
+            _say(job, f"failed: {job.error}")
+            state.record(job)
+
+    # The progress board lives beside the driver (a lost GPU host must not take it along) and is
+    # up before any task reports to it.
+    board = (
+        ray.remote(num_cpus=0)(_Board)
+        .options(
+            scheduling_strategy=NodeAffinitySchedulingStrategy(
+                ray.get_runtime_context().get_node_id(), soft=True
+            )
+        )
+        .remote()
+    )
+    ray.get(board.snapshot.remote(), timeout=300)
+    task = ray.remote(probe_on_host)
+    pending: dict[Any, Job] = {}
+
+    def submit(job: Job) -> None:
+        assert job.host is not None
+        job.attempts += 1
+        job.state, job.detail, job.started = "queued", "", time.monotonic()
+        board.update.remote(job.key, state="queued", detail="", pid=None)
+        metadata = {
+            "campaign": campaign.name,
+            "campaign_probe": job.label,
+            "campaign_run": job.key,
+        }
+        ref = task.options(
+            num_cpus=0,
+            num_gpus=job.host.gpus,
+            resources={job.host.resource: job.host.amount},
+            scheduling_strategy=NodeAffinitySchedulingStrategy(job.host.node_id, soft=False),
+            max_retries=0,
+            retry_exceptions=False,
+        ).remote(
+            job.key,
+            job.probe.argv(job.gpu_type, job.host.ip),
+            metadata,
+            job.gpu_type,
+            job.probe.gpu_count or max(job.host.gpus, 1),
+            board,
+        )
+        pending[ref] = job
+        attempt = f" (attempt {job.attempts})" if job.attempts > 1 else ""
+        _say(job, f"queued on {job.where()}{attempt}")
+
+    for job in jobs:
+        if job.state == "queued":
+            submit(job)
+
+    shown: dict[str, tuple] = {}
+    lost: set[str] = set()
+    while pending:
+        ready, _ = ray.wait(list(pending), num_returns=1, timeout=0.5)
+        try:
+            rows = ray.get(board.snapshot.remote(), timeout=30)
+        except Exception:  # progress is lost, the results are not: they come with the tasks
+            rows = {}
+        for job in pending.values():
+            row = rows.get(job.key, {})
+            view = (row.get("state"), row.get("detail"), job.attempts)
+            if row.get("state", "queued") != "queued" and shown.get(job.key) != view:
+                shown[job.key] = view
+                job.state, job.detail = row.get("state", job.state), row.get("detail", "")
+                _say(job, f"{job.state}: {job.detail} (pid {row.get('pid')} on {job.where()})")
+        for ref in ready:
+            job = pending.pop(ref)
+            try:
+                result = ray.get(ref)
+            except Exception as error:  # the task failed or its host went away
+                reason = _reason(error)
+                if _host_lost(error) and job.host is not None:
+                    # Ray lists a dead node as alive for a while (its health checks time out
+                    # after ~15 s): never retry there.
+                    lost.add(job.host.node_id)
+                if job.attempts <= campaign.retries:
+                    alive = [h for h in hosts_from_nodes(ray.nodes()) if h.node_id not in lost]
+                    same = [h for h in alive if job.host and h.node_id == job.host.node_id]
+                    others = [h for h in alive if h.gpu_type == job.gpu_type]
+                    if same or others:
+                        job.host = (same or others)[0]
+                        _say(job, f"failed: {reason}; retrying on {job.where()}")
+                        shown.pop(job.key, None)
+                        submit(job)
+                        continue
+                    reason += f"; no live host of type {job.gpu_type} to retry on"
+                job.state, job.error = "failed", reason
+                _say(job, f"FAILED after {job.attempts} attempt(s): {reason}")
+                state.record(job)
+                continue
+            name = f"{job.key.replace('/', '--')}--{result['name']}"
+            (folder / name).write_bytes(result["data"])
+            job.state, job.run_file = "done", f"{campaign.name}/{name}"
+            job.problems = result["problems"]
+            job.detail = "with problems" if result["exit"] else ""
+            extra = f" ({len(job.problems)} problem(s))" if job.problems else ""
+            _say(job, f"done: {folder / name}{extra}")
+            for problem in job.problems:
+                _say(job, f"problem: {problem}")
+            state.record(job)
+
+    _summary(jobs)
+    if args.ingest:
+        _ingest(args, out, [job for job in jobs if job.state == "done"])
+    failed = [job for job in jobs if job.state != "done"]
+    troubled = [job for job in jobs if job.problems]
+    return EXIT_PROBLEMS if failed or troubled else 0
+
+
+def _summary(jobs: list[Job]) -> None:
+    print(f"{'run':<44}{'host':<34}{'tries':>6}  result")
+    for job in jobs:
+        result = job.run_file if job.state == "done" else f"FAILED: {job.error}"
+        if job.state == "done" and job.detail == "earlier":
+            result += " (earlier)"
+        print(f"{job.key:<44}{job.where()[:33]:<34}{job.attempts:>6}  {result}")
+    done = sum(job.state == "done" for job in jobs)
+    print(f"{done} of {len(jobs)} run(s) done, {len(jobs) - done} failed")
+
+
+def _ingest(args: argparse.Namespace, out: Path, jobs: list[Job]) -> None:
+    from warehouse.db import Warehouse
+    from warehouse.ingest import ingest_paths
+
+    paths = [out / job.run_file for job in jobs if job.run_file]
+    with Warehouse.open(args.warehouse, wait_s=30) as warehouse:
+        for outcome in ingest_paths(warehouse, paths):
+            print(f"{outcome.status.value}: {Path(outcome.file).name}: {outcome.message}")

@@ -1,0 +1,471 @@
+"""`fleetplan collect --ray` on a real local Ray cluster: a head and two worker nodes on this
+machine, each advertising a different GPU type (a declared resource; no GPU here), probing the
+tests' streaming server. Runs land for both types and are ingested once; a killed worker is retried
+once and then reported; running the campaign again skips what finished."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from collectors.campaign import check_campaign, load_campaign
+from collectors.fleet import hosts_from_nodes, plan_jobs
+from fleetplan.contract import RunFile
+from fleetplan.errors import InputError
+from tests.test_cli import fleetplan
+
+ray = pytest.importorskip("ray", reason="Ray is the cluster extra: pip install -e '.[cluster]'")
+if os.environ.get("CI"):  # in CI the extra is installed by `make test`: never skip there
+    assert ray is not None
+
+TYPES = {"rtx-4090": "fleetplan-gpu:rtx-4090", "h100-pcie": "fleetplan-gpu:h100-pcie"}
+
+
+@pytest.fixture(scope="module")
+def ray_cluster():
+    from ray.cluster_utils import Cluster
+
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
+    for resource in TYPES.values():
+        cluster.add_node(num_cpus=1, resources={resource: 1})
+    cluster.wait_for_nodes()
+    yield cluster
+    cluster.shutdown()
+
+
+class Driver:
+    """`fleetplan collect --ray ...` as a process, its progress lines read as they come."""
+
+    def __init__(self, *args):
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "fleetplan.cli", "collect", *map(str, args)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self.lines: queue.Queue[str] = queue.Queue()
+        self.seen: list[str] = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.process.stderr:
+            self.lines.put(line)
+
+    def wait_for(self, *needles: str, timeout: float = 120) -> str:
+        while True:
+            try:
+                line = self.lines.get(timeout=timeout)
+            except queue.Empty:
+                self.process.kill()
+                seen = "".join(self.seen)
+                raise AssertionError(f"no line with {needles}; so far:\n{seen}") from None
+            self.seen.append(line)
+            if all(n in line for n in needles):
+                return line
+
+    def finish(self, timeout: float = 300) -> tuple[int, str, str]:
+        out = self.process.stdout.read()
+        self.process.wait(timeout=timeout)
+        while not self.lines.empty():
+            self.seen.append(self.lines.get())
+        return self.process.returncode, out, "".join(self.seen)
+
+
+def campaign_file(tmp_path: Path, urls: dict[str, str], name: str = "fleet") -> Path:
+    campaign = {
+        "name": name,
+        "retries": 1,
+        "probes": [
+            {
+                "name": "chat",
+                "backend": "openai",
+                "model": "stream-test",
+                "base_urls": urls,
+                "input_len": 16,
+                "output_len": 16,
+                "rates": [2, "inf"],
+                "num_requests": 10,
+                "warmup": 1,
+            }
+        ],
+    }
+    path = tmp_path / "campaign.json"
+    path.write_text(json.dumps(campaign))
+    return path
+
+
+PLAN = {
+    "name": "fleet",
+    "model": "stream-test",
+    "classes": [{"name": "chat", "rate_rps": 3.0, "ttft_p99_ms": 500}],
+    "gpus": [
+        {"gpu_model": "h100-pcie", "hourly_usd": 2.0, "site": "dc"},
+        {"gpu_model": "rtx-4090", "hourly_usd": 0.25, "site": "dc"},
+    ],
+    "sites": [
+        {"name": "dc", "electricity_usd_per_kwh": 0.12, "grid_gco2_per_kwh": 350, "pue": 1.2}
+    ],
+}
+
+
+def kill_task(driver: Driver, gpu_type: str) -> None:
+    """Wait until the task for `gpu_type` measures its first level, then kill -9 its worker."""
+    line = driver.wait_for(f"[{gpu_type} #1", "level 1 of 2", "pid ")
+    pid = int(line.split("(pid ")[1].split()[0])
+    os.kill(pid, signal.SIGKILL)
+    driver.wait_for(f"[{gpu_type} #1", "worker process died")
+
+
+@pytest.mark.timeout(600)
+def test_campaign_lands_runs_for_every_gpu_type_once(ray_cluster, stream_server, tmp_path):
+    urls = {t: stream_server(ttft_ms=20, tpot_ms=5) for t in TYPES}
+    out, warehouse = tmp_path / "runs", tmp_path / "w.duckdb"
+    driver = Driver(
+        "--ray",
+        ray_cluster.address,
+        "--campaign",
+        campaign_file(tmp_path, urls),
+        "--out",
+        out,
+        "--ingest",
+        "--warehouse",
+        warehouse,
+    )
+    code, stdout, stderr = driver.finish()
+    assert code == 0, stderr + stdout
+    assert "campaign fleet: 2 run(s) of 1 probe(s) on 2 host(s) of 2 GPU type(s)" in stderr
+    assert "level 2 of 2" in stderr  # progress per host, level by level
+    files = sorted((out / "fleet").glob("*.json"))
+    assert len(files) == 2
+    gpus = {}
+    for path in files:
+        (run,) = RunFile.model_validate_json(path.read_text()).runs
+        gpus[run.gpu_model] = run
+        assert run.metadata["campaign"] == "fleet" and run.metadata["ray_node_id"]
+        assert [p.offered_rate_rps for p in run.points] == [2.0, float("inf")]
+    assert set(gpus) == set(TYPES)
+    # each type probed its own server: the base URL per type reached the right host's task
+    assert {t: r.metadata["base_url"] for t, r in gpus.items()} == urls
+    assert stdout.count("imported: ") == 2
+    # the planner's view: both GPU types are in the warehouse at once
+    table = fleetplan("benchmarks", "--warehouse", warehouse, "--model", "stream-test", check=True)
+    assert "rtx-4090" in table.stdout and "h100-pcie" in table.stdout
+    scenario = tmp_path / "s.json"
+    scenario.write_text(json.dumps(PLAN))
+    plan = fleetplan(
+        "plan", "--warehouse", warehouse, "--scenario", scenario, "--json", tmp_path / "plan.json"
+    )
+    assert plan.returncode == 0, plan.stderr
+    # the planner uses the campaign's runs at once: the 4090 run serves the class, and the H100
+    # run prices the all-H100 baseline
+    (pool,) = json.loads((tmp_path / "plan.json").read_text())["recommended"]["pools"]
+    assert pool["gpu_model"] == "rtx-4090"
+    assert pool["level_source_file"].startswith("chat--rtx-4090--1--")
+    (all_h100,) = [line for line in plan.stdout.splitlines() if "all-H100" in line]
+    assert "$2.00/h" in all_h100
+
+
+@pytest.mark.timeout(900)
+def test_a_killed_worker_is_retried_once_then_reported_and_resume_skips_what_finished(
+    ray_cluster, stream_server, tmp_path
+):
+    # slow enough to be caught mid-level: 16 tokens at 20 ms, 10 requests at 2 req/s per level
+    urls = {t: stream_server(ttft_ms=50, tpot_ms=20) for t in TYPES}
+    campaign, out = campaign_file(tmp_path, urls, name="retry"), tmp_path / "runs"
+
+    # 1. the 4090 task dies and its retry succeeds
+    driver = Driver("--ray", ray_cluster.address, "--campaign", campaign, "--out", out)
+    kill_task(driver, "rtx-4090")
+    driver.wait_for("[rtx-4090 #1", "queued on", "(attempt 2)")
+    code, stdout, stderr = driver.finish()
+    assert code == 0, stderr
+    assert "retrying on" in stderr
+    state = json.loads((out / "campaign-retry.json").read_text())
+    assert state["jobs"]["chat/rtx-4090/1"]["attempts"] == 2
+    assert state["jobs"]["chat/h100-pcie/1"]["attempts"] == 1
+    assert len(list((out / "retry").glob("*.json"))) == 2
+
+    # 2. killed again on its retry: reported as failed, the other type's run still lands
+    out2 = tmp_path / "runs2"
+    driver = Driver("--ray", ray_cluster.address, "--campaign", campaign, "--out", out2)
+    kill_task(driver, "rtx-4090")
+    driver.wait_for("[rtx-4090 #1", "(attempt 2)")
+    kill_task(driver, "rtx-4090")
+    code, stdout, stderr = driver.finish()
+    assert code == 1
+    assert "FAILED after 2 attempt(s): the task's worker process died" in stderr
+    assert "1 of 2 run(s) done, 1 failed" in stdout
+    assert "FAILED: the task's worker process died" in stdout
+    state = json.loads((out2 / "campaign-retry.json").read_text())
+    assert state["jobs"]["chat/rtx-4090/1"]["state"] == "failed"
+    assert state["jobs"]["chat/h100-pcie/1"]["state"] == "done"
+    first_h100 = sorted((out2 / "retry").glob("*h100*"))
+
+    # 3. the same campaign again: the H100 run is kept, only the failed 4090 run is repeated
+    driver = Driver("--ray", ray_cluster.address, "--campaign", campaign, "--out", out2)
+    code, stdout, stderr = driver.finish()
+    assert code == 0, stderr
+    assert "resuming: 1 run(s) finished earlier are kept" in stderr
+    assert "[h100-pcie #1" not in stderr  # not queued again
+    assert sorted((out2 / "retry").glob("*h100*")) == first_h100
+    assert len(list((out2 / "retry").glob("*rtx-4090*"))) == 1
+    assert "2 of 2 run(s) done, 0 failed" in stdout
+
+
+@pytest.mark.timeout(600)
+def test_ctrl_c_stops_the_campaign_and_says_how_to_resume(ray_cluster, stream_server, tmp_path):
+    urls = {t: stream_server(ttft_ms=50, tpot_ms=20) for t in TYPES}
+    campaign, out = campaign_file(tmp_path, urls, name="stop"), tmp_path / "runs"
+    driver = Driver("--ray", ray_cluster.address, "--campaign", campaign, "--out", out)
+    line = driver.wait_for("level 1 of 2", "pid ")
+    worker = int(line.split("(pid ")[1].split()[0])
+    driver.process.send_signal(signal.SIGINT)
+    code, _, stderr = driver.finish()
+    assert code == 130
+    assert "interrupted: the runs that finished are kept" in stderr and "Traceback" not in stderr
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:  # the host's task does not run on without its driver
+        try:
+            os.kill(worker, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.5)
+    else:
+        pytest.fail(f"the task's worker {worker} still runs a minute after the driver stopped")
+    driver = Driver("--ray", ray_cluster.address, "--campaign", campaign, "--out", out)
+    code, stdout, stderr = driver.finish()
+    assert code == 0, stderr
+    assert "2 of 2 run(s) done, 0 failed" in stdout
+
+
+@pytest.mark.timeout(600)
+def test_a_lost_host_fails_only_its_own_run_which_moves_to_another_host_of_its_type(
+    ray_cluster, stream_server, tmp_path
+):
+    spares = [ray_cluster.add_node(num_cpus=1, resources={"fleetplan-gpu:l40s": 1}) for _ in "ab"]
+    ray_cluster.wait_for_nodes()
+    try:
+        urls = {t: stream_server(ttft_ms=50, tpot_ms=20) for t in ("rtx-4090", "l40s")}
+        out = tmp_path / "runs"
+        driver = Driver(
+            "--ray",
+            ray_cluster.address,
+            "--campaign",
+            campaign_file(tmp_path, urls, name="lost"),
+            "--out",
+            out,
+            "--gpu-types",
+            "rtx-4090,L40S",
+            "--per-type",
+            "1",
+        )
+        line = driver.wait_for("[l40s #1", "level 1 of 2", "pid ")
+        (victim,) = [n for n in spares if f"node {n.node_id[:8]}" in line]
+        (survivor,) = [n for n in spares if n is not victim]
+        ray_cluster.remove_node(victim, allow_graceful=False)  # the whole host: raylet and all
+        spares.remove(victim)
+        retry = driver.wait_for("[l40s #1", "retrying on")
+        assert "the host left the cluster" in retry and f"node {survivor.node_id[:8]}" in retry
+        code, stdout, stderr = driver.finish()
+        assert code == 0, stderr + stdout
+        assert "2 of 2 run(s) done, 0 failed" in stdout
+        runs = {}
+        for path in (out / "lost").glob("*.json"):
+            (run,) = RunFile.model_validate_json(path.read_text()).runs
+            runs[run.gpu_model] = run
+        assert set(runs) == {"rtx-4090", "l40s"}  # the 4090's run never noticed
+        assert runs["l40s"].metadata["ray_node_id"] == survivor.node_id
+        state = json.loads((out / "campaign-lost.json").read_text())
+        assert state["jobs"]["chat/l40s/1"]["attempts"] == 2
+        assert state["jobs"]["chat/rtx-4090/1"]["attempts"] == 1
+    finally:
+        for node in spares:
+            ray_cluster.remove_node(node)
+
+
+def test_hosts_are_typed_by_declared_resource_or_rays_accelerator_label():
+    nodes = [
+        {
+            "NodeID": "a" * 56,
+            "Alive": True,
+            "NodeManagerAddress": "10.0.0.1",
+            "NodeManagerHostname": "box1",
+            "Resources": {"fleetplan-gpu:rtx-4090": 1.0, "GPU": 2},
+        },
+        {
+            "NodeID": "b" * 56,
+            "Alive": True,
+            "NodeManagerAddress": "10.0.0.2",
+            "NodeManagerHostname": "box2",
+            "Resources": {"accelerator_type:GeForce-RTX-4090": 1.0},
+        },
+        {
+            "NodeID": "c" * 56,
+            "Alive": True,
+            "NodeManagerAddress": "10.0.0.3",
+            "NodeManagerHostname": "dc1",
+            "Resources": {"accelerator_type:H100": 1.0, "GPU": 8},
+        },
+        {
+            "NodeID": "d" * 56,
+            "Alive": False,
+            "NodeManagerAddress": "10.0.0.4",
+            "NodeManagerHostname": "gone",
+            "Resources": {"fleetplan-gpu:h100-sxm": 1.0},
+        },
+        {
+            "NodeID": "e" * 56,
+            "Alive": True,
+            "NodeManagerAddress": "10.0.0.5",
+            "NodeManagerHostname": "head",
+            "Resources": {"CPU": 8},
+        },
+    ]
+    hosts = hosts_from_nodes(nodes)
+    assert [(h.name, h.gpu_type, h.gpus) for h in hosts] == [
+        ("dc1", "H100", 8),  # Ray says only "H100": PCIe or SXM is not guessed
+        ("box1", "rtx-4090", 2),
+        ("box2", "rtx-4090", 0),
+    ]
+    campaign = check_campaign(
+        {
+            "name": "c",
+            "per_type": 1,
+            "probes": [
+                {"backend": "vllm", "model": "m", "gpu_types": ["4090", "h100-sxm"]},
+            ],
+        },
+        "test",
+    )
+    jobs = plan_jobs(campaign, hosts, None, None)
+    assert [(j.gpu_type, j.host.name if j.host else None, j.state) for j in jobs] == [
+        ("rtx-4090", "box1", "queued"),
+        ("h100-sxm", None, "failed"),  # asked for, absent: reported, not silently dropped
+    ]
+    assert "no live host of type h100-sxm" in jobs[1].error
+    every = plan_jobs(campaign, hosts, ["rtx-4090"], 2)
+    assert [j.host.name for j in every] == ["box1", "box2"]
+
+
+@pytest.mark.parametrize(
+    ("probe", "message"),
+    [
+        ({"backend": "openai", "model": "m"}, "needs base_url"),
+        ({"backend": "tgi", "model": "m"}, "backend"),
+        ({"backend": "vllm", "model": "m", "args": ["--out", "x"]}, "set by the campaign"),
+        ({"backend": "vllm", "model": "m", "args": ["--num-requests", "0"]}, "--num-requests"),
+        ({"backend": "vllm", "model": "m", "args": ["--no-such-flag"]}, "unrecognized"),
+        ({"backend": "vllm", "model": "m", "colour": "red"}, "colour"),
+        ({"backend": "vllm", "model": "m", "rates": [0]}, "--rates"),
+    ],
+)
+def test_campaign_mistakes_are_reported_before_anything_runs(probe, message):
+    with pytest.raises(InputError, match=message):
+        check_campaign({"name": "c", "probes": [probe]}, "campaign.yaml")
+
+
+def test_campaign_files_read_as_yaml_or_json_and_probes_need_distinct_names(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text(
+        "name: fleet\nper_type: 2\nprobes:\n"
+        "  - {name: chat, backend: openai, model: m, base_urls: {4090: 'http://{node_ip}:8000'},"
+        " rates: [1, inf]}\n"
+    )
+    campaign = load_campaign(path)
+    (probe,) = campaign.probes
+    assert probe.argv("rtx-4090", "10.0.0.7") == [
+        "--backend",
+        "openai",
+        "--model",
+        "m",
+        "--base-url",
+        "http://10.0.0.7:8000",
+        "--rates",
+        "1,inf",
+    ]
+    assert probe.argv("h100-pcie", "10.0.0.8")[4:] == ["--rates", "1,inf"]  # no URL for it
+    with pytest.raises(InputError, match="two probes are named 'chat'"):
+        check_campaign({"name": "c", "probes": [probe.model_dump()] * 2}, "c.yaml")
+    path.write_text("name: [unclosed\n")
+    with pytest.raises(InputError, match="invalid YAML"):
+        load_campaign(path)
+
+
+def test_the_example_campaign_validates_as_written():
+    campaign = load_campaign(Path(__file__).parents[1] / "examples" / "campaign.yaml")
+    assert campaign.labels() == ["chat-8b-4090", "chat-8b-h100", "rag-running-servers"]
+    assert "--base-url" in campaign.probes[2].argv("rtx-4090", "10.1.2.3")
+    assert "http://10.1.2.3:8000" in campaign.probes[2].argv("rtx-4090", "10.1.2.3")
+
+
+def test_options_that_the_campaign_sets_are_refused_beside_it(tmp_path):
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps({"name": "c", "probes": [{"backend": "vllm", "model": "m"}]}))
+    done = fleetplan(
+        "collect",
+        "--ray",
+        "127.0.0.1:1",
+        "--campaign",
+        path,
+        "--model",
+        "other",
+        "--num-requests",
+        "5",
+        "--out",
+        tmp_path / "out",
+    )
+    assert done.returncode == 3
+    assert "--num-requests, --model conflict with --campaign" in done.stderr
+
+
+def test_without_ray_the_message_says_how_to_get_it(tmp_path):
+    hidden = tmp_path / "no-ray"
+    (hidden / "ray").mkdir(parents=True)
+    (hidden / "ray" / "__init__.py").write_text("raise ImportError('No module named ray')\n")
+    env = {**os.environ, "PYTHONPATH": str(hidden)}
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "fleetplan.cli",
+            "collect",
+            "--ray",
+            "--backend",
+            "vllm",
+            "--model",
+            "m",
+            "--out",
+            tmp_path / "out",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 3
+    assert "Ray is not installed: pip install 'fleetplan[cluster]'" in done.stderr
+
+
+def test_no_cluster_at_the_address_is_a_clear_message(tmp_path):
+    done = fleetplan(
+        "collect",
+        "--ray",
+        "127.0.0.1:1",
+        "--backend",
+        "vllm",
+        "--model",
+        "m",
+        "--out",
+        tmp_path / "out",
+    )
+    assert done.returncode == 3 and "Traceback" not in done.stderr
+    assert "no Ray cluster at 127.0.0.1:1" in done.stderr and "ray start --head" in done.stderr
