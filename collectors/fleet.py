@@ -391,6 +391,7 @@ def _run(ray: Any, campaign: Campaign, args: argparse.Namespace) -> int:
     for job in jobs:
         if job.state == "queued" and (entry := state.done(job)):
             job.state, job.run_file, job.detail = "done", entry["run_file"], "earlier"
+            job.attempts = int(entry.get("attempts") or 1)
             earlier += 1
     if earlier:
         print(
