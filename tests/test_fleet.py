@@ -292,43 +292,24 @@ def test_a_lost_host_fails_only_its_own_run_which_moves_to_another_host_of_its_t
             ray_cluster.remove_node(node)
 
 
+def ray_node(n: int, name: str, resources: dict, alive: bool = True) -> dict:
+    """A node as `ray.nodes()` lists it."""
+    return {
+        "NodeID": str(n) * 56,
+        "Alive": alive,
+        "NodeManagerAddress": f"10.0.0.{n}",
+        "NodeManagerHostname": name,
+        "Resources": resources,
+    }
+
+
 def test_hosts_are_typed_by_declared_resource_or_rays_accelerator_label():
     nodes = [
-        {
-            "NodeID": "a" * 56,
-            "Alive": True,
-            "NodeManagerAddress": "10.0.0.1",
-            "NodeManagerHostname": "box1",
-            "Resources": {"fleetplan-gpu:rtx-4090": 1.0, "GPU": 2},
-        },
-        {
-            "NodeID": "b" * 56,
-            "Alive": True,
-            "NodeManagerAddress": "10.0.0.2",
-            "NodeManagerHostname": "box2",
-            "Resources": {"accelerator_type:GeForce-RTX-4090": 1.0},
-        },
-        {
-            "NodeID": "c" * 56,
-            "Alive": True,
-            "NodeManagerAddress": "10.0.0.3",
-            "NodeManagerHostname": "dc1",
-            "Resources": {"accelerator_type:H100": 1.0, "GPU": 8},
-        },
-        {
-            "NodeID": "d" * 56,
-            "Alive": False,
-            "NodeManagerAddress": "10.0.0.4",
-            "NodeManagerHostname": "gone",
-            "Resources": {"fleetplan-gpu:h100-sxm": 1.0},
-        },
-        {
-            "NodeID": "e" * 56,
-            "Alive": True,
-            "NodeManagerAddress": "10.0.0.5",
-            "NodeManagerHostname": "head",
-            "Resources": {"CPU": 8},
-        },
+        ray_node(1, "box1", {"fleetplan-gpu:rtx-4090": 1.0, "GPU": 2}),
+        ray_node(2, "box2", {"accelerator_type:GeForce-RTX-4090": 1.0}),
+        ray_node(3, "dc1", {"accelerator_type:H100": 1.0, "GPU": 8}),
+        ray_node(4, "gone", {"fleetplan-gpu:h100-sxm": 1.0}, alive=False),
+        ray_node(5, "head", {"CPU": 8}),
     ]
     hosts = hosts_from_nodes(nodes)
     assert [(h.name, h.gpu_type, h.gpus) for h in hosts] == [
@@ -410,21 +391,13 @@ def test_the_example_campaign_validates_as_written():
 def test_options_that_the_campaign_sets_are_refused_beside_it(tmp_path):
     path = tmp_path / "c.json"
     path.write_text(json.dumps({"name": "c", "probes": [{"backend": "vllm", "model": "m"}]}))
-    done = fleetplan(
-        "collect",
-        "--ray",
-        "127.0.0.1:1",
-        "--campaign",
-        path,
-        "--model",
-        "other",
-        "--num-requests",
-        "5",
-        "--out",
-        tmp_path / "out",
-    )
+    done = fleetplan("collect", "--ray", "127.0.0.1:1", "--campaign", path, "--model", "other",
+                     "--num-requests", "5", "--out", tmp_path / "out")  # fmt: skip
     assert done.returncode == 3
     assert "--num-requests, --model conflict with --campaign" in done.stderr
+
+
+ONE_PROBE = ("collect", "--backend", "vllm", "--model", "m")
 
 
 def test_without_ray_the_message_says_how_to_get_it(tmp_path):
@@ -432,40 +405,12 @@ def test_without_ray_the_message_says_how_to_get_it(tmp_path):
     (hidden / "ray").mkdir(parents=True)
     (hidden / "ray" / "__init__.py").write_text("raise ImportError('No module named ray')\n")
     env = {**os.environ, "PYTHONPATH": str(hidden)}
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "fleetplan.cli",
-            "collect",
-            "--ray",
-            "--backend",
-            "vllm",
-            "--model",
-            "m",
-            "--out",
-            tmp_path / "out",
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
+    done = fleetplan(*ONE_PROBE, "--ray", "--out", tmp_path / "out", env=env)
     assert done.returncode == 3
     assert "Ray is not installed: pip install 'fleetplan[cluster]'" in done.stderr
 
 
 def test_no_cluster_at_the_address_is_a_clear_message(tmp_path):
-    done = fleetplan(
-        "collect",
-        "--ray",
-        "127.0.0.1:1",
-        "--backend",
-        "vllm",
-        "--model",
-        "m",
-        "--out",
-        tmp_path / "out",
-    )
+    done = fleetplan(*ONE_PROBE, "--ray", "127.0.0.1:1", "--out", tmp_path / "out")
     assert done.returncode == 3 and "Traceback" not in done.stderr
     assert "no Ray cluster at 127.0.0.1:1" in done.stderr and "ray start --head" in done.stderr
