@@ -37,8 +37,8 @@ from fleetplan.gpus import canonical_gpu
 
 # Options a probe may not set in `args`: the campaign decides them per host.
 _RESERVED = {
-    "--out", "--ingest", "--warehouse", "--ray", "--campaign", "--gpu-types", "--per-type",
-    "--restart",
+    "--out", "--ingest", "--warehouse", "--wait", "--ray", "--campaign", "--gpu-types",
+    "--per-type", "--restart",
 }  # fmt: skip
 
 

@@ -91,7 +91,7 @@ def run_collect(args: argparse.Namespace) -> int:
         from warehouse.db import Warehouse
         from warehouse.ingest import ingest_paths
 
-        with Warehouse.open(args.warehouse, wait_s=30) as warehouse:
+        with Warehouse.open(args.warehouse, wait_s=args.wait) as warehouse:
             for outcome in ingest_paths(warehouse, [result.path]):
                 print(f"{outcome.status.value}: {outcome.message}")
     return exit_code(result)

@@ -40,7 +40,7 @@ EXIT_PROBLEMS = 1
 EXIT_CANNOT_START = 3
 EXIT_INTERRUPTED = 130
 _RAY_FLAGS = {
-    "out", "ingest", "warehouse", "ray", "campaign", "gpu_types", "per_type", "restart",
+    "out", "ingest", "warehouse", "wait", "ray", "campaign", "gpu_types", "per_type", "restart",
     "backend", "model", "base_url",
 }  # fmt: skip
 
@@ -504,11 +504,11 @@ def _run(ray: Any, campaign: Campaign, args: argparse.Namespace) -> int:
             state.record(job)
 
     _summary(jobs)
-    if args.ingest:
-        _ingest(args, out, [job for job in jobs if job.state == "done"])
+    done = [job for job in jobs if job.state == "done"]
+    loaded = _ingest(args, out, done) if args.ingest else True
     failed = [job for job in jobs if job.state != "done"]
     troubled = [job for job in jobs if job.problems]
-    return EXIT_PROBLEMS if failed or troubled else 0
+    return EXIT_PROBLEMS if failed or troubled or not loaded else 0
 
 
 def _summary(jobs: list[Job]) -> None:
@@ -522,11 +522,26 @@ def _summary(jobs: list[Job]) -> None:
     print(f"{done} of {len(jobs)} run(s) done, {len(jobs) - done} failed")
 
 
-def _ingest(args: argparse.Namespace, out: Path, jobs: list[Job]) -> None:
+def _ingest(args: argparse.Namespace, out: Path, jobs: list[Job]) -> bool:
+    """Loads the finished runs; False (saying how to load them later) when it cannot."""
+    from fleetplan.errors import WarehouseError
     from warehouse.db import Warehouse
-    from warehouse.ingest import ingest_paths
+    from warehouse.ingest import Status, ingest_paths
 
     paths = [out / job.run_file for job in jobs if job.run_file]
-    with Warehouse.open(args.warehouse, wait_s=30) as warehouse:
-        for outcome in ingest_paths(warehouse, paths):
-            print(f"{outcome.status.value}: {Path(outcome.file).name}: {outcome.message}")
+    if not paths:
+        return True
+    try:
+        with Warehouse.open(args.warehouse, wait_s=args.wait) as warehouse:
+            outcomes = list(ingest_paths(warehouse, paths))
+    except WarehouseError as error:
+        folders = " ".join(sorted({str(p.parent) for p in paths}))
+        print(
+            f"fleetplan collect: the runs were not ingested ({error}); they are kept: "
+            f"`fleetplan ingest {folders}` later, or upload them in the dashboard",
+            file=sys.stderr,
+        )
+        return False
+    for outcome in outcomes:
+        print(f"{outcome.status.value}: {Path(outcome.file).name}: {outcome.message}")
+    return all(outcome.status is not Status.REJECTED for outcome in outcomes)

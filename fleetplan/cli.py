@@ -70,13 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=_positive_int,
         help="refuse files with more values than this (default 5,000,000)",
     )
-    ingest.add_argument(
-        "--wait",
-        type=float,
-        default=30.0,
-        metavar="SECONDS",
-        help="how long to wait for a warehouse another process holds (default 30)",
-    )
+    _wait_arg(ingest)
 
     bench = sub.add_parser("benchmarks", help="print the benchmark points table")
     _warehouse_arg(bench)
@@ -170,6 +164,16 @@ def collect_option_argv(args: argparse.Namespace, *, leave_out: set[str]) -> lis
     return argv
 
 
+def _wait_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--wait",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="how long to wait for a warehouse another process holds (default 30)",
+    )
+
+
 def _collect_parser(sub: argparse._SubParsersAction) -> None:
     collect = sub.add_parser(
         "collect",
@@ -185,6 +189,7 @@ def _collect_arguments(collect: argparse.ArgumentParser) -> None:
     collect.add_argument("--out", required=True, metavar="DIR", help="folder for the run file")
     collect.add_argument("--ingest", action="store_true", help="load the run file when done")
     _warehouse_arg(collect)
+    _wait_arg(collect)
     fleet = collect.add_argument_group("a fleet on Ray (pip install 'fleetplan[cluster]')")
     fleet.add_argument(
         "--ray",

@@ -22,6 +22,7 @@ from collectors.fleet import hosts_from_nodes, plan_jobs
 from fleetplan.contract import RunFile
 from fleetplan.errors import InputError
 from tests.test_cli import fleetplan
+from warehouse.db import Warehouse
 
 ray = pytest.importorskip("ray", reason="Ray is the cluster extra: pip install -e '.[cluster]'")
 if os.environ.get("CI"):  # in CI the extra is installed by `make test`: never skip there
@@ -220,6 +221,31 @@ def test_a_killed_worker_is_retried_once_then_reported_and_resume_skips_what_fin
     assert len(list((out2 / "retry").glob("*rtx-4090*"))) == 1
     assert "2 of 2 run(s) done, 0 failed" in stdout
 
+    # 4. all finished; --ingest while another process holds the warehouse: the runs are kept,
+    # the command says how to load them later and exits 1; once it is free, they load
+    warehouse = tmp_path / "w.duckdb"
+    again = (
+        "--ray",
+        ray_cluster.address,
+        "--campaign",
+        campaign,
+        "--out",
+        out2,
+        "--ingest",
+        "--warehouse",
+        warehouse,
+        "--wait",
+        "0",
+    )
+    with Warehouse.open(warehouse):
+        code, stdout, stderr = Driver(*again).finish()
+    assert code == 1
+    assert "the runs were not ingested" in stderr and f"fleetplan ingest {out2 / 'retry'}" in stderr
+    assert "resuming: 2 run(s) finished earlier are kept" in stderr
+    code, stdout, stderr = Driver(*again).finish()
+    assert code == 0, stderr
+    assert stdout.count("imported: ") == 2
+
 
 @pytest.mark.timeout(600)
 def test_ctrl_c_stops_the_campaign_and_says_how_to_resume(ray_cluster, stream_server, tmp_path):
@@ -391,8 +417,19 @@ def test_the_example_campaign_validates_as_written():
 def test_options_that_the_campaign_sets_are_refused_beside_it(tmp_path):
     path = tmp_path / "c.json"
     path.write_text(json.dumps({"name": "c", "probes": [{"backend": "vllm", "model": "m"}]}))
-    done = fleetplan("collect", "--ray", "127.0.0.1:1", "--campaign", path, "--model", "other",
-                     "--num-requests", "5", "--out", tmp_path / "out")  # fmt: skip
+    done = fleetplan(
+        "collect",
+        "--ray",
+        "127.0.0.1:1",
+        "--campaign",
+        path,
+        "--model",
+        "other",
+        "--num-requests",
+        "5",
+        "--out",
+        tmp_path / "out",
+    )
     assert done.returncode == 3
     assert "--num-requests, --model conflict with --campaign" in done.stderr
 
