@@ -20,6 +20,7 @@ import argparse
 import hashlib
 import json
 import os
+import shutil
 import socket
 import sys
 import tempfile
@@ -176,29 +177,47 @@ def probe_on_host(
     node = ray.get_runtime_context().get_node_id()
     board.update.remote(key, state="running", detail="starting", pid=os.getpid())
     out = Path(tempfile.mkdtemp(prefix="fleetplan-probe-"))
-    args = collect_arguments([*argv, "--out", str(out)])
-    if args.gpu is None:
+    try:
+        args = collect_arguments([*argv, "--out", str(out)])
         telemetry = open_telemetry()
         try:
-            visible = bool(telemetry.gpus)
+            warning = settle_gpu(args, gpu_type, gpu_count, telemetry.gpus)
         finally:
             telemetry.close()
-        if not visible:  # a host typed by its Ray resource only: that resource names the GPU
-            args.gpu, args.gpu_count = gpu_type, args.gpu_count or gpu_count or 1
 
-    def on_level(shape: str, level: int, levels: int) -> None:
-        board.update.remote(key, detail=f"{shape}: level {level + 1} of {levels}")
+        def on_level(shape: str, level: int, levels: int) -> None:
+            board.update.remote(key, detail=f"{shape}: level {level + 1} of {levels}")
 
-    hooks = Hooks(on_level=on_level, metadata={**metadata, "ray_node_id": node})
-    with observing(hooks):
-        result = execute(args)
-    return {
-        "name": result.path.name,
-        "data": result.path.read_bytes(),
-        "problems": list(result.problems),
-        "exit": exit_code(result),
-        "host": socket.gethostname(),
-    }
+        stamp = {**metadata, "ray_node_id": node, "ray_gpu_type": gpu_type}
+        with observing(Hooks(on_level=on_level, metadata=stamp)):
+            result = execute(args)
+        return {
+            "name": result.path.name,
+            "data": result.path.read_bytes(),
+            "problems": [*([warning] if warning else []), *result.problems],
+            "exit": exit_code(result),
+            "host": socket.gethostname(),
+        }
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+
+
+def settle_gpu(args: argparse.Namespace, gpu_type: str, gpu_count: int, seen: list) -> str | None:
+    """What GPU a host's run records. NVML's view wins; where NVML sees none, the host's Ray type
+    names it. Returns a warning when the two disagree (the host is typed wrongly in Ray)."""
+    if args.gpu is not None:
+        return None  # the probe names it
+    if not seen:
+        args.gpu, args.gpu_count = gpu_type, args.gpu_count or gpu_count or 1
+        return None
+    declared = canonical_gpu(gpu_type)
+    models = sorted({gpu.gpu_model for gpu in seen})
+    if declared.known and declared.gpu_id not in models:
+        return (
+            f"this host is typed {gpu_type} in Ray but NVML sees {', '.join(models)}: the run "
+            "is recorded with what NVML sees; fix the host's fleetplan-gpu resource"
+        )
+    return None
 
 
 # -- the driver ---------------------------------------------------------------------------------

@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from collectors.campaign import check_campaign, load_campaign
-from collectors.fleet import hosts_from_nodes, plan_jobs
+from collectors.fleet import hosts_from_nodes, plan_jobs, settle_gpu
+from fleetplan.cli import collect_arguments
 from fleetplan.contract import RunFile
 from fleetplan.errors import InputError
 from tests.test_cli import fleetplan
@@ -361,6 +362,26 @@ def test_hosts_are_typed_by_declared_resource_or_rays_accelerator_label():
     assert "no live host of type h100-sxm" in jobs[1].error
     every = plan_jobs(campaign, hosts, ["rtx-4090"], 2)
     assert [j.host.name for j in every] == ["box1", "box2"]
+
+
+def test_what_gpu_a_host_records_nvml_first_then_its_ray_type():
+    from collectors.telemetry import GpuInfo
+
+    def card(name, model):
+        return GpuInfo(0, name, model, 24.0, 450.0, "550")
+
+    def settle(gpu_type, seen, *argv):
+        args = collect_arguments(["--backend", "vllm", "--model", "m", "--out", ".", *argv])
+        warning = settle_gpu(args, gpu_type, 2, seen)
+        return args.gpu, args.gpu_count, warning
+
+    assert settle("rtx-4090", []) == ("rtx-4090", 2, None)  # no NVML: the Ray type names it
+    assert settle("rtx-4090", [], "--gpu-count", "1") == ("rtx-4090", 1, None)
+    assert settle("rtx-4090", [card("NVIDIA GeForce RTX 4090", "rtx-4090")]) == (None, None, None)
+    assert settle("H100", [card("NVIDIA H100 PCIe", "h100-pcie")]) == (None, None, None)
+    assert settle("l40s", [], "--gpu", "a10g") == ("a10g", None, None)  # the probe says
+    *_, warning = settle("h100-pcie", [card("NVIDIA GeForce RTX 4090", "rtx-4090")])
+    assert "typed h100-pcie in Ray but NVML sees rtx-4090" in warning
 
 
 @pytest.mark.parametrize(
