@@ -118,13 +118,15 @@ def plan_jobs(
     """One job per probe, GPU type and host slot. A type asked for but absent is a failed job,
     never a silent gap."""
     present = sorted({h.gpu_type for h in hosts})
-    wanted_filter = {canonical_gpu(t).gpu_id for t in only_types} if only_types else None
+    wanted = [canonical_gpu(t).gpu_id for t in only_types] if only_types else None
     count = per_type or campaign.per_type
     jobs = []
     for label, probe in zip(campaign.labels(), campaign.probes, strict=True):
-        types = [canonical_gpu(t).gpu_id for t in probe.gpu_types] if probe.gpu_types else present
-        if wanted_filter is not None:
-            types = [t for t in types if t in wanted_filter]
+        if probe.gpu_types:
+            types = [canonical_gpu(t).gpu_id for t in probe.gpu_types]
+            types = [t for t in types if wanted is None or t in wanted]
+        else:  # every type the cluster has, or every type asked for on the command line
+            types = wanted if wanted is not None else present
         for gpu_type in dict.fromkeys(types):
             of_type = [h for h in hosts if h.gpu_type == gpu_type]
             slots = count or max(len(of_type), 1)
@@ -401,6 +403,19 @@ def _run(ray: Any, campaign: Campaign, args: argparse.Namespace) -> int:
     only = [t for t in args.gpu_types.split(",") if t] if args.gpu_types else None
     jobs = plan_jobs(campaign, hosts, only, args.per_type)
     types = sorted({h.gpu_type for h in hosts})
+    if not jobs:
+        print(
+            "fleetplan collect: nothing to run: "
+            + (
+                f"no host of the cluster ({len(ray.nodes())} node(s)) says its GPU type; start "
+                "each GPU host with `ray start ... --resources='{\"fleetplan-gpu:<type>\": 1}'`"
+                if not hosts
+                else f"--gpu-types {args.gpu_types} selects none of the campaign's probes "
+                f"(the cluster has {', '.join(types)})"
+            ),
+            file=sys.stderr,
+        )
+        return EXIT_CANNOT_START
     print(
         f"campaign {campaign.name}: {len(jobs)} run(s) of {len(campaign.probes)} probe(s) on "
         f"{len(hosts)} host(s) of {len(types)} GPU type(s) ({', '.join(types) or 'none'})",

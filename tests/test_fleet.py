@@ -362,6 +362,11 @@ def test_hosts_are_typed_by_declared_resource_or_rays_accelerator_label():
     assert "no live host of type h100-sxm" in jobs[1].error
     every = plan_jobs(campaign, hosts, ["rtx-4090"], 2)
     assert [j.host.name for j in every] == ["box1", "box2"]
+    anywhere = check_campaign({"name": "c", "probes": [{"backend": "vllm", "model": "m"}]}, "t")
+    assert [j.gpu_type for j in plan_jobs(anywhere, hosts, None, 1)] == ["H100", "rtx-4090"]
+    asked = plan_jobs(anywhere, hosts, ["4090", "l40s"], 1)  # asked for on the command line
+    assert [(j.gpu_type, j.state) for j in asked] == [("rtx-4090", "queued"), ("l40s", "failed")]
+    assert plan_jobs(anywhere, [], None, None) == []  # the driver says no host declares a type
 
 
 def test_what_gpu_a_host_records_nvml_first_then_its_ray_type():
