@@ -35,11 +35,12 @@ from fleetplan.contract import validation_message
 from fleetplan.errors import InputError
 from fleetplan.gpus import canonical_gpu
 
-# Options a probe may not set in `args`: the campaign decides them per host.
-_RESERVED = {
-    "--out", "--ingest", "--warehouse", "--wait", "--ray", "--campaign", "--gpu-types",
-    "--per-type", "--restart",
-}  # fmt: skip
+# `fleetplan collect` options (by argparse dest) the campaign decides per host: a probe's `args`
+# may not set them.
+SET_BY_CAMPAIGN = frozenset(
+    {"out", "ingest", "warehouse", "wait", "ray", "campaign", "gpu_types", "per_type", "restart"}
+)
+_RESERVED = {"--" + dest.replace("_", "-") for dest in SET_BY_CAMPAIGN}
 
 
 class Probe(BaseModel):
@@ -152,9 +153,6 @@ class Campaign(BaseModel):
         if twice := sorted({label for label in labels if labels.count(label) > 1}):
             raise ValueError(f"two probes are named {twice[0]!r}: each probe needs its own name")
         return self
-
-    def digest(self) -> str:
-        return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:16]
 
 
 def load_campaign(path: Path) -> Campaign:

@@ -259,14 +259,12 @@ def collect(
     """Measure every token shape of the suite and write the run file (also when interrupted)."""
     started = datetime.now(UTC)
     runs, problems, stopped = [], [], False
-    identity = canonical_gpu(hardware.label)
     meta = {
         "base_url": endpoint.base_url,
         "seed": str(suite.seed),
         "num_requests": str(suite.num_requests),
         "telemetry": telemetry.reason or "nvml",
         **(metadata or {}),
-        **run_metadata(),
     }
     if telemetry.gpus:
         meta["nvml_gpus"] = "; ".join(g.describe() for g in telemetry.gpus)
@@ -286,32 +284,53 @@ def collect(
         problems += shape_problems
         if points:
             runs.append(
-                Run(
-                    tool="fleetplan collect",
-                    tool_version=__version__,
+                collector_run(
+                    shape,
+                    hardware,
+                    started,
+                    points,
+                    meta,
                     engine=engine,
                     engine_version=engine_version,
                     model=endpoint.model,
                     dtype=dtype,
-                    gpu_model=identity.gpu_id,
-                    gpu_label=hardware.label,
-                    gpu_count=hardware.count,
                     tensor_parallel_size=tensor_parallel_size,
-                    host=socket.gethostname(),
-                    dataset=shape.name,
-                    input_len=shape.input_len,
-                    output_len=shape.output_len,
-                    created_at=started.replace(tzinfo=None),
-                    metadata=meta,
-                    points=tuple(points),
                 )
             )
         if stopped:
             break
+    gpu_id = canonical_gpu(hardware.label).gpu_id
     path, run_file = write_run_file(
-        runs, out_dir, started, f"{endpoint.model}-{hardware.count}x{identity.gpu_id}"
+        runs, out_dir, started, f"{endpoint.model}-{hardware.count}x{gpu_id}"
     )
     return CollectResult(path, run_file, problems, interrupted=stopped)
+
+
+def collector_run(
+    shape: TokenShape,
+    hardware: Hardware,
+    started: datetime,
+    points: list[Point],
+    metadata: dict[str, str],
+    **engine: object,
+) -> Run:
+    """One token shape's run as every backend records it (engine, model and dtype as given),
+    stamped with what the caller's hooks add (a campaign, its host)."""
+    return Run(
+        tool="fleetplan collect",
+        tool_version=__version__,
+        gpu_model=canonical_gpu(hardware.label).gpu_id,
+        gpu_label=hardware.label,
+        gpu_count=hardware.count,
+        host=socket.gethostname(),
+        dataset=shape.name,
+        input_len=shape.input_len,
+        output_len=shape.output_len,
+        created_at=started.replace(tzinfo=None),
+        metadata={**metadata, **run_metadata()},
+        points=tuple(points),
+        **engine,
+    )
 
 
 def write_run_file(

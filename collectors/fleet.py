@@ -24,13 +24,12 @@ import shutil
 import socket
 import sys
 import tempfile
-import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from collectors.campaign import Campaign, Probe, check_campaign, load_campaign
+from collectors.campaign import SET_BY_CAMPAIGN, Campaign, Probe, check_campaign, load_campaign
 from collectors.collect import CollectError
 from fleetplan.errors import FleetplanError, InputError
 from fleetplan.gpus import canonical_gpu
@@ -40,10 +39,8 @@ RAY_TYPE_PREFIX = "accelerator_type:"
 EXIT_PROBLEMS = 1
 EXIT_CANNOT_START = 3
 EXIT_INTERRUPTED = 130
-_RAY_FLAGS = {
-    "out", "ingest", "warehouse", "wait", "ray", "campaign", "gpu_types", "per_type", "restart",
-    "backend", "model", "base_url",
-}  # fmt: skip
+# collect options a probe does not carry to its host: the campaign's own, and what names the probe
+_RAY_FLAGS = SET_BY_CAMPAIGN | {"backend", "model", "base_url"}
 
 
 @dataclass(frozen=True)
@@ -73,7 +70,6 @@ class Job:
     run_file: str | None = None
     error: str | None = None
     problems: list[str] = field(default_factory=list)
-    started: float | None = None
 
     @property
     def key(self) -> str:
@@ -171,7 +167,7 @@ def probe_on_host(
     """One host's collection, inside a Ray task: `fleetplan collect` with these arguments."""
     import ray
 
-    from collectors.cli import execute, exit_code
+    from collectors.cli import execute
     from collectors.progress import Hooks, observing
     from collectors.telemetry import open_telemetry
     from fleetplan.cli import collect_arguments
@@ -196,9 +192,8 @@ def probe_on_host(
         return {
             "name": result.path.name,
             "data": result.path.read_bytes(),
+            # every incomplete level is among the problems (what makes a host's exit code 1)
             "problems": [*([warning] if warning else []), *result.problems],
-            "exit": exit_code(result),
-            "host": socket.gethostname(),
         }
     finally:
         shutil.rmtree(out, ignore_errors=True)
@@ -295,7 +290,7 @@ class _State:
             "error": job.error,
             "at": datetime.now(UTC).isoformat(timespec="seconds"),
         }
-        body = {"campaign": self.campaign.name, "digest": self.campaign.digest(), "jobs": self.jobs}
+        body = {"campaign": self.campaign.name, "jobs": self.jobs}
         temporary = self.path.with_suffix(".tmp")
         temporary.write_text(json.dumps(body, indent=1), encoding="utf-8")
         temporary.replace(self.path)
@@ -456,7 +451,7 @@ def _run(ray: Any, campaign: Campaign, args: argparse.Namespace) -> int:
     def submit(job: Job) -> None:
         assert job.host is not None
         job.attempts += 1
-        job.state, job.detail, job.started = "queued", "", time.monotonic()
+        job.state, job.detail = "queued", ""
         board.update.remote(job.key, state="queued", detail="", pid=None)
         metadata = {
             "campaign": campaign.name,
@@ -530,7 +525,6 @@ def _run(ray: Any, campaign: Campaign, args: argparse.Namespace) -> int:
             (folder / name).write_bytes(result["data"])
             job.state, job.run_file = "done", f"{campaign.name}/{name}"
             job.problems = result["problems"]
-            job.detail = "with problems" if result["exit"] else ""
             extra = f" ({len(job.problems)} problem(s))" if job.problems else ""
             _say(job, f"done: {folder / name}{extra}")
             for problem in job.problems:

@@ -11,18 +11,22 @@ from __future__ import annotations
 
 import argparse
 import json
-import socket
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from collectors.collect import CollectError, CollectResult, Hardware, write_run_file
-from collectors.progress import level_started, run_metadata
+from collectors.collect import (
+    CollectError,
+    CollectResult,
+    Hardware,
+    collector_run,
+    write_run_file,
+)
+from collectors.progress import level_started
 from collectors.requests_log import RequestResult, level_point
 from collectors.suite import Suite, TokenShape
 from collectors.telemetry import Telemetry
-from fleetplan import __version__
-from fleetplan.contract import Point, Run
+from fleetplan.contract import Point
 from fleetplan.gpus import canonical_gpu
 
 
@@ -166,42 +170,35 @@ def collect_torch(args: argparse.Namespace, suite: Suite) -> CollectResult:
         model, name = _load_model(args, device, dtype)
         started = datetime.now(UTC)
         runs, problems = [], []
-        identity = canonical_gpu(hardware.label)
+        meta = {
+            "backend": "torch",
+            "torch": torch.__version__,
+            "device": device,
+            "telemetry": telemetry.reason or "nvml",
+            "seed": str(suite.seed),
+        }
         for shape in suite.shapes:
             points, shape_problems = _sweep(model, shape, args, device, telemetry, suite)
             problems += shape_problems
             if points:
                 runs.append(
-                    Run(
-                        tool="fleetplan collect",
-                        tool_version=__version__,
+                    collector_run(
+                        shape,
+                        hardware,
+                        started,
+                        points,
+                        meta,
                         engine="transformers",
                         engine_version=transformers.__version__,
                         model=name,
                         dtype=dtype_name,
-                        gpu_model=identity.gpu_id,
-                        gpu_label=hardware.label,
-                        gpu_count=hardware.count,
                         tensor_parallel_size=1,
-                        host=socket.gethostname(),
-                        dataset=shape.name,
-                        input_len=shape.input_len,
-                        output_len=shape.output_len,
-                        created_at=started.replace(tzinfo=None),
-                        metadata={
-                            "backend": "torch",
-                            "torch": torch.__version__,
-                            "device": device,
-                            "telemetry": telemetry.reason or "nvml",
-                            "seed": str(suite.seed),
-                            **run_metadata(),
-                        },
-                        points=tuple(points),
                     )
                 )
     finally:
         telemetry.close()
+    gpu_id = canonical_gpu(hardware.label).gpu_id
     path, run_file = write_run_file(
-        runs, Path(args.out), started, f"torch-{name}-{hardware.count}x{identity.gpu_id}"
+        runs, Path(args.out), started, f"torch-{name}-{hardware.count}x{gpu_id}"
     )
     return CollectResult(path, run_file, problems)

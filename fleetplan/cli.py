@@ -125,15 +125,19 @@ class _RaisingParser(argparse.ArgumentParser):
         raise _ArgumentsError(message)
 
 
+def _collect_only_parser() -> argparse.ArgumentParser:
+    parser = _RaisingParser(prog="fleetplan collect", add_help=False)
+    _collect_arguments(parser)
+    return parser
+
+
 def collect_arguments(argv: Sequence[str]) -> argparse.Namespace:
     """`fleetplan collect` options, parsed exactly as the command line parses them. Raises
     InputError with argparse's message."""
     from fleetplan.errors import InputError
 
-    parser = _RaisingParser(prog="fleetplan collect", add_help=False)
-    _collect_arguments(parser)
     try:
-        return parser.parse_args(list(argv))
+        return _collect_only_parser().parse_args(list(argv))
     except _ArgumentsError as error:
         raise InputError(str(error)) from None
 
@@ -141,20 +145,14 @@ def collect_arguments(argv: Sequence[str]) -> argparse.Namespace:
 def collect_option_argv(args: argparse.Namespace, *, leave_out: set[str]) -> list[str]:
     """The `fleetplan collect` options in `args` that differ from their defaults, as arguments
     again (for handing one host's collection to another process)."""
-    parser = _RaisingParser(prog="fleetplan collect", add_help=False)
-    _collect_arguments(parser)
     argv: list[str] = []
-    for action in parser._actions:
+    for action in _collect_only_parser()._actions:
         if not action.option_strings or action.dest in leave_out:
             continue
         value = getattr(args, action.dest, action.default)
         if value == action.default:
             continue
-        flag = (
-            action.option_strings[-1]
-            if action.option_strings[-1].startswith("--")
-            else (action.option_strings[0])
-        )
+        flag = next(o for o in action.option_strings if o.startswith("--"))
         if isinstance(action, argparse._StoreTrueAction):
             argv.append(flag)
         elif isinstance(action, argparse._AppendAction):
