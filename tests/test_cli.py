@@ -14,10 +14,10 @@ from tests.conftest import held_by_another_process, write_json
 from tests.vllm_results import make_result
 
 
-def fleetplan(*args, check=False, **kwargs) -> subprocess.CompletedProcess:
+def fleetplan(*args, check=False, timeout=120, **kwargs) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "fleetplan.cli", *map(str, args)],
-        capture_output=True, text=True, check=check, timeout=120, **kwargs,
+        capture_output=True, text=True, check=check, timeout=timeout, **kwargs,
     )  # fmt: skip
 
 

@@ -18,17 +18,15 @@ from collectors.loadgen import arrival_offsets
 from collectors.openai_client import Endpoint, new_session, stream_completion
 from collectors.vllm_server import free_port
 from fleetplan.contract import RunFile
+from tests.test_cli import fleetplan
 from warehouse.db import Warehouse
 from warehouse.queries import benchmark_points
 
 
-def collect(*args, timeout=180) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "fleetplan.cli", "collect", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+def collect_openai(url, model, out, *options) -> subprocess.CompletedProcess:
+    """`fleetplan collect --backend openai` against `url`, on an "RTX 4090", writing to `out`."""
+    return fleetplan("collect", "--backend", "openai", "--base-url", url, "--model", model,
+                     "--out", out, "--gpu", "rtx-4090", *options, timeout=180)  # fmt: skip
 
 
 async def _measure(endpoint: Endpoint, prompts: list[str], output_len: int):
@@ -86,13 +84,10 @@ def test_poisson_arrivals_span_n_over_rate_and_are_reproducible():
 def test_collect_writes_a_run_file_that_ingest_loads(stream_server, tmp_path):
     url = stream_server(ttft_ms=20, tpot_ms=2)
     warehouse = tmp_path / "wh.duckdb"
-    done = collect(
-        "--backend",
-        "openai",
-        "--base-url",
+    done = collect_openai(
         url,
-        "--model",
         "stream-test",
+        tmp_path / "runs",
         "--input-len",
         16,
         "--output-len",
@@ -101,10 +96,6 @@ def test_collect_writes_a_run_file_that_ingest_loads(stream_server, tmp_path):
         "16,4,inf",
         "--num-requests",
         20,
-        "--out",
-        tmp_path / "runs",
-        "--gpu",
-        "rtx-4090",
         "--gpu-count",
         2,
         "--ingest",
@@ -139,18 +130,7 @@ def test_collect_writes_a_run_file_that_ingest_loads(stream_server, tmp_path):
 
 def test_a_server_that_is_not_there_fails_in_seconds(tmp_path):
     started = time.monotonic()
-    done = collect(
-        "--backend",
-        "openai",
-        "--base-url",
-        f"http://127.0.0.1:{free_port()}",
-        "--model",
-        "m",
-        "--out",
-        tmp_path,
-        "--gpu",
-        "rtx-4090",
-    )
+    done = collect_openai(f"http://127.0.0.1:{free_port()}", "m", tmp_path)
     assert done.returncode == 3 and "no server answers" in done.stderr
     assert time.monotonic() - started < 20
     assert "Traceback" not in done.stderr
@@ -158,30 +138,16 @@ def test_a_server_that_is_not_there_fails_in_seconds(tmp_path):
 
 def test_wrong_model_name_is_explained(stream_server, tmp_path):
     url = stream_server()
-    done = collect(
-        "--backend",
-        "openai",
-        "--base-url",
-        url,
-        "--model",
-        "gpt-9",
-        "--out",
-        tmp_path,
-        "--gpu",
-        "rtx-4090",
-    )
+    done = collect_openai(url, "gpt-9", tmp_path)
     assert done.returncode == 3 and "stream-test" in done.stderr
 
 
 def test_http_500s_are_a_clear_failure(stream_server, tmp_path):
     url = stream_server(fault="http500")
-    done = collect(
-        "--backend",
-        "openai",
-        "--base-url",
+    done = collect_openai(
         url,
-        "--model",
         "stream-test",
+        tmp_path,
         "--input-len",
         8,
         "--output-len",
@@ -190,10 +156,6 @@ def test_http_500s_are_a_clear_failure(stream_server, tmp_path):
         "4",
         "--num-requests",
         5,
-        "--out",
-        tmp_path,
-        "--gpu",
-        "rtx-4090",
     )
     assert done.returncode == 3 and "HTTP 500" in done.stderr
 
@@ -204,13 +166,10 @@ def test_http_500s_are_a_clear_failure(stream_server, tmp_path):
 def test_streams_that_break_are_counted_as_failures(stream_server, tmp_path, fault, expected):
     url = stream_server(ttft_ms=5, tpot_ms=2, fault=fault)
     # the test server breaks every stream after 3 tokens; 8 are asked for
-    done = collect(
-        "--backend",
-        "openai",
-        "--base-url",
+    done = collect_openai(
         url,
-        "--model",
         "stream-test",
+        tmp_path / "broken",
         "--input-len",
         8,
         "--output-len",
@@ -223,10 +182,6 @@ def test_streams_that_break_are_counted_as_failures(stream_server, tmp_path, fau
         0,
         "--request-timeout",
         1,
-        "--out",
-        tmp_path / "broken",
-        "--gpu",
-        "rtx-4090",
     )
     assert done.returncode == 1, done.stderr
     assert expected in done.stderr
@@ -238,13 +193,10 @@ def test_streams_that_break_are_counted_as_failures(stream_server, tmp_path, fau
 
 def test_a_server_that_dies_mid_level_keeps_what_was_measured(stream_server, tmp_path):
     url = stream_server(ttft_ms=5, tpot_ms=2, fault="die-after=12")
-    done = collect(
-        "--backend",
-        "openai",
-        "--base-url",
+    done = collect_openai(
         url,
-        "--model",
         "stream-test",
+        tmp_path,
         "--input-len",
         8,
         "--output-len",
@@ -255,10 +207,6 @@ def test_a_server_that_dies_mid_level_keeps_what_was_measured(stream_server, tmp
         20,
         "--warmup",
         2,
-        "--out",
-        tmp_path,
-        "--gpu",
-        "rtx-4090",
     )
     assert done.returncode == 1
     assert "stopped answering" in done.stderr and "incomplete" in done.stderr
