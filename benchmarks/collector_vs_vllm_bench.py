@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 from collectors.vllm_server import free_port, managed_server  # noqa: E402
 from fleetplan.contract import RunFile  # noqa: E402
-from tests.tiny_model import build_tiny_llama  # noqa: E402
+from tests.tiny_model import build_tiny_llama, cpu_server_command  # noqa: E402
 from warehouse.importers import FileInput, parse  # noqa: E402
 
 VLLM_TOOL = textwrap.dedent("""
@@ -87,21 +87,7 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="fleetplan-peer-"))
     model = str(build_tiny_llama(work / "tiny"))
     port = free_port()
-    command = [
-        sys.executable,
-        "-m",
-        "vllm.entrypoints.openai.api_server",
-        "--model",
-        model,
-        "--port",
-        str(port),
-        "--dtype",
-        "bfloat16",
-        "--gpu-memory-utilization",
-        "0.3",
-        "--max-model-len",
-        "1024",
-    ]
+    command = cpu_server_command(model, port)
     rows: dict[str, list[dict[str, float]]] = {"vllm bench serve": [], "fleetplan collect": []}
     with managed_server(command, port, work / "server.log", startup_timeout_s=900) as url:
         for round_ in range(options.rounds):

@@ -15,7 +15,8 @@ import pytest
 from collectors.vllm_server import free_port, managed_server
 from fleetplan.contract import RunFile
 from tests.conftest import ROOT
-from tests.tiny_model import build_tiny_llama
+from tests.test_cli import fleetplan
+from tests.tiny_model import build_tiny_llama, cpu_server_command
 from warehouse.db import Warehouse
 from warehouse.queries import benchmark_points
 
@@ -35,34 +36,14 @@ def tiny_model(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def vllm_url(tiny_model, tmp_path_factory) -> str:
     port = free_port()
-    command = [
-        sys.executable,
-        "-m",
-        "vllm.entrypoints.openai.api_server",
-        "--model",
-        str(tiny_model),
-        "--port",
-        str(port),
-        "--dtype",
-        "bfloat16",
-        "--gpu-memory-utilization",
-        "0.3",
-        "--max-model-len",
-        "1024",
-    ]
+    command = cpu_server_command(str(tiny_model), port)
     log = tmp_path_factory.mktemp("vllm") / "server.log"
     with managed_server(command, port, log, startup_timeout_s=600) as url:
         yield url
 
 
-def collect(*args, timeout=900) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "fleetplan.cli", "collect", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        cwd=ROOT,
-    )
+def collect(*args) -> subprocess.CompletedProcess:
+    return fleetplan("collect", *args, timeout=900, cwd=ROOT)
 
 
 def only_run(folder: Path):

@@ -56,3 +56,16 @@ if __name__ == "__main__":
     import sys
 
     print(build_tiny_llama(Path(sys.argv[1])))
+
+
+def cpu_server_command(model: str | Path, port: int) -> list[str]:
+    """The vLLM server command `fleetplan collect --backend vllm` builds for `model`, with what
+    vLLM's CPU build needs: the KV cache sized in RAM (0.3) and a short context."""
+    from collectors.vllm_server import server_command
+    from fleetplan.cli import collect_arguments
+
+    args = collect_arguments(
+        ["--backend", "vllm", "--model", str(model), "--out", ".", "--dtype", "bfloat16",
+         "--engine-arg=--gpu-memory-utilization=0.3", "--engine-arg=--max-model-len=1024"]
+    )  # fmt: skip
+    return server_command(args, port)
