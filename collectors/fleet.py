@@ -522,7 +522,9 @@ def _run(ray: Any, campaign: Campaign, args: argparse.Namespace) -> int:
                 state.record(job)
                 continue
             name = f"{job.key.replace('/', '--')}--{result['name']}"
-            (folder / name).write_bytes(result["data"])
+            partial = folder / f".{name}.part"  # a killed driver leaves no half run file
+            partial.write_bytes(result["data"])
+            partial.replace(folder / name)
             job.state, job.run_file = "done", f"{campaign.name}/{name}"
             job.problems = result["problems"]
             extra = f" ({len(job.problems)} problem(s))" if job.problems else ""

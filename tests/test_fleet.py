@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from collectors.campaign import check_campaign, load_campaign
-from collectors.fleet import hosts_from_nodes, plan_jobs, settle_gpu
+from collectors.fleet import _State, hosts_from_nodes, plan_jobs, settle_gpu
 from fleetplan.cli import collect_arguments
 from fleetplan.contract import RunFile
 from fleetplan.errors import InputError
@@ -248,6 +248,31 @@ def test_a_killed_worker_is_retried_once_then_reported_and_resume_skips_what_fin
     assert stdout.count("imported: ") == 2
 
 
+@pytest.mark.timeout(300)
+def test_a_probe_that_fails_on_its_host_is_retried_there_then_reported(
+    ray_cluster, stream_server, tmp_path
+):
+    from collectors.vllm_server import free_port
+
+    urls = {"rtx-4090": stream_server(), "h100-pcie": f"http://127.0.0.1:{free_port()}"}
+    out = tmp_path / "runs"
+    driver = Driver(
+        "--ray",
+        ray_cluster.address,
+        "--campaign",
+        campaign_file(tmp_path, urls, name="down"),
+        "--out",
+        out,
+    )
+    code, stdout, stderr = driver.finish()
+    assert code == 1
+    # the error raised inside the task reaches the driver as the collector worded it
+    assert "[h100-pcie #1 chat] failed: no server answers at " in stderr and "retrying on" in stderr
+    assert "FAILED after 2 attempt(s): no server answers at" in stderr
+    assert "1 of 2 run(s) done, 1 failed" in stdout
+    assert len(list((out / "down").glob("*rtx-4090*.json"))) == 1
+
+
 @pytest.mark.timeout(600)
 def test_ctrl_c_stops_the_campaign_and_says_how_to_resume(ray_cluster, stream_server, tmp_path):
     urls = {t: stream_server(ttft_ms=50, tpot_ms=20) for t in TYPES}
@@ -431,6 +456,33 @@ def test_campaign_files_read_as_yaml_or_json_and_probes_need_distinct_names(tmp_
     path.write_text("name: [unclosed\n")
     with pytest.raises(InputError, match="invalid YAML"):
         load_campaign(path)
+    with pytest.raises(InputError, match="cannot read it"):
+        load_campaign(tmp_path / "absent.yaml")
+
+
+def test_resume_keeps_a_finished_run_only_while_its_probe_is_unchanged(tmp_path):
+    def campaign(rates):
+        probe = {"name": "chat", "backend": "vllm", "model": "m", "rates": rates}
+        return check_campaign({"name": "c", "probes": [probe]}, "c.yaml")
+
+    host = hosts_from_nodes([ray_node(1, "box1", {"fleetplan-gpu:rtx-4090": 1.0})])
+    first = campaign([1, 2])
+    (job,) = plan_jobs(first, host, None, None)
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "run.json").write_text("{}")
+    job.state, job.run_file, job.attempts = "done", "c/run.json", 1
+    progress = tmp_path / "campaign-c.json"
+    _State(progress, first, restart=False).record(job)
+
+    assert _State(progress, first, restart=False).done(job)["run_file"] == "c/run.json"
+    assert _State(progress, first, restart=True).done(job) is None  # --restart
+    (changed,) = plan_jobs(campaign([1, 4]), host, None, None)
+    assert _State(progress, first, restart=False).done(changed) is None  # other rates: run again
+    (tmp_path / "c" / "run.json").unlink()
+    assert _State(progress, first, restart=False).done(job) is None  # its file is gone
+    progress.write_text("{not json")
+    with pytest.raises(InputError, match="unreadable campaign progress"):
+        _State(progress, first, restart=False)
 
 
 def test_the_example_campaign_validates_as_written():
