@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import subprocess
 import sys
 from collections import Counter
 from collections.abc import Sequence
@@ -431,11 +430,11 @@ def _cmd_app(args: argparse.Namespace) -> int:
         "--server.headless",
         "true" if args.headless else "false",
     ]
-    print(f"dashboard on http://localhost:{args.port} (warehouse {env[ENV_VAR]})")
-    try:
-        return subprocess.call(command, env=env, cwd=script.parents[1])
-    except KeyboardInterrupt:
-        return 0
+    print(f"dashboard on http://localhost:{args.port} (warehouse {env[ENV_VAR]})", flush=True)
+    # Streamlit takes this process's place, so a stop signal (Ctrl-C, docker stop, systemd)
+    # reaches the server itself; a child would outlive a SIGTERM and keep the warehouse.
+    os.chdir(script.parents[1])
+    os.execve(sys.executable, command, env)
 
 
 _COMMANDS = {

@@ -89,14 +89,10 @@ def held_by_another_process(path: Path, seconds: float = 60) -> Iterator[subproc
         holder.wait()
 
 
-@pytest.fixture
-def dashboard_url(sample_warehouse_path: Path) -> Iterator[str]:
-    """`fleetplan app` serving a copy of the sample warehouse on a free port, as a real process."""
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+@contextmanager
+def served_dashboard(warehouse: Path) -> Iterator[tuple[str, subprocess.Popen]]:
+    """`fleetplan app` serving `warehouse` on a free port, as a real process: (URL, process)."""
+    port = free_port()
     process = subprocess.Popen(
         [
             sys.executable,
@@ -107,27 +103,35 @@ def dashboard_url(sample_warehouse_path: Path) -> Iterator[str]:
             str(port),
             "--headless",
             "--warehouse",
-            str(sample_warehouse_path),
+            str(warehouse),
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
     )
+    url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 90
         while True:
             try:
-                if requests.get(f"http://127.0.0.1:{port}/_stcore/health", timeout=2).ok:
+                if requests.get(f"{url}/_stcore/health", timeout=2).ok:
                     break
             except requests.ConnectionError:
                 pass
             assert process.poll() is None, process.stdout.read()
             assert time.monotonic() < deadline, "the dashboard did not start within 90 s"
             time.sleep(0.5)
-        yield f"http://127.0.0.1:{port}"
+        yield url, process
     finally:
         process.terminate()
         process.wait(timeout=20)
+
+
+@pytest.fixture
+def dashboard_url(sample_warehouse_path: Path) -> Iterator[str]:
+    """`fleetplan app` serving a copy of the sample warehouse on a free port."""
+    with served_dashboard(sample_warehouse_path) as (url, _):
+        yield url
 
 
 def write_json(path: Path, value: object) -> Path:

@@ -7,10 +7,12 @@ import io
 import json
 import subprocess
 import sys
+import time
 
 import pytest
+import requests
 
-from tests.conftest import held_by_another_process, write_json
+from tests.conftest import held_by_another_process, served_dashboard, write_json
 from tests.vllm_results import make_result
 
 
@@ -127,3 +129,20 @@ def test_missing_warehouse_for_export_is_a_clear_message(tmp_path):
 def test_bad_flag_values_are_usage_errors(tmp_path):
     done = fleetplan("ingest", "--gpu-count", "0", tmp_path)
     assert done.returncode == 2 and "--gpu-count" in done.stderr
+
+
+def test_stopping_the_app_stops_its_server(sample_warehouse_path):
+    # `docker stop`, systemd and the tests stop `fleetplan app` with SIGTERM: the dashboard
+    # server must go with it, not run on holding the warehouse
+    with served_dashboard(sample_warehouse_path) as (url, process):
+        process.terminate()
+        assert process.wait(timeout=20) is not None
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                requests.get(f"{url}/_stcore/health", timeout=1)
+            except requests.ConnectionError:
+                break
+            time.sleep(0.5)
+        else:
+            pytest.fail(f"the dashboard still answers at {url} after `fleetplan app` stopped")
