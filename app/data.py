@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
+from fleetplan.planner import GpuFacts, Plan, Scenario, plan
+from fleetplan.warehouse import queries
+from fleetplan.warehouse.db import Warehouse, resolve_path
 
-from fleetplan.errors import WarehouseError
-from fleetplan.planning import facts_from_catalog
-from planner import GpuFacts, Plan, Scenario, plan
-from warehouse import queries
-from warehouse.db import Warehouse, resolve_path
+from fleetplan.core.errors import WarehouseError
+from fleetplan.services.planning import facts_from_catalog
 
 
 @st.cache_resource(show_spinner=False)

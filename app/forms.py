@@ -10,12 +10,12 @@ import math
 from typing import Any
 
 import pandas as pd
+from fleetplan.planner import GpuFacts, Scenario
+from fleetplan.planner.presets import PRESETS
+from fleetplan.warehouse.queries import models_by_coverage
 from pydantic import ValidationError
 
-from fleetplan.errors import InputError
-from planner import GpuFacts, Scenario
-from planner.presets import PRESETS
-from warehouse.queries import models_by_coverage
+from fleetplan.core.errors import InputError
 
 CLASS_COLUMNS = ("name", "rate_rps", "share_pct", "ttft_p99_ms", "tpot_p99_ms")
 GPU_COLUMNS = ("gpu_model", "hourly_usd", "electricity_included", "site", "max_gpus",

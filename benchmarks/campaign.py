@@ -29,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from collectors.vllm_server import free_port  # noqa: E402
+from fleetplan.collectors.vllm_server import free_port  # noqa: E402
 
 GPU_TYPES = ["rtx-4090", "h100-pcie", "l40s", "a100-80gb"]
 
@@ -37,7 +37,7 @@ GPU_TYPES = ["rtx-4090", "h100-pcie", "l40s", "a100-80gb"]
 def fleetplan(*args: str) -> float:
     started = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-m", "fleetplan.cli", "collect", *args],
+        [sys.executable, "-m", "fleetplan", "collect", *args],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -62,7 +62,7 @@ def main() -> None:
     server = subprocess.Popen(
         [
             sys.executable,
-            str(ROOT / "tests" / "stream_server.py"),
+            str(ROOT / "tests" / "support" / "stream_server.py"),
             "--port",
             str(port),
             "--ttft-ms",

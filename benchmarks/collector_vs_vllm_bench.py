@@ -25,10 +25,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from collectors.vllm_server import free_port, managed_server  # noqa: E402
-from fleetplan.contract import RunFile  # noqa: E402
-from tests.tiny_model import build_tiny_llama, cpu_server_command  # noqa: E402
-from warehouse.importers import FileInput, parse  # noqa: E402
+from fleetplan.collectors.vllm_server import free_port, managed_server  # noqa: E402
+from fleetplan.warehouse.importers import FileInput, parse  # noqa: E402
+
+from fleetplan.core.contract import RunFile  # noqa: E402
+from tests.support.tiny_model import build_tiny_llama, cpu_server_command  # noqa: E402
 
 VLLM_TOOL = textwrap.dedent("""
     import sys, time
@@ -47,8 +48,8 @@ FLEETPLAN_TOOL = textwrap.dedent("""
     import sys, time
     import transformers.models.auto.tokenization_auto
     import aiohttp, numpy, pydantic, tqdm
-    import collectors.cli, collectors.collect, collectors.loadgen, collectors.prompts
-    import fleetplan.contract, collectors.requests_log
+    import fleetplan.collectors.cli, fleetplan.collectors.collect, fleetplan.collectors.loadgen
+    import fleetplan.collectors.prompts, fleetplan.core.contract, fleetplan.collectors.requests_log
     from fleetplan.cli import main
     started = time.process_time()
     code = main(sys.argv[1:])
@@ -199,7 +200,7 @@ def main() -> None:
 
 
 def _options():
-    from warehouse.importers import ImportOptions
+    from fleetplan.warehouse.importers import ImportOptions
 
     return ImportOptions(gpu="cpu", gpu_count=1)  # the file does not say what ran the server
 

@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.vllm_results import make_result  # noqa: E402
+from tests.support.vllm_results import make_result  # noqa: E402
 
 
 def write_files(folder: Path, files: int, requests: int, max_output: int) -> int:
@@ -54,7 +54,7 @@ def timed(command: list[str]) -> float:
 
 
 def table(rows: int, repeat: int) -> None:
-    from tests.tables import typed_in_table
+    from tests.support.tables import typed_in_table
 
     work = Path(tempfile.mkdtemp(prefix="fleetplan-bench-"))
     try:
@@ -64,7 +64,7 @@ def table(rows: int, repeat: int) -> None:
         ours, theirs = [], []
         for round_ in range(repeat):
             warehouse = work / f"fleetplan-{round_}.duckdb"
-            ours.append(timed([sys.executable, "-m", "fleetplan.cli", "ingest", "--warehouse",
+            ours.append(timed([sys.executable, "-m", "fleetplan", "ingest", "--warehouse",
                                str(warehouse), str(path)]))  # fmt: skip
             code = (
                 "import duckdb, sys; con = duckdb.connect(sys.argv[1]); "
@@ -108,7 +108,7 @@ def main() -> None:
         ours, theirs = [], []
         for round_ in range(args.repeat):
             warehouse = work / f"fleetplan-{round_}.duckdb"
-            ours.append(timed([sys.executable, "-m", "fleetplan.cli", "ingest", "--warehouse",
+            ours.append(timed([sys.executable, "-m", "fleetplan", "ingest", "--warehouse",
                                str(warehouse), str(data)]))  # fmt: skip
             baseline = work / f"read_json-{round_}.duckdb"
             code = (

@@ -30,10 +30,10 @@ from scipy.sparse import coo_array
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from planner import GpuFacts, Scenario, plan  # noqa: E402
-from planner.capacity import capacities  # noqa: E402
-from planner.economics import pool_economics  # noqa: E402
-from planner.milp import solve  # noqa: E402
+from fleetplan.planner import GpuFacts, Scenario, plan  # noqa: E402
+from fleetplan.planner.capacity import capacities  # noqa: E402
+from fleetplan.planner.economics import pool_economics  # noqa: E402
+from fleetplan.planner.milp import solve  # noqa: E402
 
 GPUS = {"rtx-4090": 0.30, "h100-pcie": 2.00, "h100-sxm": 2.60, "l40s": 0.90, "a100-80gb": 1.30}
 FACTS = {g: GpuFacts(g, rated_w=400, idle_w=40, embodied_kgco2e=150, lifetime_years=5)

@@ -31,9 +31,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from fleetplan.contract import validation_message
-from fleetplan.errors import InputError
-from fleetplan.gpus import canonical_gpu
+from fleetplan.core.contract import validation_message
+from fleetplan.core.errors import InputError
+from fleetplan.core.gpus import canonical_gpu
 
 # `fleetplan collect` options (by argparse dest) the campaign decides per host: a probe's `args`
 # may not set them.
@@ -184,9 +184,10 @@ def check_campaign(raw: object, source: str) -> Campaign:
         problem = validation_message(error)
         raise InputError(problem.reason, file=source, field=problem.field) from None
     labels = campaign.labels()
-    from collectors.cli import suite_from_args
-    from collectors.collect import CollectError
-    from fleetplan.cli import collect_arguments
+    from fleetplan.collectors.cli import suite_from_args
+    from fleetplan.collectors.collect import CollectError
+
+    from fleetplan.cli.collect import collect_arguments
 
     for label, probe in zip(labels, campaign.probes, strict=True):
         if probe.backend == "openai" and not (probe.base_url or probe.base_urls):

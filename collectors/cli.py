@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from collectors.collect import (
+from fleetplan.collectors.collect import (
     CollectError,
     CollectResult,
     Hardware,
@@ -15,10 +15,10 @@ from collectors.collect import (
     server_version,
     summary_table,
 )
-from collectors.openai_client import Endpoint
-from collectors.prompts import LocalTokenizer, PromptError, ServerTokenizer
-from collectors.suite import Suite, TokenShape, parse_rates, standard_suite
-from collectors.telemetry import Telemetry, open_telemetry
+from fleetplan.collectors.openai_client import Endpoint
+from fleetplan.collectors.prompts import LocalTokenizer, PromptError, ServerTokenizer
+from fleetplan.collectors.suite import Suite, TokenShape, parse_rates, standard_suite
+from fleetplan.collectors.telemetry import Telemetry, open_telemetry
 
 EXIT_PROBLEMS = 1
 EXIT_CANNOT_START = 3
@@ -53,11 +53,11 @@ def execute(args: argparse.Namespace) -> CollectResult:
     """One collection as the arguments say: the one path every host runs, alone or on Ray."""
     suite = suite_from_args(args)
     if args.backend == "torch":
-        from collectors.torch_backend import collect_torch
+        from fleetplan.collectors.torch_backend import collect_torch
 
         return collect_torch(args, suite)
     if args.backend == "vllm":
-        from collectors.vllm_server import collect_vllm
+        from fleetplan.collectors.vllm_server import collect_vllm
 
         return collect_vllm(args, suite)
     return collect_openai(args, suite)
@@ -72,7 +72,7 @@ def exit_code(result: CollectResult) -> int:
 
 def run_collect(args: argparse.Namespace) -> int:
     if getattr(args, "ray", None) is not None or getattr(args, "campaign", None):
-        from collectors.fleet import run_campaign_command
+        from fleetplan.collectors.fleet import run_campaign_command
 
         return run_campaign_command(args)
     if args.backend is None:
@@ -88,8 +88,8 @@ def run_collect(args: argparse.Namespace) -> int:
     for problem in result.problems:
         print(f"problem: {problem}", file=sys.stderr)
     if args.ingest:
-        from warehouse.db import Warehouse
-        from warehouse.ingest import ingest_paths
+        from fleetplan.warehouse.db import Warehouse
+        from fleetplan.warehouse.ingest import ingest_paths
 
         with Warehouse.open(args.warehouse, wait_s=args.wait) as warehouse:
             for outcome in ingest_paths(warehouse, [result.path]):

@@ -19,19 +19,19 @@ from typing import TextIO
 
 import numpy as np
 import requests
+from fleetplan.collectors.loadgen import LevelOutcome, run_level
+from fleetplan.collectors.openai_client import Endpoint
+from fleetplan.collectors.progress import level_started, run_metadata
+from fleetplan.collectors.prompts import Tokenizer, make_prompts
+from fleetplan.collectors.requests_log import RequestResult, level_point
+from fleetplan.collectors.suite import Suite, TokenShape
+from fleetplan.collectors.telemetry import Telemetry
 from tqdm import tqdm
 
-from collectors.loadgen import LevelOutcome, run_level
-from collectors.openai_client import Endpoint
-from collectors.progress import level_started, run_metadata
-from collectors.prompts import Tokenizer, make_prompts
-from collectors.requests_log import RequestResult, level_point
-from collectors.suite import Suite, TokenShape
-from collectors.telemetry import Telemetry
 from fleetplan import __version__
-from fleetplan.contract import Point, Run, RunFile
-from fleetplan.errors import FleetplanError
-from fleetplan.gpus import canonical_gpu
+from fleetplan.core.contract import Point, Run, RunFile
+from fleetplan.core.errors import FleetplanError
+from fleetplan.core.gpus import canonical_gpu
 
 log = logging.getLogger(__name__)
 

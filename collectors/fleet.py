@@ -29,10 +29,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from collectors.campaign import SET_BY_CAMPAIGN, Campaign, Probe, check_campaign, load_campaign
-from collectors.collect import CollectError
-from fleetplan.errors import FleetplanError, InputError
-from fleetplan.gpus import canonical_gpu
+from fleetplan.collectors.campaign import (
+    SET_BY_CAMPAIGN,
+    Campaign,
+    Probe,
+    check_campaign,
+    load_campaign,
+)
+from fleetplan.collectors.collect import CollectError
+
+from fleetplan.core.errors import FleetplanError, InputError
+from fleetplan.core.gpus import canonical_gpu
 
 RESOURCE_PREFIX = "fleetplan-gpu:"
 RAY_TYPE_PREFIX = "accelerator_type:"
@@ -166,11 +173,11 @@ def probe_on_host(
 ) -> dict[str, Any]:
     """One host's collection, inside a Ray task: `fleetplan collect` with these arguments."""
     import ray
+    from fleetplan.collectors.cli import execute
+    from fleetplan.collectors.progress import Hooks, observing
+    from fleetplan.collectors.telemetry import open_telemetry
 
-    from collectors.cli import execute
-    from collectors.progress import Hooks, observing
-    from collectors.telemetry import open_telemetry
-    from fleetplan.cli import collect_arguments
+    from fleetplan.cli.collect import collect_arguments
 
     node = ray.get_runtime_context().get_node_id()
     board.update.remote(key, state="running", detail="starting", pid=os.getpid())
@@ -233,7 +240,7 @@ def _import_ray():
 
 def campaign_from_args(args: argparse.Namespace) -> Campaign:
     if args.campaign:
-        from fleetplan.cli import collect_option_argv
+        from fleetplan.cli.collect import collect_option_argv
 
         leave_out = _RAY_FLAGS - {"backend", "model", "base_url"}
         given = [a.split("=")[0] for a in collect_option_argv(args, leave_out=leave_out)]
@@ -245,7 +252,7 @@ def campaign_from_args(args: argparse.Namespace) -> Campaign:
         return load_campaign(Path(args.campaign))
     if args.backend is None or args.model is None:
         raise InputError("--ray needs --backend and --model, or a --campaign file")
-    from fleetplan.cli import collect_option_argv
+    from fleetplan.cli.collect import collect_option_argv
 
     probe = {
         "name": f"{args.backend}-{args.model.rsplit('/', 1)[-1]}",
@@ -554,9 +561,10 @@ def _summary(jobs: list[Job]) -> None:
 
 def _ingest(args: argparse.Namespace, out: Path, jobs: list[Job]) -> bool:
     """Loads the finished runs; False (saying how to load them later) when it cannot."""
-    from fleetplan.errors import WarehouseError
-    from warehouse.db import Warehouse
-    from warehouse.ingest import Status, ingest_paths
+    from fleetplan.warehouse.db import Warehouse
+    from fleetplan.warehouse.ingest import Status, ingest_paths
+
+    from fleetplan.core.errors import WarehouseError
 
     paths = [out / job.run_file for job in jobs if job.run_file]
     if not paths:

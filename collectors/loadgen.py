@@ -10,9 +10,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-
-from collectors.openai_client import Endpoint, new_session, stream_completion
-from collectors.requests_log import RequestResult
+from fleetplan.collectors.openai_client import Endpoint, new_session, stream_completion
+from fleetplan.collectors.requests_log import RequestResult
 
 CONNECTION_ERRORS = ("ClientConnectorError", "ServerDisconnectedError", "ClientOSError",
                      "SocketTimeoutError", "ConnectionTimeoutError",

@@ -12,8 +12,7 @@ import time
 from dataclasses import dataclass
 
 import aiohttp
-
-from collectors.requests_log import RequestResult
+from fleetplan.collectors.requests_log import RequestResult
 
 
 @dataclass(frozen=True, slots=True)

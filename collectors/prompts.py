@@ -13,7 +13,7 @@ from typing import Protocol
 
 import requests
 
-from fleetplan.errors import FleetplanError
+from fleetplan.core.errors import FleetplanError
 
 # Plain, common words: stable under most tokenizers, no special tokens.
 _WORD_TEXT = (

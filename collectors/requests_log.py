@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fleetplan.contract import EnergyMethod, Point, RequestLog, StatsSource
-from fleetplan.stats import RequestTimings
+from fleetplan.core.contract import EnergyMethod, Point, RequestLog, StatsSource
+from fleetplan.core.stats import RequestTimings
 
 
 @dataclass(slots=True)

@@ -16,9 +16,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from collectors.requests_log import Energy
-from fleetplan.contract import EnergyMethod
-from fleetplan.gpus import canonical_gpu
+from fleetplan.collectors.requests_log import Energy
+
+from fleetplan.core.contract import EnergyMethod
+from fleetplan.core.gpus import canonical_gpu
 
 log = logging.getLogger(__name__)
 SAMPLE_PERIOD_S = 0.05  # 20 Hz

@@ -15,19 +15,20 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from collectors.collect import (
+from fleetplan.collectors.collect import (
     CollectError,
     CollectResult,
     Hardware,
     collector_run,
     write_run_file,
 )
-from collectors.progress import level_started
-from collectors.requests_log import RequestResult, level_point
-from collectors.suite import Suite, TokenShape
-from collectors.telemetry import Telemetry
-from fleetplan.contract import Point
-from fleetplan.gpus import canonical_gpu
+from fleetplan.collectors.progress import level_started
+from fleetplan.collectors.requests_log import RequestResult, level_point
+from fleetplan.collectors.suite import Suite, TokenShape
+from fleetplan.collectors.telemetry import Telemetry
+
+from fleetplan.core.contract import Point
+from fleetplan.core.gpus import canonical_gpu
 
 
 def _load_model(args: argparse.Namespace, device: str, dtype: object) -> tuple[object, str]:
@@ -153,7 +154,7 @@ def collect_torch(args: argparse.Namespace, suite: Suite) -> CollectResult:
             "--backend torch needs torch and transformers: pip install "
             "'fleetplan[gpu]' (or torch and transformers)"
         ) from None
-    from collectors.cli import telemetry_from_args
+    from fleetplan.collectors.cli import telemetry_from_args
 
     device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
     dtype_name = args.dtype or ("bfloat16" if device.startswith("cuda") else "float32")

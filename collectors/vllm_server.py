@@ -20,9 +20,8 @@ from importlib import metadata
 from pathlib import Path
 
 import requests
-
-from collectors.collect import CollectError, CollectResult
-from collectors.suite import Suite
+from fleetplan.collectors.collect import CollectError, CollectResult
+from fleetplan.collectors.suite import Suite
 
 
 def engine_version() -> str | None:
@@ -119,7 +118,7 @@ def _stop(process: subprocess.Popen) -> None:
 
 
 def collect_vllm(args: argparse.Namespace, suite: Suite) -> CollectResult:
-    from collectors.cli import collect_openai
+    from fleetplan.collectors.cli import collect_openai
 
     if not args.model:
         raise CollectError("--backend vllm needs --model (a local path or a model name)")

@@ -22,9 +22,9 @@ The model (the dashboard and the CSV say the same):
 - Objective: cost, carbon, or cost with a carbon price; ties go to fewer GPUs. A month is 730 h.
 """
 
-from planner.economics import EnergyBasis, GpuFacts
-from planner.plan import FleetPlan, Plan, PlanStatus, PoolPlan, Totals, plan
-from planner.scenario import CarbonPrice, GpuOffer, Scenario, Site, TrafficClass
+from fleetplan.planner.economics import EnergyBasis, GpuFacts
+from fleetplan.planner.plan import FleetPlan, Plan, PlanStatus, PoolPlan, Totals, plan
+from fleetplan.planner.scenario import CarbonPrice, GpuOffer, Scenario, Site, TrafficClass
 
 __all__ = [
     "CarbonPrice",

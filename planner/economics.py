@@ -16,9 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from fleetplan.errors import InputError
-from planner.capacity import Capacity
-from planner.scenario import HOURS_PER_YEAR, Scenario
+from fleetplan.planner.capacity import Capacity
+from fleetplan.planner.scenario import HOURS_PER_YEAR, Scenario
+
+from fleetplan.core.errors import InputError
 
 
 class EnergyBasis(StrEnum):

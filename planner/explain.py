@@ -3,8 +3,8 @@ the alternatives would have cost; which limits bind."""
 
 from __future__ import annotations
 
-from planner.plan import Plan
-from planner.scenario import Scenario
+from fleetplan.planner.plan import Plan
+from fleetplan.planner.scenario import Scenario
 
 
 def explain(plan: Plan, scenario: Scenario) -> list[str]:

@@ -21,10 +21,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 import numpy as np
+from fleetplan.planner.economics import PoolEconomics
 from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import coo_array
-
-from planner.economics import PoolEconomics
 
 
 class SolveStatus(StrEnum):

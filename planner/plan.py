@@ -11,13 +11,19 @@ from enum import StrEnum
 
 import numpy as np
 import pandas as pd
+from fleetplan.planner.capacity import Capacity, capacities
+from fleetplan.planner.economics import (
+    EnergyBasis,
+    GpuFacts,
+    PoolEconomics,
+    carbon_gaps,
+    pool_economics,
+)
+from fleetplan.planner.milp import Limits, SolveStatus, Weights, solve
+from fleetplan.planner.scenario import CarbonPrice, Scenario, TrafficClass
 from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
-from fleetplan.errors import InputError
-from planner.capacity import Capacity, capacities
-from planner.economics import EnergyBasis, GpuFacts, PoolEconomics, carbon_gaps, pool_economics
-from planner.milp import Limits, SolveStatus, Weights, solve
-from planner.scenario import CarbonPrice, Scenario, TrafficClass
+from fleetplan.core.errors import InputError
 
 HOURS_PER_MONTH = 730.0  # 8,760 h / 12
 PAPER_TTFT_THRESHOLD_MS = 200.0

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pandas as pd
-
-from planner.plan import FleetPlan, Plan, PlanStatus
+from fleetplan.planner.plan import FleetPlan, Plan, PlanStatus
 
 POOL_COLUMNS: tuple[str, ...] = (
     "scenario", "fleet", "class", "gpu_model", "gpus_per_server", "servers", "gpus", "rate_rps",

@@ -10,7 +10,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from fleetplan.gpus import canonical_gpu
+from fleetplan.core.gpus import canonical_gpu
 
 HOURS_PER_YEAR = 8760.0
 

@@ -1,35 +1,19 @@
 from __future__ import annotations
 
-import json
-import os
 import shutil
 import subprocess
 import sys
-import textwrap
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 import requests
+from fleetplan.collectors.vllm_server import free_port
+from fleetplan.warehouse.db import Warehouse
 
-from collectors.vllm_server import free_port
-from warehouse.db import Warehouse
-
-ROOT = Path(__file__).resolve().parents[1]
-IONET_ENV = "FLEETPLAN_IONET_RESULTS"
-
-
-def ionet_results_dir() -> Path | None:
-    """The raw io.net results: $FLEETPLAN_IONET_RESULTS, else shared/data/ionet-aibc2025/results
-    beside the checkout or beside one of its parent folders."""
-    candidates = [os.environ.get(IONET_ENV)]
-    candidates += [folder / "shared/data/ionet-aibc2025/results" for folder in ROOT.parents]
-    for candidate in candidates:
-        if candidate and Path(candidate).is_dir() and any(Path(candidate).glob("*.json")):
-            return Path(candidate)
-    return None
+from tests.support.paths import IONET_ENV, ROOT, ionet_results_dir, tool_outputs_dir
+from tests.support.processes import served_dashboard
 
 
 @pytest.fixture
@@ -37,6 +21,15 @@ def ionet_dir() -> Path:
     found = ionet_results_dir()
     if found is None:
         pytest.skip(f"raw io.net results not found (set ${IONET_ENV} to their folder)")
+    return found
+
+
+@pytest.fixture
+def tool_outputs() -> Path:
+    """Other tools' real output files beside the checkout (shared/data/tool-outputs)."""
+    found = tool_outputs_dir()
+    if found is None:
+        pytest.skip("other tools' outputs not found: shared/data/tool-outputs beside the checkout")
     return found
 
 
@@ -53,7 +46,7 @@ def warehouse(warehouse_path: Path):
 
 @pytest.fixture(scope="session")
 def _sample_warehouse_template(tmp_path_factory) -> Path:
-    from warehouse.sample_data import build
+    from fleetplan.warehouse.sample_data import build
 
     path = tmp_path_factory.mktemp("sample") / "sample.duckdb"
     with Warehouse.open(path) as wh:
@@ -70,63 +63,6 @@ def sample_warehouse_path(_sample_warehouse_template: Path, tmp_path: Path) -> P
     return path
 
 
-@contextmanager
-def held_by_another_process(path: Path, seconds: float = 60) -> Iterator[subprocess.Popen]:
-    """Another process opens the warehouse file and holds it (DuckDB: one process per file)."""
-    code = textwrap.dedent(f"""
-        import time, duckdb
-        con = duckdb.connect({str(path)!r})
-        print("held", flush=True)
-        time.sleep({seconds})
-        con.close()
-    """)
-    holder = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout.readline().strip() == "held"
-        yield holder
-    finally:
-        holder.kill()
-        holder.wait()
-
-
-@contextmanager
-def served_dashboard(warehouse: Path) -> Iterator[tuple[str, subprocess.Popen]]:
-    """`fleetplan app` serving `warehouse` on a free port, as a real process: (URL, process)."""
-    port = free_port()
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "fleetplan.cli",
-            "app",
-            "--port",
-            str(port),
-            "--headless",
-            "--warehouse",
-            str(warehouse),
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                if requests.get(f"{url}/_stcore/health", timeout=2).ok:
-                    break
-            except requests.ConnectionError:
-                pass
-            assert process.poll() is None, process.stdout.read()
-            assert time.monotonic() < deadline, "the dashboard did not start within 90 s"
-            time.sleep(0.5)
-        yield url, process
-    finally:
-        process.terminate()
-        process.wait(timeout=20)
-
-
 @pytest.fixture
 def dashboard_url(sample_warehouse_path: Path) -> Iterator[str]:
     """`fleetplan app` serving a copy of the sample warehouse on a free port."""
@@ -134,21 +70,7 @@ def dashboard_url(sample_warehouse_path: Path) -> Iterator[str]:
         yield url
 
 
-def write_json(path: Path, value: object) -> Path:
-    path.write_text(json.dumps(value))
-    return path
-
-
-def table_snapshot(wh: Warehouse) -> dict[str, list]:
-    """Every row of the benchmark tables, to check that a rejected import changed nothing."""
-    cur = wh.cursor()
-    return {
-        table: cur.execute(f"SELECT * FROM {table} ORDER BY ALL").fetchall()  # noqa: S608
-        for table in ("sources", "runs", "points")
-    }
-
-
-STREAM_SERVER = ROOT / "tests" / "stream_server.py"
+STREAM_SERVER = ROOT / "tests" / "support" / "stream_server.py"
 
 
 @pytest.fixture

@@ -9,23 +9,18 @@ import json
 import pytest
 import requests
 import streamlit as st
+from fleetplan.app.pages import PAGE_PATHS
+from fleetplan.planner import Scenario
+from fleetplan.warehouse.db import ENV_VAR, Warehouse
+from fleetplan.warehouse.queries import sources
 from streamlit.testing.v1 import AppTest
 
-from planner import Scenario
-from tests.conftest import ROOT, held_by_another_process
-from tests.test_cli import fleetplan
-from tests.vllm_results import make_result
-from warehouse.db import ENV_VAR, Warehouse
-from warehouse.queries import sources
+from tests.support.paths import ROOT
+from tests.support.processes import fleetplan, held_by_another_process
+from tests.support.vllm_results import make_result
 
 MAIN = str(ROOT / "app" / "main.py")
-PAGES = (
-    "pages/plan.py",
-    "pages/benchmarks.py",
-    "pages/upload.py",
-    "pages/paper.py",
-    "pages/data.py",
-)
+PAGES = PAGE_PATHS
 
 
 @pytest.fixture(autouse=True)
@@ -193,7 +188,7 @@ def test_objective_switch_to_carbon_asks_for_missing_power(monkeypatch, sample_w
 
 def at_warehouse() -> Warehouse:
     """The app's own connection (the test runs in the app's process)."""
-    from app.data import warehouse
+    from fleetplan.app.data import warehouse
 
     return warehouse()
 

@@ -9,8 +9,8 @@ import shutil
 
 import pytest
 
-from tests.conftest import ROOT
-from tests.test_cli import fleetplan
+from tests.support.paths import ROOT
+from tests.support.processes import fleetplan
 
 ARTIFACTS = ROOT / "test-artifacts"
 CHROMIUM_ARGS = [
@@ -86,7 +86,7 @@ def test_plan_runs_and_its_csv_download_is_the_clis(
     scenario_download.value.save_as(scenario_path)
     with page.expect_download() as csv_download:
         page.get_by_role("button", name="Download plan (CSV)").click()
-    app_csv = tmp_path / "app.csv"
+    app_csv = tmp_path / "fleetplan.app.csv"
     csv_download.value.save_as(app_csv)
 
     # The CLI on the same scenario, against a copy of the same warehouse (the app holds its file).

@@ -5,22 +5,14 @@ from __future__ import annotations
 import csv
 import io
 import json
-import subprocess
-import sys
 import time
 
 import pytest
 import requests
 
-from tests.conftest import held_by_another_process, served_dashboard, write_json
-from tests.vllm_results import make_result
-
-
-def fleetplan(*args, check=False, timeout=120, **kwargs) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "fleetplan.cli", *map(str, args)],
-        capture_output=True, text=True, check=check, timeout=timeout, **kwargs,
-    )  # fmt: skip
+from tests.support.files import write_json
+from tests.support.processes import fleetplan, held_by_another_process, served_dashboard
+from tests.support.vllm_results import make_result
 
 
 def test_ingest_then_export_round_trip(tmp_path, warehouse_path):

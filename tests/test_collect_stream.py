@@ -13,14 +13,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 import requests
+from fleetplan.collectors.loadgen import arrival_offsets
+from fleetplan.collectors.openai_client import Endpoint, new_session, stream_completion
+from fleetplan.collectors.vllm_server import free_port
+from fleetplan.warehouse.db import Warehouse
+from fleetplan.warehouse.queries import benchmark_points
 
-from collectors.loadgen import arrival_offsets
-from collectors.openai_client import Endpoint, new_session, stream_completion
-from collectors.vllm_server import free_port
-from fleetplan.contract import RunFile
-from tests.test_cli import fleetplan
-from warehouse.db import Warehouse
-from warehouse.queries import benchmark_points
+from fleetplan.core.contract import RunFile
+from tests.support.processes import fleetplan
 
 
 def collect_openai(url, model, out, *options) -> subprocess.CompletedProcess:
@@ -219,7 +219,7 @@ def test_a_server_that_dies_mid_level_keeps_what_was_measured(stream_server, tmp
 def test_ctrl_c_writes_the_partial_run(stream_server, tmp_path):
     url = stream_server(ttft_ms=5, tpot_ms=40)
     process = subprocess.Popen(
-        [sys.executable, "-m", "fleetplan.cli", "collect", "--backend", "openai", "--base-url",
+        [sys.executable, "-m", "fleetplan", "collect", "--backend", "openai", "--base-url",
          url, "--model", "stream-test", "--input-len", "8", "--output-len", "100", "--rates",
          "2", "--num-requests", "20", "--warmup", "0", "--out", str(tmp_path), "--gpu",
          "rtx-4090"],

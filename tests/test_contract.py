@@ -5,7 +5,7 @@ import math
 import pytest
 from pydantic import ValidationError
 
-from fleetplan.contract import EnergyMethod, Point, Run, validation_message
+from fleetplan.core.contract import EnergyMethod, Point, Run, validation_message
 
 POINT = {"offered_rate_rps": 4.0, "completed": 10, "duration_s": 2.5}
 RUN = {"tool": "t", "model": "m", "gpu_model": "rtx-4090", "gpu_count": 2, "points": [POINT]}

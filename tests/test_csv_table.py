@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
+from fleetplan.warehouse.db import Warehouse
+from fleetplan.warehouse.importers import FileInput, parse
+from fleetplan.warehouse.importers.csv_table import DERIVED
+from fleetplan.warehouse.ingest import Status, ingest_paths
+from fleetplan.warehouse.queries import CANONICAL_COLUMNS, benchmark_points
 
-from fleetplan.errors import InputError
-from fleetplan.tabular import to_csv
-from tests.test_cli import fleetplan
-from warehouse.db import Warehouse
-from warehouse.importers import FileInput, parse
-from warehouse.importers.csv_table import DERIVED
-from warehouse.ingest import Status, ingest_paths
-from warehouse.queries import CANONICAL_COLUMNS, benchmark_points
+from fleetplan.core.errors import InputError
+from fleetplan.core.tabular import to_csv
+from tests.support.processes import fleetplan
 
 
 def exported(warehouse_path) -> pd.DataFrame:

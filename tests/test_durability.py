@@ -11,12 +11,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from fleetplan.warehouse.db import Warehouse
 
-from tests.conftest import table_snapshot, write_json
-from tests.tables import typed_in_table
-from tests.test_cli import fleetplan
-from tests.vllm_results import make_result
-from warehouse.db import Warehouse
+from tests.support.files import table_snapshot, write_json
+from tests.support.processes import fleetplan
+from tests.support.tables import typed_in_table
+from tests.support.vllm_results import make_result
 
 ROWS = 40_000  # about 29 MB of CSV: under the 32 MB limit, long enough to stop half way
 
@@ -31,7 +31,7 @@ def ingest(warehouse: Path, *paths: Path, wait: float = 60) -> subprocess.Popen:
         [
             sys.executable,
             "-m",
-            "fleetplan.cli",
+            "fleetplan",
             "-v",
             "ingest",
             "--warehouse",

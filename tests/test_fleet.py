@@ -16,14 +16,14 @@ import time
 from pathlib import Path
 
 import pytest
+from fleetplan.collectors.campaign import check_campaign, load_campaign
+from fleetplan.collectors.fleet import _State, hosts_from_nodes, plan_jobs, settle_gpu
+from fleetplan.warehouse.db import Warehouse
 
-from collectors.campaign import check_campaign, load_campaign
-from collectors.fleet import _State, hosts_from_nodes, plan_jobs, settle_gpu
-from fleetplan.cli import collect_arguments
-from fleetplan.contract import RunFile
-from fleetplan.errors import InputError
-from tests.test_cli import fleetplan
-from warehouse.db import Warehouse
+from fleetplan.cli.collect import collect_arguments
+from fleetplan.core.contract import RunFile
+from fleetplan.core.errors import InputError
+from tests.support.processes import fleetplan
 
 ray = pytest.importorskip("ray", reason="Ray is the cluster extra: pip install -e '.[cluster]'")
 if os.environ.get("CI"):  # in CI the extra is installed by `make test`: never skip there
@@ -49,7 +49,7 @@ class Driver:
 
     def __init__(self, *args):
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "fleetplan.cli", "collect", *map(str, args)],
+            [sys.executable, "-m", "fleetplan", "collect", *map(str, args)],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -252,7 +252,7 @@ def test_a_killed_worker_is_retried_once_then_reported_and_resume_skips_what_fin
 def test_a_probe_that_fails_on_its_host_is_retried_there_then_reported(
     ray_cluster, stream_server, tmp_path
 ):
-    from collectors.vllm_server import free_port
+    from fleetplan.collectors.vllm_server import free_port
 
     urls = {"rtx-4090": stream_server(), "h100-pcie": f"http://127.0.0.1:{free_port()}"}
     out = tmp_path / "runs"
@@ -395,7 +395,7 @@ def test_hosts_are_typed_by_declared_resource_or_rays_accelerator_label():
 
 
 def test_what_gpu_a_host_records_nvml_first_then_its_ray_type():
-    from collectors.telemetry import GpuInfo
+    from fleetplan.collectors.telemetry import GpuInfo
 
     def card(name, model):
         return GpuInfo(0, name, model, 24.0, 450.0, "550")

@@ -8,12 +8,12 @@ import shutil
 from pathlib import Path
 
 import pytest
+from fleetplan.warehouse.importers import FileInput, ImportOptions, parse
+from fleetplan.warehouse.ingest import Status, ingest_paths
+from fleetplan.warehouse.queries import benchmark_points
 
-from fleetplan.errors import InputError
-from tests.conftest import ROOT
-from warehouse.importers import FileInput, ImportOptions, parse
-from warehouse.ingest import Status, ingest_paths
-from warehouse.queries import benchmark_points
+from fleetplan.core.errors import InputError
+from tests.support.paths import ROOT
 
 FORMATS = ROOT / "tests" / "fixtures" / "formats"
 LLMPERF = FORMATS / "llmperf-2023-08-31"

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
+from fleetplan.app.forms import classes_table, gpus_table, scenario_from_forms, sites_table
+from fleetplan.planner import GpuFacts, Scenario
 
-from app.forms import classes_table, gpus_table, scenario_from_forms, sites_table
-from fleetplan.errors import InputError
-from planner import GpuFacts, Scenario
-from tests.planner_points import gpu, scenario
+from fleetplan.core.errors import InputError
+from tests.support.planner_points import gpu, scenario
 
 BASE = Scenario.model_validate(
     scenario(

@@ -9,15 +9,16 @@ import random
 import tempfile
 from pathlib import Path
 
+from fleetplan.warehouse.db import Warehouse
+from fleetplan.warehouse.importers import FileInput, ImportOptions, parse
+from fleetplan.warehouse.ingest import Status, ingest_file
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fleetplan.errors import FleetplanError
-from tests.conftest import ROOT, table_snapshot
-from tests.fuzzing import PAIRS, mutate, seed_files
-from warehouse.db import Warehouse
-from warehouse.importers import FileInput, ImportOptions, parse
-from warehouse.ingest import Status, ingest_file
+from fleetplan.core.errors import FleetplanError
+from tests.support.files import table_snapshot
+from tests.support.fuzzing import PAIRS, mutate, seed_files
+from tests.support.paths import ROOT
 
 SEEDS = seed_files()
 OPTIONS = ImportOptions(gpu="rtx-4090", gpu_count=1)

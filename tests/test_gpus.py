@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fleetplan.gpus import KNOWN_GPU_IDS, canonical_gpu
+from fleetplan.core.gpus import KNOWN_GPU_IDS, canonical_gpu
 
 
 @pytest.mark.parametrize(

@@ -6,12 +6,12 @@ import json
 import shutil
 
 import pytest
+from fleetplan.warehouse.importers import ImportOptions
+from fleetplan.warehouse.ingest import Status, ingest_paths
+from fleetplan.warehouse.queries import benchmark_points
 
-from tests.conftest import table_snapshot, write_json
-from tests.vllm_results import make_result
-from warehouse.importers import ImportOptions
-from warehouse.ingest import Status, ingest_paths
-from warehouse.queries import benchmark_points
+from tests.support.files import table_snapshot, write_json
+from tests.support.vllm_results import make_result
 
 
 def ingest(wh, *paths, **options):

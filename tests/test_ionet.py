@@ -8,10 +8,9 @@ import re
 from pathlib import Path
 
 import pytest
-
-from warehouse.ingest import Status, ingest_paths
-from warehouse.queries import benchmark_points
-from warehouse.sample_data import IONET_FILE, rebuild_ionet, sample_dir
+from fleetplan.warehouse.ingest import Status, ingest_paths
+from fleetplan.warehouse.queries import benchmark_points
+from fleetplan.warehouse.sample_data import IONET_FILE, rebuild_ionet, sample_dir
 
 NAME = re.compile(r"^vllm_200prompts(\d+)qps_(.+)_sharegpt_(\d+)x(.+)\.json$")
 
@@ -82,7 +81,7 @@ def test_sample_data_is_what_the_importer_derives(ionet_dir, tmp_path):
 
 
 def test_sample_warehouse_carries_figures_and_provenance(sample_warehouse_path):
-    from warehouse.db import Warehouse
+    from fleetplan.warehouse.db import Warehouse
 
     with Warehouse.open(sample_warehouse_path) as wh:
         frame = benchmark_points(wh)
@@ -98,7 +97,7 @@ def test_sample_warehouse_carries_figures_and_provenance(sample_warehouse_path):
 
 
 def test_raw_files_after_sample_data_are_recognised_as_present(ionet_dir, sample_warehouse_path):
-    from warehouse.db import Warehouse
+    from fleetplan.warehouse.db import Warehouse
 
     with Warehouse.open(sample_warehouse_path) as wh:
         outcomes = list(ingest_paths(wh, sorted(ionet_dir.glob("*.json"))[:5]))

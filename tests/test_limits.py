@@ -11,12 +11,12 @@ import zipfile
 import zlib
 
 import pytest
+from fleetplan.warehouse.importers import FileInput, ImportOptions, parse
 
-from fleetplan.errors import FileTooLargeError, InputError
-from tests.conftest import write_json
-from tests.test_cli import fleetplan
-from tests.vllm_results import make_result
-from warehouse.importers import FileInput, ImportOptions, parse
+from fleetplan.core.errors import FileTooLargeError, InputError
+from tests.support.files import write_json
+from tests.support.processes import fleetplan
+from tests.support.vllm_results import make_result
 
 
 def read(name: str, data: bytes, **options):

@@ -5,12 +5,12 @@ from __future__ import annotations
 import math
 
 import pytest
+from fleetplan.planner import GpuFacts, PlanStatus, Scenario, plan
+from fleetplan.planner.capacity import Configuration, capacity_of
 from pydantic import ValidationError
 
-from fleetplan.errors import InputError
-from planner import GpuFacts, PlanStatus, Scenario, plan
-from planner.capacity import Configuration, capacity_of
-from tests.planner_points import gpu, level, points, scenario
+from fleetplan.core.errors import InputError
+from tests.support.planner_points import gpu, level, points, scenario
 
 FACTS = {
     "rtx-4090": GpuFacts("rtx-4090", rated_w=450, idle_w=20, embodied_kgco2e=150, lifetime_years=5),
@@ -65,7 +65,7 @@ def test_latency_targets_route_classes_to_the_gpus_that_meet_them():
 def test_capacity_is_the_best_passing_level_times_the_ceiling_without_extrapolation():
     config = Configuration("h100-pcie", 1)
     rows = POINTS[POINTS["gpu_model"] == "h100-pcie"]
-    from planner.scenario import TrafficClass
+    from fleetplan.planner.scenario import TrafficClass
 
     cap = capacity_of(rows, TrafficClass(name="c", rate_rps=1, ttft_p99_ms=50), config, 0.8)
     assert cap.capacity_rps == pytest.approx(4 * 0.8) and cap.level.offered_rate_rps == 4
@@ -349,7 +349,7 @@ def test_unknown_model_and_ambiguous_traffic_are_input_errors():
 
 
 def test_presets_are_valid_and_interactive_ones_bound_tpot():
-    from planner.presets import PRESETS
+    from fleetplan.planner.presets import PRESETS
 
     assert "chatbot + batch eval" in PRESETS and "embeddings backfill" in PRESETS
     for classes in PRESETS.values():

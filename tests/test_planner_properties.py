@@ -8,14 +8,14 @@ import math
 
 import numpy as np
 import pytest
+from fleetplan.planner import GpuFacts, Scenario, plan
+from fleetplan.planner.capacity import Capacity, Configuration, Level
+from fleetplan.planner.economics import EnergyBasis, PoolEconomics
+from fleetplan.planner.milp import Limits, SolveStatus, solve
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from planner import GpuFacts, Scenario, plan
-from planner.capacity import Capacity, Configuration, Level
-from planner.economics import EnergyBasis, PoolEconomics
-from planner.milp import Limits, SolveStatus, solve
-from tests.planner_points import gpu, level, points, scenario
+from tests.support.planner_points import gpu, level, points, scenario
 
 GPU_MODELS = ("rtx-4090", "h100-pcie")
 
@@ -213,8 +213,8 @@ def _exhaustive_frontier(pools, demand):
 
 
 def test_frontier_is_exact_on_a_small_instance():
-    from planner.capacity import capacities
-    from planner.economics import pool_economics
+    from fleetplan.planner.capacity import capacities
+    from fleetplan.planner.economics import pool_economics
 
     pts = points(
         ("h100-pcie", 1, [level(4, 4, ttft=30)]),

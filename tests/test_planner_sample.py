@@ -7,11 +7,11 @@ import io
 import json
 
 import pytest
+from fleetplan.planner.unit_costs import server_unit_costs
+from fleetplan.warehouse.db import Warehouse
+from fleetplan.warehouse.queries import benchmark_points
 
-from planner.unit_costs import server_unit_costs
-from tests.test_cli import fleetplan
-from warehouse.db import Warehouse
-from warehouse.queries import benchmark_points
+from tests.support.processes import fleetplan
 
 PAPER_PRICES = {"h100-pcie": 2.00, "rtx-4090": 0.25}
 

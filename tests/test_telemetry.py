@@ -7,11 +7,11 @@ import time
 from types import SimpleNamespace
 
 import pytest
+from fleetplan.collectors import telemetry as telemetry_module
+from fleetplan.collectors.collect import Hardware
+from fleetplan.collectors.telemetry import NvmlTelemetry, Telemetry, open_telemetry
 
-from collectors import telemetry as telemetry_module
-from collectors.collect import Hardware
-from collectors.telemetry import NvmlTelemetry, Telemetry, open_telemetry
-from fleetplan.contract import EnergyMethod
+from fleetplan.core.contract import EnergyMethod
 
 
 class FakeNvml:

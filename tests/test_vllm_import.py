@@ -7,11 +7,11 @@ import math
 
 import numpy as np
 import pytest
+from fleetplan.warehouse.importers import FileInput, ImportOptions, parse
 
-from fleetplan.contract import StatsSource
-from fleetplan.errors import InputError, UnknownFormatError
-from tests.vllm_results import dumps_appended, make_result
-from warehouse.importers import FileInput, ImportOptions, parse
+from fleetplan.core.contract import StatsSource
+from fleetplan.core.errors import InputError, UnknownFormatError
+from tests.support.vllm_results import dumps_appended, make_result
 
 
 def parse_bytes(data: bytes, name: str = "result.json", **options):

@@ -6,14 +6,16 @@ import subprocess
 
 import duckdb
 import pytest
+from fleetplan.warehouse.db import ENV_VAR, Warehouse, resolve_path
+from fleetplan.warehouse.importers import FileInput, parse
+from fleetplan.warehouse.migrations import MIGRATIONS
+from fleetplan.warehouse.store import SourceFile, delete_source, store_runs
 
-from fleetplan.contract import LATENCY_FIELDS, Point
-from fleetplan.errors import WarehouseBusyError, WarehouseError
-from tests.conftest import ROOT, held_by_another_process, table_snapshot
-from warehouse.db import ENV_VAR, Warehouse, resolve_path
-from warehouse.importers import FileInput, parse
-from warehouse.migrations import MIGRATIONS
-from warehouse.store import SourceFile, delete_source, store_runs
+from fleetplan.core.contract import LATENCY_FIELDS, Point
+from fleetplan.core.errors import WarehouseBusyError, WarehouseError
+from tests.support.files import table_snapshot
+from tests.support.paths import ROOT
+from tests.support.processes import held_by_another_process
 
 
 def test_migrations_are_recorded_once(warehouse_path):
@@ -100,7 +102,7 @@ def test_opening_waits_for_the_other_process_to_let_go(warehouse_path):
 def test_a_failure_inside_a_store_rolls_everything_back(warehouse):
     import json
 
-    from tests.vllm_results import make_result
+    from tests.support.vllm_results import make_result
 
     data = json.dumps(make_result(detailed=False)).encode()
     parsed = parse(FileInput.from_bytes("a.json", data))
@@ -117,7 +119,7 @@ def test_a_failure_inside_a_store_rolls_everything_back(warehouse):
 def test_delete_source_removes_its_runs_and_points(warehouse):
     import json
 
-    from tests.vllm_results import make_result
+    from tests.support.vllm_results import make_result
 
     data = json.dumps(make_result(detailed=False)).encode()
     parsed = parse(FileInput.from_bytes("a.json", data))

@@ -18,20 +18,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
+from fleetplan.warehouse.migrations import MIGRATIONS
 
-from fleetplan.errors import WarehouseBusyError, WarehouseError
-from warehouse.migrations import MIGRATIONS
+from fleetplan.core.errors import WarehouseBusyError, WarehouseError
+from fleetplan.core.paths import project_root
 
 log = logging.getLogger(__name__)
 
 ENV_VAR = "FLEETPLAN_WAREHOUSE"
 _LOCK_HOLDER = re.compile(r"Conflicting lock is held in (?P<program>.+?) \(PID (?P<pid>\d+)\)")
-
-
-def project_root() -> Path:
-    """The checkout this package runs from, else the working directory."""
-    here = Path(__file__).resolve().parents[1]
-    return here if (here / "pyproject.toml").is_file() else Path.cwd()
 
 
 def default_path() -> Path:

@@ -8,10 +8,11 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path, PurePath
 
-from fleetplan.errors import InputError, NotResultsError, WarehouseError
-from warehouse.db import Warehouse
-from warehouse.importers import FileInput, ImportOptions, ParsedFile, parse, read_file
-from warehouse.store import SourceFile, find_source, store_runs
+from fleetplan.warehouse.db import Warehouse
+from fleetplan.warehouse.importers import FileInput, ImportOptions, ParsedFile, parse, read_file
+from fleetplan.warehouse.store import SourceFile, find_source, store_runs
+
+from fleetplan.core.errors import InputError, NotResultsError, WarehouseError
 
 log = logging.getLogger(__name__)
 

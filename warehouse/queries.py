@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pandas as pd
+from fleetplan.warehouse.db import Warehouse
 
-from fleetplan.contract import LATENCY_FIELDS
-from fleetplan.gpus import canonical_gpu
-from warehouse.db import Warehouse
+from fleetplan.core.contract import LATENCY_FIELDS
+from fleetplan.core.gpus import canonical_gpu
 
 # The canonical table: one row per (run, load level). `fleetplan benchmarks` prints these columns
 # in this order; the CSV template of later importers uses the same names.

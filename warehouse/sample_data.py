@@ -13,15 +13,16 @@ import logging
 from collections.abc import Iterator
 from pathlib import Path
 
-from fleetplan.contract import Provenance, RunFile
-from warehouse.db import Warehouse, project_root
-from warehouse.importers import FileInput, ImportOptions, parse
-from warehouse.ingest import Outcome, ingest_paths
-from warehouse.reference import load_reference
+from fleetplan.warehouse.db import Warehouse
+from fleetplan.warehouse.importers import FileInput, ImportOptions, parse
+from fleetplan.warehouse.ingest import Outcome, ingest_paths
+from fleetplan.warehouse.reference import load_reference
+
+from fleetplan.core.contract import Provenance, RunFile
+from fleetplan.core.paths import sample_data_dir
 
 log = logging.getLogger(__name__)
 
-SAMPLE_DIR_NAME = "sample_data"
 IONET_FILE = "ionet-aibc2025.json"
 # From the dataset's NOTICE.md: where the files come from, and what they do not say themselves.
 IONET_REPOSITORY = "github.com/IOG-Foundation/llm-inference-benchmarks"
@@ -37,7 +38,7 @@ IONET_NOTES = (
 
 
 def sample_dir() -> Path:
-    return project_root() / SAMPLE_DIR_NAME
+    return sample_data_dir()
 
 
 def rebuild_ionet(source: Path, out: Path) -> int:

@@ -7,8 +7,9 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from fleetplan.contract import LATENCY_FIELDS, Run
-from warehouse.db import Warehouse, utc_now
+from fleetplan.warehouse.db import Warehouse, utc_now
+
+from fleetplan.core.contract import LATENCY_FIELDS, Run
 
 log = logging.getLogger("fleetplan.store")
 

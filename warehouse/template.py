@@ -6,9 +6,10 @@ from __future__ import annotations
 import csv
 import io
 
-from fleetplan.contract import RunFile
-from warehouse.queries import CANONICAL_COLUMNS
-from warehouse.sample_data import IONET_FILE, sample_dir
+from fleetplan.warehouse.queries import CANONICAL_COLUMNS
+from fleetplan.warehouse.sample_data import IONET_FILE, sample_dir
+
+from fleetplan.core.contract import RunFile
 
 HEADER_NOTES = (
     "# fleetplan benchmark table: one row per run and load level; units are in the column names",

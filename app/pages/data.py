@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import streamlit as st
-
-from app import data
-from warehouse.db import resolve_path
+from fleetplan.app import data
+from fleetplan.warehouse.db import resolve_path
 
 st.title("Data")
 counts = data.counts()

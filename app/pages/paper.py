@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import streamlit as st
-
-from app import data
-from planner.paper_check import PAPER_POWER_W, PAPER_PRICES, Verdict, check_paper
+from fleetplan.app import data
+from fleetplan.planner.paper_check import PAPER_POWER_W, PAPER_PRICES, Verdict, check_paper
 
 st.title("Paper check")
 st.caption(

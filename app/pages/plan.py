@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 import streamlit as st
-from pydantic import ValidationError
-
-from app import data
-from app.forms import (
+from fleetplan.app import data
+from fleetplan.app.forms import (
     classes_table,
     default_scenario,
     gpus_table,
@@ -16,14 +14,16 @@ from app.forms import (
     site_from_region,
     sites_table,
 )
-from fleetplan.contract import validation_message
-from fleetplan.errors import InputError
-from fleetplan.tabular import to_csv
-from planner import CarbonPrice, Scenario
-from planner.explain import explain
-from planner.presets import PRESETS
-from planner.report import pool_table
-from warehouse.queries import models_by_coverage
+from fleetplan.planner import CarbonPrice, Scenario
+from fleetplan.planner.explain import explain
+from fleetplan.planner.presets import PRESETS
+from fleetplan.planner.report import pool_table
+from fleetplan.warehouse.queries import models_by_coverage
+from pydantic import ValidationError
+
+from fleetplan.core.contract import validation_message
+from fleetplan.core.errors import InputError
+from fleetplan.core.tabular import to_csv
 
 st.title("Plan a fleet")
 points = data.points()

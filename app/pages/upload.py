@@ -8,14 +8,14 @@ from dataclasses import replace
 
 import pandas as pd
 import streamlit as st
+from fleetplan.app import data
+from fleetplan.warehouse.importers import FileInput, ImportOptions, parse
+from fleetplan.warehouse.importers.document import megabytes
+from fleetplan.warehouse.ingest import Status, companion_pairs, ingest_parsed, preview_rows
+from fleetplan.warehouse.store import delete_source, find_source
 
-from app import data
-from fleetplan.errors import InputError, NotResultsError
-from fleetplan.gpus import KNOWN_GPU_IDS
-from warehouse.importers import FileInput, ImportOptions, parse
-from warehouse.importers.document import megabytes
-from warehouse.ingest import Status, companion_pairs, ingest_parsed, preview_rows
-from warehouse.store import delete_source, find_source
+from fleetplan.core.errors import InputError, NotResultsError
+from fleetplan.core.gpus import KNOWN_GPU_IDS
 
 log = logging.getLogger("fleetplan.app.upload")
 st.title("Upload runs")

@@ -8,10 +8,11 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fleetplan.contract import Run
-from fleetplan.errors import FileTooLargeError, InputError, NotResultsError, UnknownFormatError
-from warehouse.importers import fleetplan_json, vllm_json
-from warehouse.importers.document import megabytes, read_document, unpack
+from fleetplan.warehouse.importers import fleetplan_json, vllm_json
+from fleetplan.warehouse.importers.document import megabytes, read_document, unpack
+
+from fleetplan.core.contract import Run
+from fleetplan.core.errors import FileTooLargeError, InputError, NotResultsError, UnknownFormatError
 
 DEFAULT_MAX_FILE_MB = 32.0
 MAX_FILE_ENV = "FLEETPLAN_MAX_FILE_MB"
@@ -90,7 +91,7 @@ def read_file(path: Path, options: ImportOptions) -> FileInput:
 
 # Every format fleetplan reads, tried in this order on the file's content.
 def _importers() -> list:
-    from warehouse.importers import csv_table, genai_perf, guidellm, llmperf
+    from fleetplan.warehouse.importers import csv_table, genai_perf, guidellm, llmperf
 
     return [fleetplan_json, vllm_json, guidellm, llmperf, genai_perf, csv_table]
 

@@ -14,15 +14,15 @@ from datetime import datetime
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 
+from fleetplan.warehouse.importers.document import Document
 from pydantic import ValidationError
 
-from fleetplan.contract import Point, Provenance, Run, validation_message
-from fleetplan.errors import InputError
-from fleetplan.gpus import canonical_gpu
-from warehouse.importers.document import Document
+from fleetplan.core.contract import Point, Provenance, Run, validation_message
+from fleetplan.core.errors import InputError
+from fleetplan.core.gpus import canonical_gpu
 
 if TYPE_CHECKING:
-    from warehouse.importers import FileInput, ImportOptions
+    from fleetplan.warehouse.importers import FileInput, ImportOptions
 
 IMPORTER = "csv-table"
 VERSION = "1"
@@ -63,7 +63,7 @@ def detect(document: Document) -> bool:
 
 
 def _columns() -> set[str]:
-    from warehouse.queries import CANONICAL_COLUMNS
+    from fleetplan.warehouse.queries import CANONICAL_COLUMNS
 
     return set(CANONICAL_COLUMNS)
 

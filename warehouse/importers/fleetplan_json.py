@@ -7,15 +7,15 @@ from pathlib import PurePath
 from typing import TYPE_CHECKING
 
 import numpy as np
+from fleetplan.warehouse.importers.document import Document
 from pydantic import ValidationError
 
-from fleetplan.contract import Point, RequestLog, Run, RunFile, StatsSource, validation_message
-from fleetplan.errors import InputError
-from fleetplan.stats import RequestTimings, disagreements
-from warehouse.importers.document import Document
+from fleetplan.core.contract import Point, RequestLog, Run, RunFile, StatsSource, validation_message
+from fleetplan.core.errors import InputError
+from fleetplan.core.stats import RequestTimings, disagreements
 
 if TYPE_CHECKING:
-    from warehouse.importers import FileInput
+    from fleetplan.warehouse.importers import FileInput
 
 IMPORTER = "fleetplan-runs"
 VERSION = "1"

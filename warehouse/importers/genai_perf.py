@@ -19,16 +19,16 @@ from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from fleetplan.warehouse.importers.document import Document, companion_values
+from fleetplan.warehouse.importers.values import build, finite, hardware, model_name, number
 from pydantic import ValidationError
 
-from fleetplan.contract import EnergyMethod, Point, Run, StatsSource, validation_message
-from fleetplan.errors import InputError
-from fleetplan.stats import RequestTimings, disagreements
-from warehouse.importers.document import Document, companion_values
-from warehouse.importers.values import build, finite, hardware, model_name, number
+from fleetplan.core.contract import EnergyMethod, Point, Run, StatsSource, validation_message
+from fleetplan.core.errors import InputError
+from fleetplan.core.stats import RequestTimings, disagreements
 
 if TYPE_CHECKING:
-    from warehouse.importers import FileInput, ImportOptions
+    from fleetplan.warehouse.importers import FileInput, ImportOptions
 
 IMPORTER = "genai-perf-aiperf"
 VERSION = "1"

@@ -17,15 +17,22 @@ import re
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 
+from fleetplan.warehouse.importers.document import Document
+from fleetplan.warehouse.importers.values import (
+    build,
+    finite,
+    hardware,
+    model_name,
+    number,
+    timestamp,
+)
 from pydantic import ValidationError
 
-from fleetplan.contract import Point, Run, validation_message
-from fleetplan.errors import InputError
-from warehouse.importers.document import Document
-from warehouse.importers.values import build, finite, hardware, model_name, number, timestamp
+from fleetplan.core.contract import Point, Run, validation_message
+from fleetplan.core.errors import InputError
 
 if TYPE_CHECKING:
-    from warehouse.importers import FileInput, ImportOptions
+    from fleetplan.warehouse.importers import FileInput, ImportOptions
 
 IMPORTER = "guidellm"
 VERSION = "1"

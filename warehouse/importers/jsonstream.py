@@ -7,7 +7,7 @@ from typing import Any
 
 import orjson
 
-from fleetplan.errors import InputError
+from fleetplan.core.errors import InputError
 
 _DECODER = json.JSONDecoder()
 

@@ -16,16 +16,16 @@ from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from fleetplan.warehouse.importers.document import Document, companion_values
+from fleetplan.warehouse.importers.values import Reader, build, hardware, model_name, timestamp
 from pydantic import ValidationError
 
-from fleetplan.contract import Point, Run, StatsSource, validation_message
-from fleetplan.errors import InputError
-from fleetplan.stats import RequestTimings, disagreements
-from warehouse.importers.document import Document, companion_values
-from warehouse.importers.values import Reader, build, hardware, model_name, timestamp
+from fleetplan.core.contract import Point, Run, StatsSource, validation_message
+from fleetplan.core.errors import InputError
+from fleetplan.core.stats import RequestTimings, disagreements
 
 if TYPE_CHECKING:
-    from warehouse.importers import FileInput, ImportOptions
+    from fleetplan.warehouse.importers import FileInput, ImportOptions
 
 IMPORTER = "llmperf"
 VERSION = "1"

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from fleetplan.errors import InputError
+from fleetplan.core.errors import InputError
 
 
 class Reader:
@@ -96,7 +96,7 @@ def hardware(
 ) -> tuple[str, str, int]:
     """(canonical GPU id, label, GPUs per server): from the file where it says, else from what
     the user gave (`--gpu`, `--gpu-count`, or the upload form); asked for, never guessed."""
-    from fleetplan.gpus import canonical_gpu
+    from fleetplan.core.gpus import canonical_gpu
 
     given = options.gpu
     if (
@@ -160,7 +160,7 @@ def build(contract: Any, file: str, where: str = "", /, **values: Any) -> Any:
     """A contract object, or an InputError naming the field (never pydantic's raw error)."""
     from pydantic import ValidationError
 
-    from fleetplan.contract import validation_message
+    from fleetplan.core.contract import validation_message
 
     try:
         return contract(**values)

@@ -23,17 +23,17 @@ from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from fleetplan.warehouse.importers.document import Document
+from fleetplan.warehouse.importers.values import Reader
 from pydantic import ValidationError
 
-from fleetplan.contract import LATENCY_METRICS, Point, Run, StatsSource, validation_message
-from fleetplan.errors import InputError
-from fleetplan.gpus import canonical_gpu
-from fleetplan.stats import RequestTimings, disagreements, pooled
-from warehouse.importers.document import Document
-from warehouse.importers.values import Reader
+from fleetplan.core.contract import LATENCY_METRICS, Point, Run, StatsSource, validation_message
+from fleetplan.core.errors import InputError
+from fleetplan.core.gpus import canonical_gpu
+from fleetplan.core.stats import RequestTimings, disagreements, pooled
 
 if TYPE_CHECKING:
-    from warehouse.importers import FileInput, ImportOptions
+    from fleetplan.warehouse.importers import FileInput, ImportOptions
 
 IMPORTER = "vllm-serve-json"
 VERSION = "1"

@@ -1,4 +1,4 @@
-"""Latency statistics from per-request timings, by the definitions of `fleetplan.contract`.
+"""Latency statistics from per-request timings, by the definitions of `fleetplan.core.contract`.
 
 numpy's linear-interpolated percentiles and means, as vLLM computes them, so that statistics
 recomputed from a vLLM file's per-request arrays reproduce the ones it stores.

@@ -1,6 +1,6 @@
 """A small OpenAI-compatible streaming server for tests, with set delays and faults.
 
-    python tests/stream_server.py --port 8123 --ttft-ms 50 --tpot-ms 10 [--fault ...]
+    python tests/support/stream_server.py --port 8123 --ttft-ms 50 --tpot-ms 10 [--fault ...]
 
 Tokens are words; `/tokenize` and `/detokenize` work on them. Each completion streams one token
 per chunk, the first `ttft_ms` after the request arrives and then every `tpot_ms` (scheduled

@@ -7,10 +7,10 @@ from pathlib import Path
 import pandas as pd
 from pydantic import ValidationError
 
-from fleetplan.contract import validation_message
-from planner import GpuFacts, Plan, Scenario, plan
-from warehouse.db import Warehouse
-from warehouse.queries import benchmark_points, gpu_catalog
+from fleetplan.core.contract import validation_message
+from fleetplan.planner import GpuFacts, Plan, Scenario, plan
+from fleetplan.warehouse.db import Warehouse
+from fleetplan.warehouse.queries import benchmark_points, gpu_catalog
 
 _FACT_COLUMNS = {
     "rated_w": ("rated_power_w", "rated_power_source"),

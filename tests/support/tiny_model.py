@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from collectors.prompts import _WORDS
+from fleetplan.collectors.prompts import _WORDS
 
 
 def build_tiny_llama(folder: Path, *, seed: int = 0, max_positions: int = 4096) -> Path:
@@ -61,8 +61,9 @@ if __name__ == "__main__":
 def cpu_server_command(model: str | Path, port: int) -> list[str]:
     """The vLLM server command `fleetplan collect --backend vllm` builds for `model`, with what
     vLLM's CPU build needs: the KV cache sized in RAM (0.3) and a short context."""
-    from collectors.vllm_server import server_command
-    from fleetplan.cli import collect_arguments
+    from fleetplan.collectors.vllm_server import server_command
+
+    from fleetplan.cli.collect import collect_arguments
 
     args = collect_arguments(
         ["--backend", "vllm", "--model", str(model), "--out", ".", "--dtype", "bfloat16",

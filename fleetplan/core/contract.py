@@ -31,8 +31,8 @@ from pydantic import (
     model_validator,
 )
 
-from fleetplan.errors import InputError
-from fleetplan.gpus import canonical_gpu
+from fleetplan.core.errors import InputError
+from fleetplan.core.gpus import canonical_gpu
 
 LATENCY_METRICS: tuple[str, ...] = ("ttft", "tpot", "itl", "e2el")
 LATENCY_STATS: tuple[str, ...] = ("mean", "p50", "p90", "p95", "p99")
@@ -144,7 +144,7 @@ class Point(_Strict):
     gpu_memory_used_gb: NonNegative | None = None
     gpu_utilization_pct: Annotated[float, Field(ge=0, le=100, allow_inf_nan=False)] | None = None
     requests: RequestLog | None = Field(
-        default=None, description="Per-request timings (run files from collectors)."
+        default=None, description="Per-request timings (run files from fleetplan.collectors)."
     )
 
     @field_validator("offered_rate_rps", mode="before")

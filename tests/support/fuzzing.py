@@ -9,14 +9,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import ROOT
+from tests.support.paths import ROOT
 
 FORMATS = ROOT / "tests" / "fixtures" / "formats"
 
 
 def seed_files() -> dict[str, tuple[str, bytes]]:
     """One real file of every format: {label: (file name, bytes)}."""
-    from tests.vllm_results import make_result
+    from tests.support.vllm_results import make_result
 
     gap = FORMATS / "genai-perf-0.0.16"
     files = {
@@ -57,7 +57,7 @@ def _as_on_a_4090(folder: Path) -> tuple[str, bytes]:
 
 def _csv_table() -> bytes:
     """The template's example row as two load levels of a run typed in by hand."""
-    from tests.tables import typed_in_table
+    from tests.support.tables import typed_in_table
 
     return typed_in_table(2).encode()
 
@@ -68,7 +68,7 @@ def _files(folder: Path, pattern: str):
 
 
 def _sample_run_file() -> bytes:
-    from warehouse.sample_data import IONET_FILE, sample_dir
+    from fleetplan.warehouse.sample_data import IONET_FILE, sample_dir
 
     text = (sample_dir() / "benchmarks" / IONET_FILE).read_text()
     head, _, rest = text.partition('"runs": [\n')

@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 
-from warehouse.template import template_text
+from fleetplan.warehouse.template import template_text
 
 
 def typed_in_table(rows: int, levels: int = 8) -> str:

@@ -1,0 +1,39 @@
+"""`fleetplan benchmarks`: print the benchmark points table (CSV or JSON)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from fleetplan.cli.common import warehouse_arg
+from fleetplan.core.exits import EXIT_OK
+
+NAME = "benchmarks"
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    bench = sub.add_parser(NAME, help="print the benchmark points table")
+    warehouse_arg(bench)
+    bench.add_argument("--format", choices=("csv", "json"), default="csv")
+    bench.add_argument("--model", help="model id, or its name after the '/'")
+    bench.add_argument("--gpu", help="GPU model, any common label (e.g. 4090, h100-pcie)")
+    bench.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of stdout")
+
+
+def run(args: argparse.Namespace) -> int:
+    from fleetplan.core.tabular import to_csv, to_json_records
+    from fleetplan.warehouse.db import Warehouse
+    from fleetplan.warehouse.queries import benchmark_points
+
+    with Warehouse.open(args.warehouse, read_only=True) as warehouse:
+        frame = benchmark_points(warehouse, model=args.model, gpu=args.gpu)
+    text = to_csv(frame) if args.format == "csv" else to_json_records(frame)
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+        print(f"{len(frame)} rows -> {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    if frame.empty:
+        print("no benchmark points match", file=sys.stderr)
+    return EXIT_OK

@@ -1,0 +1,166 @@
+"""`fleetplan collect`: run the probe suite on this host (or a server), or on a Ray cluster."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+
+from fleetplan.cli.common import positive_float, positive_int, wait_arg, warehouse_arg
+
+NAME = "collect"
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    collect = sub.add_parser(
+        NAME,
+        help="run the standard probe suite against an inference engine",
+        description="Measure a model on this host's GPUs (or a server's) and write a run file; "
+        "with --ray, on every GPU type of a Ray cluster.",
+    )
+    _collect_arguments(collect)
+
+
+def run(args: argparse.Namespace) -> int:
+    from fleetplan.collectors.cli import run_collect
+
+    return run_collect(args)
+
+
+class _ArgumentsError(Exception):
+    pass
+
+
+class _RaisingParser(argparse.ArgumentParser):
+    """A parser that raises instead of exiting: for campaign files, checked before any host runs."""
+
+    def error(self, message: str):  # type: ignore[override]
+        raise _ArgumentsError(message)
+
+
+def _collect_only_parser() -> argparse.ArgumentParser:
+    parser = _RaisingParser(prog="fleetplan collect", add_help=False)
+    _collect_arguments(parser)
+    return parser
+
+
+def collect_arguments(argv: Sequence[str]) -> argparse.Namespace:
+    """`fleetplan collect` options, parsed exactly as the command line parses them. Raises
+    InputError with argparse's message."""
+    from fleetplan.core.errors import InputError
+
+    try:
+        return _collect_only_parser().parse_args(list(argv))
+    except _ArgumentsError as error:
+        raise InputError(str(error)) from None
+
+
+def collect_option_argv(args: argparse.Namespace, *, leave_out: set[str]) -> list[str]:
+    """The `fleetplan collect` options in `args` that differ from their defaults, as arguments
+    again (for handing one host's collection to another process)."""
+    argv: list[str] = []
+    for action in _collect_only_parser()._actions:
+        if not action.option_strings or action.dest in leave_out:
+            continue
+        value = getattr(args, action.dest, action.default)
+        if value == action.default:
+            continue
+        flag = next(o for o in action.option_strings if o.startswith("--"))
+        if isinstance(action, argparse._StoreTrueAction):
+            argv.append(flag)
+        elif isinstance(action, argparse._AppendAction):
+            argv += [f"{flag}={item}" for item in value]
+        else:
+            argv += [flag, str(value)]
+    return argv
+
+
+def _collect_arguments(collect: argparse.ArgumentParser) -> None:
+    collect.add_argument("--backend", choices=("openai", "vllm", "torch"))
+    collect.add_argument("--out", required=True, metavar="DIR", help="folder for the run file")
+    collect.add_argument("--ingest", action="store_true", help="load the run file when done")
+    warehouse_arg(collect)
+    wait_arg(collect)
+    fleet = collect.add_argument_group("a fleet on Ray (pip install 'fleetplan[cluster]')")
+    fleet.add_argument(
+        "--ray",
+        nargs="?",
+        const="auto",
+        metavar="ADDRESS",
+        help="run on every selected host of a Ray cluster (auto: the one this host joined)",
+    )
+    fleet.add_argument(
+        "--campaign", metavar="FILE", help="YAML/JSON: models, backends, suites per GPU type"
+    )
+    fleet.add_argument(
+        "--gpu-types", metavar="LIST", help="only these GPU types, e.g. rtx-4090,h100-pcie"
+    )
+    fleet.add_argument(
+        "--per-type", type=positive_int, metavar="N", help="N hosts of each type (default: all)"
+    )
+    fleet.add_argument(
+        "--restart", action="store_true", help="run everything again, ignoring earlier progress"
+    )
+    what = collect.add_argument_group("what to measure (default: the standard suite)")
+    what.add_argument(
+        "--suite",
+        choices=("standard",),
+        help="chat 256/256, RAG 2048/256, generation 256/1024 at 1..32 req/s and saturation",
+    )
+    what.add_argument("--input-len", type=positive_int, help="prompt tokens (a custom shape)")
+    what.add_argument("--output-len", type=positive_int, help="output tokens (a custom shape)")
+    what.add_argument("--rates", help="request rates, e.g. 1,2,4,inf (default 1,2,4,8,16,32,inf)")
+    what.add_argument("--num-requests", type=positive_int, help="requests per level (200)")
+    what.add_argument("--warmup", type=int, default=4, help="warm-up requests, not counted (4)")
+    what.add_argument("--seed", type=int, default=0)
+    what.add_argument("--max-concurrency", type=positive_int, help="cap on requests in flight")
+    server = collect.add_argument_group("the server (openai, vllm)")
+    server.add_argument("--model", help="model name served (openai) or path/name (vllm, torch)")
+    server.add_argument("--base-url", help="the OpenAI-compatible server (openai)")
+    server.add_argument(
+        "--tokenizer",
+        help="tokenizer path for exact prompt lengths (default: the server's /tokenize)",
+    )
+    server.add_argument("--api-key", help="bearer token for the server")
+    server.add_argument(
+        "--no-ignore-eos",
+        action="store_true",
+        help="for servers that reject ignore_eos (outputs may end early)",
+    )
+    server.add_argument(
+        "--request-timeout",
+        type=positive_float,
+        default=600.0,
+        metavar="S",
+        help="a request fails when the server sends nothing for S seconds",
+    )
+    engine = collect.add_argument_group("the managed vLLM server (vllm)")
+    engine.add_argument("--tensor-parallel-size", type=positive_int, default=1)
+    engine.add_argument("--load-format", help="e.g. dummy: measure speed without the weights")
+    engine.add_argument("--dtype", help="model dtype (vllm, torch)")
+    engine.add_argument("--port", type=positive_int, help="port for the managed server")
+    engine.add_argument("--startup-timeout", type=positive_float, default=900.0, metavar="S")
+    engine.add_argument(
+        "--engine-arg",
+        action="append",
+        default=[],
+        metavar="ARG",
+        help="passed to the vLLM server as is (repeat)",
+    )
+    hardware = collect.add_argument_group("hardware")
+    hardware.add_argument("--gpu", help="the GPU model the server runs on (default: from NVML)")
+    hardware.add_argument("--gpu-count", type=positive_int, help="GPUs per server")
+    hardware.add_argument(
+        "--telemetry",
+        choices=("auto", "off"),
+        default="auto",
+        help="NVML energy measurement (auto: when NVML works here)",
+    )
+    torch_group = collect.add_argument_group("transformers on torch (torch)")
+    torch_group.add_argument("--config", help="a model config JSON: random weights of that shape")
+    torch_group.add_argument("--device", help="cuda or cpu (default: cuda when available)")
+    torch_group.add_argument(
+        "--max-batch",
+        type=positive_int,
+        default=256,
+        help="largest batch of the sweep (1, 2, 4, ...)",
+    )

@@ -1,0 +1,72 @@
+"""`fleetplan ingest`: import benchmark result files into the warehouse."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from fleetplan.cli.common import (
+    positive_float,
+    positive_int,
+    print_outcomes,
+    wait_arg,
+    warehouse_arg,
+)
+from fleetplan.core.exits import EXIT_OK, EXIT_PROBLEMS
+
+NAME = "ingest"
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    ingest = sub.add_parser(NAME, help="import benchmark result files into the warehouse")
+    warehouse_arg(ingest)
+    ingest.add_argument("paths", nargs="+", metavar="PATH", help="files or folders")
+    ingest.add_argument("--model", help="model name, for files that do not say")
+    ingest.add_argument(
+        "--gpu", help="GPU model (e.g. rtx-4090, h100-pcie), for files that do not say"
+    )
+    ingest.add_argument(
+        "--gpu-count", type=positive_int, help="GPUs per server, for files that do not say"
+    )
+    ingest.add_argument(
+        "--max-file-mb", type=positive_float, help="refuse larger files (default 32)"
+    )
+    ingest.add_argument(
+        "--max-values",
+        type=positive_int,
+        help="refuse files with more values than this (default 5,000,000)",
+    )
+    wait_arg(ingest)
+
+
+def run(args: argparse.Namespace) -> int:
+    from fleetplan.warehouse.db import Warehouse
+    from fleetplan.warehouse.importers import ImportOptions
+    from fleetplan.warehouse.ingest import ingest_paths
+
+    options = ImportOptions(
+        model=args.model,
+        gpu=args.gpu,
+        gpu_count=args.gpu_count,
+        max_file_bytes=int(args.max_file_mb * 1024 * 1024) if args.max_file_mb else None,
+        max_values=args.max_values,
+    )
+
+    def waiting(busy: Exception) -> None:
+        print(f"{busy}\nwaiting up to {args.wait:g} s (--wait) ...", file=sys.stderr, flush=True)
+
+    with Warehouse.open(args.warehouse, wait_s=args.wait, on_wait=waiting) as warehouse:
+        counts = print_outcomes(ingest_paths(warehouse, args.paths, options))
+        extra = "".join(
+            f", {counts[kind]} {label}"
+            for kind, label in (("included", "read with another file"), ("skipped", "skipped"))
+            if counts[kind]
+        )
+        print(
+            f"{counts['imported']} imported, {counts['duplicate']} already present, "
+            f"{counts['rejected']} rejected{extra} -> {warehouse.path}"
+        )
+    if not counts:
+        print("no files found in the given paths", file=sys.stderr)
+        return EXIT_PROBLEMS
+    return EXIT_PROBLEMS if counts["rejected"] else EXIT_OK

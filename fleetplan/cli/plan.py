@@ -1,0 +1,50 @@
+"""`fleetplan plan`: recommend a fleet for a scenario (JSON)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from fleetplan.cli.common import warehouse_arg
+from fleetplan.core.exits import EXIT_INFEASIBLE, EXIT_OK, EXIT_PROBLEMS
+
+NAME = "plan"
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    plan = sub.add_parser(NAME, help="recommend a fleet for a scenario (JSON)")
+    warehouse_arg(plan)
+    plan.add_argument("--scenario", required=True, metavar="FILE", help="scenario JSON")
+    plan.add_argument("--csv", metavar="OUT", help="write one row per pool as CSV")
+    plan.add_argument("--json", metavar="OUT", help="write the whole plan as JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    from fleetplan.core.errors import InputError
+    from fleetplan.core.tabular import to_csv
+    from fleetplan.planner.report import pool_table, summary
+    from fleetplan.services.planning import load_scenario, plan_from_warehouse
+    from fleetplan.warehouse.db import Warehouse
+
+    try:
+        scenario = load_scenario(Path(args.scenario))
+        with Warehouse.open(args.warehouse, read_only=True) as warehouse:
+            result = plan_from_warehouse(warehouse, scenario)
+    except InputError as error:
+        print(f"fleetplan plan: {error}", file=sys.stderr)
+        return EXIT_PROBLEMS
+    except OSError as error:
+        print(f"fleetplan plan: cannot read {args.scenario}: {error.strerror}", file=sys.stderr)
+        return EXIT_PROBLEMS
+    sys.stdout.write(summary(result))
+    if args.csv:
+        Path(args.csv).write_text(to_csv(pool_table(result)), encoding="utf-8")
+        print(f"pools -> {args.csv}", file=sys.stderr)
+    if args.json:
+        Path(args.json).write_text(result.model_dump_json(indent=1), encoding="utf-8")
+        print(f"plan -> {args.json}", file=sys.stderr)
+    if result.recommended.totals is None:
+        print(f"fleetplan plan: no plan: {result.message}", file=sys.stderr)
+        return EXIT_INFEASIBLE
+    return EXIT_OK

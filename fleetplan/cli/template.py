@@ -1,0 +1,28 @@
+"""`fleetplan template`: an empty benchmark table (CSV) with a commented example row."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from fleetplan.core.exits import EXIT_OK
+
+NAME = "template"
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    template = sub.add_parser(NAME, help="write an empty benchmark table (CSV) to fill in")
+    template.add_argument("--output", "-o", metavar="FILE", help="write to FILE, not stdout")
+
+
+def run(args: argparse.Namespace) -> int:
+    from fleetplan.warehouse.template import template_text
+
+    text = template_text()
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+        print(f"template -> {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK

@@ -1,0 +1,83 @@
+"""Real processes: the `fleetplan` command, the dashboard, another holder of a warehouse file."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import requests
+from fleetplan.collectors.vllm_server import free_port
+
+
+def fleetplan(*args, check=False, timeout=120, **kwargs) -> subprocess.CompletedProcess:
+    """`python -m fleetplan ARGS` as a real process, output captured as text."""
+    return subprocess.run(
+        [sys.executable, "-m", "fleetplan", *map(str, args)],
+        capture_output=True,
+        text=True,
+        check=check,
+        timeout=timeout,
+        **kwargs,
+    )
+
+
+@contextmanager
+def held_by_another_process(path: Path, seconds: float = 60) -> Iterator[subprocess.Popen]:
+    """Another process opens the warehouse file and holds it (DuckDB: one process per file)."""
+    code = textwrap.dedent(f"""
+        import time, duckdb
+        con = duckdb.connect({str(path)!r})
+        print("held", flush=True)
+        time.sleep({seconds})
+        con.close()
+    """)
+    holder = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        yield holder
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+@contextmanager
+def served_dashboard(warehouse: Path) -> Iterator[tuple[str, subprocess.Popen]]:
+    """`fleetplan app` serving `warehouse` on a free port, as a real process: (URL, process)."""
+    port = free_port()
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "fleetplan",
+            "app",
+            "--port",
+            str(port),
+            "--headless",
+            "--warehouse",
+            str(warehouse),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                if requests.get(f"{url}/_stcore/health", timeout=2).ok:
+                    break
+            except requests.ConnectionError:
+                pass
+            assert process.poll() is None, process.stdout.read()
+            assert time.monotonic() < deadline, "the dashboard did not start within 90 s"
+            time.sleep(0.5)
+        yield url, process
+    finally:
+        process.terminate()
+        process.wait(timeout=20)

@@ -1,0 +1,200 @@
+"""The house rules of the code base, checked by walking the source: floors (which part may import
+which), no import cycles, small modules and functions, and an installed package list that matches
+the folders. See `fleetplan/__init__.py` for the floors."""
+
+from __future__ import annotations
+
+import ast
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support.paths import ROOT
+
+# Installed name -> folder in the checkout (pyproject.toml's package-dir says the same).
+PACKAGE_DIRS = {
+    "fleetplan": ROOT / "fleetplan",
+    "fleetplan.app": ROOT / "app",
+    "fleetplan.collectors": ROOT / "collectors",
+    "fleetplan.warehouse": ROOT / "warehouse",
+    "fleetplan.planner": ROOT / "planner",
+}
+# Each part, and the parts it may import (besides itself).
+MAY_IMPORT = {
+    "core": set(),
+    "planner": {"core"},
+    "warehouse": {"core"},
+    "collectors": {"core", "warehouse"},
+    "services": {"core", "planner", "warehouse"},
+    "app": {"core", "planner", "warehouse", "services"},
+    "cli": {"core", "planner", "warehouse", "services", "collectors", "app"},
+}
+MAX_MODULE_LINES = 400
+MAX_FUNCTION_LINES = 60
+
+
+def modules() -> dict[str, Path]:
+    """Every module of the installed package, by its dotted name."""
+    found: dict[str, Path] = {}
+    for package, folder in PACKAGE_DIRS.items():
+        for path in sorted(folder.rglob("*.py")):
+            relative = path.relative_to(folder).with_suffix("")
+            if package == "fleetplan" and relative.parts[0] in ("app", "collectors"):
+                continue
+            parts = [p for p in relative.parts if p != "__init__"]
+            found[".".join([package, *parts])] = path
+    return found
+
+
+def part(module: str) -> str:
+    """The floor a module belongs to: core, planner, ..., or "root" for `fleetplan` itself."""
+    pieces = module.split(".")
+    if len(pieces) == 1 or pieces[1] == "__main__":
+        return "root"
+    return pieces[1]
+
+
+def imported(module: str, path: Path, known: dict[str, Path]) -> Iterator[tuple[str, int]]:
+    """The fleetplan modules `module` imports anywhere in its file (functions and
+    TYPE_CHECKING blocks included), each with the line it is imported on."""
+    is_package = path.name == "__init__.py"
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = module.split(".")
+                anchor = anchor if is_package else anchor[:-1]
+                anchor = anchor[: len(anchor) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            names = [f"{base}.{alias.name}" for alias in node.names]
+            names = [n if n in known else base for n in names]
+        else:
+            continue
+        for name in names:
+            while name and name not in known:
+                name = name.rpartition(".")[0]
+            if name.startswith("fleetplan") and name != module:
+                yield name, node.lineno
+
+
+def graph() -> dict[str, dict[str, int]]:
+    known = modules()
+    return {module: dict(imported(module, path, known)) for module, path in sorted(known.items())}
+
+
+def test_every_part_imports_only_from_the_floors_below_it():
+    wrong = []
+    for module, targets in graph().items():
+        mine = part(module)
+        for target, line in targets.items():
+            theirs = part(target)
+            if mine == "root" or theirs == "root" and target == "fleetplan":
+                continue  # `fleetplan/__init__` (the version) and `python -m fleetplan`
+            if theirs != mine and theirs not in MAY_IMPORT.get(mine, set()):
+                wrong.append(f"{module}:{line} imports {target} ({mine} -> {theirs})")
+    assert not wrong, "imports against the floors:\n" + "\n".join(wrong)
+
+
+def test_nothing_imports_the_command_line():
+    wrong = [
+        f"{module}:{line} imports {target}"
+        for module, targets in graph().items()
+        for target, line in targets.items()
+        if part(target) == "cli" and part(module) not in ("cli", "root")
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
+def _cycles(edges: dict[str, dict[str, int]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan), i.e. import cycles."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in edges.get(node, {}):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in edges:
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_import_cycles():
+    assert _cycles(graph()) == []
+
+
+def test_the_cycle_check_finds_a_cycle():
+    assert _cycles({"a": {"b": 1}, "b": {"c": 1}, "c": {"a": 1}, "d": {"a": 1}}) == [
+        ["a", "b", "c"]
+    ]
+
+
+def source_files() -> Iterator[Path]:
+    for folder in ("fleetplan", "app", "collectors", "warehouse", "planner", "benchmarks"):
+        yield from sorted((ROOT / folder).rglob("*.py"))
+
+
+def test_modules_and_functions_stay_small():
+    too_big = []
+    for path in source_files():
+        text = path.read_text(encoding="utf-8")
+        lines = len(text.splitlines())
+        name = path.relative_to(ROOT)
+        if lines > MAX_MODULE_LINES:
+            too_big.append(f"{name}: {lines} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                length = node.end_lineno - node.lineno + 1
+                if length > MAX_FUNCTION_LINES:
+                    too_big.append(f"{name}:{node.lineno} {node.name}(): {length} lines")
+    assert not too_big, "\n".join(too_big)
+
+
+def test_no_formatter_escapes_outside_tests():
+    escapes = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for path in source_files()
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if "fmt: skip" in line or "fmt: off" in line
+    ]
+    assert not escapes, escapes
+
+
+def test_installed_packages_match_the_folders():
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    assert {
+        k: ROOT / v for k, v in config["package-dir"].items() if k != "fleetplan.sample_data"
+    } == {k: v for k, v in PACKAGE_DIRS.items()}
+    folders = {module for module, path in modules().items() if path.name == "__init__.py"}
+    assert set(config["packages"]) - {"fleetplan.sample_data"} == folders
+
+
+@pytest.mark.parametrize("module", sorted(modules()))
+def test_every_module_has_a_docstring(module):
+    tree = ast.parse(modules()[module].read_text(encoding="utf-8"))
+    assert ast.get_docstring(tree), f"{module} says nothing about what it is for"
