@@ -46,7 +46,9 @@ def held_by_another_process(path: Path, seconds: float = 60) -> Iterator[subproc
 
 
 @contextmanager
-def served_dashboard(warehouse: Path) -> Iterator[tuple[str, subprocess.Popen]]:
+def served_dashboard(
+    warehouse: Path, **popen: object
+) -> Iterator[tuple[str, subprocess.Popen]]:
     """`fleetplan app` serving `warehouse` on a free port, as a real process: (URL, process)."""
     port = free_port()
     process = subprocess.Popen(
@@ -64,6 +66,7 @@ def served_dashboard(warehouse: Path) -> Iterator[tuple[str, subprocess.Popen]]:
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        **popen,
     )
     url = f"http://127.0.0.1:{port}"
     try:
