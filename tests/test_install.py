@@ -56,9 +56,7 @@ def test_the_wheel_holds_one_package_with_its_data(installed):
     assert (package / "sample_data" / "models" / "llama-3.1-8b-config.json").is_file()
 
 
-def test_the_installed_package_builds_plans_and_serves_away_from_the_checkout(
-    installed, tmp_path
-):
+def test_the_installed_package_builds_plans_and_serves_away_from_the_checkout(installed, tmp_path):
     env = {**os.environ, "PYTHONPATH": str(installed)}
     where = subprocess.run(
         [sys.executable, "-c", "import fleetplan.warehouse.db as m; print(m.__file__)"],

@@ -46,9 +46,7 @@ def held_by_another_process(path: Path, seconds: float = 60) -> Iterator[subproc
 
 
 @contextmanager
-def served_dashboard(
-    warehouse: Path, **popen: object
-) -> Iterator[tuple[str, subprocess.Popen]]:
+def served_dashboard(warehouse: Path, **popen: object) -> Iterator[tuple[str, subprocess.Popen]]:
     """`fleetplan app` serving `warehouse` on a free port, as a real process: (URL, process)."""
     port = free_port()
     process = subprocess.Popen(
