@@ -39,6 +39,7 @@ LATENCY_STATS: tuple[str, ...] = ("mean", "p50", "p90", "p95", "p99")
 LATENCY_FIELDS: tuple[str, ...] = tuple(
     f"{metric}_{stat}_ms" for metric in LATENCY_METRICS for stat in LATENCY_STATS
 )
+# The `format` a fleetplan run file declares (collectors write it; the importer detects it).
 RUN_FILE_FORMAT = "fleetplan.runs"
 
 NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
@@ -256,7 +257,7 @@ class Run(_Strict):
 class RunFile(_Strict):
     """A fleetplan run file: what collectors write and what sample data ships as."""
 
-    format: Literal["fleetplan.runs"]
+    format: Literal[RUN_FILE_FORMAT]
     format_version: Literal[1]
     generator: Text | None = None
     description: Annotated[str, Field(max_length=5000)] | None = None

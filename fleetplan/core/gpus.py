@@ -5,6 +5,11 @@ Benchmark tools label hardware in many ways (`NVIDIA-GeForce-RTX-4090`, `NVIDIA 
 results from different tools line up. Variants that perform differently stay distinct (H100 PCIe,
 SXM and NVL; A100 40 GB and 80 GB). A label that is ambiguous or unknown is never guessed: it is
 kept verbatim and flagged as unknown, with the reason.
+
+To add a GPU: add its canonical id and a pattern over normalised labels to `_PATTERNS` (specific
+before general: "rtx 4090 d" before "rtx 4090"), a test case in tests/test_gpus.py for each label
+tools print for it, and its specifications, power and prices, each with source, year and basis,
+to sample_data/gpu_catalog.toml (the planner reads them from the warehouse after `fleetplan build`).
 """
 
 from __future__ import annotations
