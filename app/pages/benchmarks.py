@@ -6,12 +6,12 @@ from __future__ import annotations
 import plotly.express as px
 import streamlit as st
 from fleetplan.app import data
-from fleetplan.app.forms import default_price
 from fleetplan.app.style import gpu_colours
 from fleetplan.planner.unit_costs import pareto_efficient, server_unit_costs, tokens_per_kwh
 from fleetplan.warehouse.queries import configurations, load_curve, models_by_coverage
 
 from fleetplan.core.tabular import to_csv
+from fleetplan.services.scenario_defaults import default_price
 
 METRICS = {
     "total_throughput_tps": "Total tokens/s (input + output)",
