@@ -85,7 +85,7 @@ def pool_economics(
     level = capacity.level
     assert level is not None, "pools exist only where a level passes the targets"
     idle_w, rated_w = figures["idle_w"], figures["rated_w"]
-    basis, fixed_kw, per_rps_kw, notes = _power(level, n, idle_w, rated_w)
+    basis, fixed_kw, per_rps_kw, notes = _power(level, n, idle_w=idle_w, rated_w=rated_w)
     price = offer.usd_per_gpu_hour() * n
     energy_usd = site.pue * site.electricity_usd_per_kwh
     if offer.electricity_included:
@@ -126,7 +126,7 @@ def pool_economics(
 
 
 def _power(
-    level: Level, n: int, idle_w: float | None, rated_w: float | None
+    level: Level, n: int, *, idle_w: float | None, rated_w: float | None
 ) -> tuple[EnergyBasis, float | None, float | None, list[str]]:
     """Power of one server as fixed kW + kW per carried req/s, its basis, and notes on it."""
     throughput = level.request_throughput_rps

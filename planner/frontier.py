@@ -36,8 +36,9 @@ def pareto_frontier(
     cheapest, cleanest = _ends(candidates)
     if cheapest.totals is None or cleanest.totals is None:
         return [], "no feasible fleet to sweep"
-    fleets = [cheapest, cleanest, *_priced(candidates, cheapest, cleanest, deadline)]
-    frontier, unproven = _close_gaps(candidates, fleets, count, deadline)
+    priced = _priced(candidates, cheapest=cheapest, cleanest=cleanest, deadline=deadline)
+    fleets = [cheapest, cleanest, *priced]
+    frontier, unproven = _close_gaps(candidates, fleets, count=count, deadline=deadline)
     message = None
     if len(frontier) < count and time.monotonic() >= deadline:
         limit = candidates.scenario.time_limit_s
@@ -68,7 +69,7 @@ def _ends(candidates: Candidates) -> tuple[FleetPlan, FleetPlan]:
 
 
 def _priced(
-    candidates: Candidates, cheapest: FleetPlan, cleanest: FleetPlan, deadline: float
+    candidates: Candidates, *, cheapest: FleetPlan, cleanest: FleetPlan, deadline: float
 ) -> list[FleetPlan]:
     """Fleets at carbon prices around the one at which the two ends cost the same."""
     assert cheapest.totals is not None and cleanest.totals is not None
@@ -96,7 +97,7 @@ def _priced(
 
 
 def _close_gaps(
-    candidates: Candidates, fleets: list[FleetPlan], count: int, deadline: float
+    candidates: Candidates, fleets: list[FleetPlan], *, count: int, deadline: float
 ) -> tuple[list[ParetoPoint], int]:
     """Capped solves in the widest gaps of the frontier until `count` points, no gap left or
     the deadline; the frontier and how many of its solves were not proven optimal."""

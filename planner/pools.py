@@ -15,10 +15,12 @@ def pool_plan(pool: PoolEconomics, servers: int, rate: float) -> PoolPlan:
     level = pool.capacity.level
     assert level is not None, "pools exist only where a level passes the targets"
     cost = servers * pool.usd_per_server_hour + rate * pool.usd_per_rps_hour
-    power = _linear(servers, pool.kw_per_server, rate, pool.kw_per_rps)
+    power = _linear(servers, rate, per_server=pool.kw_per_server, per_rps=pool.kw_per_rps)
     per_server_embodied = pool.embodied_kg_per_server_hour
     embodied = servers * per_server_embodied if per_server_embodied is not None else None
-    total_kg = _linear(servers, pool.kg_per_server_hour, rate, pool.kg_per_rps_hour)
+    total_kg = _linear(
+        servers, rate, per_server=pool.kg_per_server_hour, per_rps=pool.kg_per_rps_hour
+    )
     operational = total_kg - embodied if total_kg is not None and embodied is not None else None
     out_tokens = level.output_tokens_mean
     in_tokens = level.input_tokens_mean
@@ -55,7 +57,7 @@ def pool_plan(pool: PoolEconomics, servers: int, rate: float) -> PoolPlan:
 
 
 def _linear(
-    servers: int, per_server: float | None, rate: float, per_rps: float | None
+    servers: int, rate: float, *, per_server: float | None, per_rps: float | None
 ) -> float | None:
     """servers x per_server + rate x per_rps; unknown when a coefficient is."""
     if per_server is None or per_rps is None:
