@@ -1,1 +1,15 @@
-"""The Streamlit dashboard: thin pages over `warehouse/` and `planner/`."""
+"""The Streamlit dashboard (`fleetplan app`): thin pages over fleetplan/services/, planner/ and
+warehouse/. Pages draw; they do not decide.
+
+- `main.py`: the entry point Streamlit runs; it only routes to the pages.
+- `pages/`: one script per page; the list of pages (path, title, icon) is `pages/__init__.py`'s
+  `PAGES`, read by the router, the tests and the benchmark.
+- `data.py`: the warehouse connection and Streamlit's caches over queries and plans; nothing else.
+- `style.py`: the shared look (one colour per GPU model on every chart).
+
+To add a page: write `pages/NAME.py` and add it to `PAGES`. Keep the page to widgets and charts:
+whatever it computes (filtering, validation, defaults, unit costs, missing-value handling) goes
+into a function in fleetplan/services/ (or planner/, warehouse/) with a test that needs no
+Streamlit, and the page calls it. Widget keys (`key=`) are what tests/test_app.py finds elements
+by; keep them when you change a page.
+"""

@@ -1,15 +1,18 @@
-"""The dashboard's access to the warehouse: one connection per process, cached queries."""
+"""The dashboard's access to the warehouse, and nothing else: one connection per process, and
+Streamlit's caches over the warehouse's queries and over plans. What to do with the data is in
+fleetplan/services/ (and planner/, warehouse/), where it is tested without Streamlit."""
 
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
-from fleetplan.planner import GpuFacts, Plan, Scenario, plan
+from fleetplan.planner.economics import GpuFacts
+from fleetplan.planner.results import Plan
 from fleetplan.warehouse import queries
 from fleetplan.warehouse.db import Warehouse, resolve_path
 
 from fleetplan.core.errors import WarehouseError
-from fleetplan.services.planning import facts_from_catalog
+from fleetplan.services.planning import facts_from_catalog, load_scenario, plan_from_tables
 
 
 @st.cache_resource(show_spinner=False)
@@ -68,5 +71,7 @@ def facts() -> dict[str, GpuFacts]:
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def plan_for(scenario_json: str) -> Plan:
-    """Plans are cached by scenario: going back to an earlier input is instant."""
-    return plan(Scenario.model_validate_json(scenario_json), points(), facts())
+    """Plans are cached by scenario (its JSON is the cache key): going back to an earlier input
+    is instant. Planned as `fleetplan plan` plans, from the same tables."""
+    scenario = load_scenario(scenario_json.encode(), name="scenario")
+    return plan_from_tables(scenario, points(), catalog())

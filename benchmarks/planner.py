@@ -36,46 +36,90 @@ from fleetplan.planner.economics import pool_economics  # noqa: E402
 from fleetplan.planner.milp import solve  # noqa: E402
 
 GPUS = {"rtx-4090": 0.30, "h100-pcie": 2.00, "h100-sxm": 2.60, "l40s": 0.90, "a100-80gb": 1.30}
-FACTS = {g: GpuFacts(g, rated_w=400, idle_w=40, embodied_kgco2e=150, lifetime_years=5)
-         for g in GPUS}  # fmt: skip
-SITES = {"rtx-4090": ("home", 380), "h100-pcie": ("dc", 250), "h100-sxm": ("dc", 250),
-         "l40s": ("nordic", 30), "a100-80gb": ("nordic", 30)}  # fmt: skip
+FACTS = {
+    g: GpuFacts(g, rated_w=400, idle_w=40, embodied_kgco2e=150, lifetime_years=5) for g in GPUS
+}
+# GPU model -> (site, grid gCO2e/kWh of the site)
+SITES = {
+    "rtx-4090": ("home", 380),
+    "h100-pcie": ("dc", 250),
+    "h100-sxm": ("dc", 250),
+    "l40s": ("nordic", 30),
+    "a100-80gb": ("nordic", 30),
+}
+LOADS = (0.1, 0.3, 0.5, 0.7, 0.9, 1.2)  # offered load of each level, as a share of the peak
 SIZES = ((5, 20), (50, 100), (200, 200))
 AIMS = {(5, 20): 0.1, (50, 100): 1.0, (200, 200): 10.0}
 
 
 def instance(classes: int, configs: int, seed: int = 0) -> tuple[Scenario, pd.DataFrame]:
     rng = np.random.default_rng(seed)
-    rows = []
     names = list(GPUS)
+    rows = []
     for c in range(configs):
         gpu = names[c % len(names)]
         n = int(rng.choice([1, 2, 4, 8])) + c // len(names) * 8  # distinct configurations
         peak = float(rng.uniform(2, 20)) * (n**0.7)
         base_ttft = float(rng.uniform(15, 300))
-        for i, load in enumerate((0.1, 0.3, 0.5, 0.7, 0.9, 1.2)):
-            achieved = peak * min(load, 1.0)
-            rows.append({
-                "run_id": f"r{c}", "level_index": i, "model": "bench/model", "gpu_model": gpu,
-                "gpu_count": n, "dataset": "synthetic", "input_len": None, "output_len": None,
-                "offered_rate_rps": peak * load, "max_concurrency": None, "completed": 100,
-                "request_throughput_rps": achieved, "total_throughput_tps": achieved * 400,
-                "output_throughput_tps": achieved * 200,
-                "ttft_p99_ms": base_ttft * (1 + 4 * load**3), "tpot_p99_ms": 10 * (1 + load),
-                "input_tokens_mean": 200.0, "output_tokens_mean": 200.0, "avg_power_w": None,
-                "source_file": f"r{c}.json",
-            })  # fmt: skip
-    scenario = Scenario.model_validate({
-        "name": f"{classes}x{configs}", "model": "bench/model",
-        "classes": [{"name": f"c{k}", "rate_rps": float(rng.uniform(1, 200)),
-                     "ttft_p99_ms": float(rng.choice([200, 500, 1000, 2000, 5000]))}
-                    for k in range(classes)],
-        "gpus": [{"gpu_model": g, "hourly_usd": p, "site": SITES[g][0]} for g, p in GPUS.items()],
-        "sites": [{"name": s, "electricity_usd_per_kwh": 0.15, "grid_gco2_per_kwh": g}
-                  for s, g in {v[0]: v[1] for v in SITES.values()}.items()],
-        "time_limit_s": 120,
-    })  # fmt: skip
-    return scenario, pd.DataFrame(rows)
+        config = {"run": f"r{c}", "gpu": gpu, "n": n, "peak": peak, "base_ttft": base_ttft}
+        rows += [_level(i, load, **config) for i, load in enumerate(LOADS)]
+    return _scenario(rng, classes, configs), pd.DataFrame(rows)
+
+
+def _level(
+    index: int, load: float, *, run: str, gpu: str, n: int, peak: float, base_ttft: float
+) -> dict:
+    """One load level: throughput saturates at the peak, latency rises with the load."""
+    achieved = peak * min(load, 1.0)
+    return {
+        "run_id": run,
+        "level_index": index,
+        "model": "bench/model",
+        "gpu_model": gpu,
+        "gpu_count": n,
+        "dataset": "synthetic",
+        "input_len": None,
+        "output_len": None,
+        "offered_rate_rps": peak * load,
+        "max_concurrency": None,
+        "completed": 100,
+        "request_throughput_rps": achieved,
+        "total_throughput_tps": achieved * 400,
+        "output_throughput_tps": achieved * 200,
+        "ttft_p99_ms": base_ttft * (1 + 4 * load**3),
+        "tpot_p99_ms": 10 * (1 + load),
+        "input_tokens_mean": 200.0,
+        "output_tokens_mean": 200.0,
+        "avg_power_w": None,
+        "source_file": f"{run}.json",
+    }
+
+
+def _scenario(rng: np.random.Generator, classes: int, configs: int) -> Scenario:
+    traffic = [
+        {
+            "name": f"c{k}",
+            "rate_rps": float(rng.uniform(1, 200)),
+            "ttft_p99_ms": float(rng.choice([200, 500, 1000, 2000, 5000])),
+        }
+        for k in range(classes)
+    ]
+    sites = {site: grid for site, grid in SITES.values()}
+    return Scenario.model_validate(
+        {
+            "name": f"{classes}x{configs}",
+            "model": "bench/model",
+            "classes": traffic,
+            "gpus": [
+                {"gpu_model": g, "hourly_usd": p, "site": SITES[g][0]} for g, p in GPUS.items()
+            ],
+            "sites": [
+                {"name": s, "electricity_usd_per_kwh": 0.15, "grid_gco2_per_kwh": g}
+                for s, g in sites.items()
+            ],
+            "time_limit_s": 120,
+        }
+    )
 
 
 def melange(scenario: Scenario, points: pd.DataFrame, slices: int = 4) -> float:
@@ -113,11 +157,14 @@ def melange(scenario: Scenario, points: pd.DataFrame, slices: int = 4) -> float:
     hi += [0.0] * n_b
     matrix = coo_array((vals, (rows, cols)), shape=(base + n_b, n_a + n_b)).tocsr()
     started = time.perf_counter()
-    result = milp(cost, constraints=LinearConstraint(matrix, lo, hi),
-                  integrality=np.ones(n_a + n_b),
-                  bounds=Bounds(np.zeros(n_a + n_b), np.concatenate([np.ones(n_a),
-                                                                      np.full(n_b, np.inf)])),
-                  options={"time_limit": 120})  # fmt: skip
+    upper = np.concatenate([np.ones(n_a), np.full(n_b, np.inf)])
+    result = milp(
+        cost,
+        constraints=LinearConstraint(matrix, lo, hi),
+        integrality=np.ones(n_a + n_b),
+        bounds=Bounds(np.zeros(n_a + n_b), upper),
+        options={"time_limit": 120},
+    )
     elapsed = time.perf_counter() - started
     if result.x is None:
         print(f"  mélange: no solution ({result.message})")
@@ -137,15 +184,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    print(f"{'size':>9}  {'plan':>8}  {'solve':>8}  {'mélange':>8}  {'ratio':>7}  "
-          f"{'+pareto':>8}  aim (plan)")  # fmt: skip
+    print(
+        f"{'size':>9}  {'plan':>8}  {'solve':>8}  {'mélange':>8}  {'ratio':>7}  "
+        f"{'+pareto':>8}  aim (plan)"
+    )
     for classes, configs in SIZES:
         scenario, points = instance(classes, configs)
         repeat = args.repeat if classes < 200 else 1
-        plan_s = best_of(repeat, partial(plan, scenario, points, FACTS, baselines=False,
-                                         pareto_points=0))  # fmt: skip
-        pools = [pool_economics(c, scenario, FACTS) for c in capacities(points, scenario)
-                 if c.capacity_rps > 0]  # fmt: skip
+        plan_only = partial(plan, scenario, points, FACTS, baselines=False, pareto_points=0)
+        plan_s = best_of(repeat, plan_only)
+        pools = [
+            pool_economics(c, scenario, FACTS)
+            for c in capacities(points, scenario)
+            if c.capacity_rps > 0
+        ]
         demand = {c.name: c.rate_rps for c in scenario.classes}
         solve_s = best_of(repeat, partial(solve, pools, demand, time_limit_s=120))
         melange_s = min(melange(scenario, points) for _ in range(repeat))
@@ -154,10 +206,12 @@ def main() -> None:
         pareto_s = time.perf_counter() - started
         aim = AIMS[(classes, configs)]
         gpus = sum(full.recommended.totals.gpus.values())
-        print(f"{classes:>4}x{configs:<4}  {plan_s:7.3f}s  {solve_s:7.3f}s  {melange_s:7.3f}s  "
-              f"{solve_s / melange_s:6.2f}x  {pareto_s:7.2f}s  {aim:g} s  "
-              f"({full.status.value}, {gpus} GPUs, {len(full.pareto)} Pareto points; "
-              f"{full.pareto_message or 'all proven optimal'})")  # fmt: skip
+        print(
+            f"{classes:>4}x{configs:<4}  {plan_s:7.3f}s  {solve_s:7.3f}s  {melange_s:7.3f}s  "
+            f"{solve_s / melange_s:6.2f}x  {pareto_s:7.2f}s  {aim:g} s  "
+            f"({full.status.value}, {gpus} GPUs, {len(full.pareto)} Pareto points; "
+            f"{full.pareto_message or 'all proven optimal'})"
+        )
 
 
 if __name__ == "__main__":

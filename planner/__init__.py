@@ -20,18 +20,48 @@ The model (the dashboard and the CSV say the same):
   Operational carbon = energy x PUE x grid intensity; embodied carbon = GPUs x embodied kgCO2e x
   hours / lifetime hours (calendar amortisation), unless switched off for existing hardware.
 - Objective: cost, carbon, or cost with a carbon price; ties go to fewer GPUs. A month is 730 h.
+
+Where things live (a module here imports the module that defines a name, never this package:
+that would be an import cycle through this file, which imports them all):
+- `scenario`: the input contract (a `Scenario` of traffic classes, GPU offers, sites, objective).
+- `capacity`: capacity of one server of a configuration for a class, from the measured levels.
+- `economics`: a candidate pool's linear coefficients: $, kW and kgCO2e per server and per req/s.
+- `milp`: the mixed-integer program and its solve (per class first, jointly under limits).
+- `results`: the output models (`Plan`, `FleetPlan`, `PoolPlan`, `Totals`, `ParetoPoint`, ...).
+- `pools`: pool arithmetic: a chosen pool's figures, and a fleet's totals.
+- `fleets`: a named fleet solved from the candidate pools under an objective and limits.
+- `baselines`: the simpler fleets a plan is compared with (all-H100, all-RTX-4090, the paper's
+  rule); to add one, add a `Baseline` there.
+- `frontier`: the cost/carbon Pareto sweep.
+- `diagnosis`: why a scenario is infeasible, and the notes a plan carries.
+- `plan`: `plan()`, which runs the steps above in order.
+- `report` (CSV rows and a terminal summary), `explain` (why this fleet, in words).
+- `defaults` and `presets`: starting points for a new scenario (the dashboard's first plan).
+- `unit_costs` ($ per million tokens of one loaded server) and `paper_check` (the io.net
+  paper's claims recomputed): the paper's view of the data, beside the planner.
 """
 
 from fleetplan.planner.economics import EnergyBasis, GpuFacts
-from fleetplan.planner.plan import FleetPlan, Plan, PlanStatus, PoolPlan, Totals, plan
+from fleetplan.planner.plan import plan
+from fleetplan.planner.results import (
+    CapacityRow,
+    FleetPlan,
+    ParetoPoint,
+    Plan,
+    PlanStatus,
+    PoolPlan,
+    Totals,
+)
 from fleetplan.planner.scenario import CarbonPrice, GpuOffer, Scenario, Site, TrafficClass
 
 __all__ = [
+    "CapacityRow",
     "CarbonPrice",
     "EnergyBasis",
     "FleetPlan",
     "GpuFacts",
     "GpuOffer",
+    "ParetoPoint",
     "Plan",
     "PlanStatus",
     "PoolPlan",

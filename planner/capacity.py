@@ -194,8 +194,12 @@ def _class_capacities(
     for config in configs:
         key = (config.gpu_model, config.gpus_per_server)
         ttft, tpot = _finite(best_ttft.get(key)), _finite(best_tpot.get(key))
-        common = {"traffic_class": traffic.name, "configuration": config,
-                  "best_ttft_p99_ms": ttft, "best_tpot_p99_ms": tpot}  # fmt: skip
+        common = {
+            "traffic_class": traffic.name,
+            "configuration": config,
+            "best_ttft_p99_ms": ttft,
+            "best_tpot_p99_ms": tpot,
+        }
         row = winner_rows.get(key)
         if row is None:
             reason = _why(key in best_ttft, traffic, ttft, tpot)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from fleetplan.planner.capacity import Capacity
+from fleetplan.planner.capacity import Capacity, Level
 from fleetplan.planner.scenario import HOURS_PER_YEAR, Scenario
 
 from fleetplan.core.errors import InputError
@@ -84,23 +84,8 @@ def pool_economics(
     figures = _effective(scenario, facts, config.gpu_model)
     level = capacity.level
     assert level is not None, "pools exist only where a level passes the targets"
-    throughput = level.request_throughput_rps
     idle_w, rated_w = figures["idle_w"], figures["rated_w"]
-    notes: list[str] = []
-    if level.avg_power_w is not None:
-        basis = EnergyBasis.MEASURED
-        if idle_w is not None:
-            fixed_kw = n * idle_w / 1000
-            per_rps_kw = max(level.avg_power_w / 1000 - fixed_kw, 0.0) / throughput
-        else:
-            fixed_kw, per_rps_kw = level.avg_power_w / 1000, 0.0
-            notes.append("idle power unknown: each server counted at its measured loaded power")
-    elif idle_w is not None and rated_w is not None:
-        basis = EnergyBasis.MODELLED
-        fixed_kw = n * idle_w / 1000
-        per_rps_kw = n * (rated_w - idle_w) / 1000 / throughput
-    else:
-        basis, fixed_kw, per_rps_kw = EnergyBasis.UNKNOWN, None, None
+    basis, fixed_kw, per_rps_kw, notes = _power(level, n, idle_w=idle_w, rated_w=rated_w)
     price = offer.usd_per_gpu_hour() * n
     energy_usd = site.pue * site.electricity_usd_per_kwh
     if offer.electricity_included:
@@ -126,11 +111,37 @@ def pool_economics(
         kg_fixed = fixed_kw * grid_kg + embodied
         kg_per_rps = per_rps_kw * grid_kg
     return PoolEconomics(
-        capacity=capacity, gpus_per_server=n, usd_per_server_hour=usd_fixed,
-        usd_per_rps_hour=usd_per_rps, kw_per_server=fixed_kw, kw_per_rps=per_rps_kw,
-        kg_per_server_hour=kg_fixed, kg_per_rps_hour=kg_per_rps,
-        embodied_kg_per_server_hour=embodied, energy_basis=basis, notes=tuple(notes),
-    )  # fmt: skip
+        capacity=capacity,
+        gpus_per_server=n,
+        usd_per_server_hour=usd_fixed,
+        usd_per_rps_hour=usd_per_rps,
+        kw_per_server=fixed_kw,
+        kw_per_rps=per_rps_kw,
+        kg_per_server_hour=kg_fixed,
+        kg_per_rps_hour=kg_per_rps,
+        embodied_kg_per_server_hour=embodied,
+        energy_basis=basis,
+        notes=tuple(notes),
+    )
+
+
+def _power(
+    level: Level, n: int, *, idle_w: float | None, rated_w: float | None
+) -> tuple[EnergyBasis, float | None, float | None, list[str]]:
+    """Power of one server as fixed kW + kW per carried req/s, its basis, and notes on it."""
+    throughput = level.request_throughput_rps
+    if level.avg_power_w is not None:
+        if idle_w is not None:
+            fixed_kw = n * idle_w / 1000
+            per_rps_kw = max(level.avg_power_w / 1000 - fixed_kw, 0.0) / throughput
+            return EnergyBasis.MEASURED, fixed_kw, per_rps_kw, []
+        note = "idle power unknown: each server counted at its measured loaded power"
+        return EnergyBasis.MEASURED, level.avg_power_w / 1000, 0.0, [note]
+    if idle_w is not None and rated_w is not None:
+        fixed_kw = n * idle_w / 1000
+        per_rps_kw = n * (rated_w - idle_w) / 1000 / throughput
+        return EnergyBasis.MODELLED, fixed_kw, per_rps_kw, []
+    return EnergyBasis.UNKNOWN, None, None, []
 
 
 def _missing(idle_w: float | None, rated_w: float | None) -> str:

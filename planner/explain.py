@@ -3,7 +3,7 @@ the alternatives would have cost; which limits bind."""
 
 from __future__ import annotations
 
-from fleetplan.planner.plan import Plan
+from fleetplan.planner.results import Plan
 from fleetplan.planner.scenario import Scenario
 
 

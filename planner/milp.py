@@ -22,7 +22,7 @@ from enum import StrEnum
 
 import numpy as np
 from fleetplan.planner.economics import PoolEconomics
-from scipy.optimize import Bounds, LinearConstraint, milp
+from scipy.optimize import Bounds, LinearConstraint, OptimizeResult, milp
 from scipy.sparse import coo_array
 
 
@@ -83,18 +83,28 @@ def solve(
     optimal for the whole (the limits only remove fleets); otherwise the joint program is solved.
     """
     started = time.monotonic()
-    split = _solve_per_class(pools, demand_rps, weights, time_limit_s, fewest_gpus)
+    split = _solve_per_class(
+        pools, demand_rps, weights=weights, time_limit_s=time_limit_s, fewest_gpus=fewest_gpus
+    )
     if split.status is SolveStatus.OPTIMAL and _within_limits(split, pools, limits):
         return split
     if split.status is SolveStatus.INFEASIBLE:
         return split
     left = max(time_limit_s - (time.monotonic() - started), 0.001)
-    return _solve_joint(pools, demand_rps, weights, limits, left, fewest_gpus)
+    return _solve_joint(
+        pools,
+        demand_rps,
+        weights=weights,
+        limits=limits,
+        time_limit_s=left,
+        fewest_gpus=fewest_gpus,
+    )
 
 
 def _solve_per_class(
     pools: Sequence[PoolEconomics],
     demand_rps: dict[str, float],
+    *,
     weights: Weights,
     time_limit_s: float,
     fewest_gpus: bool,
@@ -107,8 +117,14 @@ def _solve_per_class(
         left = deadline - time.monotonic()
         if left <= 0:
             return Solution(SolveStatus.TIME_LIMIT, f"time limit of {time_limit_s:g} s reached")
-        part = _solve_joint([pools[i] for i in members], {k: rate}, weights, Limits(), left,
-                            fewest_gpus)  # fmt: skip
+        part = _solve_joint(
+            [pools[i] for i in members],
+            {k: rate},
+            weights=weights,
+            limits=Limits(),
+            time_limit_s=left,
+            fewest_gpus=fewest_gpus,
+        )
         if part.status is not SolveStatus.OPTIMAL:
             return part
         for i, y, x in zip(members, part.servers, part.rates, strict=True):
@@ -136,83 +152,157 @@ def _within_limits(solution: Solution, pools: Sequence[PoolEconomics], limits: L
 def _solve_joint(
     pools: Sequence[PoolEconomics],
     demand_rps: dict[str, float],
+    *,
     weights: Weights,
     limits: Limits,
     time_limit_s: float,
     fewest_gpus: bool,
 ) -> Solution:
-    classes = list(demand_rps)
-    unserved = [k for k in classes if not any(p.capacity.traffic_class == k for p in pools)]
+    """The whole program at once: every class and every limit together."""
+    unserved = [k for k in demand_rps if not any(p.capacity.traffic_class == k for p in pools)]
     if unserved:
         return Solution(SolveStatus.INFEASIBLE, f"no configuration can serve {', '.join(unserved)}")
-    count = len(pools)
-    if count == 0:
+    if not pools:
         return Solution(SolveStatus.OPTIMAL, "nothing to serve")
-    gpus = np.array([p.gpus_per_server for p in pools], dtype=float)
+    program = _program(pools, demand_rps, weights=weights, limits=limits)
+    result = _run(program, time_limit_s=time_limit_s, fewest_gpus=fewest_gpus)
+    return _solution(result, len(pools), time_limit_s)
+
+
+@dataclass(frozen=True, slots=True)
+class _Program:
+    """The program in scipy's terms. Variables: y (servers per pool), then x (rate per pool)."""
+
+    objective: np.ndarray
+    constraints: list[LinearConstraint]
+    integrality: np.ndarray
+    bounds: Bounds
+    gpus: np.ndarray  # GPUs per server of each pool: what the tie-break minimises
+
+
+def _program(
+    pools: Sequence[PoolEconomics],
+    demand_rps: dict[str, float],
+    *,
+    weights: Weights,
+    limits: Limits,
+) -> _Program:
+    count = len(pools)
     cap = np.array([p.capacity.capacity_rps for p in pools], dtype=float)
     rate = np.array([demand_rps[p.capacity.traffic_class] for p in pools], dtype=float)
+    max_servers = np.ceil(rate / cap - 1e-9)  # more servers than the whole class needs never pay
+    return _Program(
+        objective=_objective(pools, weights),
+        constraints=[_constraints(pools, demand_rps, limits)],
+        integrality=np.concatenate([np.ones(count), np.zeros(count)]),
+        bounds=Bounds(np.zeros(2 * count), np.concatenate([max_servers, rate])),
+        gpus=np.array([p.gpus_per_server for p in pools], dtype=float),
+    )
 
-    c_servers = np.array(
-        [_coef(p.usd_per_server_hour, weights.usd) + _coef(p.kg_per_server_hour, weights.kg)
-         for p in pools]
-    )  # fmt: skip
-    c_rates = np.array(
-        [_coef(p.usd_per_rps_hour, weights.usd) + _coef(p.kg_per_rps_hour, weights.kg)
-         for p in pools]
-    )  # fmt: skip
-    objective = np.concatenate([c_servers, c_rates])
 
-    rows, cols, vals, lower, upper = [], [], [], [], []
+def _objective(pools: Sequence[PoolEconomics], weights: Weights) -> np.ndarray:
+    """Weighted $ and kg per server (the y columns), then per carried req/s (the x columns)."""
+    per_server = [
+        _coef(p.usd_per_server_hour, weights.usd) + _coef(p.kg_per_server_hour, weights.kg)
+        for p in pools
+    ]
+    per_rps = [
+        _coef(p.usd_per_rps_hour, weights.usd) + _coef(p.kg_per_rps_hour, weights.kg) for p in pools
+    ]
+    return np.concatenate([np.array(per_server), np.array(per_rps)])
 
-    def add_row(entries: list[tuple[int, float]], lo: float, hi: float) -> None:
-        row = len(lower)
+
+class _Rows:
+    """A sparse constraint matrix, one row at a time: lower <= row . (y, x) <= upper."""
+
+    def __init__(self, columns: int) -> None:
+        self.columns = columns
+        self.rows: list[int] = []
+        self.cols: list[int] = []
+        self.vals: list[float] = []
+        self.lower: list[float] = []
+        self.upper: list[float] = []
+
+    def add(self, entries: list[tuple[int, float]], lower: float, upper: float) -> None:
+        row = len(self.lower)
         for col, val in entries:
-            rows.append(row)
-            cols.append(col)
-            vals.append(val)
-        lower.append(lo)
-        upper.append(hi)
+            self.rows.append(row)
+            self.cols.append(col)
+            self.vals.append(val)
+        self.lower.append(lower)
+        self.upper.append(upper)
 
-    for k in classes:  # each class fully served
-        add_row([(count + i, 1.0) for i, p in enumerate(pools) if p.capacity.traffic_class == k],
-                demand_rps[k], demand_rps[k])  # fmt: skip
-    for i in range(count):  # x_p - cap_p * y_p <= 0
-        add_row([(count + i, 1.0), (i, -cap[i])], -np.inf, 0.0)
-    for gpu_model, max_gpus in limits.max_gpus.items():
-        members = [(i, gpus[i]) for i, p in enumerate(pools) if p.gpu_model == gpu_model]
+    def constraint(self) -> LinearConstraint:
+        shape = (len(self.lower), self.columns)
+        matrix = coo_array((self.vals, (self.rows, self.cols)), shape=shape).tocsr()
+        return LinearConstraint(matrix, self.lower, self.upper)
+
+
+def _constraints(
+    pools: Sequence[PoolEconomics], demand_rps: dict[str, float], limits: Limits
+) -> LinearConstraint:
+    count = len(pools)
+    rows = _Rows(2 * count)
+    for k, rate in demand_rps.items():  # each class fully served
+        served = [(count + i, 1.0) for i, p in enumerate(pools) if p.capacity.traffic_class == k]
+        rows.add(served, rate, rate)
+    for i, pool in enumerate(pools):  # a pool carries what it can: x_p - cap_p * y_p <= 0
+        rows.add([(count + i, 1.0), (i, -pool.capacity.capacity_rps)], -np.inf, 0.0)
+    for gpu_model, max_gpus in limits.max_gpus.items():  # GPU limits
+        members = [
+            (i, float(p.gpus_per_server)) for i, p in enumerate(pools) if p.gpu_model == gpu_model
+        ]
         if members:
-            add_row(members, -np.inf, float(max_gpus))
-    if limits.budget_usd_per_hour is not None:
-        add_row([(i, p.usd_per_server_hour) for i, p in enumerate(pools)]
-                + [(count + i, p.usd_per_rps_hour) for i, p in enumerate(pools)],
-                -np.inf, limits.budget_usd_per_hour)  # fmt: skip
-    if limits.carbon_kg_per_hour is not None:
-        add_row([(i, p.kg_per_server_hour) for i, p in enumerate(pools)]
-                + [(count + i, p.kg_per_rps_hour) for i, p in enumerate(pools)],
-                -np.inf, limits.carbon_kg_per_hour)  # fmt: skip
+            rows.add(members, -np.inf, float(max_gpus))
+    if limits.budget_usd_per_hour is not None:  # budget ($/h)
+        usd = [(i, p.usd_per_server_hour) for i, p in enumerate(pools)]
+        usd += [(count + i, p.usd_per_rps_hour) for i, p in enumerate(pools)]
+        rows.add(usd, -np.inf, limits.budget_usd_per_hour)
+    if limits.carbon_kg_per_hour is not None:  # carbon cap (kgCO2e/h)
+        kg = [(i, p.kg_per_server_hour) for i, p in enumerate(pools)]
+        kg += [(count + i, p.kg_per_rps_hour) for i, p in enumerate(pools)]
+        rows.add(kg, -np.inf, limits.carbon_kg_per_hour)
+    return rows.constraint()
 
-    matrix = coo_array((vals, (rows, cols)), shape=(len(lower), 2 * count)).tocsr()
-    max_servers = np.ceil(rate / cap - 1e-9)
-    bounds = Bounds(np.zeros(2 * count), np.concatenate([max_servers, rate]))
-    integrality = np.concatenate([np.ones(count), np.zeros(count)])
-    constraints = [LinearConstraint(matrix, lower, upper)]
+
+def _run(program: _Program, *, time_limit_s: float, fewest_gpus: bool) -> OptimizeResult:
     started = time.monotonic()
-    result = milp(objective, constraints=constraints, integrality=integrality, bounds=bounds,
-                  options={"time_limit": time_limit_s, "mip_rel_gap": 1e-9})  # fmt: skip
+    result = _milp(
+        program, program.objective, constraints=program.constraints, time_limit_s=time_limit_s
+    )
     left = time_limit_s - (time.monotonic() - started)
     if result.status == 0 and left > 0 and fewest_gpus:
         # Ties: among the optimal fleets, the one with the fewest GPUs (a second, lexicographic
         # solve; a small weight in one objective would be lost in the solver's tolerances).
         best = float(result.fun)
         slack = max(1e-9, 1e-7 * abs(best))
-        fewest = milp(
-            np.concatenate([gpus, np.zeros(count)]),
-            constraints=[*constraints, LinearConstraint(objective, -np.inf, best + slack)],
-            integrality=integrality, bounds=bounds,
-            options={"time_limit": left, "mip_rel_gap": 1e-9},
-        )  # fmt: skip
+        no_worse = LinearConstraint(program.objective, -np.inf, best + slack)
+        fewest_objective = np.concatenate([program.gpus, np.zeros(len(program.gpus))])
+        constraints = [*program.constraints, no_worse]
+        fewest = _milp(program, fewest_objective, constraints=constraints, time_limit_s=left)
         if fewest.status == 0:
             result = fewest
+    return result
+
+
+def _milp(
+    program: _Program,
+    objective: np.ndarray,
+    *,
+    constraints: list[LinearConstraint],
+    time_limit_s: float,
+) -> OptimizeResult:
+    return milp(
+        objective,
+        constraints=constraints,
+        integrality=program.integrality,
+        bounds=program.bounds,
+        options={"time_limit": time_limit_s, "mip_rel_gap": 1e-9},
+    )
+
+
+def _solution(result: OptimizeResult, count: int, time_limit_s: float) -> Solution:
+    """scipy's answer as a Solution: a status and message always, servers and rates if found."""
     if result.x is None:
         if result.status == 1:
             message = f"no plan found within the time limit of {time_limit_s:g} s"
@@ -225,10 +315,7 @@ def _solve_joint(
     gap = getattr(result, "mip_gap", None)
     if result.status == 0:
         return Solution(SolveStatus.OPTIMAL, "optimal", servers, rates, gap)
-    return Solution(
-        SolveStatus.TIME_LIMIT,
-        f"stopped at the time limit of {time_limit_s:g} s with a feasible plan that is not proven "
-        f"optimal (relative gap {gap:.2%})" if gap is not None and math.isfinite(gap)
-        else f"stopped at the time limit of {time_limit_s:g} s",
-        servers, rates, gap,
-    )  # fmt: skip
+    message = f"stopped at the time limit of {time_limit_s:g} s"
+    if gap is not None and math.isfinite(gap):
+        message += f" with a feasible plan that is not proven optimal (relative gap {gap:.2%})"
+    return Solution(SolveStatus.TIME_LIMIT, message, servers, rates, gap)

@@ -3,16 +3,37 @@
 from __future__ import annotations
 
 import pandas as pd
-from fleetplan.planner.plan import FleetPlan, Plan, PlanStatus
+from fleetplan.planner.results import FleetPlan, Plan, PlanStatus
 
+# The CSV's columns, in order: where the pool is, what it carries, what it costs and emits, and
+# the measured level its capacity rests on.
 POOL_COLUMNS: tuple[str, ...] = (
-    "scenario", "fleet", "class", "gpu_model", "gpus_per_server", "servers", "gpus", "rate_rps",
-    "capacity_rps_per_server", "utilization", "hourly_cost_usd", "monthly_cost_usd", "power_kw",
-    "energy_kwh_month", "operational_kgco2e_month", "embodied_kgco2e_month", "energy_basis",
-    "output_tokens_per_s", "total_tokens_per_s", "level_offered_rate_rps",
-    "level_throughput_rps", "level_ttft_p99_ms", "level_tpot_p99_ms", "level_behind",
+    "scenario",
+    "fleet",
+    "class",
+    "gpu_model",
+    "gpus_per_server",
+    "servers",
+    "gpus",
+    "rate_rps",
+    "capacity_rps_per_server",
+    "utilization",
+    "hourly_cost_usd",
+    "monthly_cost_usd",
+    "power_kw",
+    "energy_kwh_month",
+    "operational_kgco2e_month",
+    "embodied_kgco2e_month",
+    "energy_basis",
+    "output_tokens_per_s",
+    "total_tokens_per_s",
+    "level_offered_rate_rps",
+    "level_throughput_rps",
+    "level_ttft_p99_ms",
+    "level_tpot_p99_ms",
+    "level_behind",
     "level_source_file",
-)  # fmt: skip
+)
 
 
 def pool_table(plan: Plan, *, include_baselines: bool = True) -> pd.DataFrame:

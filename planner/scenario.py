@@ -34,10 +34,6 @@ class TrafficClass(_Model):
     input_len: Annotated[int, Field(ge=1)] | None = None
     output_len: Annotated[int, Field(ge=1)] | None = None
 
-    @property
-    def interactive(self) -> bool:
-        return self.ttft_p99_ms is not None or self.tpot_p99_ms is not None
-
 
 class GpuOffer(_Model):
     """A GPU model the fleet may use, at a price, in a site."""

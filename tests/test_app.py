@@ -183,6 +183,26 @@ def test_objective_switch_to_carbon_asks_for_missing_power(monkeypatch, sample_w
     assert any("idle" in e.value.lower() for e in at.error)  # H100 PCIe idle power is unknown
 
 
+def test_a_preset_and_a_region_preset_fill_the_inputs(monkeypatch, sample_warehouse_path):
+    at = run_app(monkeypatch, sample_warehouse_path)
+    gen = at.session_state["s_gen"]
+    at.selectbox(key=f"w_preset_{gen}").set_value("batch only")
+    at.button(key=f"w_apply_preset_{gen}").click().run()
+    assert not at.exception
+    assert [c.name for c in at.session_state["s_current"].classes] == ["batch"]
+    gen = at.session_state["s_gen"]
+    at.selectbox(key=f"w_region_site_{gen}").set_value("datacenter")
+    at.selectbox(key=f"w_region_{gen}").set_value("eu-paper").run()  # no year, no price
+    captions = [c.value for c in at.caption]
+    assert any(c.startswith("Grid 242 gCO2e/kWh (unknown, year unknown)") for c in captions)
+    assert any(c.startswith("Electricity price: unknown for this region") for c in captions)
+    at.button(key=f"w_apply_region_{gen}").click().run()
+    assert not at.exception
+    site = next(s for s in at.session_state["s_current"].sites if s.name == "datacenter")
+    assert (site.grid_gco2_per_kwh, site.electricity_usd_per_kwh) == (242, 0.0)
+    assert [c.name for c in at.session_state["s_current"].classes] == ["batch"]  # kept
+
+
 # -- Upload -------------------------------------------------------------------------------------
 
 

@@ -1,13 +1,19 @@
-"""The Plan page's tables and their way back to a scenario (no Streamlit needed)."""
+"""The Plan page's tables and their way back to a scenario (`fleetplan.services.scenario_forms`;
+no Streamlit needed)."""
 
 from __future__ import annotations
 
 import pandas as pd
 import pytest
-from fleetplan.app.forms import classes_table, gpus_table, scenario_from_forms, sites_table
 from fleetplan.planner import GpuFacts, Scenario
 
 from fleetplan.core.errors import InputError
+from fleetplan.services.scenario_forms import (
+    classes_table,
+    gpus_table,
+    scenario_from_forms,
+    sites_table,
+)
 from tests.support.planner_points import gpu, scenario
 
 BASE = Scenario.model_validate(

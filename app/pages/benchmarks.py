@@ -1,17 +1,25 @@
 """Benchmarks: the measured points, filtered; throughput, latency, cost and energy charts;
-the table with provenance."""
+the table with provenance. What is shown is computed in `fleetplan.services.benchmark_views`."""
 
 from __future__ import annotations
 
 import plotly.express as px
 import streamlit as st
 from fleetplan.app import data
-from fleetplan.app.forms import default_price
 from fleetplan.app.style import gpu_colours
-from fleetplan.planner.unit_costs import pareto_efficient, server_unit_costs, tokens_per_kwh
-from fleetplan.warehouse.queries import configurations, load_curve, models_by_coverage
+from fleetplan.warehouse.queries import load_curve, models_by_coverage
 
 from fleetplan.core.tabular import to_csv
+from fleetplan.services.benchmark_views import (
+    PARETO_LABELS,
+    filter_choices,
+    levels_meeting_ttft,
+    load_curve_notes,
+    measured_energy,
+    priced_points,
+    select_points,
+)
+from fleetplan.services.scenario_defaults import default_price
 
 METRICS = {
     "total_throughput_tps": "Total tokens/s (input + output)",
@@ -70,32 +78,32 @@ if frame.empty:
 left, right = st.columns([2, 1])
 model = left.selectbox("Model", models_by_coverage(frame), key="w_model")
 metric = right.selectbox("Throughput", list(METRICS), format_func=METRICS.get, key="w_metric")
-subset = frame[frame["model"] == model]
-labels = configurations(subset)
-configs = sorted(set(labels))
+choices = filter_choices(frame, model)
 filters = st.columns(3)
 # One widget per model, so that switching models starts from all of its configurations.
 chosen = filters[0].multiselect(
-    "GPU configurations", configs, default=configs, key=f"w_configs:{model}"
+    "GPU configurations",
+    choices.configurations,
+    default=choices.configurations,
+    key=f"w_configs:{model}",
 )
-datasets = sorted(subset["dataset"].fillna("(unnamed)").unique())
 chosen_sets = filters[1].multiselect(
-    "Datasets", datasets, default=datasets, key=f"w_datasets:{model}"
+    "Datasets", choices.datasets, default=choices.datasets, key=f"w_datasets:{model}"
 )
-files = sorted(subset["imported_from"].unique())
 chosen_files = filters[2].multiselect(
-    "Sources (imported files)", files, default=files, key=f"w_sources:{model}"
+    "Sources (imported files)", choices.sources, default=choices.sources, key=f"w_sources:{model}"
 )
-subset = subset[
-    labels.isin(chosen)
-    & subset["dataset"].fillna("(unnamed)").isin(chosen_sets)
-    & subset["imported_from"].isin(chosen_files)
-]
+subset = select_points(
+    frame,
+    model=model,
+    configurations_shown=chosen,
+    datasets=chosen_sets,
+    sources=chosen_files,
+)
 if subset.empty:
     st.warning("Nothing matches these filters.")
     st.stop()
 colours = gpu_colours(list(frame["gpu_model"].unique()))
-subset = subset.assign(configuration=configurations(subset))
 
 tabs = st.tabs(["Throughput vs load", "Latency vs throughput", "Cost vs latency", "Energy"])
 with tabs[0]:
@@ -122,16 +130,9 @@ with tabs[0]:
         )
         figure.update_layout(legend_title_text="GPU / configuration", hovermode="x unified")
         st.plotly_chart(figure, key="chart_load")
-        notes = []
-        if curve.attrs.get("saturation_levels"):
-            count = curve.attrs["saturation_levels"]
-            notes.append(
-                f"{count} saturation level(s) (all requests at once) are in the table only"
-            )
-        if (curve["repeats"] > 1).any():
-            notes.append("levels measured more than once show the mean of the repeats")
+        notes = load_curve_notes(curve)
         if notes:
-            st.caption("; ".join(notes) + ".")
+            st.caption(notes)
 with tabs[1]:
     target = st.number_input(
         "Your P99 TTFT target (ms)", 1.0, 100_000.0, 500.0, step=50.0, key="w_ttft_target"
@@ -156,8 +157,8 @@ with tabs[1]:
         y=target, line_dash="dash", line_color="#D55E00", annotation_text=f"target {target:g} ms"
     )
     st.plotly_chart(latency, key="chart_latency")
-    meets = subset[subset["ttft_p99_ms"] <= target]
-    st.caption(f"{len(meets)} of {len(subset)} levels meet {target:g} ms.")
+    meets = levels_meeting_ttft(subset, target)
+    st.caption(f"{meets} of {len(subset)} levels meet {target:g} ms.")
 with tabs[2]:
     gpus = sorted(subset["gpu_model"].unique())
     price_cols = st.columns(max(len(gpus), 1))
@@ -173,16 +174,14 @@ with tabs[2]:
             key=f"w_price_{gpu}",
             help=f"Default: {source}" if source else "No reference price",
         )
-    costs = server_unit_costs(subset, prices)
-    costs["pareto"] = pareto_efficient(costs["usd_per_million_total_tokens"], costs["ttft_p99_ms"])
-    costs["point"] = costs["pareto"].map({True: "Pareto-efficient", False: "dominated"})
+    costs = priced_points(subset, prices)
     sweet = px.scatter(
         costs,
         x="ttft_p99_ms",
         y="usd_per_million_total_tokens",
         color="gpu_model",
         symbol="point",
-        symbol_map={"Pareto-efficient": "star", "dominated": "circle-open"},
+        symbol_map={PARETO_LABELS[True]: "star", PARETO_LABELS[False]: "circle-open"},
         color_discrete_map=colours,
         log_x=True,
         hover_data=["configuration", "offered_rate_rps", "total_throughput_tps", "source_file"],
@@ -199,8 +198,7 @@ with tabs[2]:
         "measured throughput; stars: no other level is both cheaper and faster."
     )
 with tabs[3]:
-    energy = subset.assign(tokens_per_kwh=tokens_per_kwh(subset))
-    measured = energy[energy["tokens_per_kwh"].notna()]
+    measured, unmeasured = measured_energy(subset)
     if measured.empty:
         st.info(
             "Energy not measured for this selection: the sources carry no GPU energy "
@@ -220,7 +218,6 @@ with tabs[3]:
             title="Tokens per kWh of GPU energy",
         )
         st.plotly_chart(chart, key="chart_energy")
-        unmeasured = len(energy) - len(measured)
         if unmeasured:
             st.caption(
                 f"{unmeasured} level(s) without measured energy are left out (not measured)."

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import streamlit as st
 from fleetplan.app import data
-from fleetplan.planner.paper_check import PAPER_POWER_W, PAPER_PRICES, Verdict, check_paper
+from fleetplan.planner.paper_check import PAPER_POWER_W, PAPER_PRICES, Verdict
+
+from fleetplan.services.paper_check import paper_claims
 
 st.title("Paper check")
 st.caption(
@@ -15,14 +17,7 @@ st.caption(
     f"RTX 4090) and power assumptions ({PAPER_POWER_W['h100-pcie']:.0f} W, "
     f"{PAPER_POWER_W['rtx-4090']:.0f} W), and with rated powers from the catalog."
 )
-points = data.points()
-catalog = data.catalog()
-rated = {
-    gpu: float(watts)
-    for gpu, watts in zip(catalog["gpu_id"], catalog["rated_power_w"], strict=True)
-    if watts == watts
-}
-claims = check_paper(points, rated)
+claims = paper_claims(data.points(), data.catalog())
 if not claims:
     st.info(
         "The warehouse has no points of models measured on both H100 PCIe and RTX 4090 "

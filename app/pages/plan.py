@@ -1,29 +1,39 @@
 """Plan: the workload mix, prices and sites in; the recommended fleet, its comparisons and the
-cost/carbon frontier out. Logic lives in planner/ and app/forms.py; this page only arranges."""
+cost/carbon frontier out. Logic lives in planner/ and fleetplan/services/ (the forms' tables,
+defaults, loading a scenario file); this page only arranges."""
 
 from __future__ import annotations
 
 import plotly.graph_objects as go
 import streamlit as st
 from fleetplan.app import data
-from fleetplan.app.forms import (
-    classes_table,
-    default_scenario,
-    gpus_table,
-    scenario_from_forms,
-    site_from_region,
-    sites_table,
-)
-from fleetplan.planner import CarbonPrice, Scenario
+from fleetplan.planner.defaults import DEFAULT_CARBON_PRICE_USD_PER_T, DEFAULT_REGION
 from fleetplan.planner.explain import explain
 from fleetplan.planner.presets import PRESETS
 from fleetplan.planner.report import pool_table
+from fleetplan.planner.scenario import CarbonPrice, Scenario
 from fleetplan.warehouse.queries import models_by_coverage
-from pydantic import ValidationError
 
-from fleetplan.core.contract import validation_message
 from fleetplan.core.errors import InputError
 from fleetplan.core.tabular import to_csv
+from fleetplan.services.planning import MAX_SCENARIO_BYTES, load_scenario
+from fleetplan.services.scenario_defaults import (
+    default_scenario,
+    describe_region,
+    region_preset,
+    with_preset,
+    with_region_site,
+)
+from fleetplan.services.scenario_forms import (
+    OBJECTIVE_CHOICES,
+    classes_table,
+    gpus_table,
+    objective_choice,
+    scenario_from_forms,
+    scenario_settings,
+    site_names,
+    sites_table,
+)
 
 st.title("Plan a fleet")
 points = data.points()
@@ -62,12 +72,11 @@ model = top[0].selectbox(
     help="Plans use this model's measured load levels.",
 )
 objectives = {"cost": "Lowest cost", "carbon": "Lowest carbon", "price": "Cost + carbon price"}
-current = "price" if isinstance(base.objective, CarbonPrice) else base.objective
 objective = top[1].radio(
     "Objective",
-    list(objectives),
+    OBJECTIVE_CHOICES,
     format_func=objectives.get,
-    index=list(objectives).index(current),
+    index=OBJECTIVE_CHOICES.index(objective_choice(base)),
     key=f"w_objective_{gen}",
     horizontal=True,
 )
@@ -86,7 +95,9 @@ if objective == "price":
         "Carbon price ($ per tCO2e)",
         0.0,
         10_000.0,
-        base.objective.carbon_price_usd_per_t if isinstance(base.objective, CarbonPrice) else 100.0,
+        base.objective.carbon_price_usd_per_t
+        if isinstance(base.objective, CarbonPrice)
+        else DEFAULT_CARBON_PRICE_USD_PER_T,
         step=10.0,
         key=f"w_carbon_price_{gen}",
     )
@@ -170,30 +181,19 @@ with right:
     regions = data.regions()
     labels = dict(zip(regions["region_id"], regions["name"], strict=True))
     row = st.columns([2, 3, 1])
-    site_names = [s for s in sites["name"].dropna().tolist() if s] or [s.name for s in base.sites]
-    target_site = row[0].selectbox("Site", site_names, key=f"w_region_site_{gen}")
+    target_site = row[0].selectbox("Site", site_names(sites, base), key=f"w_region_site_{gen}")
     region_ids = list(labels)
     region_id = row[1].selectbox(
         "Region",
         region_ids,
-        index=region_ids.index("us") if "us" in region_ids else 0,
+        index=region_ids.index(DEFAULT_REGION) if DEFAULT_REGION in region_ids else 0,
         format_func=lambda r: f"{labels[r]} ({r})",
         key=f"w_region_{gen}",
     )
     apply_region = row[2].button("Apply", key=f"w_apply_region_{gen}")
-    region = regions[regions["region_id"] == region_id].iloc[0].to_dict()
-    st.caption(
-        f"Grid {region['grid_gco2_per_kwh']:.0f} gCO2e/kWh ({region['grid_basis']}, "
-        f"{region['grid_year'] if region['grid_year'] == region['grid_year'] else 'year unknown'})"
-        f" — {region['grid_source']}"
-    )
-    price_text = (
-        f"${region['electricity_usd_per_kwh']:.4f}/kWh ({region['electricity_basis']}, "
-        f"{region['electricity_year']}) — {region['electricity_source']}"
-        if region["electricity_usd_per_kwh"] == region["electricity_usd_per_kwh"]
-        else "Electricity price: unknown for this region (no public source found): enter yours."
-    )
-    st.caption(price_text)
+    region = region_preset(regions, region_id)
+    for line in describe_region(region):
+        st.caption(line)
     limits = st.columns(2)
     budget = limits[0].number_input(
         "Budget ($/h, 0 = none)", 0.0, value=base.budget_usd_per_hour or 0.0, key=f"w_budget_{gen}"
@@ -205,12 +205,13 @@ with right:
         key=f"w_carbon_cap_{gen}",
     )
 
-settings = {
-    "objective": {"carbon_price_usd_per_t": carbon_price} if objective == "price" else objective,
-    "max_utilization": headroom,
-    "budget_usd_per_hour": budget or None,
-    "carbon_cap_kg_per_hour": carbon_cap or None,
-}
+settings = scenario_settings(
+    objective=objective,
+    carbon_price_usd_per_t=carbon_price,
+    max_utilization=headroom,
+    budget_usd_per_hour=budget,
+    carbon_cap_kg_per_hour=carbon_cap,
+)
 try:
     scenario = scenario_from_forms(
         base,
@@ -228,13 +229,9 @@ except InputError as error:
 state.s_current = scenario  # what the downloads hold; tests read it too
 
 if apply_preset:
-    restart(scenario.model_copy(update={"classes": list(PRESETS[preset])}))
+    restart(with_preset(scenario, preset))
 if apply_region:
-    updated = [
-        site_from_region(s.name, region, s.pue) if s.name == target_site else s.model_dump()
-        for s in scenario.sites
-    ]
-    restart(Scenario.model_validate({**scenario.model_dump(), "sites": updated}))
+    restart(with_region_site(scenario, target_site, region))
 
 # -- the plan -----------------------------------------------------------------------------------
 try:
@@ -385,14 +382,13 @@ files[1].download_button(
 uploaded = files[2].file_uploader("Load a scenario (JSON)", type=["json"], key="w_scenario_file")
 if uploaded is not None and uploaded.file_id != state.get("s_loaded_file"):
     state.s_loaded_file, state.s_load_error = uploaded.file_id, None
-    if uploaded.size > 1_000_000:
-        state.s_load_error = f"{uploaded.name}: a scenario is small JSON; this file is over 1 MB"
+    try:
+        loaded = load_scenario(
+            uploaded.getvalue(), name=uploaded.name, max_bytes=MAX_SCENARIO_BYTES
+        )
+    except InputError as error:
+        state.s_load_error = str(error)
     else:
-        try:
-            loaded = Scenario.model_validate_json(uploaded.getvalue())
-        except ValidationError as error:
-            state.s_load_error = str(validation_message(error, file=uploaded.name))
-        else:
-            restart(loaded)
+        restart(loaded)
 if uploaded is not None and state.get("s_load_error"):
     st.error(f"This scenario cannot be loaded: {state.s_load_error}", icon=":material/error:")

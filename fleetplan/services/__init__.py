@@ -1,4 +1,16 @@
 """Use cases that join the warehouse's data and the planner's logic, shared by the dashboard and
-the command line (`planning`: a plan from a scenario and the warehouse). They sit above
-warehouse/ and planner/ and below app/ and cli/.
+the command line. They sit above warehouse/ and planner/ and below app/ and cli/, and never import
+Streamlit (tests/test_services.py checks it): what a page shows is computed here, or in planner/
+or warehouse/, and tested without a browser.
+
+- `planning`: load a scenario (a file or an upload, the same checks for both), GPU facts from the
+  catalog, a plan from the warehouse or from tables already read.
+- `scenario_forms`: the Plan page's editable tables <-> a `Scenario`, and its single inputs.
+- `scenario_defaults`: a first scenario, workload presets and region figures for sites, from the
+  warehouse's reference data.
+- `benchmark_views`: the Benchmarks page's filters, priced points and energy per level.
+- `paper_check`: the io.net paper's claims against the warehouse's points and catalog.
+
+To add a use case: a module here with plain functions over warehouse queries (or tables they
+return) and planner functions, typed in and out; the CLI and the pages call it.
 """

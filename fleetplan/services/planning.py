@@ -1,4 +1,7 @@
-"""Planning against the warehouse: the glue between `warehouse` (data) and `planner` (logic)."""
+"""Planning against the warehouse: the glue between `warehouse` (data) and `planner` (logic).
+
+`fleetplan plan` and the dashboard's Plan page load scenarios and plan through these functions,
+so that both accept the same files, say the same about a bad one, and give the same plan."""
 
 from __future__ import annotations
 
@@ -8,9 +11,16 @@ import pandas as pd
 from pydantic import ValidationError
 
 from fleetplan.core.contract import validation_message
-from fleetplan.planner import GpuFacts, Plan, Scenario, plan
+from fleetplan.core.errors import FileTooLargeError
+from fleetplan.planner.economics import GpuFacts
+from fleetplan.planner.plan import plan
+from fleetplan.planner.results import Plan
+from fleetplan.planner.scenario import Scenario
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.queries import benchmark_points, gpu_catalog
+
+# A scenario is small JSON (at most 500 classes and 100 GPU offers): a larger upload is a mistake.
+MAX_SCENARIO_BYTES = 1_000_000
 
 _FACT_COLUMNS = {
     "rated_w": ("rated_power_w", "rated_power_source"),
@@ -21,6 +31,8 @@ _FACT_COLUMNS = {
 
 
 def facts_from_catalog(catalog: pd.DataFrame) -> dict[str, GpuFacts]:
+    """The planner's reference figures per GPU model from the warehouse's GPU catalog; a figure
+    the catalog has no source for stays unknown (None), never zero."""
     facts = {}
     for row in catalog.to_dict("records"):
         values, sources = {}, {}
@@ -33,13 +45,33 @@ def facts_from_catalog(catalog: pd.DataFrame) -> dict[str, GpuFacts]:
     return facts
 
 
-def load_scenario(path: Path) -> Scenario:
+def load_scenario(
+    source: Path | bytes, *, name: str | None = None, max_bytes: int | None = None
+) -> Scenario:
+    """A scenario from a JSON file (a path) or its content (bytes, with the file's `name` for
+    messages). InputError names the file and the field; `max_bytes` refuses larger content
+    before parsing it (an upload). OSError from reading a path is the caller's to report."""
+    if isinstance(source, Path):
+        name = name or str(source)
+        source = source.read_bytes()
+    if max_bytes is not None and len(source) > max_bytes:
+        raise FileTooLargeError(
+            f"a scenario is small JSON; this file is over {max_bytes / 1e6:g} MB", file=name
+        )
     try:
-        return Scenario.model_validate_json(path.read_bytes())
+        return Scenario.model_validate_json(source)
     except ValidationError as error:
-        raise validation_message(error, file=str(path)) from None
+        raise validation_message(error, file=name) from None
+
+
+def plan_from_tables(
+    scenario: Scenario, points: pd.DataFrame, catalog: pd.DataFrame, **options: object
+) -> Plan:
+    """A plan from the warehouse's benchmark points and GPU catalog, as already read."""
+    return plan(scenario, points, facts_from_catalog(catalog), **options)
 
 
 def plan_from_warehouse(warehouse: Warehouse, scenario: Scenario, **options: object) -> Plan:
+    """A plan from what the warehouse holds now (`fleetplan plan`)."""
     points = benchmark_points(warehouse)
-    return plan(scenario, points, facts_from_catalog(gpu_catalog(warehouse)), **options)
+    return plan_from_tables(scenario, points, gpu_catalog(warehouse), **options)

@@ -1,7 +1,9 @@
 """The Plan page's forms as plain tables, and back to a Scenario. No Streamlit here: tested alone.
 
 Editable tables are what `st.data_editor` shows; `scenario_from_forms` turns them back into a
-validated `Scenario`, with errors that name the table, the row and the column.
+validated `Scenario`, with errors that name the table, the row and the column, so that the page
+and the command line validate with the same model. To show one more scenario field in a table,
+add its name to that table's columns here (and a column config on the page).
 """
 
 from __future__ import annotations
@@ -10,26 +12,32 @@ import math
 from typing import Any
 
 import pandas as pd
-from fleetplan.planner import GpuFacts, Scenario
-from fleetplan.planner.presets import PRESETS
-from fleetplan.warehouse.queries import models_by_coverage
 from pydantic import ValidationError
 
 from fleetplan.core.errors import InputError
+from fleetplan.planner.economics import GpuFacts
+from fleetplan.planner.scenario import CarbonPrice, Scenario
 
 CLASS_COLUMNS = ("name", "rate_rps", "share_pct", "ttft_p99_ms", "tpot_p99_ms")
-GPU_COLUMNS = ("gpu_model", "hourly_usd", "electricity_included", "site", "max_gpus",
-               "include_embodied", "idle_w", "rated_w", "embodied_kgco2e")  # fmt: skip
+GPU_COLUMNS = (
+    "gpu_model",
+    "hourly_usd",
+    "electricity_included",
+    "site",
+    "max_gpus",
+    "include_embodied",
+    "idle_w",
+    "rated_w",
+    "embodied_kgco2e",
+)
 SITE_COLUMNS = ("name", "electricity_usd_per_kwh", "grid_gco2_per_kwh", "pue")
-DEFAULT_PRESET = "chatbot + batch eval"
-DEFAULT_HEADROOM = 0.8
-# Default sites: rented datacenter GPUs in Virginia (US data-centre hub); consumer GPUs in homes
-# (PUE 1.0) on the US average grid. Both editable; values come from the region presets.
-DEFAULT_SITES = {"datacenter": ("us-va", None), "consumer": ("us", 1.0)}
+# The objective as the page offers it: a carbon price is "price" with its own number.
+OBJECTIVE_CHOICES = ("cost", "carbon", "price")
 
 
-def _none(value: Any) -> Any:
-    """Missing cells from data_editor (None, NaN, pd.NA, '') as None."""
+def cell_value(value: Any) -> Any:
+    """A cell's value, or None for a missing one: None, NaN, pd.NA, NaT or a blank string (what
+    `st.data_editor` and a DataFrame row give for an empty cell)."""
     if value is None or value is pd.NA or value is pd.NaT:
         return None
     if isinstance(value, float) and math.isnan(value):
@@ -37,59 +45,6 @@ def _none(value: Any) -> Any:
     if isinstance(value, str) and not value.strip():
         return None
     return value
-
-
-def default_price(prices: pd.DataFrame, gpu_model: str) -> tuple[float | None, str | None]:
-    """The paper's price where there is one (so that its figures reproduce), else the lowest."""
-    mine = prices[prices["gpu_id"] == gpu_model]
-    if mine.empty:
-        return None, None
-    paper = mine[mine["kind"] == "paper assumption"]
-    row = (paper if not paper.empty else mine.sort_values("usd_per_gpu_hour")).iloc[0]
-    return float(row["usd_per_gpu_hour"]), f"{row['provider']}, {row['price_date']}"
-
-
-def site_from_region(name: str, region: dict[str, Any], pue: float | None = None) -> dict:
-    return {
-        "name": name,
-        "electricity_usd_per_kwh": _none(region.get("electricity_usd_per_kwh")) or 0.0,
-        "grid_gco2_per_kwh": _none(region.get("grid_gco2_per_kwh")) or 0.0,
-        "pue": pue if pue is not None else (_none(region.get("pue_default")) or 1.0),
-    }
-
-
-def default_scenario(
-    points: pd.DataFrame, catalog: pd.DataFrame, prices: pd.DataFrame, regions: pd.DataFrame
-) -> Scenario:
-    """A sensible first scenario: the best-covered model, the paper's prices, preset traffic."""
-    model = models_by_coverage(points)[0]
-    measured = sorted(points.loc[points["model"] == model, "gpu_model"].unique())
-    segments = dict(zip(catalog["gpu_id"], catalog["segment"], strict=True))
-    by_region = {row["region_id"]: row for row in regions.to_dict("records")}
-    gpus, used_sites = [], set()
-    for gpu_model in measured:
-        price, _ = default_price(prices, gpu_model)
-        if price is None:
-            continue
-        site = "consumer" if segments.get(gpu_model) == "consumer" else "datacenter"
-        used_sites.add(site)
-        gpus.append({"gpu_model": gpu_model, "hourly_usd": price, "site": site})
-    sites = [
-        site_from_region(name, by_region.get(region, {}), pue)
-        for name, (region, pue) in DEFAULT_SITES.items()
-        if name in used_sites
-    ]
-    short = model.split("/")[-1]
-    return Scenario.model_validate(
-        {
-            "name": f"{DEFAULT_PRESET} on {short}",
-            "model": model,
-            "classes": [c.model_dump(exclude_none=True) for c in PRESETS[DEFAULT_PRESET]],
-            "gpus": gpus,
-            "sites": sites,
-            "max_utilization": DEFAULT_HEADROOM,
-        }
-    )
 
 
 def classes_table(scenario: Scenario) -> pd.DataFrame:
@@ -115,8 +70,13 @@ def _rates_from_shares(classes: list[dict[str, Any]], total_rps: float | None) -
 
 
 _FACTS_SHOWN = ("idle_w", "rated_w", "embodied_kgco2e")
-_GPU_TYPES = {"hourly_usd": float, "idle_w": float, "rated_w": float, "embodied_kgco2e": float,
-              "max_gpus": "Int64"}  # fmt: skip
+_GPU_TYPES = {
+    "hourly_usd": float,
+    "idle_w": float,
+    "rated_w": float,
+    "embodied_kgco2e": float,
+    "max_gpus": "Int64",
+}
 
 
 def gpus_table(scenario: Scenario, facts: dict[str, GpuFacts] | None = None) -> pd.DataFrame:
@@ -140,7 +100,7 @@ def sites_table(scenario: Scenario) -> pd.DataFrame:
 def _records(table: pd.DataFrame, columns: tuple[str, ...]) -> list[dict[str, Any]]:
     records = []
     for row in table.to_dict("records"):
-        cleaned = {c: _none(row.get(c)) for c in columns}
+        cleaned = {c: cell_value(row.get(c)) for c in columns}
         if all(v is None for v in cleaned.values()):
             continue  # an empty row the editor added
         records.append({k: v for k, v in cleaned.items() if v is not None})
@@ -183,3 +143,36 @@ def scenario_from_forms(
             where = f"{_TABLE_OF[where]}, row {int(loc[1]) + 1}{column}"
         message = first["msg"].removeprefix("Value error, ")
         raise InputError(message, field=where) from None
+
+
+def objective_choice(scenario: Scenario) -> str:
+    """Which of `OBJECTIVE_CHOICES` the scenario's objective is."""
+    return "price" if isinstance(scenario.objective, CarbonPrice) else str(scenario.objective)
+
+
+def scenario_settings(
+    *,
+    objective: str,
+    carbon_price_usd_per_t: float | None,
+    max_utilization: float,
+    budget_usd_per_hour: float | None,
+    carbon_cap_kg_per_hour: float | None,
+) -> dict[str, Any]:
+    """The page's single inputs as scenario fields (`scenario_from_forms`' `settings`); a budget
+    or carbon cap of 0 means none."""
+    return {
+        "objective": (
+            {"carbon_price_usd_per_t": carbon_price_usd_per_t}
+            if objective == "price"
+            else objective
+        ),
+        "max_utilization": max_utilization,
+        "budget_usd_per_hour": budget_usd_per_hour or None,
+        "carbon_cap_kg_per_hour": carbon_cap_kg_per_hour or None,
+    }
+
+
+def site_names(sites: pd.DataFrame, scenario: Scenario) -> list[str]:
+    """The sites named in the (edited) sites table, or the scenario's when it names none."""
+    named = [s for s in sites["name"].dropna().tolist() if s]
+    return named or [s.name for s in scenario.sites]

@@ -1,0 +1,102 @@
+"""A named fleet, solved: the scenario's objective and limits in the program's terms, the
+candidate pools every fleet of a scenario is chosen from, and the program's answer as a
+`FleetPlan`. The recommendation, the baselines and the frontier's points are all solved here."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from fleetplan.planner.economics import PoolEconomics
+from fleetplan.planner.milp import Limits, SolveStatus, Weights, solve
+from fleetplan.planner.pools import pool_plan, totals_of
+from fleetplan.planner.results import FleetPlan, PlanStatus
+from fleetplan.planner.scenario import CarbonPrice, Scenario
+
+_STATUS = {
+    SolveStatus.OPTIMAL: PlanStatus.OPTIMAL,
+    SolveStatus.TIME_LIMIT: PlanStatus.TIME_LIMIT,
+    SolveStatus.INFEASIBLE: PlanStatus.INFEASIBLE,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Candidates:
+    """What every fleet of one scenario is chosen from: the pools whose configuration meets a
+    class's targets, and the rate each class must be served at."""
+
+    scenario: Scenario
+    pools: tuple[PoolEconomics, ...]
+    demand: dict[str, float]
+
+    @classmethod
+    def of(cls, scenario: Scenario, pools: list[PoolEconomics]) -> Candidates:
+        return cls(scenario, tuple(pools), {c.name: c.rate_rps for c in scenario.classes})
+
+    def only(self, keep: Callable[[PoolEconomics], bool]) -> Candidates:
+        """The same scenario with fewer pools (a baseline's rule)."""
+        return replace(self, pools=tuple(p for p in self.pools if keep(p)))
+
+
+def objective_weights(scenario: Scenario) -> Weights:
+    if scenario.objective == "cost":
+        return Weights(usd=1.0, kg=0.0)
+    if scenario.objective == "carbon":
+        return Weights(usd=0.0, kg=1.0)
+    price = scenario.carbon_price_usd_per_kg
+    assert price is not None, "the objective is cost, carbon or a carbon price"
+    return Weights(usd=1.0, kg=price)
+
+
+def objective_label(scenario: Scenario) -> str:
+    if isinstance(scenario.objective, CarbonPrice):
+        return f"cost with a carbon price of ${scenario.objective.carbon_price_usd_per_t:g}/tCO2e"
+    return str(scenario.objective)
+
+
+def scenario_limits(scenario: Scenario, *, carbon_cap: float | None = None) -> Limits:
+    """The scenario's GPU, budget and carbon limits; `carbon_cap` replaces the scenario's."""
+    if carbon_cap is None:
+        carbon_cap = scenario.carbon_cap_kg_per_hour
+    return Limits(
+        max_gpus={g.gpu_model: g.max_gpus for g in scenario.gpus if g.max_gpus is not None},
+        budget_usd_per_hour=scenario.budget_usd_per_hour,
+        carbon_kg_per_hour=carbon_cap,
+    )
+
+
+def solve_fleet(
+    candidates: Candidates,
+    name: str,
+    *,
+    weights: Weights,
+    limits: Limits,
+    fewest_gpus: bool = True,
+    time_limit_s: float | None = None,
+) -> FleetPlan:
+    """The best fleet from `candidates` under `weights` and `limits`, named `name`; no pools and
+    no totals when the program finds none (its status and message say why)."""
+    pools = candidates.pools
+    solution = solve(
+        pools,
+        candidates.demand,
+        weights=weights,
+        limits=limits,
+        time_limit_s=time_limit_s or candidates.scenario.time_limit_s,
+        fewest_gpus=fewest_gpus,
+    )
+    if not solution.has_plan:
+        status = _STATUS.get(solution.status, PlanStatus.ERROR)
+        return FleetPlan(name=name, status=status, message=solution.message)
+    chosen = [
+        pool_plan(pool, servers, rate)
+        for pool, servers, rate in zip(pools, solution.servers, solution.rates, strict=True)
+        if servers > 0 or rate > 1e-9
+    ]
+    return FleetPlan(
+        name=name,
+        status=_STATUS[solution.status],
+        message=solution.message,
+        pools=chosen,
+        totals=totals_of(chosen),
+    )

@@ -1,0 +1,133 @@
+"""What a plan says, as the models `fleetplan plan --json`, the dashboard and the CSV export read:
+a `Plan` holds the recommended `FleetPlan`, its baselines, the cost/carbon frontier
+(`ParetoPoint`s) and why each class can or cannot run on each configuration (`CapacityRow`s). A
+fleet is a list of `PoolPlan`s (servers of one configuration serving one class) and its `Totals`.
+
+Field names are public (JSON and CSV columns): rename none without a migration note.
+"""
+
+from __future__ import annotations
+
+import math
+from enum import StrEnum
+
+from fleetplan.planner.economics import EnergyBasis
+from pydantic import BaseModel, ConfigDict, Field, field_serializer
+
+HOURS_PER_MONTH = 730.0  # 8,760 h / 12
+
+
+class PlanStatus(StrEnum):
+    OPTIMAL = "optimal"
+    TIME_LIMIT = "time_limit"
+    INFEASIBLE = "infeasible"
+    NOT_APPLICABLE = "not_applicable"  # a baseline the scenario offers no GPUs for
+    ERROR = "error"
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class PoolPlan(_Out):
+    """Servers of one configuration serving one class."""
+
+    traffic_class: str
+    gpu_model: str
+    gpus_per_server: int
+    servers: int
+    gpus: int
+    rate_rps: float
+    capacity_rps_per_server: float
+    utilization: float = Field(description="Carried rate over the servers' measured capacity.")
+    hourly_cost_usd: float
+    monthly_cost_usd: float
+    power_kw: float | None
+    energy_kwh_month: float | None
+    operational_kgco2e_month: float | None
+    embodied_kgco2e_month: float | None
+    energy_basis: EnergyBasis
+    output_tokens_per_s: float | None
+    total_tokens_per_s: float | None
+    level_offered_rate_rps: float | None
+    level_throughput_rps: float
+    level_ttft_p99_ms: float | None
+    level_tpot_p99_ms: float | None
+    level_source_file: str
+    behind: bool = Field(description="The level's server fell behind its offered load.")
+
+    @field_serializer("level_offered_rate_rps", when_used="json")
+    def _inf(self, value: float | None) -> float | str | None:
+        return "inf" if value is not None and math.isinf(value) else value
+
+
+class Totals(_Out):
+    """A fleet's sums; a figure stays unknown (None) when any pool's is."""
+
+    hourly_cost_usd: float
+    monthly_cost_usd: float
+    servers: int
+    gpus: dict[str, int]
+    power_kw: float | None
+    energy_kwh_month: float | None
+    operational_kgco2e_month: float | None
+    embodied_kgco2e_month: float | None
+    carbon_kgco2e_month: float | None
+    output_tokens_per_s: float | None
+    total_tokens_per_s: float | None
+    usd_per_million_output_tokens: float | None
+    usd_per_million_total_tokens: float | None
+    gco2e_per_million_output_tokens: float | None
+    gco2e_per_million_total_tokens: float | None
+    kwh_per_million_output_tokens: float | None
+    kwh_per_million_total_tokens: float | None
+
+
+class FleetPlan(_Out):
+    """A named fleet (the recommendation, a baseline, a frontier point); no totals without a
+    plan."""
+
+    name: str
+    status: PlanStatus
+    message: str
+    pools: list[PoolPlan] = Field(default_factory=list)
+    totals: Totals | None = None
+
+
+class ParetoPoint(_Out):
+    """A fleet no other fleet beats on both cost and carbon."""
+
+    hourly_cost_usd: float
+    carbon_kg_per_hour: float
+    monthly_cost_usd: float
+    carbon_kgco2e_month: float
+    gpus: dict[str, int]
+    proven_optimal: bool = True
+
+
+class CapacityRow(_Out):
+    """Why a class can or cannot run on a configuration."""
+
+    traffic_class: str
+    configuration: str
+    capacity_rps_per_server: float
+    level: str | None
+    reason: str | None
+    behind: bool
+
+
+class Plan(_Out):
+    """The answer to a scenario. An infeasible scenario is a status with a message, not an
+    exception."""
+
+    scenario: str
+    model: str
+    objective: str
+    status: PlanStatus
+    message: str
+    recommended: FleetPlan
+    baselines: list[FleetPlan] = Field(default_factory=list)
+    pareto: list[ParetoPoint] = Field(default_factory=list)
+    pareto_message: str | None = None
+    capacities: list[CapacityRow] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)

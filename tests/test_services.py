@@ -1,0 +1,281 @@
+"""fleetplan/services/: what the dashboard's pages show and what `fleetplan plan` loads, computed
+without Streamlit; and the rule that pages draw while services decide."""
+
+from __future__ import annotations
+
+import ast
+import json
+import math
+
+import pandas as pd
+import pytest
+from fleetplan.planner import Scenario
+from fleetplan.planner.defaults import DEFAULT_HEADROOM, DEFAULT_PRESET
+from fleetplan.planner.presets import PRESETS
+from fleetplan.warehouse.db import Warehouse
+from fleetplan.warehouse.queries import benchmark_points, gpu_catalog, gpu_prices, regions
+
+from fleetplan.core.errors import FileTooLargeError, InputError
+from fleetplan.services.benchmark_views import (
+    filter_choices,
+    levels_meeting_ttft,
+    load_curve_notes,
+    measured_energy,
+    priced_points,
+    select_points,
+)
+from fleetplan.services.paper_check import paper_claims, rated_powers
+from fleetplan.services.planning import load_scenario, plan_from_tables, plan_from_warehouse
+from fleetplan.services.scenario_defaults import (
+    default_price,
+    default_scenario,
+    describe_region,
+    site_from_region,
+    with_preset,
+    with_region_site,
+)
+from fleetplan.services.scenario_forms import objective_choice, scenario_settings, site_names
+from tests.support.paths import ROOT
+from tests.support.planner_points import gpu, level, points, scenario
+
+SCENARIO = scenario([{"name": "chat", "rate_rps": 4, "ttft_p99_ms": 300}], [gpu("h100-pcie", 2)])
+
+
+# -- the rule -------------------------------------------------------------------------------------
+
+
+def _imports(path) -> set[str]:
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            names.add(node.module or "")
+            names |= {f"{node.module}.{alias.name}" for alias in node.names}
+    return names
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "fleetplan" / "services").glob("*.py")), ids=str)
+def test_services_never_import_streamlit(path):
+    assert not {n for n in _imports(path) if n.split(".")[0] == "streamlit"}
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "app" / "pages").glob("*.py")), ids=str)
+def test_pages_leave_validation_to_the_services(path):
+    """A page that validated a scenario itself could accept what `fleetplan plan` refuses."""
+    text = path.read_text(encoding="utf-8")
+    assert "model_validate" not in text and "ValidationError" not in text
+    assert "pydantic" not in {n.split(".")[0] for n in _imports(path)}
+
+
+# -- loading a scenario: the CLI's path and the page's upload -------------------------------------
+
+
+def test_a_scenario_loads_the_same_from_a_file_and_from_an_upload(tmp_path):
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(SCENARIO))
+    assert load_scenario(path) == load_scenario(path.read_bytes(), name="s.json")
+
+
+def test_a_broken_scenario_is_refused_naming_the_file_and_the_field(tmp_path):
+    broken = json.dumps({**SCENARIO, "max_utilization": 3}).encode()
+    with pytest.raises(InputError) as from_upload:
+        load_scenario(broken, name="upload.json")
+    path = tmp_path / "upload.json"
+    path.write_bytes(broken)
+    with pytest.raises(InputError) as from_file:
+        load_scenario(path)
+    assert from_upload.value.field == from_file.value.field == "max_utilization"
+    assert from_upload.value.reason == from_file.value.reason
+    assert str(from_upload.value).startswith("upload.json: field 'max_utilization'")
+
+
+def test_an_upload_over_the_limit_is_refused_before_parsing():
+    with pytest.raises(FileTooLargeError, match=r"big\.json: a scenario is small JSON; this file"):
+        load_scenario(b"{" * 2_000, name="big.json", max_bytes=1_000)
+
+
+# -- the Plan page's inputs -----------------------------------------------------------------------
+
+
+def test_objective_choice_and_settings_go_both_ways():
+    base = Scenario.model_validate(SCENARIO)
+    for objective, price in (("cost", None), ("carbon", None), ("price", 120.0)):
+        settings = scenario_settings(
+            objective=objective,
+            carbon_price_usd_per_t=price,
+            max_utilization=0.7,
+            budget_usd_per_hour=0.0,
+            carbon_cap_kg_per_hour=2.5,
+        )
+        changed = Scenario.model_validate({**base.model_dump(), **settings})
+        assert objective_choice(changed) == objective
+        assert changed.budget_usd_per_hour is None  # 0 on the page means no budget
+        assert changed.carbon_cap_kg_per_hour == 2.5 and changed.max_utilization == 0.7
+
+
+def test_site_names_come_from_the_edited_table_else_the_scenario():
+    base = Scenario.model_validate(SCENARIO)
+    assert site_names(pd.DataFrame({"name": ["home", None, ""]}), base) == ["home"]
+    assert site_names(pd.DataFrame({"name": [None]}), base) == ["dc"]
+
+
+def test_presets_and_regions_replace_only_what_they_name():
+    base = Scenario.model_validate(SCENARIO)
+    assert with_preset(base, "batch only").classes == list(PRESETS["batch only"])
+    region = {"electricity_usd_per_kwh": math.nan, "grid_gco2_per_kwh": 420.0, "pue_default": 1.4}
+    changed = with_region_site(base, "dc", region)
+    site = changed.sites[0]
+    assert (site.electricity_usd_per_kwh, site.grid_gco2_per_kwh, site.pue) == (0.0, 420.0, 1.0)
+    assert changed.model_dump(exclude={"sites"}) == base.model_dump(exclude={"sites"})
+    assert site_from_region("x", {"pue_default": pd.NA})["pue"] == 1.0
+
+
+@pytest.mark.parametrize("unknown", [None, math.nan, pd.NA])
+def test_a_region_without_a_year_or_a_price_says_so(unknown):
+    region = {
+        "grid_gco2_per_kwh": 300.0,
+        "grid_basis": "lifecycle",
+        "grid_year": unknown,
+        "grid_source": "somewhere",
+        "electricity_usd_per_kwh": unknown,
+    }
+    grid, price = describe_region(region)
+    assert grid == "Grid 300 gCO2e/kWh (lifecycle, year unknown) — somewhere"
+    assert price.startswith("Electricity price: unknown for this region")
+    region |= {
+        "grid_year": 2024,
+        "electricity_usd_per_kwh": 0.1234,
+        "electricity_basis": "industrial",
+        "electricity_year": 2023,
+        "electricity_source": "a utility",
+    }
+    assert describe_region(region) == (
+        "Grid 300 gCO2e/kWh (lifecycle, 2024) — somewhere",
+        "$0.1234/kWh (industrial, 2023) — a utility",
+    )
+
+
+def test_default_price_is_the_papers_else_the_lowest():
+    prices = pd.DataFrame(
+        [
+            ("h100-pcie", 2.79, "RunPod", "2026-05", "on-demand"),
+            ("h100-pcie", 2.00, "io.net", "2025-05", "paper assumption"),
+            ("l40s", 0.99, "A", "2026-01", "on-demand"),
+            ("l40s", 0.79, "B", "2026-02", "on-demand"),
+        ],
+        columns=["gpu_id", "usd_per_gpu_hour", "provider", "price_date", "kind"],
+    )
+    assert default_price(prices, "h100-pcie") == (2.0, "io.net, 2025-05")
+    assert default_price(prices, "l40s") == (0.79, "B, 2026-02")
+    assert default_price(prices, "h200") == (None, None)
+
+
+# -- on the bundled data --------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def sample(_sample_warehouse_template):
+    with Warehouse.open(_sample_warehouse_template, read_only=True) as wh:
+        yield {
+            "points": benchmark_points(wh),
+            "catalog": gpu_catalog(wh),
+            "prices": gpu_prices(wh),
+            "regions": regions(wh),
+            "plan": plan_from_warehouse(wh, _default(wh), pareto_points=0),
+        }
+
+
+def _default(wh: Warehouse) -> Scenario:
+    return default_scenario(benchmark_points(wh), gpu_catalog(wh), gpu_prices(wh), regions(wh))
+
+
+def test_the_first_scenario_uses_the_papers_prices_and_the_default_preset(sample):
+    first = default_scenario(
+        sample["points"], sample["catalog"], sample["prices"], sample["regions"]
+    )
+    assert first.name.startswith(DEFAULT_PRESET) and first.max_utilization == DEFAULT_HEADROOM
+    assert {g.gpu_model: g.hourly_usd for g in first.gpus} == {"h100-pcie": 2.0, "rtx-4090": 0.25}
+    assert {g.gpu_model: g.site for g in first.gpus} == {
+        "h100-pcie": "datacenter",
+        "rtx-4090": "consumer",
+    }
+    # The page plans from the tables it read; the CLI from the warehouse: the same plan.
+    from_tables = plan_from_tables(first, sample["points"], sample["catalog"], pareto_points=0)
+    assert from_tables == sample["plan"]
+
+
+def test_rated_powers_leave_out_unknown_figures_and_feed_the_paper_check(sample):
+    catalog = sample["catalog"].copy()
+    catalog.loc[catalog["gpu_id"] == "l4", "rated_power_w"] = math.nan
+    rated = rated_powers(catalog)
+    assert "l4" not in rated and rated["h100-pcie"] == 350.0
+    claims = paper_claims(sample["points"], sample["catalog"])
+    assert len(claims) == 7 and "350 W" in next(c for c in claims if c.key == "energy").recomputed
+
+
+def test_benchmark_filters_keep_what_is_chosen(sample):
+    frame = sample["points"]
+    model = "deepseek-ai/DeepSeek-R1-Distill-Qwen-14B"
+    choices = filter_choices(frame, model)
+    assert choices.configurations == ["1x h100-pcie", "2x rtx-4090", "4x rtx-4090", "8x rtx-4090"]
+    everything = select_points(
+        frame,
+        model=model,
+        configurations_shown=choices.configurations,
+        datasets=choices.datasets,
+        sources=choices.sources,
+    )
+    assert len(everything) == 25 and set(everything["configuration"]) == set(choices.configurations)
+    four = select_points(
+        frame,
+        model=model,
+        configurations_shown=["4x rtx-4090"],
+        datasets=choices.datasets,
+        sources=choices.sources,
+    )
+    assert set(four["gpu_count"]) == {4}
+    assert select_points(frame, model=model, configurations_shown=[], datasets=[], sources=[]).empty
+
+
+def test_unnamed_datasets_can_be_chosen():
+    frame = points(("h100-pcie", 1, [level(1, 1), level(2, 2)])).assign(
+        dataset=[None, "sharegpt"], imported_from="a.json"
+    )
+    choices = filter_choices(frame, "acme/m")
+    assert choices.datasets == ["(unnamed)", "sharegpt"]
+    kept = select_points(
+        frame,
+        model="acme/m",
+        configurations_shown=choices.configurations,
+        datasets=["(unnamed)"],
+        sources=["a.json"],
+    )
+    assert kept["offered_rate_rps"].tolist() == [1]
+
+
+def test_levels_are_priced_flagged_and_measured():
+    frame = points(
+        ("h100-pcie", 1, [level(1, 1, ttft=35), level(4, 4, ttft=30)]),
+        ("rtx-4090", 2, [level(1, 1, ttft=40), level(2, 2, ttft=math.nan)]),
+    ).assign(duration_s=10.0, gpu_energy_j=[36_000.0, None, 72_000.0, None])
+    costs = priced_points(frame, {"h100-pcie": 2.0, "rtx-4090": 0.2})
+    assert costs["point"].tolist() == [
+        "dominated",
+        "Pareto-efficient",
+        "Pareto-efficient",
+        "dominated",  # its latency was not measured: never efficient
+    ]
+    assert levels_meeting_ttft(frame, 40) == 3  # the unmeasured level does not count
+    measured, unmeasured = measured_energy(frame)
+    assert unmeasured == 2 and measured["tokens_per_kwh"].tolist() == [300_000.0, 150_000.0]
+
+
+def test_load_curve_notes_say_what_the_curve_leaves_out():
+    curve = pd.DataFrame({"repeats": [1, 2]})
+    curve.attrs["saturation_levels"] = 3
+    assert load_curve_notes(curve) == (
+        "3 saturation level(s) (all requests at once) are in the table only; "
+        "levels measured more than once show the mean of the repeats."
+    )
+    assert load_curve_notes(pd.DataFrame({"repeats": [1]})) is None
