@@ -20,9 +20,7 @@ from fleetplan.collectors.prompts import LocalTokenizer, PromptError, ServerToke
 from fleetplan.collectors.suite import Suite, TokenShape, parse_rates, standard_suite
 from fleetplan.collectors.telemetry import Telemetry, open_telemetry
 
-EXIT_PROBLEMS = 1
-EXIT_CANNOT_START = 3
-EXIT_INTERRUPTED = 130
+from fleetplan.core.exits import EXIT_CANNOT_START, EXIT_INTERRUPTED, EXIT_OK, EXIT_PROBLEMS
 
 
 def suite_from_args(args: argparse.Namespace) -> Suite:
@@ -67,7 +65,7 @@ def exit_code(result: CollectResult) -> int:
     if result.interrupted and any("interrupted" in p for p in result.problems):
         return EXIT_INTERRUPTED
     incomplete = any(not p.complete or p.failed for r in result.run_file.runs for p in r.points)
-    return EXIT_PROBLEMS if incomplete or result.interrupted else 0
+    return EXIT_PROBLEMS if incomplete or result.interrupted else EXIT_OK
 
 
 def run_collect(args: argparse.Namespace) -> int:

@@ -19,9 +19,9 @@ from typing import TextIO
 
 import numpy as np
 import requests
+from fleetplan.collectors.events import level_started, run_metadata
 from fleetplan.collectors.loadgen import LevelOutcome, run_level
 from fleetplan.collectors.openai_client import Endpoint
-from fleetplan.collectors.progress import level_started, run_metadata
 from fleetplan.collectors.prompts import Tokenizer, make_prompts
 from fleetplan.collectors.requests_log import RequestResult, level_point
 from fleetplan.collectors.suite import Suite, TokenShape
@@ -29,7 +29,7 @@ from fleetplan.collectors.telemetry import Telemetry
 from tqdm import tqdm
 
 from fleetplan import __version__
-from fleetplan.core.contract import Point, Run, RunFile
+from fleetplan.core.contract import RUN_FILE_FORMAT, Point, Run, RunFile
 from fleetplan.core.errors import FleetplanError
 from fleetplan.core.gpus import canonical_gpu
 
@@ -104,8 +104,8 @@ def server_version(endpoint: Endpoint) -> str | None:
         return None
 
 
-class _Progress:
-    """A bar per level: requests done, live throughput, P99 TTFT so far."""
+class _ProgressBar:
+    """A tqdm bar per level: requests done, live throughput, P99 TTFT so far."""
 
     def __init__(self, total: int, label: str, stream: TextIO):
         self.bar = tqdm(
@@ -167,7 +167,7 @@ def run_shape(
     points = []
     for level, rate in enumerate(suite.rates):
         level_started(shape.name, level, len(suite.rates))
-        progress = _Progress(len(measured), f"{shape.name} {_rate_label(rate)}", stream)
+        progress = _ProgressBar(len(measured), f"{shape.name} {_rate_label(rate)}", stream)
         window = f"{shape.name}-{level}"
         telemetry.begin_window(window)
         try:
@@ -340,7 +340,7 @@ def write_run_file(
     if not runs:
         raise CollectError("nothing was measured")
     run_file = RunFile(
-        format="fleetplan.runs",
+        format=RUN_FILE_FORMAT,
         format_version=1,
         generator=f"fleetplan collect {__version__}",
         runs=tuple(runs),

@@ -39,13 +39,11 @@ from fleetplan.collectors.campaign import (
 from fleetplan.collectors.collect import CollectError
 
 from fleetplan.core.errors import FleetplanError, InputError
+from fleetplan.core.exits import EXIT_CANNOT_START, EXIT_INTERRUPTED, EXIT_OK, EXIT_PROBLEMS
 from fleetplan.core.gpus import canonical_gpu
 
 RESOURCE_PREFIX = "fleetplan-gpu:"
 RAY_TYPE_PREFIX = "accelerator_type:"
-EXIT_PROBLEMS = 1
-EXIT_CANNOT_START = 3
-EXIT_INTERRUPTED = 130
 # collect options a probe does not carry to its host: the campaign's own, and what names the probe
 _RAY_FLAGS = SET_BY_CAMPAIGN | {"backend", "model", "base_url"}
 
@@ -174,7 +172,7 @@ def probe_on_host(
     """One host's collection, inside a Ray task: `fleetplan collect` with these arguments."""
     import ray
     from fleetplan.collectors.cli import execute
-    from fleetplan.collectors.progress import Hooks, observing
+    from fleetplan.collectors.events import LevelEvents, observing
     from fleetplan.collectors.telemetry import open_telemetry
 
     from fleetplan.cli.collect import collect_arguments
@@ -194,7 +192,7 @@ def probe_on_host(
             board.update.remote(key, detail=f"{shape}: level {level + 1} of {levels}")
 
         stamp = {**metadata, "ray_node_id": node, "ray_gpu_type": gpu_type}
-        with observing(Hooks(on_level=on_level, metadata=stamp)):
+        with observing(LevelEvents(on_level=on_level, metadata=stamp)):
             result = execute(args)
         return {
             "name": result.path.name,
@@ -545,7 +543,7 @@ def _run(ray: Any, campaign: Campaign, args: argparse.Namespace) -> int:
     loaded = _ingest(args, out, done) if args.ingest else True
     failed = [job for job in jobs if job.state != "done"]
     troubled = [job for job in jobs if job.problems]
-    return EXIT_PROBLEMS if failed or troubled or not loaded else 0
+    return EXIT_PROBLEMS if failed or troubled or not loaded else EXIT_OK
 
 
 def _summary(jobs: list[Job]) -> None:

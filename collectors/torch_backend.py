@@ -22,7 +22,7 @@ from fleetplan.collectors.collect import (
     collector_run,
     write_run_file,
 )
-from fleetplan.collectors.progress import level_started
+from fleetplan.collectors.events import level_started
 from fleetplan.collectors.requests_log import RequestResult, level_point
 from fleetplan.collectors.suite import Suite, TokenShape
 from fleetplan.collectors.telemetry import Telemetry
