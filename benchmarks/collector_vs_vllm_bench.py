@@ -48,7 +48,7 @@ FLEETPLAN_TOOL = textwrap.dedent("""
     import sys, time
     import transformers.models.auto.tokenization_auto
     import aiohttp, numpy, pydantic, tqdm
-    import fleetplan.collectors.cli, fleetplan.collectors.collect, fleetplan.collectors.loadgen
+    import fleetplan.collectors.run, fleetplan.collectors.collect, fleetplan.collectors.loadgen
     import fleetplan.collectors.prompts, fleetplan.core.contract, fleetplan.collectors.requests_log
     from fleetplan.cli import main
     started = time.process_time()

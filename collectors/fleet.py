@@ -5,7 +5,7 @@ Hosts say what GPU they have with a custom resource, `fleetplan-gpu:<type>` (`ra
 where it names the card unambiguously (Ray calls every H100 "H100": PCIe or SXM is not known, so
 such hosts are typed "H100" unless they say more). One task per (probe, GPU type, host slot) is
 pinned to its host and asks for all of that host's type resource and GPUs, so a host runs one
-probe at a time. Each task runs `collectors.cli.execute`, the code path of a single-host `fleetplan
+probe at a time. Each task runs `collectors.run.execute`, the code path of a single-host `fleetplan
 collect`, and returns its run file to the driver, which writes it under `--out` and, with
 `--ingest`, loads everything once at the end (the warehouse keeps one writer).
 
@@ -16,27 +16,21 @@ is kept in `<out>/campaign-<name>.json`: running the same campaign again skips w
 
 from __future__ import annotations
 
-import argparse
-import hashlib
 import json
 import os
 import shutil
 import socket
 import sys
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from fleetplan.collectors.campaign import (
-    SET_BY_CAMPAIGN,
-    Campaign,
-    Probe,
-    check_campaign,
-    load_campaign,
-)
-from fleetplan.collectors.collect import CollectError
+from fleetplan.collectors.campaign import Campaign, Probe
+from fleetplan.collectors.errors import CollectError
+from fleetplan.collectors.options import CampaignOptions, CollectOptions, IngestOptions
 
 from fleetplan.core.errors import FleetplanError, InputError
 from fleetplan.core.exits import EXIT_CANNOT_START, EXIT_INTERRUPTED, EXIT_OK, EXIT_PROBLEMS
@@ -44,8 +38,6 @@ from fleetplan.core.gpus import canonical_gpu
 
 RESOURCE_PREFIX = "fleetplan-gpu:"
 RAY_TYPE_PREFIX = "accelerator_type:"
-# collect options a probe does not carry to its host: the campaign's own, and what names the probe
-_RAY_FLAGS = SET_BY_CAMPAIGN | {"backend", "model", "base_url"}
 
 
 @dataclass(frozen=True)
@@ -84,6 +76,17 @@ class Job:
         return self.host.describe() if self.host else "no host"
 
 
+@dataclass(frozen=True)
+class HostOrder:
+    """What a host's task is given: its options (pickled by Ray) and how to label its run."""
+
+    key: str
+    options: CollectOptions
+    metadata: dict[str, str]
+    gpu_type: str
+    gpu_count: int
+
+
 def hosts_from_nodes(nodes: list[dict[str, Any]]) -> list[Host]:
     """The live nodes that say which GPU type they have, in a stable order."""
     hosts = []
@@ -114,7 +117,11 @@ def hosts_from_nodes(nodes: list[dict[str, Any]]) -> list[Host]:
 
 
 def plan_jobs(
-    campaign: Campaign, hosts: list[Host], only_types: list[str] | None, per_type: int | None
+    campaign: Campaign,
+    hosts: list[Host],
+    *,
+    only_types: Sequence[str] | None = None,
+    per_type: int | None = None,
 ) -> list[Job]:
     """One job per probe, GPU type and host slot. A type asked for but absent is a failed job,
     never a silent gap."""
@@ -161,39 +168,34 @@ class _Board:
         return self.rows
 
 
-def probe_on_host(
-    key: str,
-    argv: list[str],
-    metadata: dict[str, str],
-    gpu_type: str,
-    gpu_count: int,
-    board: Any,
-) -> dict[str, Any]:
-    """One host's collection, inside a Ray task: `fleetplan collect` with these arguments."""
+def probe_on_host(order: HostOrder, board: Any) -> dict[str, Any]:
+    """One host's collection, inside a Ray task: `fleetplan collect` with these options."""
     import ray
-    from fleetplan.collectors.cli import execute
     from fleetplan.collectors.events import LevelEvents, observing
+    from fleetplan.collectors.run import execute
     from fleetplan.collectors.telemetry import open_telemetry
 
-    from fleetplan.cli.collect import collect_arguments
-
     node = ray.get_runtime_context().get_node_id()
-    board.update.remote(key, state="running", detail="starting", pid=os.getpid())
+    board.update.remote(order.key, state="running", detail="starting", pid=os.getpid())
     out = Path(tempfile.mkdtemp(prefix="fleetplan-probe-"))
     try:
-        args = collect_arguments([*argv, "--out", str(out)])
         telemetry = open_telemetry()
         try:
-            warning = settle_gpu(args, gpu_type, gpu_count, telemetry.gpus)
+            options, warning = settle_gpu(
+                order.options,
+                gpu_type=order.gpu_type,
+                gpu_count=order.gpu_count,
+                seen=telemetry.gpus,
+            )
         finally:
             telemetry.close()
 
         def on_level(shape: str, level: int, levels: int) -> None:
-            board.update.remote(key, detail=f"{shape}: level {level + 1} of {levels}")
+            board.update.remote(order.key, detail=f"{shape}: level {level + 1} of {levels}")
 
-        stamp = {**metadata, "ray_node_id": node, "ray_gpu_type": gpu_type}
+        stamp = {**order.metadata, "ray_node_id": node, "ray_gpu_type": order.gpu_type}
         with observing(LevelEvents(on_level=on_level, metadata=stamp)):
-            result = execute(args)
+            result = execute(options, out)
         return {
             "name": result.path.name,
             "data": result.path.read_bytes(),
@@ -204,22 +206,25 @@ def probe_on_host(
         shutil.rmtree(out, ignore_errors=True)
 
 
-def settle_gpu(args: argparse.Namespace, gpu_type: str, gpu_count: int, seen: list) -> str | None:
+def settle_gpu(
+    options: CollectOptions, *, gpu_type: str, gpu_count: int, seen: list
+) -> tuple[CollectOptions, str | None]:
     """What GPU a host's run records. NVML's view wins; where NVML sees none, the host's Ray type
-    names it. Returns a warning when the two disagree (the host is typed wrongly in Ray)."""
-    if args.gpu is not None:
-        return None  # the probe names it
+    names it. Returns the options to run with, and a warning when the two disagree (the host is
+    typed wrongly in Ray)."""
+    hardware = options.hardware
+    if hardware.gpu is not None:
+        return options, None  # the probe names it
     if not seen:
-        args.gpu, args.gpu_count = gpu_type, args.gpu_count or gpu_count or 1
-        return None
+        return options.replace(gpu=gpu_type, gpu_count=hardware.gpu_count or gpu_count or 1), None
     declared = canonical_gpu(gpu_type)
     models = sorted({gpu.gpu_model for gpu in seen})
     if declared.known and declared.gpu_id not in models:
-        return (
+        return options, (
             f"this host is typed {gpu_type} in Ray but NVML sees {', '.join(models)}: the run "
             "is recorded with what NVML sees; fix the host's fleetplan-gpu resource"
         )
-    return None
+    return options, None
 
 
 # -- the driver ---------------------------------------------------------------------------------
@@ -236,38 +241,10 @@ def _import_ray():
     return ray
 
 
-def campaign_from_args(args: argparse.Namespace) -> Campaign:
-    if args.campaign:
-        from fleetplan.cli.collect import collect_option_argv
-
-        leave_out = _RAY_FLAGS - {"backend", "model", "base_url"}
-        given = [a.split("=")[0] for a in collect_option_argv(args, leave_out=leave_out)]
-        if flags := [a for a in given if a.startswith("-")]:
-            raise InputError(
-                f"{', '.join(dict.fromkeys(flags))} conflict with --campaign: the campaign file "
-                "says what each probe runs (a probe's `args` take any other collect option)"
-            )
-        return load_campaign(Path(args.campaign))
-    if args.backend is None or args.model is None:
-        raise InputError("--ray needs --backend and --model, or a --campaign file")
-    from fleetplan.cli.collect import collect_option_argv
-
-    probe = {
-        "name": f"{args.backend}-{args.model.rsplit('/', 1)[-1]}",
-        "backend": args.backend,
-        "model": args.model,
-        "base_url": args.base_url,
-        "args": collect_option_argv(args, leave_out=_RAY_FLAGS),
-    }
-    # Named by its settings: the same command resumes, a different one starts afresh.
-    digest = hashlib.sha256(json.dumps(probe, sort_keys=True).encode()).hexdigest()[:8]
-    return check_campaign({"name": f"collect-{digest}", "probes": [probe]}, "the command line")
-
-
 class _State:
     """What finished, kept beside the run files so that the same campaign can be resumed."""
 
-    def __init__(self, path: Path, campaign: Campaign, restart: bool):
+    def __init__(self, path: Path, campaign: Campaign, *, restart: bool):
         self.path = path
         self.jobs: dict[str, dict[str, Any]] = {}
         if path.exists() and not restart:
@@ -350,14 +327,10 @@ def _unreachable(address: str) -> str | None:
         return f"nothing answers at {resolved}: {error}"
 
 
-def run_campaign_command(args: argparse.Namespace) -> int:
-    try:
-        campaign = campaign_from_args(args)
-        ray = _import_ray()
-    except (InputError, CollectError) as error:
-        print(f"fleetplan collect: {error}", file=sys.stderr)
-        return EXIT_CANNOT_START
-    address = args.ray or "auto"
+def run_campaign(campaign: Campaign, options: CampaignOptions) -> int:
+    """Run the campaign on the cluster; the exit code."""
+    ray = _import_ray()
+    address = options.address
     unreachable = _unreachable(address)
     where = (
         "found (--ray auto: $RAY_ADDRESS or the last `ray start` here)"
@@ -379,11 +352,11 @@ def run_campaign_command(args: argparse.Namespace) -> int:
         )
         return EXIT_CANNOT_START
     try:
-        return _run(ray, campaign, args)
+        return _run(ray, campaign, options)
     except KeyboardInterrupt:
         print(
             f"\ninterrupted: the runs that finished are kept (progress in "
-            f"{Path(args.out) / f'campaign-{campaign.name}.json'}); the same command resumes "
+            f"{options.out / f'campaign-{campaign.name}.json'}); the same command resumes "
             "the rest. Ray stops this campaign's tasks.",
             file=sys.stderr,
         )
@@ -392,16 +365,15 @@ def run_campaign_command(args: argparse.Namespace) -> int:
         ray.shutdown()
 
 
-def _run(ray: Any, campaign: Campaign, args: argparse.Namespace) -> int:
+def _run(ray: Any, campaign: Campaign, options: CampaignOptions) -> int:
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-    out = Path(args.out)
+    out = options.out
     folder = out / campaign.name
     folder.mkdir(parents=True, exist_ok=True)
-    state = _State(out / f"campaign-{campaign.name}.json", campaign, args.restart)
+    state = _State(out / f"campaign-{campaign.name}.json", campaign, restart=options.restart)
     hosts = hosts_from_nodes(ray.nodes())
-    only = [t for t in args.gpu_types.split(",") if t] if args.gpu_types else None
-    jobs = plan_jobs(campaign, hosts, only, args.per_type)
+    jobs = plan_jobs(campaign, hosts, only_types=options.gpu_types, per_type=options.per_type)
     types = sorted({h.gpu_type for h in hosts})
     if not jobs:
         print(
@@ -410,7 +382,8 @@ def _run(ray: Any, campaign: Campaign, args: argparse.Namespace) -> int:
                 f"no host of the cluster ({len(ray.nodes())} node(s)) says its GPU type; start "
                 "each GPU host with `ray start ... --resources='{\"fleetplan-gpu:<type>\": 1}'`"
                 if not hosts
-                else f"--gpu-types {args.gpu_types} selects none of the campaign's probes "
+                else f"--gpu-types {','.join(options.gpu_types or ())} selects none of the "
+                "campaign's probes "
                 f"(the cluster has {', '.join(types)})"
             ),
             file=sys.stderr,
@@ -471,11 +444,13 @@ def _run(ray: Any, campaign: Campaign, args: argparse.Namespace) -> int:
             max_retries=0,
             retry_exceptions=False,
         ).remote(
-            job.key,
-            job.probe.argv(job.gpu_type, job.host.ip),
-            metadata,
-            job.gpu_type,
-            job.probe.gpu_count or max(job.host.gpus, 1),
+            HostOrder(
+                key=job.key,
+                options=job.probe.options(job.gpu_type, job.host.ip),
+                metadata=metadata,
+                gpu_type=job.gpu_type,
+                gpu_count=job.probe.gpu_count or max(job.host.gpus, 1),
+            ),
             board,
         )
         pending[ref] = job
@@ -540,7 +515,7 @@ def _run(ray: Any, campaign: Campaign, args: argparse.Namespace) -> int:
 
     _summary(jobs)
     done = [job for job in jobs if job.state == "done"]
-    loaded = _ingest(args, out, done) if args.ingest else True
+    loaded = _ingest(options.ingest, out, done) if options.ingest else True
     failed = [job for job in jobs if job.state != "done"]
     troubled = [job for job in jobs if job.problems]
     return EXIT_PROBLEMS if failed or troubled or not loaded else EXIT_OK
@@ -557,7 +532,7 @@ def _summary(jobs: list[Job]) -> None:
     print(f"{done} of {len(jobs)} run(s) done, {len(jobs) - done} failed")
 
 
-def _ingest(args: argparse.Namespace, out: Path, jobs: list[Job]) -> bool:
+def _ingest(ingest: IngestOptions, out: Path, jobs: list[Job]) -> bool:
     """Loads the finished runs; False (saying how to load them later) when it cannot."""
     from fleetplan.warehouse.db import Warehouse
     from fleetplan.warehouse.ingest import Status, ingest_paths
@@ -568,7 +543,7 @@ def _ingest(args: argparse.Namespace, out: Path, jobs: list[Job]) -> bool:
     if not paths:
         return True
     try:
-        with Warehouse.open(args.warehouse, wait_s=args.wait) as warehouse:
+        with Warehouse.open(ingest.warehouse, wait_s=ingest.wait_s) as warehouse:
             outcomes = list(ingest_paths(warehouse, paths))
     except WarehouseError as error:
         folders = " ".join(sorted({str(p.parent) for p in paths}))
