@@ -8,7 +8,6 @@ import math
 import pickle
 
 import pytest
-from fleetplan.collectors.campaign import SET_BY_CAMPAIGN
 from fleetplan.collectors.options import (
     BACKEND_NAMES,
     OPTION_NAMES,
@@ -16,6 +15,7 @@ from fleetplan.collectors.options import (
     CollectOptions,
     non_default,
 )
+from fleetplan.collectors.ray_campaign.campaign_file import SET_BY_CAMPAIGN
 from fleetplan.collectors.run import BACKENDS
 
 from fleetplan.cli import build_parser

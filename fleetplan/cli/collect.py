@@ -50,8 +50,11 @@ def run(args: argparse.Namespace) -> int:
 def _run_campaign(
     args: argparse.Namespace, given: dict[str, object], ingest: IngestOptions | None
 ) -> int:
-    from fleetplan.collectors.campaign import campaign_from_options, load_campaign
-    from fleetplan.collectors.fleet import run_campaign
+    from fleetplan.collectors.ray_campaign.campaign_file import (
+        campaign_from_options,
+        load_campaign,
+    )
+    from fleetplan.collectors.ray_campaign.driver import run_campaign
 
     if args.campaign:
         if conflicts := [flag(name) for name in non_default(given)]:

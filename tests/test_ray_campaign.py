@@ -16,9 +16,12 @@ import time
 from pathlib import Path
 
 import pytest
-from fleetplan.collectors.campaign import check_campaign, load_campaign
-from fleetplan.collectors.fleet import _State, hosts_from_nodes, plan_jobs, settle_gpu
 from fleetplan.collectors.options import CollectOptions
+from fleetplan.collectors.ray_campaign.campaign_file import check_campaign, load_campaign
+from fleetplan.collectors.ray_campaign.hosts import hosts_from_nodes
+from fleetplan.collectors.ray_campaign.jobs import plan_jobs
+from fleetplan.collectors.ray_campaign.resume import ResumeState
+from fleetplan.collectors.ray_campaign.task import settle_gpu
 from fleetplan.warehouse.db import Warehouse
 
 from fleetplan.core.contract import RunFile
@@ -478,17 +481,19 @@ def test_resume_keeps_a_finished_run_only_while_its_probe_is_unchanged(tmp_path)
     (tmp_path / "c" / "run.json").write_text("{}")
     job.state, job.run_file, job.attempts = "done", "c/run.json", 1
     progress = tmp_path / "campaign-c.json"
-    _State(progress, first, restart=False).record(job)
+    ResumeState(progress, first, restart=False).record(job)
 
-    assert _State(progress, first, restart=False).done(job)["run_file"] == "c/run.json"
-    assert _State(progress, first, restart=True).done(job) is None  # --restart
+    assert ResumeState(progress, first, restart=False).done(job)["run_file"] == "c/run.json"
+    assert ResumeState(progress, first, restart=True).done(job) is None  # --restart
     (changed,) = plan_jobs(campaign([1, 4]), host)
-    assert _State(progress, first, restart=False).done(changed) is None  # other rates: run again
+    assert (
+        ResumeState(progress, first, restart=False).done(changed) is None
+    )  # other rates: run again
     (tmp_path / "c" / "run.json").unlink()
-    assert _State(progress, first, restart=False).done(job) is None  # its file is gone
+    assert ResumeState(progress, first, restart=False).done(job) is None  # its file is gone
     progress.write_text("{not json")
     with pytest.raises(InputError, match="unreadable campaign progress"):
-        _State(progress, first, restart=False)
+        ResumeState(progress, first, restart=False)
 
 
 def test_the_example_campaign_validates_as_written():
