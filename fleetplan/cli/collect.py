@@ -84,6 +84,12 @@ def _collect_arguments(collect: argparse.ArgumentParser) -> None:
     collect.add_argument("--ingest", action="store_true", help="load the run file when done")
     warehouse_arg(collect)
     wait_arg(collect)
+    # the groups in the order --help shows them (and `vars(args)` lists them)
+    for add_group in (_ray, _measure, _server, _engine, _hardware, _torch):
+        add_group(collect)
+
+
+def _ray(collect: argparse.ArgumentParser) -> None:
     fleet = collect.add_argument_group("a fleet on Ray (pip install 'fleetplan[cluster]')")
     fleet.add_argument(
         "--ray",
@@ -104,6 +110,9 @@ def _collect_arguments(collect: argparse.ArgumentParser) -> None:
     fleet.add_argument(
         "--restart", action="store_true", help="run everything again, ignoring earlier progress"
     )
+
+
+def _measure(collect: argparse.ArgumentParser) -> None:
     what = collect.add_argument_group("what to measure (default: the standard suite)")
     what.add_argument(
         "--suite",
@@ -117,6 +126,9 @@ def _collect_arguments(collect: argparse.ArgumentParser) -> None:
     what.add_argument("--warmup", type=int, default=4, help="warm-up requests, not counted (4)")
     what.add_argument("--seed", type=int, default=0)
     what.add_argument("--max-concurrency", type=positive_int, help="cap on requests in flight")
+
+
+def _server(collect: argparse.ArgumentParser) -> None:
     server = collect.add_argument_group("the server (openai, vllm)")
     server.add_argument("--model", help="model name served (openai) or path/name (vllm, torch)")
     server.add_argument("--base-url", help="the OpenAI-compatible server (openai)")
@@ -137,6 +149,9 @@ def _collect_arguments(collect: argparse.ArgumentParser) -> None:
         metavar="S",
         help="a request fails when the server sends nothing for S seconds",
     )
+
+
+def _engine(collect: argparse.ArgumentParser) -> None:
     engine = collect.add_argument_group("the managed vLLM server (vllm)")
     engine.add_argument("--tensor-parallel-size", type=positive_int, default=1)
     engine.add_argument("--load-format", help="e.g. dummy: measure speed without the weights")
@@ -150,6 +165,9 @@ def _collect_arguments(collect: argparse.ArgumentParser) -> None:
         metavar="ARG",
         help="passed to the vLLM server as is (repeat)",
     )
+
+
+def _hardware(collect: argparse.ArgumentParser) -> None:
     hardware = collect.add_argument_group("hardware")
     hardware.add_argument("--gpu", help="the GPU model the server runs on (default: from NVML)")
     hardware.add_argument("--gpu-count", type=positive_int, help="GPUs per server")
@@ -159,6 +177,9 @@ def _collect_arguments(collect: argparse.ArgumentParser) -> None:
         default="auto",
         help="NVML energy measurement (auto: when NVML works here)",
     )
+
+
+def _torch(collect: argparse.ArgumentParser) -> None:
     torch_group = collect.add_argument_group("transformers on torch (torch)")
     torch_group.add_argument("--config", help="a model config JSON: random weights of that shape")
     torch_group.add_argument("--device", help="cuda or cpu (default: cuda when available)")
