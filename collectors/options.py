@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from fleetplan.core.errors import InputError
 
 BACKEND_NAMES = ("openai", "vllm", "torch")
-Backend = Literal["openai", "vllm", "torch"]
+BackendName = Literal["openai", "vllm", "torch"]
 _LENGTH = Field(None, ge=1, le=1_000_000)  # the bounds a Suite's token shapes accept
 
 
@@ -158,7 +158,7 @@ class CollectOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    backend: Backend
+    backend: BackendName
     model: str | None = Field(None, min_length=1)
     dtype: str | None = None  # the model's dtype (vllm, torch)
     measure: MeasureOptions = MeasureOptions()
