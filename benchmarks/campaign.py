@@ -48,18 +48,17 @@ def fleetplan(*args: str) -> float:
     return wall
 
 
-def main() -> None:
+def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--types", type=int, default=2, choices=range(1, len(GPU_TYPES) + 1))
     parser.add_argument("--requests", type=int, default=40)
-    args = parser.parse_args()
+    return parser.parse_args()
 
-    from ray.cluster_utils import Cluster
 
-    types = GPU_TYPES[: args.types]
-    port = free_port()
-    server = subprocess.Popen(
+def _stream_server(port: int) -> subprocess.Popen:
+    """The tests' streaming server: TTFT 20 ms, TPOT 5 ms."""
+    return subprocess.Popen(
         [
             sys.executable,
             str(ROOT / "tests" / "support" / "stream_server.py"),
@@ -73,11 +72,21 @@ def main() -> None:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
+
+
+def _cluster(types: list[str]):
+    """A head and one node per GPU type, each with its `fleetplan-gpu:<type>` resource."""
+    from ray.cluster_utils import Cluster
+
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
     for gpu in types:
         cluster.add_node(num_cpus=1, resources={f"fleetplan-gpu:{gpu}": 1})
     cluster.wait_for_nodes()
-    probe = [
+    return cluster
+
+
+def _probe(port: int, requests: int) -> list[str]:
+    return [
         "--backend",
         "openai",
         "--base-url",
@@ -91,10 +100,39 @@ def main() -> None:
         "--rates",
         "4,8,inf",
         "--num-requests",
-        str(args.requests),
+        str(requests),
         "--warmup",
         "1",
     ]
+
+
+def _round(
+    round_: int, probe: list[str], *, types: list[str], address: str, out: Path
+) -> tuple[float, float, float]:
+    """(host by host, campaign, the slowest single host) wall times; who goes first alternates."""
+
+    def serial() -> tuple[float, float]:
+        walls = [fleetplan(*probe, "--gpu", g, "--out", str(out / g)) for g in types]
+        return sum(walls), max(walls)
+
+    def campaign() -> float:
+        return fleetplan(*probe, "--ray", address, "--out", str(out / "ray"))
+
+    if round_ % 2 == 0:
+        (base, slowest), ray_wall = serial(), campaign()
+    else:
+        ray_wall = campaign()
+        base, slowest = serial()
+    return base, ray_wall, slowest
+
+
+def main() -> None:
+    args = _arguments()
+    types = GPU_TYPES[: args.types]
+    port = free_port()
+    server = _stream_server(port)
+    cluster = _cluster(types)
+    probe = _probe(port, args.requests)
     print(
         f"{len(types)} GPU type(s) ({', '.join(types)}), {args.requests} requests per level at "
         "4, 8 req/s and all at once, 64/32 tokens, TTFT 20 ms, TPOT 5 ms"
@@ -105,19 +143,9 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             for round_ in range(args.rounds):
                 out = Path(tmp) / str(round_)
-
-                def serial(out: Path = out) -> tuple[float, float]:
-                    walls = [fleetplan(*probe, "--gpu", g, "--out", str(out / g)) for g in types]
-                    return sum(walls), max(walls)
-
-                def campaign(out: Path = out) -> float:
-                    return fleetplan(*probe, "--ray", cluster.address, "--out", str(out / "ray"))
-
-                if round_ % 2 == 0:
-                    (base, slowest), ray_wall = serial(), campaign()
-                else:
-                    ray_wall = campaign()
-                    base, slowest = serial()
+                base, ray_wall, slowest = _round(
+                    round_, probe, types=types, address=cluster.address, out=out
+                )
                 rows.append((base, ray_wall, slowest))
                 print(
                     f"{round_ + 1:>5} {base:>12.2f}s {ray_wall:>8.2f}s {ray_wall / base:>6.2f} "

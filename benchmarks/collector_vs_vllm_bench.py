@@ -48,7 +48,7 @@ FLEETPLAN_TOOL = textwrap.dedent("""
     import sys, time
     import transformers.models.auto.tokenization_auto
     import aiohttp, numpy, pydantic, tqdm
-    import fleetplan.collectors.cli, fleetplan.collectors.collect, fleetplan.collectors.loadgen
+    import fleetplan.collectors.run, fleetplan.collectors.collect, fleetplan.collectors.loadgen
     import fleetplan.collectors.prompts, fleetplan.core.contract, fleetplan.collectors.requests_log
     from fleetplan.cli import main
     started = time.process_time()
@@ -77,111 +77,107 @@ def figures(point) -> dict[str, float]:
     }
 
 
-def main() -> None:
+def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--requests", type=int, default=64)
     parser.add_argument("--rate", type=float, default=8.0)
     parser.add_argument("--input-len", type=int, default=128)
     parser.add_argument("--output-len", type=int, default=32)
-    options = parser.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="fleetplan-peer-"))
-    model = str(build_tiny_llama(work / "tiny"))
-    port = free_port()
-    command = cpu_server_command(model, port)
-    rows: dict[str, list[dict[str, float]]] = {"vllm bench serve": [], "fleetplan collect": []}
-    with managed_server(command, port, work / "server.log", startup_timeout_s=900) as url:
-        for round_ in range(options.rounds):
-            result = work / f"vllm-{round_}.json"
-            cpu = run_tool(
-                VLLM_TOOL,
-                [
-                    "--backend",
-                    "vllm",
-                    "--base-url",
-                    url,
-                    "--model",
-                    model,
-                    "--tokenizer",
-                    model,
-                    "--dataset-name",
-                    "random",
-                    "--random-input-len",
-                    str(options.input_len),
-                    "--random-output-len",
-                    str(options.output_len),
-                    "--num-prompts",
-                    str(options.requests),
-                    "--request-rate",
-                    str(options.rate),
-                    "--seed",
-                    str(round_),
-                    "--ignore-eos",
-                    "--save-result",
-                    "--result-dir",
-                    str(work),
-                    "--result-filename",
-                    result.name,
-                    "--percentile-metrics",
-                    "ttft,tpot,itl,e2el",
-                    "--metric-percentiles",
-                    "50,99",
-                    "--disable-tqdm",
-                    "--temperature",
-                    "0",
-                ],
-            )
-            point = (
-                parse(FileInput.from_bytes(result.name, result.read_bytes()), _options())
-                .runs[0]
-                .points[0]
-            )
-            rows["vllm bench serve"].append(
-                {**figures(point), "CPU ms/req": cpu / options.requests * 1000}
-            )
-            out = work / f"fleetplan-{round_}"
-            cpu = run_tool(
-                FLEETPLAN_TOOL,
-                [
-                    "collect",
-                    "--backend",
-                    "openai",
-                    "--base-url",
-                    url,
-                    "--model",
-                    model,
-                    "--tokenizer",
-                    model,
-                    "--input-len",
-                    str(options.input_len),
-                    "--output-len",
-                    str(options.output_len),
-                    "--rates",
-                    str(options.rate),
-                    "--num-requests",
-                    str(options.requests),
-                    "--warmup",
-                    "0",
-                    "--seed",
-                    str(round_),
-                    "--out",
-                    str(out),
-                    "--gpu",
-                    "cpu",
-                    "--telemetry",
-                    "off",
-                ],
-            )
-            (path,) = out.glob("*.json")
-            point = RunFile.model_validate_json(path.read_bytes()).runs[0].points[0]
-            rows["fleetplan collect"].append(
-                {**figures(point), "CPU ms/req": cpu / options.requests * 1000}
-            )
-            for tool, values in rows.items():
-                print(
-                    f"round {round_ + 1} {tool:<18} "
-                    + "  ".join(f"{k} {v:8.2f}" for k, v in values[-1].items())
-                )
+    return parser.parse_args()
+
+
+def vllm_round(
+    url: str, model: str, options: argparse.Namespace, *, round_: int, work: Path
+) -> dict[str, float]:
+    """`vllm bench serve` once: its figures and client CPU time per request."""
+    result = work / f"vllm-{round_}.json"
+    cpu = run_tool(
+        VLLM_TOOL,
+        [
+            "--backend",
+            "vllm",
+            "--base-url",
+            url,
+            "--model",
+            model,
+            "--tokenizer",
+            model,
+            "--dataset-name",
+            "random",
+            "--random-input-len",
+            str(options.input_len),
+            "--random-output-len",
+            str(options.output_len),
+            "--num-prompts",
+            str(options.requests),
+            "--request-rate",
+            str(options.rate),
+            "--seed",
+            str(round_),
+            "--ignore-eos",
+            "--save-result",
+            "--result-dir",
+            str(work),
+            "--result-filename",
+            result.name,
+            "--percentile-metrics",
+            "ttft,tpot,itl,e2el",
+            "--metric-percentiles",
+            "50,99",
+            "--disable-tqdm",
+            "--temperature",
+            "0",
+        ],
+    )
+    run_file = parse(FileInput.from_bytes(result.name, result.read_bytes()), _options())
+    point = run_file.runs[0].points[0]
+    return {**figures(point), "CPU ms/req": cpu / options.requests * 1000}
+
+
+def fleetplan_round(
+    url: str, model: str, options: argparse.Namespace, *, round_: int, work: Path
+) -> dict[str, float]:
+    """`fleetplan collect` once, the same workload: its figures and client CPU time per request."""
+    out = work / f"fleetplan-{round_}"
+    cpu = run_tool(
+        FLEETPLAN_TOOL,
+        [
+            "collect",
+            "--backend",
+            "openai",
+            "--base-url",
+            url,
+            "--model",
+            model,
+            "--tokenizer",
+            model,
+            "--input-len",
+            str(options.input_len),
+            "--output-len",
+            str(options.output_len),
+            "--rates",
+            str(options.rate),
+            "--num-requests",
+            str(options.requests),
+            "--warmup",
+            "0",
+            "--seed",
+            str(round_),
+            "--out",
+            str(out),
+            "--gpu",
+            "cpu",
+            "--telemetry",
+            "off",
+        ],
+    )
+    (path,) = out.glob("*.json")
+    point = RunFile.model_validate_json(path.read_bytes()).runs[0].points[0]
+    return {**figures(point), "CPU ms/req": cpu / options.requests * 1000}
+
+
+def print_medians(rows: dict[str, list[dict[str, float]]], options: argparse.Namespace) -> None:
     medians = {
         tool: {k: statistics.median(r[k] for r in values) for k in values[0]}
         for tool, values in rows.items()
@@ -197,6 +193,29 @@ def main() -> None:
             f"{ours[key] / theirs[key]:5.3f}"
         )
     print(json.dumps({"fleetplan": ours, "vllm": theirs}))
+
+
+def main() -> None:
+    options = _arguments()
+    work = Path(tempfile.mkdtemp(prefix="fleetplan-peer-"))
+    model = str(build_tiny_llama(work / "tiny"))
+    port = free_port()
+    command = cpu_server_command(model, port)
+    rows: dict[str, list[dict[str, float]]] = {"vllm bench serve": [], "fleetplan collect": []}
+    with managed_server(command, port, work / "server.log", startup_timeout_s=900) as url:
+        for round_ in range(options.rounds):
+            rows["vllm bench serve"].append(
+                vllm_round(url, model, options, round_=round_, work=work)
+            )
+            rows["fleetplan collect"].append(
+                fleetplan_round(url, model, options, round_=round_, work=work)
+            )
+            for tool, values in rows.items():
+                print(
+                    f"round {round_ + 1} {tool:<18} "
+                    + "  ".join(f"{k} {v:8.2f}" for k, v in values[-1].items())
+                )
+    print_medians(rows, options)
 
 
 def _options():

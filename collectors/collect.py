@@ -1,111 +1,47 @@
-"""Run the probe suite against an OpenAI-compatible server and write one fleetplan run file.
+"""The probe suite against an OpenAI-compatible server: warm-up, then each load level, into one
+fleetplan run file.
 
 One measurement path for every server: `--backend openai` points at one that runs; `--backend
-vllm` starts one (collectors.vllm_server) and then does exactly this.
+vllm` starts one (collectors.vllm_server) and then does exactly this (collectors.openai_backend
+sets both up).
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
+import dataclasses
 import math
-import re
-import socket
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TextIO
 
 import numpy as np
-import requests
+from fleetplan.collectors.errors import CollectError
+from fleetplan.collectors.events import level_started
 from fleetplan.collectors.loadgen import LevelOutcome, run_level
 from fleetplan.collectors.openai_client import Endpoint
-from fleetplan.collectors.progress import level_started, run_metadata
 from fleetplan.collectors.prompts import Tokenizer, make_prompts
 from fleetplan.collectors.requests_log import RequestResult, level_point
+from fleetplan.collectors.run_file import CollectResult, RunSetup, collector_run, write_run_file
 from fleetplan.collectors.suite import Suite, TokenShape
 from fleetplan.collectors.telemetry import Telemetry
 from tqdm import tqdm
 
-from fleetplan import __version__
-from fleetplan.core.contract import Point, Run, RunFile
-from fleetplan.core.errors import FleetplanError
-from fleetplan.core.gpus import canonical_gpu
-
-log = logging.getLogger(__name__)
-
-
-class CollectError(FleetplanError):
-    """The collection could not start or could not go on."""
+from fleetplan.core.contract import Point
 
 
 @dataclass(frozen=True)
-class Hardware:
-    """What ran the server: from the user (`--gpu`, `--gpu-count`) or from NVML."""
+class Target:
+    """The server measured, and the tokenizer that makes its prompts."""
 
-    label: str
-    count: int
-
-    @classmethod
-    def resolve(cls, gpu: str | None, count: int | None, telemetry: Telemetry) -> Hardware:
-        if gpu is not None:
-            return cls(gpu, count or (len(telemetry.gpus) if telemetry.gpus else 1))
-        if telemetry.gpus:
-            names = sorted({g.name for g in telemetry.gpus})
-            if len(names) > 1:
-                raise CollectError(f"this host mixes GPUs ({', '.join(names)}): pass --gpu")
-            return cls(names[0], count or len(telemetry.gpus))
-        raise CollectError(
-            "no GPU is visible to NVML here and none was named: pass --gpu and --gpu-count "
-            "(the GPUs the server runs on)"
-        )
+    endpoint: Endpoint
+    tokenizer: Tokenizer
 
 
-@dataclass
-class CollectResult:
-    path: Path
-    run_file: RunFile
-    problems: list[str] = field(default_factory=list)
-    interrupted: bool = False
-
-
-def check_server(endpoint: Endpoint, timeout_s: float = 5.0) -> dict:
-    """Fail in seconds, with the reason, when no server answers; returns /v1/models."""
-    url = endpoint.base_url.rstrip("/") + "/v1/models"
-    try:
-        response = requests.get(url, timeout=timeout_s, headers=endpoint.headers())
-    except requests.ConnectionError:
-        raise CollectError(
-            f"no server answers at {endpoint.base_url} (connection refused)"
-        ) from None
-    except requests.Timeout:
-        raise CollectError(
-            f"the server at {endpoint.base_url} did not answer within {timeout_s:g} s"
-        ) from None
-    if response.status_code != 200:
-        raise CollectError(
-            f"{url} answered HTTP {response.status_code}: is this an OpenAI-compatible server?"
-        )
-    models = [m.get("id") for m in response.json().get("data", [])]
-    if endpoint.model not in models:
-        raise CollectError(
-            f"the server serves {', '.join(map(str, models)) or 'no model'}, "
-            f"not {endpoint.model!r}: pass --model with one of those"
-        )
-    return response.json()
-
-
-def server_version(endpoint: Endpoint) -> str | None:
-    try:
-        response = requests.get(endpoint.base_url.rstrip("/") + "/version", timeout=5)
-        return response.json().get("version") if response.ok else None
-    except (requests.RequestException, ValueError):
-        return None
-
-
-class _Progress:
-    """A bar per level: requests done, live throughput, P99 TTFT so far."""
+class _ProgressBar:
+    """A tqdm bar per level: requests done, live throughput, P99 TTFT so far."""
 
     def __init__(self, total: int, label: str, stream: TextIO):
         self.bar = tqdm(
@@ -141,84 +77,115 @@ def _rate_label(rate: float) -> str:
 
 
 def run_shape(
-    endpoint: Endpoint,
-    shape: TokenShape,
-    suite: Suite,
-    tokenizer: Tokenizer,
-    telemetry: Telemetry,
-    *,
-    max_concurrency: int | None,
-    stream: TextIO,
+    target: Target, shape: TokenShape, suite: Suite, telemetry: Telemetry, *, stream: TextIO
 ) -> tuple[list[Point], list[str], bool]:
     """Warm-up, then each load level in increasing order. Stops at the first level the server
     could not finish (it died or stopped answering) or at Ctrl-C, keeping what was measured."""
     prompts = make_prompts(
-        tokenizer, suite.num_requests + suite.warmup_requests, shape.input_len, suite.seed
+        target.tokenizer, suite.num_requests + suite.warmup_requests, shape.input_len, suite.seed
     )
     warmup, measured = prompts[: suite.warmup_requests], prompts[suite.warmup_requests :]
-    problems: list[str] = []
     if warmup:
-        outcome = asyncio.run(
-            run_level(endpoint, warmup, output_len=shape.output_len, rate=math.inf, seed=suite.seed)
-        )
-        failed = [r.error for r in outcome.results if not r.ok]
-        if len(failed) == len(warmup):
-            raise CollectError(f"every warm-up request failed: {failed[0]}")
-    points = []
+        _warm_up(target.endpoint, warmup, shape, suite)
+    points: list[Point] = []
+    problems: list[str] = []
     for level, rate in enumerate(suite.rates):
         level_started(shape.name, level, len(suite.rates))
-        progress = _Progress(len(measured), f"{shape.name} {_rate_label(rate)}", stream)
-        window = f"{shape.name}-{level}"
-        telemetry.begin_window(window)
-        try:
-            outcome: LevelOutcome = asyncio.run(
-                run_level(
-                    endpoint,
-                    measured,
-                    output_len=shape.output_len,
-                    rate=rate,
-                    burstiness=suite.burstiness,
-                    seed=suite.seed + level,
-                    max_concurrency=max_concurrency,
-                    on_result=progress,
-                )
-            )
-        finally:
-            energy = telemetry.end_window(window)
-            progress.close()
-        # A level with failed requests did not measure what it set out to: incomplete.
-        failed_any = any(not r.ok for r in outcome.results)
-        complete = not (outcome.interrupted or outcome.unreachable or failed_any)
-        point = level_point(
-            outcome.results,
-            duration_s=outcome.duration_s,
-            offered_rate_rps=rate,
-            max_concurrency=max_concurrency,
-            burstiness=suite.burstiness,
-            complete=complete,
-            energy=energy,
+        outcome, point = _measure_level(
+            target.endpoint,
+            measured,
+            shape=shape,
+            suite=suite,
+            level=level,
+            telemetry=telemetry,
+            stream=stream,
         )
         points.append(point)
-        problems += _check_lengths(outcome.results, shape, f"{shape.name} at {_rate_label(rate)}")
-        if point.failed:
-            first = next(r.error for r in outcome.results if not r.ok)
-            problems.append(
-                f"{shape.name} at {_rate_label(rate)}: {point.failed} of "
-                f"{point.requests_sent} requests failed (first: {first})"
-            )
-        if outcome.interrupted:
-            problems.append(
-                f"interrupted during {shape.name} at {_rate_label(rate)}: kept "
-                f"{point.completed} finished requests, level marked incomplete"
-            )
-            return points, problems, True
-        if outcome.unreachable:
-            problems.append(
-                f"the server stopped answering during {shape.name} at "
-                f"{_rate_label(rate)}: level marked incomplete, later levels not run"
-            )
+        level_problems, stopped = _level_problems(outcome, point, shape, rate)
+        problems += level_problems
+        if stopped:
             return points, problems, True
     return points, problems, False
+
+
+def _warm_up(
+    endpoint: Endpoint, prompts: list[tuple[str, int]], shape: TokenShape, suite: Suite
+) -> None:
+    outcome = asyncio.run(
+        run_level(endpoint, prompts, output_len=shape.output_len, rate=math.inf, seed=suite.seed)
+    )
+    failed = [r.error for r in outcome.results if not r.ok]
+    if len(failed) == len(prompts):
+        raise CollectError(f"every warm-up request failed: {failed[0]}")
+
+
+def _measure_level(
+    endpoint: Endpoint,
+    prompts: list[tuple[str, int]],
+    *,
+    shape: TokenShape,
+    suite: Suite,
+    level: int,
+    telemetry: Telemetry,
+    stream: TextIO,
+) -> tuple[LevelOutcome, Point]:
+    """One load level, with its energy window and progress bar."""
+    rate = suite.rates[level]
+    bar = _ProgressBar(len(prompts), f"{shape.name} {_rate_label(rate)}", stream)
+    window = f"{shape.name}-{level}"
+    telemetry.begin_window(window)
+    try:
+        outcome = asyncio.run(
+            run_level(
+                endpoint,
+                prompts,
+                output_len=shape.output_len,
+                rate=rate,
+                burstiness=suite.burstiness,
+                seed=suite.seed + level,
+                max_concurrency=suite.max_concurrency,
+                on_result=bar,
+            )
+        )
+    finally:
+        energy = telemetry.end_window(window)
+        bar.close()
+    # A level with failed requests did not measure what it set out to: incomplete.
+    failed_any = any(not r.ok for r in outcome.results)
+    point = level_point(
+        outcome.results,
+        duration_s=outcome.duration_s,
+        offered_rate_rps=rate,
+        max_concurrency=suite.max_concurrency,
+        burstiness=suite.burstiness,
+        complete=not (outcome.interrupted or outcome.unreachable or failed_any),
+        energy=energy,
+    )
+    return outcome, point
+
+
+def _level_problems(
+    outcome: LevelOutcome, point: Point, shape: TokenShape, rate: float
+) -> tuple[list[str], bool]:
+    """What went wrong at a level, in words, and whether the shape stops there."""
+    where = f"{shape.name} at {_rate_label(rate)}"
+    problems = _check_lengths(outcome.results, shape, where)
+    if point.failed:
+        first = next(r.error for r in outcome.results if not r.ok)
+        problems.append(
+            f"{where}: {point.failed} of {point.requests_sent} requests failed (first: {first})"
+        )
+    if outcome.interrupted:
+        problems.append(
+            f"interrupted during {where}: kept {point.completed} finished requests, level "
+            "marked incomplete"
+        )
+    elif outcome.unreachable:
+        problems.append(
+            f"the server stopped answering during {where}: level marked incomplete, later "
+            "levels not run"
+        )
+    return problems, outcome.interrupted or outcome.unreachable
 
 
 def _check_lengths(results: list[RequestResult], shape: TokenShape, where: str) -> list[str]:
@@ -241,137 +208,41 @@ def _check_lengths(results: list[RequestResult], shape: TokenShape, where: str) 
 
 
 def collect(
-    endpoint: Endpoint,
+    target: Target,
     suite: Suite,
-    tokenizer: Tokenizer,
-    telemetry: Telemetry,
-    hardware: Hardware,
-    out_dir: Path,
     *,
-    engine: str | None = None,
-    engine_version: str | None = None,
-    tensor_parallel_size: int | None = None,
-    dtype: str | None = None,
-    metadata: dict[str, str] | None = None,
-    max_concurrency: int | None = None,
+    telemetry: Telemetry,
+    setup: RunSetup,
+    out_dir: Path,
     stream: TextIO = sys.stderr,
 ) -> CollectResult:
     """Measure every token shape of the suite and write the run file (also when interrupted)."""
     started = datetime.now(UTC)
+    setup = dataclasses.replace(setup, metadata=_metadata(target, suite, telemetry, setup))
     runs, problems, stopped = [], [], False
+    for shape in suite.shapes:
+        points, shape_problems, stopped = run_shape(target, shape, suite, telemetry, stream=stream)
+        problems += shape_problems
+        if points:
+            runs.append(collector_run(shape, setup, started, points))
+        if stopped:
+            break
+    path, run_file = write_run_file(runs, out_dir, started, setup.file_name())
+    return CollectResult(path, run_file, problems, interrupted=stopped)
+
+
+def _metadata(target: Target, suite: Suite, telemetry: Telemetry, setup: RunSetup) -> dict:
+    """What every run of the collection notes about how it was measured."""
     meta = {
-        "base_url": endpoint.base_url,
+        "base_url": target.endpoint.base_url,
         "seed": str(suite.seed),
         "num_requests": str(suite.num_requests),
         "telemetry": telemetry.reason or "nvml",
-        **(metadata or {}),
+        **setup.metadata,
     }
     if telemetry.gpus:
         meta["nvml_gpus"] = "; ".join(g.describe() for g in telemetry.gpus)
         driver = telemetry.gpus[0].driver
         if driver:
             meta["driver"] = driver
-    for shape in suite.shapes:
-        points, shape_problems, stopped = run_shape(
-            endpoint,
-            shape,
-            suite,
-            tokenizer,
-            telemetry,
-            max_concurrency=max_concurrency,
-            stream=stream,
-        )
-        problems += shape_problems
-        if points:
-            runs.append(
-                collector_run(
-                    shape,
-                    hardware,
-                    started,
-                    points,
-                    meta,
-                    engine=engine,
-                    engine_version=engine_version,
-                    model=endpoint.model,
-                    dtype=dtype,
-                    tensor_parallel_size=tensor_parallel_size,
-                )
-            )
-        if stopped:
-            break
-    gpu_id = canonical_gpu(hardware.label).gpu_id
-    path, run_file = write_run_file(
-        runs, out_dir, started, f"{endpoint.model}-{hardware.count}x{gpu_id}"
-    )
-    return CollectResult(path, run_file, problems, interrupted=stopped)
-
-
-def collector_run(
-    shape: TokenShape,
-    hardware: Hardware,
-    started: datetime,
-    points: list[Point],
-    metadata: dict[str, str],
-    **engine: object,
-) -> Run:
-    """One token shape's run as every backend records it (engine, model and dtype as given),
-    stamped with what the caller's hooks add (a campaign, its host)."""
-    return Run(
-        tool="fleetplan collect",
-        tool_version=__version__,
-        gpu_model=canonical_gpu(hardware.label).gpu_id,
-        gpu_label=hardware.label,
-        gpu_count=hardware.count,
-        host=socket.gethostname(),
-        dataset=shape.name,
-        input_len=shape.input_len,
-        output_len=shape.output_len,
-        created_at=started.replace(tzinfo=None),
-        metadata={**metadata, **run_metadata()},
-        points=tuple(points),
-        **engine,
-    )
-
-
-def write_run_file(
-    runs: list[Run], out_dir: Path, started: datetime, name: str
-) -> tuple[Path, RunFile]:
-    """One run file for everything a collection measured, named by time, model and GPUs."""
-    if not runs:
-        raise CollectError("nothing was measured")
-    run_file = RunFile(
-        format="fleetplan.runs",
-        format_version=1,
-        generator=f"fleetplan collect {__version__}",
-        runs=tuple(runs),
-    )
-    out_dir.mkdir(parents=True, exist_ok=True)
-    slug = re.sub(r"[^A-Za-z0-9.-]+", "-", name).strip("-")
-    path = out_dir / f"{started:%Y%m%dT%H%M%SZ}-{slug}.json"
-    path.write_text(run_file.model_dump_json(exclude_none=True), encoding="utf-8")
-    return path, run_file
-
-
-def summary_table(run_file: RunFile) -> str:
-    lines = [
-        f"{'shape':<12}{'load':>9}{'done':>6}{'fail':>6}{'req/s':>9}{'out tok/s':>11}"
-        f"{'p50 TTFT':>10}{'p99 TTFT':>10}{'p99 TPOT':>10}{'energy':>12}"
-    ]
-    for run in run_file.runs:
-        for p in run.points:
-            if p.offered_rate_rps is None:
-                offered = f"batch {p.max_concurrency}"
-            else:
-                offered = "inf" if math.isinf(p.offered_rate_rps) else f"{p.offered_rate_rps:g}"
-            energy = f"{p.gpu_energy_j:,.0f} J" if p.gpu_energy_j is not None else "not meas."
-            lines.append(
-                f"{run.dataset or '':<12}{offered:>9}{p.completed:>6}{p.failed or 0:>6}"
-                f"{p.request_throughput_rps or 0:>9.2f}{p.output_throughput_tps or 0:>11.1f}"
-                f"{_ms(p.ttft_p50_ms):>10}{_ms(p.ttft_p99_ms):>10}{_ms(p.tpot_p99_ms):>10}"
-                f"{energy:>12}" + ("" if p.complete else "  (incomplete)")
-            )
-    return "\n".join(lines)
-
-
-def _ms(value: float | None) -> str:
-    return "-" if value is None else f"{value:.1f}ms"
+    return meta

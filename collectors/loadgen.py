@@ -13,9 +13,16 @@ import numpy as np
 from fleetplan.collectors.openai_client import Endpoint, new_session, stream_completion
 from fleetplan.collectors.requests_log import RequestResult
 
-CONNECTION_ERRORS = ("ClientConnectorError", "ServerDisconnectedError", "ClientOSError",
-                     "SocketTimeoutError", "ConnectionTimeoutError",
-                     "ServerTimeoutError", "TimeoutError")  # fmt: skip
+# Error names (RequestResult.error starts with one) that mean the server is gone, not just slow.
+CONNECTION_ERRORS = (
+    "ClientConnectorError",
+    "ServerDisconnectedError",
+    "ClientOSError",
+    "SocketTimeoutError",
+    "ConnectionTimeoutError",
+    "ServerTimeoutError",
+    "TimeoutError",
+)
 
 
 def arrival_offsets(count: int, rate: float, burstiness: float, seed: int) -> np.ndarray:
@@ -66,8 +73,9 @@ async def run_level(
                 await limit.acquire()
             try:
                 sent = time.perf_counter() - start
-                result = await stream_completion(session, endpoint, text, input_tokens=tokens,
-                                                 max_tokens=output_len)  # fmt: skip
+                result = await stream_completion(
+                    session, endpoint, text, input_tokens=tokens, max_tokens=output_len
+                )
             finally:
                 if limit is not None:
                     limit.release()

@@ -39,14 +39,7 @@ def new_session(endpoint: Endpoint, max_connections: int = 0) -> aiohttp.ClientS
     return aiohttp.ClientSession(connector=connector, timeout=timeout, headers=endpoint.headers())
 
 
-async def stream_completion(
-    session: aiohttp.ClientSession,
-    endpoint: Endpoint,
-    prompt: str,
-    *,
-    input_tokens: int,
-    max_tokens: int,
-) -> RequestResult:
+def _payload(endpoint: Endpoint, prompt: str, max_tokens: int) -> dict:
     payload = {
         "model": endpoint.model,
         "prompt": prompt,
@@ -57,6 +50,19 @@ async def stream_completion(
     }
     if endpoint.ignore_eos:
         payload["ignore_eos"] = True
+    return payload
+
+
+async def stream_completion(
+    session: aiohttp.ClientSession,
+    endpoint: Endpoint,
+    prompt: str,
+    *,
+    input_tokens: int,
+    max_tokens: int,
+) -> RequestResult:
+    """One completion, streamed; its timings, or its failure as data (`error`)."""
+    payload = _payload(endpoint, prompt, max_tokens)
     result = RequestResult(input_tokens=input_tokens)
     chunks = 0
     usage_output: int | None = None

@@ -27,7 +27,7 @@ STANDARD_SHAPES: tuple[TokenShape, ...] = (
 
 
 class Suite(BaseModel):
-    """What one `fleetplan collect` measures: token shapes x load levels."""
+    """What one `fleetplan collect` measures: token shapes x load levels (and how they load)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -37,6 +37,7 @@ class Suite(BaseModel):
     warmup_requests: Annotated[int, Field(ge=0, le=10_000)] = 4
     seed: int = 0
     burstiness: Annotated[float, Field(gt=0)] = 1.0
+    max_concurrency: Annotated[int | None, Field(ge=1)] = None  # a cap on requests in flight
 
     @field_validator("rates")
     @classmethod

@@ -9,34 +9,29 @@ The model comes from a path, or from a config file with random weights (speed wi
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from fleetplan.collectors.collect import (
-    CollectError,
-    CollectResult,
-    Hardware,
-    collector_run,
-    write_run_file,
-)
-from fleetplan.collectors.progress import level_started
+from fleetplan.collectors.errors import CollectError
+from fleetplan.collectors.events import level_started
+from fleetplan.collectors.hardware import Hardware, telemetry_for
+from fleetplan.collectors.options import CollectOptions
 from fleetplan.collectors.requests_log import RequestResult, level_point
+from fleetplan.collectors.run_file import CollectResult, RunSetup, collector_run, write_run_file
 from fleetplan.collectors.suite import Suite, TokenShape
 from fleetplan.collectors.telemetry import Telemetry
 
 from fleetplan.core.contract import Point
-from fleetplan.core.gpus import canonical_gpu
 
 
-def _load_model(args: argparse.Namespace, device: str, dtype: object) -> tuple[object, str]:
+def _load_model(options: CollectOptions, device: str, dtype: object) -> tuple[object, str]:
     import torch
     from transformers import AutoConfig, AutoModelForCausalLM
 
-    if args.config:
-        path = Path(args.config)
+    if options.torch.config:
+        path = Path(options.torch.config)
         try:
             config_dict = json.loads(path.read_text())
         except (OSError, ValueError) as error:
@@ -51,10 +46,10 @@ def _load_model(args: argparse.Namespace, device: str, dtype: object) -> tuple[o
             model = AutoModelForCausalLM.from_config(config, dtype=dtype)
         name = config_dict.get("_name_or_path") or path.stem
         return model.eval(), f"{name} (random weights)"
-    if not args.model:
+    if not options.model:
         raise CollectError("--backend torch needs --model (a path) or --config (random weights)")
-    model = AutoModelForCausalLM.from_pretrained(args.model, dtype=dtype).to(device)
-    return model.eval(), args.model
+    model = AutoModelForCausalLM.from_pretrained(options.model, dtype=dtype).to(device)
+    return model.eval(), options.model
 
 
 def _sync(device: str) -> None:
@@ -104,7 +99,8 @@ def _batch(
 def _sweep(
     model: object,
     shape: TokenShape,
-    args: argparse.Namespace,
+    *,
+    max_batch: int,
     device: str,
     telemetry: Telemetry,
     suite: Suite,
@@ -116,8 +112,8 @@ def _sweep(
         name=shape.name, input_len=shape.input_len, output_len=min(4, shape.output_len)
     )
     _batch(model, warm, 1, device, suite.seed)  # warm-up, not counted
-    batch, levels = 1, max(args.max_batch, 1).bit_length()
-    while batch <= args.max_batch:
+    batch, levels = 1, max(max_batch, 1).bit_length()
+    while batch <= max_batch:
         level_started(shape.name, batch.bit_length() - 1, levels)
         window = f"{shape.name}-b{batch}"
         telemetry.begin_window(window)
@@ -145,7 +141,8 @@ def _sweep(
     return points, problems
 
 
-def collect_torch(args: argparse.Namespace, suite: Suite) -> CollectResult:
+def collect_torch(options: CollectOptions, out: Path) -> CollectResult:
+    """The batch sweep of every token shape, on this process's torch."""
     try:
         import torch
         import transformers
@@ -154,52 +151,52 @@ def collect_torch(args: argparse.Namespace, suite: Suite) -> CollectResult:
             "--backend torch needs torch and transformers: pip install "
             "'fleetplan[gpu]' (or torch and transformers)"
         ) from None
-    from fleetplan.collectors.cli import telemetry_from_args
-
-    device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
-    dtype_name = args.dtype or ("bfloat16" if device.startswith("cuda") else "float32")
+    device = options.torch.device or ("cuda" if torch.cuda.is_available() else "cpu")
+    dtype_name = options.dtype or ("bfloat16" if device.startswith("cuda") else "float32")
     dtype = getattr(torch, dtype_name, None)
     if not isinstance(dtype, torch.dtype):
         raise CollectError(f"--dtype {dtype_name!r} is not a torch dtype (bfloat16, float16, ...)")
     telemetry = (
-        telemetry_from_args(args)
+        telemetry_for(options.hardware)
         if device.startswith("cuda")
         else Telemetry("not measured: the model runs on the CPU")
     )
+    suite = options.measure.plan()
     try:
-        hardware = Hardware.resolve(args.gpu, args.gpu_count or 1, telemetry)
-        model, name = _load_model(args, device, dtype)
+        hardware = Hardware.resolve(
+            options.hardware.gpu, options.hardware.gpu_count or 1, telemetry
+        )
+        model, name = _load_model(options, device, dtype)
         started = datetime.now(UTC)
+        setup = RunSetup(
+            hardware=hardware,
+            model=name,
+            engine="transformers",
+            engine_version=transformers.__version__,
+            dtype=dtype_name,
+            tensor_parallel_size=1,
+            metadata={
+                "backend": "torch",
+                "torch": torch.__version__,
+                "device": device,
+                "telemetry": telemetry.reason or "nvml",
+                "seed": str(suite.seed),
+            },
+        )
         runs, problems = [], []
-        meta = {
-            "backend": "torch",
-            "torch": torch.__version__,
-            "device": device,
-            "telemetry": telemetry.reason or "nvml",
-            "seed": str(suite.seed),
-        }
         for shape in suite.shapes:
-            points, shape_problems = _sweep(model, shape, args, device, telemetry, suite)
+            points, shape_problems = _sweep(
+                model,
+                shape,
+                max_batch=options.torch.max_batch,
+                device=device,
+                telemetry=telemetry,
+                suite=suite,
+            )
             problems += shape_problems
             if points:
-                runs.append(
-                    collector_run(
-                        shape,
-                        hardware,
-                        started,
-                        points,
-                        meta,
-                        engine="transformers",
-                        engine_version=transformers.__version__,
-                        model=name,
-                        dtype=dtype_name,
-                        tensor_parallel_size=1,
-                    )
-                )
+                runs.append(collector_run(shape, setup, started, points))
     finally:
         telemetry.close()
-    gpu_id = canonical_gpu(hardware.label).gpu_id
-    path, run_file = write_run_file(
-        runs, Path(args.out), started, f"torch-{name}-{hardware.count}x{gpu_id}"
-    )
+    path, run_file = write_run_file(runs, out, started, setup.file_name(prefix="torch-"))
     return CollectResult(path, run_file, problems)

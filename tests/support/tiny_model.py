@@ -61,12 +61,15 @@ if __name__ == "__main__":
 def cpu_server_command(model: str | Path, port: int) -> list[str]:
     """The vLLM server command `fleetplan collect --backend vllm` builds for `model`, with what
     vLLM's CPU build needs: the KV cache sized in RAM (0.3) and a short context."""
+    from fleetplan.collectors.options import CollectOptions
     from fleetplan.collectors.vllm_server import server_command
 
-    from fleetplan.cli.collect import collect_arguments
-
-    args = collect_arguments(
-        ["--backend", "vllm", "--model", str(model), "--out", ".", "--dtype", "bfloat16",
-         "--engine-arg=--gpu-memory-utilization=0.3", "--engine-arg=--max-model-len=1024"]
-    )  # fmt: skip
-    return server_command(args, port)
+    options = CollectOptions.from_mapping(
+        {
+            "backend": "vllm",
+            "model": str(model),
+            "dtype": "bfloat16",
+            "engine_arg": ["--gpu-memory-utilization=0.3", "--max-model-len=1024"],
+        }
+    )
+    return server_command(options, port)

@@ -11,40 +11,56 @@
         suite: standard                         # or input_len / output_len
         rates: [1, 2, 4, 8, inf]
         num_requests: 200
-        args: [--tensor-parallel-size, "2"]     # any other `fleetplan collect` option
+        gpu_count: 2                            # GPUs per server (default: what Ray sees)
+        args:                                   # any other `fleetplan collect` option
+          tensor_parallel_size: 2               # (dashed or underscored, as on the command line)
+          engine_arg: [--enforce-eager]
       - name: chat-8b-running-servers
         backend: openai
         model: llama-8b
         base_url: "http://{node_ip}:8000"       # each host's own server; or base_urls per type
 
-Every probe becomes the arguments of `fleetplan collect`, checked by its own parser before any
-host starts: one measurement path whether a host runs alone or in a campaign.
+Every probe becomes the options of one `fleetplan collect` on each host (`Probe.options`), checked
+before any host starts: one measurement path whether a host runs alone or in a campaign.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import math
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
+from fleetplan.collectors.options import OPTION_NAMES, CollectOptions, option_name
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from fleetplan.core.contract import validation_message
 from fleetplan.core.errors import InputError
 from fleetplan.core.gpus import canonical_gpu
 
-# `fleetplan collect` options (by argparse dest) the campaign decides per host: a probe's `args`
-# may not set them.
+# `fleetplan collect` options the campaign decides per host: a probe's `args` may not set them.
 SET_BY_CAMPAIGN = frozenset(
     {"out", "ingest", "warehouse", "wait", "ray", "campaign", "gpu_types", "per_type", "restart"}
 )
-_RESERVED = {"--" + dest.replace("_", "-") for dest in SET_BY_CAMPAIGN}
+# The probe's own settings that are `fleetplan collect` options too: said once, here or in `args`.
+_SETTINGS = (
+    "backend",
+    "model",
+    "tokenizer",
+    "suite",
+    "input_len",
+    "output_len",
+    "rates",
+    "num_requests",
+    "warmup",
+    "seed",
+    "gpu_count",
+)
 
 
 class Probe(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # inf in rates: written as Infinity where a probe's digest is made, not as null
+    model_config = ConfigDict(extra="forbid", frozen=True, ser_json_inf_nan="constants")
 
     name: str | None = Field(None, min_length=1, max_length=80)
     gpu_types: tuple[str, ...] | None = None
@@ -61,7 +77,7 @@ class Probe(BaseModel):
     warmup: int | None = Field(None, ge=0)
     seed: int | None = None
     gpu_count: int | None = Field(None, ge=1)
-    args: tuple[str, ...] = ()
+    args: dict[str, Any] = Field(default_factory=dict)  # option name -> value
 
     @field_validator("gpu_types", mode="before")
     @classmethod
@@ -87,13 +103,37 @@ class Probe(BaseModel):
         probe is unchanged."""
         return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:16]
 
+    @field_validator("args", mode="before")
+    @classmethod
+    def _mapping(cls, value: object) -> object:
+        if isinstance(value, list | tuple):  # the command-line words of earlier versions
+            raise ValueError(
+                "args is a mapping of option name to value, e.g. {tensor_parallel_size: 2, "
+                "engine_arg: [--enforce-eager]}"
+            )
+        return value
+
     @field_validator("args")
     @classmethod
-    def _reserved(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        for item in value:
-            if item.split("=", 1)[0] in _RESERVED:
-                raise ValueError(f"{item.split('=', 1)[0]} is set by the campaign, not a probe")
-        return value
+    def _options(cls, value: dict[str, Any]) -> dict[str, Any]:
+        names = {}
+        for key, item in value.items():
+            name = option_name(str(key))
+            if name in SET_BY_CAMPAIGN:
+                raise ValueError(f"{name} is set by the campaign, not a probe")
+            if name not in OPTION_NAMES:
+                raise ValueError(f"{name} is not a `fleetplan collect` option")
+            names[name] = item
+        return dict(sorted(names.items()))  # the digest does not depend on their order
+
+    @model_validator(mode="after")
+    def _said_once(self) -> Probe:
+        given = {name for name in _SETTINGS if getattr(self, name) is not None}
+        if self.base_url or self.base_urls:
+            given.add("base_url")
+        if twice := sorted(given & set(self.args)):
+            raise ValueError(f"{twice[0]} is given twice: as the probe's setting and in its args")
+        return self
 
     def label(self, index: int) -> str:
         if self.name:
@@ -105,35 +145,11 @@ class Probe(BaseModel):
         url = (self.base_urls or {}).get(gpu_type) or self.base_url
         return url.replace("{node_ip}", node_ip) if url else None
 
-    def argv(self, gpu_type: str, node_ip: str) -> list[str]:
-        """The `fleetplan collect` arguments for one host (without --out)."""
-        argv = ["--backend", self.backend, "--model", self.model]
-        url = self.base_url_for(gpu_type, node_ip)
-        if url:
-            argv += ["--base-url", url]
-        if self.tokenizer:
-            argv += ["--tokenizer", self.tokenizer]
-        if self.suite:
-            argv += ["--suite", self.suite]
-        for flag, value in (
-            ("--input-len", self.input_len),
-            ("--output-len", self.output_len),
-            ("--num-requests", self.num_requests),
-            ("--warmup", self.warmup),
-            ("--seed", self.seed),
-            ("--gpu-count", self.gpu_count),
-        ):
-            if value is not None:
-                argv += [flag, str(value)]
-        if self.rates:
-            argv += ["--rates", ",".join(_rate(r) for r in self.rates)]
-        return argv + list(self.args)
-
-
-def _rate(value: float | str) -> str:
-    if value == "inf" or (isinstance(value, float) and math.isinf(value)):
-        return "inf"
-    return f"{value:g}"
+    def options(self, gpu_type: str, node_ip: str) -> CollectOptions:
+        """The `fleetplan collect` options of this probe on one host (checked again)."""
+        settings = {name: getattr(self, name) for name in _SETTINGS}
+        settings["base_url"] = self.base_url_for(gpu_type, node_ip)
+        return CollectOptions.from_mapping({**settings, **self.args})
 
 
 class Campaign(BaseModel):
@@ -156,8 +172,8 @@ class Campaign(BaseModel):
 
 
 def load_campaign(path: Path) -> Campaign:
-    """Read and check a campaign file; every probe's arguments are parsed as the command line
-    would parse them, so a mistake is reported before any host starts."""
+    """Read and check a campaign file; every probe's options are checked as each host will
+    check them, so a mistake is reported before any host starts."""
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as error:
@@ -183,13 +199,7 @@ def check_campaign(raw: object, source: str) -> Campaign:
     except ValidationError as error:
         problem = validation_message(error)
         raise InputError(problem.reason, file=source, field=problem.field) from None
-    labels = campaign.labels()
-    from fleetplan.collectors.cli import suite_from_args
-    from fleetplan.collectors.collect import CollectError
-
-    from fleetplan.cli.collect import collect_arguments
-
-    for label, probe in zip(labels, campaign.probes, strict=True):
+    for label, probe in zip(campaign.labels(), campaign.probes, strict=True):
         if probe.backend == "openai" and not (probe.base_url or probe.base_urls):
             raise InputError(
                 f"probe {label}: the openai backend needs base_url (e.g. "
@@ -197,10 +207,20 @@ def check_campaign(raw: object, source: str) -> Campaign:
                 file=source,
                 field="base_url",
             )
-        try:  # parsed, and its suite built, as the host will
-            suite_from_args(collect_arguments([*probe.argv("gpu", "127.0.0.1"), "--out", "."]))
+        try:  # checked, and its suite planned, as the host will
+            probe.options("gpu", "127.0.0.1").measure.plan()
         except InputError as error:
             raise InputError(f"probe {label}: {error.detail}", file=source) from None
-        except CollectError as error:
-            raise InputError(f"probe {label}: {error}", file=source) from None
     return campaign
+
+
+def campaign_from_options(options: CollectOptions) -> Campaign:
+    """The campaign of a command line without a campaign file: one probe with its options."""
+    top = {"backend": options.backend, "model": options.model, "base_url": options.server.base_url}
+    args = {k: v for k, v in options.changed().items() if k not in top}
+    model = str(options.model)
+    probe = Probe(name=f"{options.backend}-{model.rsplit('/', 1)[-1]}", **top, args=args)
+    # Named by its settings: the same command resumes, a different one starts afresh.
+    return check_campaign(
+        {"name": f"collect-{probe.digest()[:8]}", "probes": [probe]}, "the command line"
+    )

@@ -16,11 +16,14 @@ import time
 from pathlib import Path
 
 import pytest
-from fleetplan.collectors.campaign import check_campaign, load_campaign
-from fleetplan.collectors.fleet import _State, hosts_from_nodes, plan_jobs, settle_gpu
+from fleetplan.collectors.options import CollectOptions
+from fleetplan.collectors.ray_campaign.campaign_file import check_campaign, load_campaign
+from fleetplan.collectors.ray_campaign.hosts import hosts_from_nodes
+from fleetplan.collectors.ray_campaign.jobs import plan_jobs
+from fleetplan.collectors.ray_campaign.resume import ResumeState
+from fleetplan.collectors.ray_campaign.task import settle_gpu
 from fleetplan.warehouse.db import Warehouse
 
-from fleetplan.cli.collect import collect_arguments
 from fleetplan.core.contract import RunFile
 from fleetplan.core.errors import InputError
 from tests.support.processes import fleetplan
@@ -379,19 +382,20 @@ def test_hosts_are_typed_by_declared_resource_or_rays_accelerator_label():
         },
         "test",
     )
-    jobs = plan_jobs(campaign, hosts, None, None)
+    jobs = plan_jobs(campaign, hosts)
     assert [(j.gpu_type, j.host.name if j.host else None, j.state) for j in jobs] == [
         ("rtx-4090", "box1", "queued"),
         ("h100-sxm", None, "failed"),  # asked for, absent: reported, not silently dropped
     ]
     assert "no live host of type h100-sxm" in jobs[1].error
-    every = plan_jobs(campaign, hosts, ["rtx-4090"], 2)
+    every = plan_jobs(campaign, hosts, only_types=["rtx-4090"], per_type=2)
     assert [j.host.name for j in every] == ["box1", "box2"]
     anywhere = check_campaign({"name": "c", "probes": [{"backend": "vllm", "model": "m"}]}, "t")
-    assert [j.gpu_type for j in plan_jobs(anywhere, hosts, None, 1)] == ["H100", "rtx-4090"]
-    asked = plan_jobs(anywhere, hosts, ["4090", "l40s"], 1)  # asked for on the command line
+    assert [j.gpu_type for j in plan_jobs(anywhere, hosts, per_type=1)] == ["H100", "rtx-4090"]
+    # asked for on the command line
+    asked = plan_jobs(anywhere, hosts, only_types=["4090", "l40s"], per_type=1)
     assert [(j.gpu_type, j.state) for j in asked] == [("rtx-4090", "queued"), ("l40s", "failed")]
-    assert plan_jobs(anywhere, [], None, None) == []  # the driver says no host declares a type
+    assert plan_jobs(anywhere, []) == []  # the driver says no host declares a type
 
 
 def test_what_gpu_a_host_records_nvml_first_then_its_ray_type():
@@ -400,16 +404,18 @@ def test_what_gpu_a_host_records_nvml_first_then_its_ray_type():
     def card(name, model):
         return GpuInfo(0, name, model, 24.0, 450.0, "550")
 
-    def settle(gpu_type, seen, *argv):
-        args = collect_arguments(["--backend", "vllm", "--model", "m", "--out", ".", *argv])
-        warning = settle_gpu(args, gpu_type, 2, seen)
-        return args.gpu, args.gpu_count, warning
+    def settle(gpu_type, seen, **given):
+        options = CollectOptions.from_mapping({"backend": "vllm", "model": "m", **given})
+        settled, warning = settle_gpu(options, gpu_type=gpu_type, gpu_count=2, seen=seen)
+        unnamed = {"gpu": None, "gpu_count": None}
+        assert settled.replace(**unnamed) == options.replace(**unnamed)  # nothing else changes
+        return settled.hardware.gpu, settled.hardware.gpu_count, warning
 
     assert settle("rtx-4090", []) == ("rtx-4090", 2, None)  # no NVML: the Ray type names it
-    assert settle("rtx-4090", [], "--gpu-count", "1") == ("rtx-4090", 1, None)
+    assert settle("rtx-4090", [], gpu_count=1) == ("rtx-4090", 1, None)
     assert settle("rtx-4090", [card("NVIDIA GeForce RTX 4090", "rtx-4090")]) == (None, None, None)
     assert settle("H100", [card("NVIDIA H100 PCIe", "h100-pcie")]) == (None, None, None)
-    assert settle("l40s", [], "--gpu", "a10g") == ("a10g", None, None)  # the probe says
+    assert settle("l40s", [], gpu="a10g") == ("a10g", None, None)  # the probe says
     *_, warning = settle("h100-pcie", [card("NVIDIA GeForce RTX 4090", "rtx-4090")])
     assert "typed h100-pcie in Ray but NVML sees rtx-4090" in warning
 
@@ -419,11 +425,17 @@ def test_what_gpu_a_host_records_nvml_first_then_its_ray_type():
     [
         ({"backend": "openai", "model": "m"}, "needs base_url"),
         ({"backend": "tgi", "model": "m"}, "backend"),
-        ({"backend": "vllm", "model": "m", "args": ["--out", "x"]}, "set by the campaign"),
-        ({"backend": "vllm", "model": "m", "args": ["--num-requests", "0"]}, "--num-requests"),
-        ({"backend": "vllm", "model": "m", "args": ["--no-such-flag"]}, "unrecognized"),
+        ({"backend": "vllm", "model": "m", "args": {"out": "x"}}, "out is set by the campaign"),
+        ({"backend": "vllm", "model": "m", "args": {"--wait": 1}}, "wait is set by the campaign"),
+        ({"backend": "vllm", "model": "m", "args": {"num_requests": 0}}, "--num-requests: "),
+        ({"backend": "vllm", "model": "m", "args": {"max-batch": "x"}}, "--max-batch: .*'x'"),
+        ({"backend": "vllm", "model": "m", "args": {"no-such-flag": 1}}, "no_such_flag is not a"),
+        ({"backend": "vllm", "model": "m", "args": ["--dtype", "half"]}, "args is a mapping"),
+        ({"backend": "vllm", "model": "m", "seed": 1, "args": {"seed": 2}}, "seed is given twice"),
+        ({"backend": "vllm", "model": "m", "args": {"model": "n"}}, "model is given twice"),
         ({"backend": "vllm", "model": "m", "colour": "red"}, "colour"),
         ({"backend": "vllm", "model": "m", "rates": [0]}, "--rates"),
+        ({"backend": "vllm", "model": "m", "suite": "standard", "input_len": 8}, "not both"),
     ],
 )
 def test_campaign_mistakes_are_reported_before_anything_runs(probe, message):
@@ -440,17 +452,14 @@ def test_campaign_files_read_as_yaml_or_json_and_probes_need_distinct_names(tmp_
     )
     campaign = load_campaign(path)
     (probe,) = campaign.probes
-    assert probe.argv("rtx-4090", "10.0.0.7") == [
-        "--backend",
-        "openai",
-        "--model",
-        "m",
-        "--base-url",
-        "http://10.0.0.7:8000",
-        "--rates",
-        "1,inf",
-    ]
-    assert probe.argv("h100-pcie", "10.0.0.8")[4:] == ["--rates", "1,inf"]  # no URL for it
+    options = probe.options("rtx-4090", "10.0.0.7")
+    assert options.changed() == {
+        "backend": "openai",
+        "model": "m",
+        "rates": (1.0, float("inf")),
+        "base_url": "http://10.0.0.7:8000",
+    }
+    assert probe.options("h100-pcie", "10.0.0.8").server.base_url is None  # no URL for it
     with pytest.raises(InputError, match="two probes are named 'chat'"):
         check_campaign({"name": "c", "probes": [probe.model_dump()] * 2}, "c.yaml")
     path.write_text("name: [unclosed\n")
@@ -467,29 +476,34 @@ def test_resume_keeps_a_finished_run_only_while_its_probe_is_unchanged(tmp_path)
 
     host = hosts_from_nodes([ray_node(1, "box1", {"fleetplan-gpu:rtx-4090": 1.0})])
     first = campaign([1, 2])
-    (job,) = plan_jobs(first, host, None, None)
+    (job,) = plan_jobs(first, host)
     (tmp_path / "c").mkdir()
     (tmp_path / "c" / "run.json").write_text("{}")
     job.state, job.run_file, job.attempts = "done", "c/run.json", 1
     progress = tmp_path / "campaign-c.json"
-    _State(progress, first, restart=False).record(job)
+    ResumeState(progress, first, restart=False).record(job)
 
-    assert _State(progress, first, restart=False).done(job)["run_file"] == "c/run.json"
-    assert _State(progress, first, restart=True).done(job) is None  # --restart
-    (changed,) = plan_jobs(campaign([1, 4]), host, None, None)
-    assert _State(progress, first, restart=False).done(changed) is None  # other rates: run again
+    assert ResumeState(progress, first, restart=False).done(job)["run_file"] == "c/run.json"
+    assert ResumeState(progress, first, restart=True).done(job) is None  # --restart
+    (changed,) = plan_jobs(campaign([1, 4]), host)
+    assert (
+        ResumeState(progress, first, restart=False).done(changed) is None
+    )  # other rates: run again
     (tmp_path / "c" / "run.json").unlink()
-    assert _State(progress, first, restart=False).done(job) is None  # its file is gone
+    assert ResumeState(progress, first, restart=False).done(job) is None  # its file is gone
     progress.write_text("{not json")
     with pytest.raises(InputError, match="unreadable campaign progress"):
-        _State(progress, first, restart=False)
+        ResumeState(progress, first, restart=False)
 
 
 def test_the_example_campaign_validates_as_written():
     campaign = load_campaign(Path(__file__).parents[1] / "examples" / "campaign.yaml")
     assert campaign.labels() == ["chat-8b-4090", "chat-8b-h100", "rag-running-servers"]
-    assert "--base-url" in campaign.probes[2].argv("rtx-4090", "10.1.2.3")
-    assert "http://10.1.2.3:8000" in campaign.probes[2].argv("rtx-4090", "10.1.2.3")
+    tensor_parallel = campaign.probes[0].options("rtx-4090", "10.1.2.3")
+    assert tensor_parallel.engine.tensor_parallel_size == 2
+    assert tensor_parallel.hardware.gpu_count == 2
+    servers = campaign.probes[2].options("rtx-4090", "10.1.2.3")
+    assert servers.server.base_url == "http://10.1.2.3:8000"
 
 
 def test_options_that_the_campaign_sets_are_refused_beside_it(tmp_path):

@@ -1,0 +1,258 @@
+"""What one collection is asked to do, as frozen models: `CollectOptions` for a collection on one
+host (the backend, the model and five groups of settings), `IngestOptions` for loading the run
+files afterwards, `CampaignOptions` for a campaign over a Ray cluster.
+
+The command line builds them from argv (fleetplan/cli/collect.py owns the flags, their defaults
+and help); a campaign builds `CollectOptions` straight from a probe's settings and its `args`
+mapping. Both name an option as the command line does, dashed or underscored (`num-requests`,
+`num_requests`), and a rejected value is reported with its flag (`--num-requests: ...`).
+
+A new option: a field in the group it belongs to (its name is the flag's, underscored), the flag
+in fleetplan/cli/collect.py with the same default (tests/test_collect_options.py checks that they
+agree), and the code that reads it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from fleetplan.collectors.suite import Suite, TokenShape, parse_rates, standard_suite
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from fleetplan.core.errors import InputError
+
+BACKEND_NAMES = ("openai", "vllm", "torch")
+BackendName = Literal["openai", "vllm", "torch"]
+_LENGTH = Field(None, ge=1, le=1_000_000)  # the bounds a Suite's token shapes accept
+
+
+class _Group(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class MeasureOptions(_Group):
+    """What to measure: the standard suite, or one token shape; the load levels."""
+
+    suite: Literal["standard"] | None = None
+    input_len: int | None = _LENGTH
+    output_len: int | None = _LENGTH
+    rates: tuple[float, ...] | None = None
+    num_requests: int | None = Field(None, ge=1, le=1_000_000)
+    warmup: int = Field(4, le=10_000)  # below 0 counts as 0, as on the command line
+    seed: int = 0
+    max_concurrency: int | None = Field(None, ge=1)
+
+    @field_validator("rates", mode="before")
+    @classmethod
+    def _rates(cls, value: object) -> object:
+        """'1,2,inf' as on the command line, or a list of numbers and "inf" (a campaign)."""
+        if isinstance(value, list | tuple):
+            value = ",".join(str(item) for item in value)
+        elif isinstance(value, int | float) and not isinstance(value, bool):
+            value = str(value)
+        return parse_rates(value) if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _one_shape(self) -> MeasureOptions:
+        custom = self.input_len is not None or self.output_len is not None
+        if custom and self.suite:
+            raise ValueError("give --suite standard or --input-len/--output-len, not both")
+        if custom and (self.input_len is None or self.output_len is None):
+            raise ValueError("a custom shape needs both --input-len and --output-len")
+        return self
+
+    def plan(self) -> Suite:
+        """The suite these options describe."""
+        extra: dict[str, Any] = {
+            "seed": self.seed,
+            "warmup_requests": max(self.warmup, 0),
+            "max_concurrency": self.max_concurrency,
+        }
+        if self.rates:
+            extra["rates"] = self.rates
+        if self.num_requests:
+            extra["num_requests"] = self.num_requests
+        if self.input_len is None or self.output_len is None:
+            return standard_suite(**extra)
+        name = f"random-{self.input_len}-{self.output_len}"
+        shape = TokenShape(name=name, input_len=self.input_len, output_len=self.output_len)
+        return Suite(shapes=(shape,), **extra)
+
+
+class ServerOptions(_Group):
+    """The OpenAI-compatible server (openai; vllm fills in the one it starts)."""
+
+    base_url: str | None = None
+    tokenizer: str | None = None
+    api_key: str | None = None
+    no_ignore_eos: bool = False
+    request_timeout: float = Field(600.0, gt=0)
+
+
+class EngineOptions(_Group):
+    """The vLLM server that `--backend vllm` starts and stops."""
+
+    tensor_parallel_size: int = Field(1, ge=1)
+    load_format: str | None = None
+    port: int | None = Field(None, ge=1)
+    startup_timeout: float = Field(900.0, gt=0)
+    engine_arg: tuple[str, ...] = ()
+
+    @field_validator("engine_arg", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: object) -> object:
+        return (value,) if isinstance(value, str) else value
+
+
+class HardwareOptions(_Group):
+    """What the server runs on, and whether NVML measures its energy."""
+
+    gpu: str | None = None
+    gpu_count: int | None = Field(None, ge=1)
+    telemetry: Literal["auto", "off"] = "auto"
+
+    @field_validator("telemetry", mode="before")
+    @classmethod
+    def _yaml_off(cls, value: object) -> object:
+        # YAML 1.1 reads a bare `off` as false (and `on` as true)
+        return {False: "off", True: "auto"}.get(value, value) if isinstance(value, bool) else value
+
+
+class TorchOptions(_Group):
+    """Transformers on torch (torch): a batch sweep."""
+
+    config: str | None = None
+    device: str | None = None
+    max_batch: int = Field(256, ge=1)
+
+
+_GROUPS: dict[str, type[_Group]] = {
+    "measure": MeasureOptions,
+    "server": ServerOptions,
+    "engine": EngineOptions,
+    "hardware": HardwareOptions,
+    "torch": TorchOptions,
+}
+_TOP = ("backend", "model", "dtype")
+# option name -> its group (None: a field of CollectOptions itself)
+_GROUP_OF: dict[str, str | None] = {name: None for name in _TOP} | {
+    name: group for group, model in _GROUPS.items() for name in model.model_fields
+}
+OPTION_NAMES = frozenset(_GROUP_OF)
+
+
+def option_name(key: str) -> str:
+    """`--tensor-parallel-size`, `tensor-parallel-size` -> `tensor_parallel_size`."""
+    return key.lstrip("-").replace("-", "_")
+
+
+def flag(name: str) -> str:
+    """`tensor_parallel_size` -> `--tensor-parallel-size`."""
+    return "--" + name.replace("_", "-")
+
+
+class CollectOptions(BaseModel):
+    """Everything a collection on one host needs to know, except where its run file goes."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    backend: BackendName
+    model: str | None = Field(None, min_length=1)
+    dtype: str | None = None  # the model's dtype (vllm, torch)
+    measure: MeasureOptions = MeasureOptions()
+    server: ServerOptions = ServerOptions()
+    engine: EngineOptions = EngineOptions()
+    hardware: HardwareOptions = HardwareOptions()
+    torch: TorchOptions = TorchOptions()
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, object]) -> CollectOptions:
+        """From option name -> value (None: not given). Raises InputError naming the option."""
+        nested: dict[str, Any] = {group: {} for group in _GROUPS}
+        for key, value in values.items():
+            name = option_name(key)
+            if name not in _GROUP_OF:
+                raise InputError(f"{flag(name)} is not a `fleetplan collect` option")
+            group = _GROUP_OF[name]
+            if value is not None:
+                (nested if group is None else nested[group])[name] = value
+        try:
+            return cls.model_validate(nested)
+        except ValidationError as error:
+            raise _named(error) from None
+
+    def flat(self) -> dict[str, object]:
+        """Option name -> value, every option."""
+        values: dict[str, object] = {name: getattr(self, name) for name in _TOP}
+        for group in _GROUPS:
+            values.update(getattr(self, group).model_dump())
+        return values
+
+    def changed(self) -> dict[str, object]:
+        """The options whose value is not their default."""
+        return non_default(self.flat())
+
+    def replace(self, **changes: object) -> CollectOptions:
+        """A copy with some options changed (by option name), checked again."""
+        return CollectOptions.from_mapping({**self.flat(), **changes})
+
+
+def _default(name: str) -> object:
+    group = _GROUP_OF[name]
+    if group is None:
+        return CollectOptions.model_fields[name].default
+    return _GROUPS[group].model_fields[name].default
+
+
+def non_default(values: Mapping[str, object]) -> dict[str, object]:
+    """The entries of an option name -> value mapping that differ from the option's default
+    (None counts as not given), in the mapping's order."""
+    changed = {}
+    for key, value in values.items():
+        name = option_name(key)
+        normal = tuple(value) if isinstance(value, list) else value
+        if normal is not None and normal != _default(name):
+            changed[name] = value
+    return changed
+
+
+def _named(error: ValidationError) -> InputError:
+    """Pydantic's first complaint, in the words of the option it is about."""
+    first = error.errors(include_url=False)[0]
+    names = [part for part in first["loc"] if part in _GROUP_OF]
+    message = first["msg"].removeprefix("Value error, ")
+    if first["type"] not in {"missing", "value_error", "assertion_error"}:
+        shown = repr(first.get("input"))
+        message += f", got {shown[:77] + '...' if len(shown) > 80 else shown}"
+    return InputError(f"{flag(str(names[-1]))}: {message}" if names else message)
+
+
+class IngestOptions(BaseModel):
+    """Load the run files into a warehouse when the collection is done."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    warehouse: str | None = None  # None: $FLEETPLAN_WAREHOUSE, else var/fleetplan.duckdb
+    wait_s: float = 30.0  # for a warehouse another process holds
+
+
+class CampaignOptions(BaseModel):
+    """How a campaign runs on a Ray cluster (what each probe measures is in the campaign)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    address: str = "auto"  # auto: $RAY_ADDRESS or the cluster this host joined
+    out: Path
+    gpu_types: tuple[str, ...] | None = None  # only these GPU types
+    per_type: int | None = Field(None, ge=1)  # hosts of each type (default: the campaign's)
+    restart: bool = False  # run everything again, ignoring what finished earlier
+    ingest: IngestOptions | None = None
+
+    @field_validator("gpu_types", mode="before")
+    @classmethod
+    def _listed(cls, value: object) -> object:
+        if isinstance(value, str):
+            return tuple(part for part in value.split(",") if part) or None
+        return value

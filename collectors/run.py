@@ -1,0 +1,60 @@
+"""One collection on one host, as `fleetplan collect` (without `--ray`) runs it: the options go
+to their backend, the run file is written, summed up and, on request, ingested.
+
+`execute` is the single measurement path: a host of a Ray campaign runs it too
+(collectors.ray_campaign.task). A backend is a function `(CollectOptions, out: Path) ->
+CollectResult` listed in `BACKENDS` (its name also in `options.BACKEND_NAMES`, which the command
+line offers; tests/test_collect_options.py checks that the two lists agree).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from fleetplan.collectors.openai_backend import collect_openai
+from fleetplan.collectors.options import CollectOptions, IngestOptions
+from fleetplan.collectors.run_file import CollectResult, summary_table
+from fleetplan.collectors.torch_backend import collect_torch
+from fleetplan.collectors.vllm_server import collect_vllm
+
+from fleetplan.core.exits import EXIT_INTERRUPTED, EXIT_OK, EXIT_PROBLEMS
+
+Backend = Callable[[CollectOptions, Path], CollectResult]
+BACKENDS: dict[str, Backend] = {
+    "openai": collect_openai,
+    "vllm": collect_vllm,
+    "torch": collect_torch,
+}
+
+
+def execute(options: CollectOptions, out: Path) -> CollectResult:
+    """One collection as the options say, its run file written under `out`: the one path every
+    host runs, alone or on Ray."""
+    return BACKENDS[options.backend](options, out)
+
+
+def exit_code(result: CollectResult) -> int:
+    if result.interrupted and any("interrupted" in p for p in result.problems):
+        return EXIT_INTERRUPTED
+    incomplete = any(not p.complete or p.failed for r in result.run_file.runs for p in r.points)
+    return EXIT_PROBLEMS if incomplete or result.interrupted else EXIT_OK
+
+
+def run_collect(options: CollectOptions, *, out: Path, ingest: IngestOptions | None) -> int:
+    """Collect, print what was measured and its problems, ingest on request; the exit code.
+    A collection that cannot start raises (CollectError, PromptError)."""
+    result = execute(options, out)
+    print(summary_table(result.run_file))
+    print(f"run file: {result.path}")
+    for problem in result.problems:
+        print(f"problem: {problem}", file=sys.stderr)
+    if ingest is not None:
+        from fleetplan.warehouse.db import Warehouse  # DuckDB: loaded only when asked for
+        from fleetplan.warehouse.ingest import ingest_paths
+
+        with Warehouse.open(ingest.warehouse, wait_s=ingest.wait_s) as warehouse:
+            for outcome in ingest_paths(warehouse, [result.path]):
+                print(f"{outcome.status.value}: {outcome.message}")
+    return exit_code(result)
