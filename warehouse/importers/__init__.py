@@ -15,7 +15,7 @@ Where things live:
 To add a format: write one module following `base.Format` (IMPORTER, VERSION, `detect`, `parse`;
 import only from `base`, `document` and your own helper modules, never from this package), and add
 it to `registry.FORMATS`. tests/test_importers.py checks that every registered format follows the
-contract. Give it a real file of the tool in tests/fixtures/formats.
+contract. Test it on real files the tool wrote (tests/fixtures/formats, see its README).
 """
 
 from __future__ import annotations
