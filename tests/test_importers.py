@@ -123,6 +123,12 @@ def test_the_file_wins_and_a_contradiction_is_refused():
     with pytest.raises(InputError, match="--gpu says") as caught:
         base.hardware(options, "f", label="RTX 4090", field="gpu_name")
     assert caught.value.field == "gpu_name"
+    # a count the file states on purpose (vLLM's --metadata) must agree; one that telemetry saw
+    # (the GPUs of the node) is the file's
+    with pytest.raises(InputError, match="the file says 2 but --gpu-count says 8") as caught:
+        base.hardware(options, "f", label="H100 SXM", count=2, exact_count=True, count_field="n")
+    assert caught.value.field == "n"
+    assert base.hardware(options, "f", label="H100 SXM", count=2)[2] == 2
     with pytest.raises(InputError, match="LLMPerf does not record the hardware: give --gpu-count"):
         base.hardware(ImportOptions(gpu="a10g"), "f", tool="LLMPerf")
 

@@ -314,16 +314,24 @@ def hardware(
     where: str = "",
     field: str = "gpu",
     count_field: str | None = None,
+    exact_count: bool = False,
     advice: str = "",
 ) -> tuple[str, str, int]:
     """(canonical GPU id, label as written, GPUs per server): the file's GPU (`label`) and count
     where it says, else what the user gave (`--gpu`, `--gpu-count`, or the upload form); asked
     for, never guessed. A file's GPU that is not the user's is refused (the same GPU spelt
-    differently is no contradiction); `field`/`count_field` name where the file would say them,
-    `advice` how the tool could have recorded them."""
+    differently is no contradiction); so is a count that is not the user's when the file states
+    the server's count on purpose (`exact_count`; a count of GPUs that telemetry happened to see
+    is not). `field`/`count_field` name where the file would say them, `advice` how the tool
+    could have recorded them."""
     label = resolve(
         label, options.gpu, flag="--gpu", file=file, field=field, where=where, same=_same_gpu
     )
+    if exact_count:
+        count_at = count_field or field
+        count = resolve(
+            count, options.gpu_count, flag="--gpu-count", file=file, field=count_at, where=where
+        )
     count = count or options.gpu_count
     if label is None or count is None:
         missing = " and ".join(

@@ -31,7 +31,6 @@ from fleetplan.warehouse.importers.base import (
     build,
     hardware,
     model_name,
-    resolve,
 )
 from fleetplan.warehouse.importers.document import Document
 from fleetplan.warehouse.importers.vllm_requests import CannotRecompute, request_timings
@@ -193,11 +192,6 @@ def _setup(reader: Reader, name_hint: re.Match[str] | None, options: ImportOptio
         label = name_hint["gpu"]
     if count is None and name_hint:
         count = int(name_hint["count"])
-    # unlike the tools that say nothing of the count, vLLM's says it on purpose: a --gpu-count
-    # that is not the file's is refused too
-    count = resolve(
-        count, options.gpu_count, flag="--gpu-count", file=file, field="gpu_count", where=where
-    )
     gpu_model, label, count = hardware(
         options,
         file,
@@ -207,6 +201,7 @@ def _setup(reader: Reader, name_hint: re.Match[str] | None, options: ImportOptio
         where=where,
         field="gpu_name",
         count_field="gpu_count",
+        exact_count=True,  # written by the user with --metadata, or from the file name
         advice="; or add --metadata gpu_name=... gpu_count=... to vllm bench serve",
     )
     tp = next((reader.positive_int_text(k) for k in _TP_KEYS if obj.get(k)), None)
