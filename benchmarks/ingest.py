@@ -35,9 +35,13 @@ def write_files(folder: Path, files: int, requests: int, max_output: int) -> int
     total = 0
     for i in range(files):
         result = make_result(
-            requests=requests, rate=float(1 + i % 32), seed=i, max_output=max_output,
-            failures=i % 3, model=f"bench/model-{i % 7}",
-        )  # fmt: skip
+            requests=requests,
+            rate=float(1 + i % 32),
+            seed=i,
+            max_output=max_output,
+            failures=i % 3,
+            model=f"bench/model-{i % 7}",
+        )
         path = folder / f"result-{i:05d}.json"
         path.write_text(json.dumps(result))
         total += path.stat().st_size
@@ -53,6 +57,30 @@ def timed(command: list[str]) -> float:
     return elapsed
 
 
+def ingest_command(warehouse: Path, data: Path) -> list[str]:
+    """`fleetplan ingest` into a fresh warehouse, as a process of its own."""
+    return [sys.executable, "-m", "fleetplan", "ingest", "--warehouse", str(warehouse), str(data)]
+
+
+# DuckDB's own readers of the same files into a table: the baseline.
+_DUCKDB_LOADS = {
+    "read_json": "CREATE TABLE raw AS SELECT * FROM read_json(?, format='auto', "
+    "maximum_object_size=268435456)",
+    "read_csv": "CREATE TABLE raw AS SELECT * FROM read_csv(?, header=true)",
+}
+_DUCKDB_CODE = (
+    "import duckdb, sys; con = duckdb.connect(sys.argv[1]); "
+    "con.execute(sys.argv[4], [sys.argv[2]]); "
+    "assert con.execute('SELECT count(*) FROM raw').fetchone()[0] == int(sys.argv[3])"
+)
+
+
+def duckdb_command(reader: str, database: Path, data: str, rows: int) -> list[str]:
+    """DuckDB's `read_json` or `read_csv` of the same data into a table, as a process."""
+    load = _DUCKDB_LOADS[reader]
+    return [sys.executable, "-c", _DUCKDB_CODE, str(database), data, str(rows), load]
+
+
 def table(rows: int, repeat: int) -> None:
     from tests.support.tables import typed_in_table
 
@@ -63,21 +91,32 @@ def table(rows: int, repeat: int) -> None:
         print(f"one CSV table of {rows:,} rows, {path.stat().st_size / 1e6:.1f} MB")
         ours, theirs = [], []
         for round_ in range(repeat):
-            warehouse = work / f"fleetplan-{round_}.duckdb"
-            ours.append(timed([sys.executable, "-m", "fleetplan", "ingest", "--warehouse",
-                               str(warehouse), str(path)]))  # fmt: skip
-            code = (
-                "import duckdb, sys; con = duckdb.connect(sys.argv[1]); "
-                "con.execute('CREATE TABLE raw AS SELECT * FROM read_csv(?, header=true)', "
-                "[sys.argv[2]]); "
-                "assert con.execute('SELECT count(*) FROM raw').fetchone()[0] == int(sys.argv[3])"
-            )
+            ours.append(timed(ingest_command(work / f"fleetplan-{round_}.duckdb", path)))
             baseline = work / f"read_csv-{round_}.duckdb"
-            theirs.append(timed([sys.executable, "-c", code, str(baseline), str(path), str(rows)]))
+            theirs.append(timed(duckdb_command("read_csv", baseline, str(path), rows)))
         best_ours, best_theirs = min(ours), min(theirs)
         print(f"fleetplan ingest:  {best_ours:8.2f} s  ({rows / best_ours:9,.0f} rows/s)")
         print(f"duckdb read_csv:   {best_theirs:8.2f} s  ({rows / best_theirs:9,.0f} rows/s)")
         print(f"ratio (ingest / read_csv): {best_ours / best_theirs:.2f}x")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def result_files(files: int, requests: int, max_output: int, repeat: int) -> None:
+    work = Path(tempfile.mkdtemp(prefix="fleetplan-bench-"))
+    try:
+        data = work / "results"
+        size = write_files(data, files, requests, max_output)
+        print(f"{files} files x {requests} requests, {size / 1e6:.0f} MB in {data}")
+        ours, theirs = [], []
+        for round_ in range(repeat):
+            ours.append(timed(ingest_command(work / f"fleetplan-{round_}.duckdb", data)))
+            baseline = work / f"read_json-{round_}.duckdb"
+            theirs.append(timed(duckdb_command("read_json", baseline, str(data / "*.json"), files)))
+        best_ours, best_theirs = min(ours), min(theirs)
+        print(f"fleetplan ingest:     {best_ours:8.2f} s  ({files / best_ours:7.1f} files/s)")
+        print(f"duckdb read_json:     {best_theirs:8.2f} s  ({files / best_theirs:7.1f} files/s)")
+        print(f"ratio (ingest / read_json): {best_ours / best_theirs:.2f}x")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -98,35 +137,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.table_rows:
         table(args.table_rows, args.repeat)
-        return
-
-    work = Path(tempfile.mkdtemp(prefix="fleetplan-bench-"))
-    try:
-        data = work / "results"
-        size = write_files(data, args.files, args.requests, args.max_output)
-        print(f"{args.files} files x {args.requests} requests, {size / 1e6:.0f} MB in {data}")
-        ours, theirs = [], []
-        for round_ in range(args.repeat):
-            warehouse = work / f"fleetplan-{round_}.duckdb"
-            ours.append(timed([sys.executable, "-m", "fleetplan", "ingest", "--warehouse",
-                               str(warehouse), str(data)]))  # fmt: skip
-            baseline = work / f"read_json-{round_}.duckdb"
-            code = (
-                "import duckdb, sys; con = duckdb.connect(sys.argv[1]); "
-                "con.execute(\"CREATE TABLE raw AS SELECT * FROM read_json(?, format='auto', "
-                'maximum_object_size=268435456)", [sys.argv[2]]); '
-                "assert con.execute('SELECT count(*) FROM raw').fetchone()[0] == int(sys.argv[3])"
-            )
-            theirs.append(timed([sys.executable, "-c", code, str(baseline),
-                                 str(data / "*.json"), str(args.files)]))  # fmt: skip
-        best_ours, best_theirs = min(ours), min(theirs)
-        print(f"fleetplan ingest:     {best_ours:8.2f} s  ({args.files / best_ours:7.1f} files/s)")
-        print(
-            f"duckdb read_json:     {best_theirs:8.2f} s  ({args.files / best_theirs:7.1f} files/s)"
-        )
-        print(f"ratio (ingest / read_json): {best_ours / best_theirs:.2f}x")
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+    else:
+        result_files(args.files, args.requests, args.max_output, args.repeat)
 
 
 if __name__ == "__main__":

@@ -236,17 +236,27 @@ def test_upload_good_bad_and_duplicate_files(monkeypatch, sample_warehouse_path)
     assert at.button(key="w_upload_commit").disabled
 
 
+LLMPERF_SUMMARY = "01-ai-Yi-1-5-34B-Chat_550_150_summary.json"
+
+
 def test_upload_reads_every_tool_format_with_a_preview(monkeypatch, sample_warehouse_path):
+    from tests.support.paths import tool_outputs_dir
+
     formats = ROOT / "tests" / "fixtures" / "formats"
-    llmperf = formats / "llmperf-2023-08-31"
     files = [
         formats / "guidellm-0.8.1" / "benchmarks.json",
         formats / "aiperf-0.13.0" / "profile_export_aiperf.json",
         formats / "aiperf-0.13.0" / "profile_export.jsonl",
         formats / "aiperf-0.13.0" / "inputs.json",
-        llmperf / "01-ai-Yi-1-5-34B-Chat_550_150_summary.json",
-        llmperf / "01-ai-Yi-1-5-34B-Chat_550_150_individual_responses.json",
     ]
+    # LLMPerf's real files are those of its repository: with them when they are beside the checkout
+    shared = tool_outputs_dir()
+    if shared is not None:
+        llmperf = shared / "llmperf-2023-08-31"
+        files += [
+            llmperf / LLMPERF_SUMMARY,
+            llmperf / "01-ai-Yi-1-5-34B-Chat_550_150_individual_responses.json",
+        ]
     uploads = [(f.name, f.read_bytes(), "application/json") for f in files]
     template = fleetplan("template", check=True).stdout.splitlines()
     example = next(line for line in template if line.startswith("# ,"))
@@ -270,13 +280,15 @@ def test_upload_reads_every_tool_format_with_a_preview(monkeypatch, sample_wareh
     assert not at.exception
     summary = frame_with(at, "status").set_index("file")
     ready = summary[summary["status"] == "ready"]
-    assert dict(zip(ready.index, ready["format"], strict=True)) == {
+    expected = {
         "benchmarks.json": "guidellm",
         "profile_export_aiperf.json": "genai-perf-aiperf",
-        "01-ai-Yi-1-5-34B-Chat_550_150_summary.json": "llmperf",
         "edited.csv": "csv-table",
         "benchmarks.yaml": "guidellm",
     }
+    if shared is not None:
+        expected[LLMPERF_SUMMARY] = "llmperf"
+    assert dict(zip(ready.index, ready["format"], strict=True)) == expected
     assert summary.loc["profile_export.jsonl", "status"] == "included"
     assert summary.loc["inputs.json", "status"] == "skipped"
     assert "import profile_export_aiperf.json" in summary.loc["inputs.json", "problem"]
@@ -289,13 +301,7 @@ def test_upload_reads_every_tool_format_with_a_preview(monkeypatch, sample_wareh
     at.button(key="w_upload_commit").click().run()
     assert not at.exception
     stored = set(sources(at_warehouse())["file_name"])
-    assert {
-        "benchmarks.json",
-        "profile_export_aiperf.json",
-        "edited.csv",
-        "01-ai-Yi-1-5-34B-Chat_550_150_summary.json",
-        "benchmarks.yaml",
-    } <= stored
+    assert set(expected) <= stored
     assert "inputs.json" not in stored and "profile_export.jsonl" not in stored
 
 

@@ -1,5 +1,7 @@
-"""Real output files of other benchmark tools (tests/fixtures/formats, see its README) import
-by definition, with the figures the tools reported."""
+"""Real output files of other benchmark tools import by definition, with the figures the tools
+reported: those fleetplan's own runs of the tools wrote (tests/fixtures/formats, see its README)
+and those copied from the tools' repositories (../shared/data/tool-outputs, see its NOTICE.md;
+those tests skip when it is absent)."""
 
 from __future__ import annotations
 
@@ -13,12 +15,14 @@ from fleetplan.warehouse.ingest import Status, ingest_paths
 from fleetplan.warehouse.queries import benchmark_points
 
 from fleetplan.core.errors import InputError
-from tests.support.paths import ROOT
+from tests.support.paths import ROOT, tool_outputs_dir
 
 FORMATS = ROOT / "tests" / "fixtures" / "formats"
-LLMPERF = FORMATS / "llmperf-2023-08-31"
-LLMPERF_SUMMARY = LLMPERF / "01-ai-Yi-1-5-34B-Chat_550_150_summary.json"
-LLMPERF_REQUESTS = LLMPERF / "01-ai-Yi-1-5-34B-Chat_550_150_individual_responses.json"
+# In ../shared/data/tool-outputs (the `tool_outputs` fixture): files from the tools' repositories.
+LLMPERF = "llmperf-2023-08-31"
+LLMPERF_SUMMARY = "01-ai-Yi-1-5-34B-Chat_550_150_summary.json"
+LLMPERF_REQUESTS = "01-ai-Yi-1-5-34B-Chat_550_150_individual_responses.json"
+AIPERF_REPO = "aiperf-repo-example"
 
 
 def read(path: Path, **options):
@@ -28,15 +32,15 @@ def read(path: Path, **options):
 # -- LLMPerf ------------------------------------------------------------------------------------
 
 
-def test_llmperf_folder_imports_the_summary_with_its_requests(warehouse, tmp_path):
+def test_llmperf_folder_imports_the_summary_with_its_requests(warehouse, tmp_path, tool_outputs):
     folder = tmp_path / "llmperf"
-    shutil.copytree(LLMPERF, folder, ignore=shutil.ignore_patterns("*.md"))
+    shutil.copytree(tool_outputs / LLMPERF, folder, ignore=shutil.ignore_patterns("*.md"))
     outcomes = {
         Path(o.file).name: o
         for o in ingest_paths(warehouse, [folder], ImportOptions(gpu="NVIDIA A10G", gpu_count=4))
     }
-    assert outcomes[LLMPERF_SUMMARY.name].status is Status.IMPORTED
-    assert outcomes[LLMPERF_REQUESTS.name].status is Status.INCLUDED
+    assert outcomes[LLMPERF_SUMMARY].status is Status.IMPORTED
+    assert outcomes[LLMPERF_REQUESTS].status is Status.INCLUDED
     row = benchmark_points(warehouse).iloc[0]
     # figures as LLMPerf reported them in the summary
     assert row["request_throughput_rps"] == pytest.approx(24.32544640710275 / 60)
@@ -55,15 +59,18 @@ def test_llmperf_folder_imports_the_summary_with_its_requests(warehouse, tmp_pat
     assert (row["input_len"], row["output_len"]) == (550, 150)
 
 
-def test_llmperf_summary_alone_and_requests_alone(tmp_path):
-    parsed = read(LLMPERF_SUMMARY, gpu="a10g", gpu_count=4)
+def test_llmperf_summary_alone_and_requests_alone(tool_outputs):
+    summary, requests = (
+        tool_outputs / LLMPERF / name for name in (LLMPERF_SUMMARY, LLMPERF_REQUESTS)
+    )
+    parsed = read(summary, gpu="a10g", gpu_count=4)
     point = parsed.runs[0].points[0]
     assert point.tpot_p50_ms is None and point.ttft_p99_ms == pytest.approx(2246.308106680317)
     assert any("TPOT unknown" in w for w in parsed.warnings)
     with pytest.raises(InputError, match="together with its"):
-        read(LLMPERF_REQUESTS, gpu="a10g", gpu_count=4)
+        read(requests, gpu="a10g", gpu_count=4)
     with pytest.raises(InputError, match="does not record the hardware"):
-        read(LLMPERF_SUMMARY)
+        read(summary)
 
 
 # -- what the tools printed (console captures in each folder; see the README) ------------------
@@ -293,8 +300,8 @@ def test_aiperf_per_request_file_alone_is_refused_with_the_file_to_use():
         read(FORMATS / "aiperf-0.13.0" / "profile_export.jsonl", gpu="RTX 4090", gpu_count=1)
 
 
-def test_aiperf_per_request_file_from_another_run_is_refused():
-    summary = FORMATS / "aiperf-repo-example" / "examples-artifacts-run1"
+def test_aiperf_per_request_file_from_another_run_is_refused(tool_outputs):
+    summary = tool_outputs / AIPERF_REPO / "examples-artifacts-run1"
     data = (summary / "profile_export_aiperf.json").read_bytes()
     companion = (FORMATS / "aiperf-0.13.0" / "profile_export.jsonl").read_bytes()
     options = ImportOptions(gpu="H100", gpu_count=1, companions={"profile_export.jsonl": companion})
@@ -391,18 +398,29 @@ def test_vllm_bench_serve_appended_results_match_what_it_printed():
 # -- a whole folder of everything the tools wrote ----------------------------------------------
 
 
+def every_tool_folder() -> tuple[list[Path], dict[Status, int]]:
+    """The folders of every tool's files: fleetplan's own runs, and the files from the tools'
+    repositories when ../shared/data/tool-outputs is there; with what they add to the counts."""
+    shared = tool_outputs_dir()
+    if shared is None:
+        return [FORMATS], {}
+    # aiperf-repo-example: two exports; llmperf: a summary with its per-request file
+    return [FORMATS, shared / AIPERF_REPO, shared / LLMPERF], {Status.IMPORTED: 3}
+
+
 def test_folder_of_every_tool_imports_results_and_passes_over_the_rest(warehouse):
     options = ImportOptions(gpu="RTX 4090", gpu_count=1)
-    outcomes = list(ingest_paths(warehouse, [FORMATS], options))
+    folders, shared = every_tool_folder()
+    outcomes = list(ingest_paths(warehouse, folders, options))
     by_status: dict[Status, list[str]] = {}
     for outcome in outcomes:
-        by_status.setdefault(outcome.status, []).append(
-            str(Path(outcome.file).relative_to(FORMATS))
-        )
+        root = next(f for f in folders if Path(outcome.file).is_relative_to(f))
+        name = Path(outcome.file).relative_to(root if root == FORMATS else root.parent)
+        by_status.setdefault(outcome.status, []).append(str(name))
     # the one refusal: vLLM's file says "cpu" while --gpu says RTX 4090
     assert by_status.get(Status.REJECTED) == ["vllm-bench-serve-0.32.0/vllm-bench-serve.json"]
     imported = by_status[Status.IMPORTED]
-    assert len(imported) == 14, imported
+    assert len(imported) == 11 + shared.get(Status.IMPORTED, 0), imported
     assert all(
         name.endswith(
             (
@@ -415,11 +433,10 @@ def test_folder_of_every_tool_imports_results_and_passes_over_the_rest(warehouse
         )
         for name in imported
     )
-    assert sorted(by_status[Status.INCLUDED]) == [
-        "aiperf-0.13.0/profile_export.jsonl",
-        "aiperf-0.2.0/profile_export.jsonl",
-        "llmperf-2023-08-31/01-ai-Yi-1-5-34B-Chat_550_150_individual_responses.json",
-    ]
+    included = ["aiperf-0.13.0/profile_export.jsonl", "aiperf-0.2.0/profile_export.jsonl"]
+    if shared:
+        included.append(f"{LLMPERF}/{LLMPERF_REQUESTS}")
+    assert sorted(by_status[Status.INCLUDED]) == included
     assert not any(name.endswith((".txt", ".md")) for o in by_status.values() for name in o)
     assert all(
         Path(name).name in {"inputs.json", "server_metrics_export.json", "profile_export.json"}
@@ -428,8 +445,8 @@ def test_folder_of_every_tool_imports_results_and_passes_over_the_rest(warehouse
     )
     # again: every imported file is recognised as already present, nothing doubles
     points = len(benchmark_points(warehouse))
-    again = list(ingest_paths(warehouse, [FORMATS], options))
-    assert sum(o.status is Status.DUPLICATE for o in again) == 14
+    again = list(ingest_paths(warehouse, folders, options))
+    assert sum(o.status is Status.DUPLICATE for o in again) == len(imported)
     assert len(benchmark_points(warehouse)) == points
 
 

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 from fleetplan.warehouse.importers import ImportOptions
-from fleetplan.warehouse.ingest import Status, ingest_paths
+from fleetplan.warehouse.ingest import Status, expand, ingest_paths
+from fleetplan.warehouse.preview import preview_uploads
 from fleetplan.warehouse.queries import benchmark_points
 
 from tests.support.files import table_snapshot, write_json
+from tests.support.paths import ROOT
 from tests.support.vllm_results import make_result
 
 
@@ -143,3 +146,53 @@ def test_names_from_files_are_data(warehouse, tmp_path, name):
 def test_missing_path_is_reported(warehouse, tmp_path):
     (outcome,) = ingest(warehouse, tmp_path / "nope.json")
     assert outcome.status is Status.REJECTED and "No such file" in outcome.message
+
+
+# -- one preview for the command line and the upload page ---------------------------------------
+
+
+def test_upload_preview_and_command_line_sort_files_alike(warehouse, tmp_path):
+    """`fleetplan ingest` and the upload page both go through warehouse.preview: the same files
+    get the same status and message (ready is what an ingest then imports)."""
+    folder = tmp_path / "run"
+    shutil.copytree(ROOT / "tests" / "fixtures" / "formats" / "aiperf-0.13.0", folder)
+    write_json(folder / "good.json", make_result(seed=31))
+    write_json(folder / "bad.json", {**make_result(seed=32), "duration": "soon"})
+    (folder / "empty.json").write_text("")
+    options = ImportOptions(gpu="rtx-4090", gpu_count=1)
+    uploads = [(path.name, path.read_bytes()) for path in expand([folder])]
+    previews = preview_uploads(warehouse, uploads, options)
+    assert not table_snapshot(warehouse)["sources"]  # a preview stores nothing
+    outcomes = list(ingest_paths(warehouse, [folder], options))
+
+    def seen(status: Status, message: str) -> tuple[Status, str]:
+        return status, message.replace(f"{folder}/", "")
+
+    as_uploaded = [
+        (p.file, Status.IMPORTED if p.status is Status.READY else p.status) for p in previews
+    ]
+    assert as_uploaded == [(Path(o.file).name, o.status) for o in outcomes]
+    for preview, outcome in zip(previews, outcomes, strict=True):
+        if preview.status is not Status.READY:
+            assert seen(preview.status, preview.message) == seen(outcome.status, outcome.message)
+    statuses = {p.file: p.status for p in previews}
+    assert statuses["profile_export.jsonl"] is Status.INCLUDED
+    assert statuses["inputs.json"] is Status.SKIPPED
+    assert statuses["bad.json"] is statuses["empty.json"] is Status.REJECTED
+    assert statuses["good.json"] is statuses["profile_export_aiperf.json"] is Status.READY
+    # after the ingest, the same bytes preview as duplicates, naming the file that brought them
+    again = {p.file: p for p in preview_uploads(warehouse, uploads, options)}
+    assert again["good.json"].status is Status.DUPLICATE
+    assert again["good.json"].duplicate_of == "good.json"
+
+
+def test_an_oversized_upload_is_refused_before_it_is_read(warehouse):
+    data = json.dumps(make_result(seed=3)).encode()
+    small = ImportOptions(max_file_bytes=100)
+    (preview,) = preview_uploads(warehouse, [("big.json", data)], small)
+    assert preview.status is Status.REJECTED and "over the" in preview.message
+    # a per-request file over the limit refuses its summary, as on the command line
+    pair = [("x_summary.json", b"{}"), ("x_individual_responses.json", data)]
+    summary, companion = preview_uploads(warehouse, pair, small)
+    assert summary.status is Status.REJECTED and "its per-request file" in summary.message
+    assert companion.status is Status.INCLUDED

@@ -3,25 +3,10 @@
 from __future__ import annotations
 
 import pandas as pd
+from fleetplan.warehouse.columns import CANONICAL_COLUMNS
 from fleetplan.warehouse.db import Warehouse
 
-from fleetplan.core.contract import LATENCY_FIELDS
 from fleetplan.core.gpus import canonical_gpu
-
-# The canonical table: one row per (run, load level). `fleetplan benchmarks` prints these columns
-# in this order; the CSV template of later importers uses the same names.
-CANONICAL_COLUMNS: tuple[str, ...] = (
-    "run_id", "level_index", "model", "gpu_model", "gpu_count", "tensor_parallel_size",
-    "gpu_known", "gpu_label", "dtype", "engine", "engine_version", "dataset", "input_len",
-    "output_len", "offered_rate_rps", "max_concurrency", "burstiness", "requests_sent",
-    "completed", "failed", "complete", "duration_s", "request_throughput_rps",
-    "output_throughput_tps", "total_throughput_tps", *LATENCY_FIELDS, "stats_source",
-    "input_tokens_mean", "output_tokens_mean", "gpu_energy_j", "avg_power_w", "energy_method",
-    "gpu_memory_used_gb", "gpu_utilization_pct",
-    "host", "created_at", "source_tool", "source_tool_version", "source_file", "source_sha256",
-    "source_index", "source_repository", "source_commit", "source_path", "source_licence",
-    "imported_from", "imported_at",
-)  # fmt: skip
 
 _SELECT = """
 SELECT

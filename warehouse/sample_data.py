@@ -18,7 +18,7 @@ from fleetplan.warehouse.importers import FileInput, ImportOptions, parse
 from fleetplan.warehouse.ingest import Outcome, ingest_paths
 from fleetplan.warehouse.reference import load_reference
 
-from fleetplan.core.contract import Provenance, RunFile
+from fleetplan.core.contract import RUN_FILE_FORMAT, Provenance, RunFile
 from fleetplan.core.paths import sample_data_dir
 
 log = logging.getLogger(__name__)
@@ -68,7 +68,7 @@ def rebuild_ionet(source: Path, out: Path) -> int:
                 )
             )
     run_file = RunFile(
-        format="fleetplan.runs",
+        format=RUN_FILE_FORMAT,
         format_version=1,
         generator="fleetplan sample-data (warehouse.sample_data.rebuild_ionet)",
         description=(

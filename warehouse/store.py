@@ -14,20 +14,58 @@ from fleetplan.core.contract import LATENCY_FIELDS, Run
 log = logging.getLogger("fleetplan.store")
 
 _RUN_COLUMNS = (
-    "run_id", "source_id", "origin_sha256", "origin_index", "tool", "tool_version", "engine",
-    "engine_version", "model", "dtype", "gpu_model", "gpu_label", "gpu_known", "gpu_count",
-    "tensor_parallel_size", "host", "dataset", "input_len", "output_len", "created_at",
-    "source_file", "provenance_repository", "provenance_commit", "provenance_path",
-    "provenance_licence", "provenance_notes", "metadata",
-)  # fmt: skip
+    "run_id",
+    "source_id",
+    "origin_sha256",
+    "origin_index",
+    "tool",
+    "tool_version",
+    "engine",
+    "engine_version",
+    "model",
+    "dtype",
+    "gpu_model",
+    "gpu_label",
+    "gpu_known",
+    "gpu_count",
+    "tensor_parallel_size",
+    "host",
+    "dataset",
+    "input_len",
+    "output_len",
+    "created_at",
+    "source_file",
+    "provenance_repository",
+    "provenance_commit",
+    "provenance_path",
+    "provenance_licence",
+    "provenance_notes",
+    "metadata",
+)
 _POINT_COLUMNS = (
-    "run_id", "level_index", "offered_rate_rps", "max_concurrency", "burstiness",
-    "requests_sent", "completed", "failed", "complete", "duration_s",
-    "request_throughput_rps", "output_throughput_tps", "total_throughput_tps",
+    "run_id",
+    "level_index",
+    "offered_rate_rps",
+    "max_concurrency",
+    "burstiness",
+    "requests_sent",
+    "completed",
+    "failed",
+    "complete",
+    "duration_s",
+    "request_throughput_rps",
+    "output_throughput_tps",
+    "total_throughput_tps",
     *LATENCY_FIELDS,
-    "stats_source", "input_tokens_mean", "output_tokens_mean", "gpu_energy_j", "avg_power_w",
-    "energy_method", "gpu_memory_used_gb", "gpu_utilization_pct",
-)  # fmt: skip
+    "stats_source",
+    "input_tokens_mean",
+    "output_tokens_mean",
+    "gpu_energy_j",
+    "avg_power_w",
+    "energy_method",
+    "gpu_memory_used_gb",
+    "gpu_utilization_pct",
+)
 _POINT_FIELDS = _POINT_COLUMNS[2:]
 
 
@@ -76,14 +114,34 @@ def _run_row(run: Run, run_id: str, source: SourceFile, position: int) -> tuple:
     origin_sha, origin_index = _origin(run, source, position)
     prov = run.provenance
     return (
-        run_id, source.sha256, origin_sha, origin_index, run.tool, run.tool_version, run.engine,
-        run.engine_version, run.model, run.dtype, run.gpu_model, run.gpu_label, run.gpu_known,
-        run.gpu_count, run.tensor_parallel_size, run.host, run.dataset, run.input_len,
-        run.output_len, run.created_at, run.source_file or source.name,
-        prov.repository if prov else None, prov.commit if prov else None,
-        prov.path if prov else None, prov.licence if prov else None, prov.notes if prov else None,
+        run_id,
+        source.sha256,
+        origin_sha,
+        origin_index,
+        run.tool,
+        run.tool_version,
+        run.engine,
+        run.engine_version,
+        run.model,
+        run.dtype,
+        run.gpu_model,
+        run.gpu_label,
+        run.gpu_known,
+        run.gpu_count,
+        run.tensor_parallel_size,
+        run.host,
+        run.dataset,
+        run.input_len,
+        run.output_len,
+        run.created_at,
+        run.source_file or source.name,
+        prov.repository if prov else None,
+        prov.commit if prov else None,
+        prov.path if prov else None,
+        prov.licence if prov else None,
+        prov.notes if prov else None,
         json.dumps(run.metadata, sort_keys=True, ensure_ascii=False),
-    )  # fmt: skip
+    )
 
 
 def store_runs(warehouse: Warehouse, source: SourceFile, runs: Sequence[Run]) -> StoreResult:
@@ -127,11 +185,16 @@ def store_runs(warehouse: Warehouse, source: SourceFile, runs: Sequence[Run]) ->
             con.execute(
                 "INSERT INTO sources VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 [
-                    source.sha256, source.name, source.size_bytes, source.importer,
-                    source.importer_version, source.origin, utc_now(),
+                    source.sha256,
+                    source.name,
+                    source.size_bytes,
+                    source.importer,
+                    source.importer_version,
+                    source.origin,
+                    utc_now(),
                     json.dumps(list(source.warnings), ensure_ascii=False),
                 ],
-            )  # fmt: skip
+            )
             _insert(con, "runs", _RUN_COLUMNS, run_rows)
             _insert(con, "points", _POINT_COLUMNS, point_rows)
     return StoreResult(

@@ -6,7 +6,7 @@ from __future__ import annotations
 import csv
 import io
 
-from fleetplan.warehouse.queries import CANONICAL_COLUMNS
+from fleetplan.warehouse.columns import CANONICAL_COLUMNS
 from fleetplan.warehouse.sample_data import IONET_FILE, sample_dir
 
 from fleetplan.core.contract import RunFile

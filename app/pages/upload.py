@@ -1,23 +1,21 @@
 """Upload runs: preview what each file holds and every problem, then store them (all or nothing
-per file); list and delete what was uploaded."""
+per file); list and delete what was uploaded. What a file would bring is decided in
+warehouse.preview (the same as `fleetplan ingest`); this page draws it."""
 
 from __future__ import annotations
-
-import logging
-from dataclasses import replace
 
 import pandas as pd
 import streamlit as st
 from fleetplan.app import data
-from fleetplan.warehouse.importers import FileInput, ImportOptions, parse
+from fleetplan.warehouse.importers import ImportOptions, ParsedFile
 from fleetplan.warehouse.importers.document import megabytes
-from fleetplan.warehouse.ingest import Status, companion_pairs, ingest_parsed, preview_rows
-from fleetplan.warehouse.store import delete_source, find_source
+from fleetplan.warehouse.ingest import ingest_parsed
+from fleetplan.warehouse.preview import Preview, Status, preview_rows, preview_uploads
+from fleetplan.warehouse.queries import configuration_label
+from fleetplan.warehouse.store import delete_source
 
-from fleetplan.core.errors import InputError, NotResultsError
 from fleetplan.core.gpus import KNOWN_GPU_IDS
 
-log = logging.getLogger("fleetplan.app.upload")
 st.title("Upload runs")
 options_limit = ImportOptions().size_limit()
 st.caption(
@@ -31,6 +29,40 @@ st.caption(
 warehouse = data.warehouse_or_stop()
 for kind, message in st.session_state.pop("s_upload_flash", []):
     (st.success if kind == "ok" else st.info)(message)
+
+
+def summary_row(preview: Preview) -> dict[str, object]:
+    """One file's line in the summary table."""
+    runs = preview.parsed.runs if preview.parsed else ()
+    if preview.status is Status.DUPLICATE:
+        status = f"already imported ({preview.duplicate_of})"
+    else:
+        status = preview.status.value
+    if preview.status is Status.READY:
+        problem = f"{len(preview.warnings)} warning(s)" if preview.warnings else ""
+    else:
+        problem = preview.message
+    return {
+        "file": preview.file,
+        "status": status,
+        "format": preview.format,
+        "runs": preview.runs,
+        "points": preview.points,
+        "GPU": ", ".join(sorted({configuration_label(r.gpu_model, r.gpu_count) for r in runs})),
+        "model": ", ".join(sorted({r.model for r in runs})),
+        "problem": problem,
+    }
+
+
+def show_preview(parsed: ParsedFile, label: str) -> None:
+    """A file's warnings and the points it would store, folded away."""
+    with st.expander(label):
+        for warning in parsed.warnings:
+            st.warning(warning)
+        unknown = sorted({r.gpu_model for r in parsed.runs if not r.gpu_known})
+        if unknown:
+            st.warning(f"GPU not recognised, kept as written: {', '.join(unknown)}")
+        st.dataframe(pd.DataFrame(preview_rows(parsed)), hide_index=True)
 
 
 def finish(messages: list[tuple[str, str]]) -> None:
@@ -48,84 +80,12 @@ with st.expander("For files that do not say which GPU or model ran them"):
 options = ImportOptions(model=model, gpu=gpu, gpu_count=count)
 
 files = st.file_uploader("Result files", accept_multiple_files=True, key="w_upload_files")
-ready, summary = [], []
-uploaded_bytes = {f.name: f.getvalue() for f in files or [] if f.size <= options_limit}
-pairs = companion_pairs(uploaded_bytes)
-for uploaded in files or []:
-    if uploaded.name in pairs.values():
-        summary.append(
-            {
-                "file": uploaded.name,
-                "status": "included",
-                "format": "",
-                "runs": 0,
-                "points": 0,
-                "GPU": "",
-                "model": "",
-                "problem": f"read with {next(s for s, c in pairs.items() if c == uploaded.name)}",
-            }
-        )
-        continue
-    file_options = options
-    if uploaded.name in pairs:
-        companion = pairs[uploaded.name]
-        file_options = replace(options, companions={companion: uploaded_bytes[companion]})
-    row = {
-        "file": uploaded.name,
-        "status": "",
-        "format": "",
-        "runs": 0,
-        "points": 0,
-        "GPU": "",
-        "model": "",
-        "problem": "",
-    }
-    if uploaded.size > options_limit:  # AppTest and old clients do not enforce the config limit
-        row |= {
-            "status": "rejected",
-            "problem": f"{megabytes(uploaded.size)} is over the {megabytes(options_limit)} limit",
-        }
-        summary.append(row)
-        continue
-    file = FileInput.from_bytes(uploaded.name, uploaded.getvalue())
-    try:
-        parsed = parse(file, file_options)
-    except NotResultsError as error:
-        row |= {"status": "skipped", "problem": error.detail}
-        summary.append(row)
-        continue
-    except InputError as error:
-        row |= {"status": "rejected", "problem": error.detail}
-        summary.append(row)
-        continue
-    except Exception as error:  # a bug: refuse the file, never a traceback
-        log.exception("unexpected error reading upload %s", uploaded.name)
-        row |= {
-            "status": "rejected",
-            "problem": f"unexpected error ({type(error).__name__}): nothing stored; please report",
-        }
-        summary.append(row)
-        continue
-    earlier = find_source(warehouse, file.sha256)
-    row |= {
-        "format": parsed.importer,
-        "runs": len(parsed.runs),
-        "points": parsed.points,
-        "GPU": ", ".join(sorted({f"{r.gpu_count}x {r.gpu_model}" for r in parsed.runs})),
-        "model": ", ".join(sorted({r.model for r in parsed.runs})),
-        "status": f"already imported ({earlier[0]})" if earlier else "ready",
-        "problem": f"{len(parsed.warnings)} warning(s)" if parsed.warnings else "",
-    }
-    summary.append(row)
-    if not earlier:
-        ready.append(parsed)
-    with st.expander(f"{uploaded.name}: {row['points']} point(s), {row['status']}"):
-        for warning in parsed.warnings:
-            st.warning(warning)
-        unknown = sorted({r.gpu_model for r in parsed.runs if not r.gpu_known})
-        if unknown:
-            st.warning(f"GPU not recognised, kept as written: {', '.join(unknown)}")
-        st.dataframe(pd.DataFrame(preview_rows(parsed)), hide_index=True)
+previews = preview_uploads(warehouse, [(f.name, f.getvalue()) for f in files or []], options)
+ready = [p.parsed for p in previews if p.status is Status.READY and p.parsed is not None]
+summary = [summary_row(p) for p in previews]
+for preview in previews:
+    if preview.parsed is not None:
+        show_preview(preview.parsed, f"{preview.file}: {preview.points} point(s), {preview.status}")
 
 if summary:
     st.dataframe(pd.DataFrame(summary), hide_index=True, key="table_upload_summary")

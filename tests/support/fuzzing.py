@@ -9,13 +9,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tests.support.paths import ROOT
+from tests.support.paths import ROOT, tool_outputs_dir
 
 FORMATS = ROOT / "tests" / "fixtures" / "formats"
+SHARED = tool_outputs_dir()  # other tools' files from their repositories, or None
 
 
 def seed_files() -> dict[str, tuple[str, bytes]]:
-    """One real file of every format: {label: (file name, bytes)}."""
+    """One real file of every format: {label: (file name, bytes)}. LLMPerf's, and AIPerf's from
+    its repository, come from ../shared/data/tool-outputs, when it is there."""
     from tests.support.vllm_results import make_result
 
     gap = FORMATS / "genai-perf-0.0.16"
@@ -24,11 +26,13 @@ def seed_files() -> dict[str, tuple[str, bytes]]:
         "vllm-bench-appended": _as_on_a_4090(FORMATS / "vllm-bench-serve-0.32.0"),
         "fleetplan-run": ("sample.json", _sample_run_file()),
         "csv-table": ("table.csv", _csv_table()),
-        "llmperf": next(_files(FORMATS / "llmperf-2023-08-31", "*_summary.json")),
-        "aiperf": next(_files(FORMATS / "aiperf-repo-example", "profile_export_aiperf.json")),
         "genai-perf": next(_files(gap, "profile_export_genai_perf.json")),
         "guidellm-yaml": next(_files(FORMATS / "guidellm-0.3.1", "benchmarks.yaml")),
     }
+    if SHARED is not None:
+        files["llmperf"] = next(_files(SHARED / "llmperf-2023-08-31", "*_summary.json"))
+        aiperf = SHARED / "aiperf-repo-example"
+        files["aiperf"] = next(_files(aiperf, "profile_export_aiperf.json"))
     for label, pattern in (("guidellm", "guidellm-*"), ("aiperf", "aiperf-0.*")):
         for folder in sorted(FORMATS.glob(pattern)):
             for name, data in _files(folder, "*.json*"):
@@ -38,15 +42,16 @@ def seed_files() -> dict[str, tuple[str, bytes]]:
 
 # Files read together: the first is imported, the second rides along as its companion.
 PAIRS = {
-    "llmperf-pair": (
-        FORMATS / "llmperf-2023-08-31" / "01-ai-Yi-1-5-34B-Chat_550_150_summary.json",
-        FORMATS / "llmperf-2023-08-31" / "01-ai-Yi-1-5-34B-Chat_550_150_individual_responses.json",
-    ),
     "aiperf-pair": (
         FORMATS / "aiperf-0.13.0" / "profile_export_aiperf.json",
         FORMATS / "aiperf-0.13.0" / "profile_export.jsonl",
     ),
 }
+if SHARED is not None:
+    PAIRS["llmperf-pair"] = (
+        SHARED / "llmperf-2023-08-31" / "01-ai-Yi-1-5-34B-Chat_550_150_summary.json",
+        SHARED / "llmperf-2023-08-31" / "01-ai-Yi-1-5-34B-Chat_550_150_individual_responses.json",
+    )
 
 
 def _as_on_a_4090(folder: Path) -> tuple[str, bytes]:

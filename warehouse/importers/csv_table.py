@@ -12,17 +12,21 @@ import io
 import math
 from datetime import datetime
 from pathlib import PurePath
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from fleetplan.warehouse.columns import CANONICAL_COLUMNS
+from fleetplan.warehouse.importers.base import (
+    FileInput,
+    ImportOptions,
+    Parsed,
+    build,
+    validation,
+)
 from fleetplan.warehouse.importers.document import Document
-from pydantic import ValidationError
 
-from fleetplan.core.contract import Point, Provenance, Run, validation_message
+from fleetplan.core.contract import Point, Provenance, Run
 from fleetplan.core.errors import InputError
 from fleetplan.core.gpus import canonical_gpu
-
-if TYPE_CHECKING:
-    from fleetplan.warehouse.importers import FileInput, ImportOptions
 
 IMPORTER = "csv-table"
 VERSION = "1"
@@ -60,12 +64,6 @@ _FORMULA = ("=", "+", "-", "@", "\t", "\r")
 
 def detect(document: Document) -> bool:
     return document.kind == "csv"
-
-
-def _columns() -> set[str]:
-    from fleetplan.warehouse.queries import CANONICAL_COLUMNS
-
-    return set(CANONICAL_COLUMNS)
 
 
 def _text(value: str) -> str | None:
@@ -129,14 +127,21 @@ for _name, _info in Point.model_fields.items():
         _KIND[_name] = "float"
 
 
-def parse(
-    document: Document, source: FileInput, options: ImportOptions
-) -> tuple[list[Run], list[str]]:
-    file = source.name
+def parse(document: Document, source: FileInput, options: ImportOptions) -> Parsed:
     lines = [line for line in document.text.splitlines() if not line.startswith("#")]
     reader = csv.DictReader(io.StringIO("\n".join(lines)))
+    header = _header(reader, source.name)
+    groups = _groups(reader, header, source.name)
+    if not groups:
+        raise InputError("the table has no rows", file=source.name)
+    runs = [_run(group, position, source) for position, group in enumerate(groups.values())]
+    return Parsed(runs, [])
+
+
+def _header(reader: csv.DictReader, file: str) -> list[str]:
+    """The table's columns: every one a column of the canonical table, the required ones there."""
     header = [h.strip() for h in (reader.fieldnames or [])]
-    unknown = sorted(set(header) - _columns())
+    unknown = sorted(set(header) - set(CANONICAL_COLUMNS))
     if unknown:
         raise InputError(
             f"unknown column(s) {', '.join(unknown)}: the table's columns are those "
@@ -147,6 +152,11 @@ def parse(
     missing = [c for c in REQUIRED if c not in header]
     if missing:
         raise InputError(f"missing column(s) {', '.join(missing)}", file=file, field=missing[0])
+    return header
+
+
+def _groups(reader: csv.DictReader, header: list[str], file: str) -> dict[tuple, dict[str, Any]]:
+    """Rows by run (the same run_id, or without one the same setup), each row a point."""
     groups: dict[tuple, dict[str, Any]] = {}
     point_fields = [f for f in Point.model_fields if f != "requests" and f in header]
     for number, row in enumerate(reader, start=2):
@@ -156,7 +166,7 @@ def parse(
         if any(value is None for value in row.values()):
             raise InputError(f"{where}: fewer cells than columns", file=file)
         run_values = {
-            ours: _typed(ours if ours != "tool" else "tool", row[column], where, file)
+            ours: _typed(ours, row[column], where, file)
             for column, ours in RUN_COLUMNS.items()
             if column in row
         }
@@ -170,38 +180,22 @@ def parse(
         group = groups.setdefault(
             key, {"run": run_values, "provenance": provenance, "points": [], "row": number}
         )
-        try:
-            group["points"].append(
-                Point(**{k: v for k, v in point_values.items() if v is not None})
-            )
-        except ValidationError as error:
-            problem = validation_message(error)
-            raise InputError(f"{where}: {problem.reason}", file=file, field=problem.field) from None
-    if not groups:
-        raise InputError("the table has no rows", file=file)
-    runs = []
-    for position, group in enumerate(groups.values()):
-        values = {k: v for k, v in group["run"].items() if v is not None}
-        values.setdefault("tool", "csv table")
-        identity = canonical_gpu(str(values.get("gpu_model", "")))
-        if identity.known and identity.gpu_id != values["gpu_model"]:
-            values.setdefault("gpu_label", values["gpu_model"])  # a label such as "4090"
-            values["gpu_model"] = identity.gpu_id
-        if "source_file" not in values:
-            values["source_file"] = PurePath(file).name
-        if "source_sha256" not in values:
-            values |= {"source_sha256": source.sha256, "source_index": position}
-        try:
-            runs.append(
-                Run(
-                    **values,
-                    provenance=Provenance(**group["provenance"]) if group["provenance"] else None,
-                    points=tuple(group["points"]),
-                )
-            )
-        except ValidationError as error:
-            problem = validation_message(error)
-            raise InputError(
-                f"row {group['row']}: {problem.reason}", file=file, field=problem.field
-            ) from None
-    return runs, []
+        present = {k: v for k, v in point_values.items() if v is not None}
+        group["points"].append(build(Point, file, where, **present))
+    return groups
+
+
+def _run(group: dict[str, Any], position: int, source: FileInput) -> Run:
+    values = {k: v for k, v in group["run"].items() if v is not None}
+    values.setdefault("tool", "csv table")
+    identity = canonical_gpu(str(values.get("gpu_model", "")))
+    if identity.known and identity.gpu_id != values["gpu_model"]:
+        values.setdefault("gpu_label", values["gpu_model"])  # a label such as "4090"
+        values["gpu_model"] = identity.gpu_id
+    if "source_file" not in values:
+        values["source_file"] = PurePath(source.name).name
+    if "source_sha256" not in values:
+        values |= {"source_sha256": source.sha256, "source_index": position}
+    with validation(source.name, f"row {group['row']}"):
+        provenance = Provenance(**group["provenance"]) if group["provenance"] else None
+        return Run(**values, provenance=provenance, points=tuple(group["points"]))

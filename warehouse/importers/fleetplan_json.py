@@ -1,25 +1,23 @@
-"""fleetplan run files (`"format": "fleetplan.runs"`): the data contract as JSON, strictly
-validated. Collectors write them; the bundled sample data ships as one."""
+"""fleetplan run files (`"format": "fleetplan.runs"`, `RUN_FILE_FORMAT`): the data contract as
+JSON, strictly validated. Collectors write them; the bundled sample data ships as one. Statistics
+of a point that carries its request log are recomputed from it and checked against the stored
+ones."""
 
 from __future__ import annotations
 
 from pathlib import PurePath
-from typing import TYPE_CHECKING
 
 import numpy as np
+from fleetplan.warehouse.importers.base import FileInput, ImportOptions, Parsed, validation
 from fleetplan.warehouse.importers.document import Document
-from pydantic import ValidationError
 
-from fleetplan.core.contract import Point, RequestLog, Run, RunFile, StatsSource, validation_message
+from fleetplan.core.contract import RUN_FILE_FORMAT, Point, RequestLog, Run, RunFile, StatsSource
 from fleetplan.core.errors import InputError
 from fleetplan.core.stats import RequestTimings, disagreements
 
-if TYPE_CHECKING:
-    from fleetplan.warehouse.importers import FileInput
-
 IMPORTER = "fleetplan-runs"
 VERSION = "1"
-FORMAT = "fleetplan.runs"
+FORMAT = RUN_FILE_FORMAT
 
 
 def detect(document: Document) -> bool:
@@ -27,17 +25,34 @@ def detect(document: Document) -> bool:
     return isinstance(first, dict) and first.get("format") == FORMAT
 
 
-def parse(document: Document, source: FileInput, options: object) -> tuple[list[Run], list[str]]:
-    file, sha256 = source.name, source.sha256
+def parse(document: Document, source: FileInput, options: ImportOptions) -> Parsed:
+    file = source.name
     if len(document.values) > 1:
         raise InputError("a fleetplan run file holds one JSON document", file=file)
-    try:
+    with validation(file):
         run_file = RunFile.model_validate_json(document.data)
-    except ValidationError as error:
-        raise validation_message(error, file=file) from None
-    runs = []
+    runs = _with_origins(run_file.runs, source)
+    warnings: list[str] = []
+    checked = []
+    for r, run in enumerate(runs):
+        points = []
+        for i, point in enumerate(run.points):
+            if point.requests is None:
+                points.append(point)
+                continue
+            updated, problems = _recompute(point, point.requests)
+            warnings += [f"runs.{r}.points.{i}: {p}" for p in problems]
+            points.append(updated)
+        checked.append(run.model_copy(update={"points": tuple(points)}))
+    return Parsed(checked, warnings)
+
+
+def _with_origins(runs: tuple[Run, ...], source: FileInput) -> list[Run]:
+    """Each run with the file it came from (where it does not say), no two from one origin."""
+    file, sha256 = source.name, source.sha256
+    found = []
     seen: set[tuple[str, int]] = set()
-    for position, run in enumerate(run_file.runs):
+    for position, run in enumerate(runs):
         fill = {}
         if run.source_file is None:
             fill["source_file"] = PurePath(file).name
@@ -55,21 +70,8 @@ def parse(document: Document, source: FileInput, options: object) -> tuple[list[
                 field=f"runs.{position}.source_index",
             )
         seen.add(origin)
-        runs.append(run)
-    warnings: list[str] = []
-    checked = []
-    for r, run in enumerate(runs):
-        points = []
-        for i, point in enumerate(run.points):
-            if point.requests is None:
-                points.append(point)
-                continue
-            where = f"runs.{r}.points.{i}"
-            updated, problems = _recompute(point, point.requests)
-            warnings += [f"{where}: {p}" for p in problems]
-            points.append(updated)
-        checked.append(run.model_copy(update={"points": tuple(points)}))
-    return checked, warnings
+        found.append(run)
+    return found
 
 
 def _recompute(point: Point, log: RequestLog) -> tuple[Point, list[str]]:

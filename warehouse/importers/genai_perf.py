@@ -9,6 +9,10 @@ throughput plus requests/s x mean input tokens. With the per-request file alongs
 statistics are recomputed from the requests (and any disagreement with the summary is reported);
 the per-request file alone does not say the load, so it is refused. GPU energy, where telemetry
 was on, is the energy counter's rise over the profiling window (DCGM's energy, reported in MJ).
+
+Here: detection, the summary's figures and the run's settings (`input_config`). The metric
+layout is in `genai_perf_metrics`, the per-request file in `genai_perf_records`, GPU telemetry
+in `genai_perf_telemetry`.
 """
 
 from __future__ import annotations
@@ -16,32 +20,34 @@ from __future__ import annotations
 import math
 from datetime import datetime
 from pathlib import PurePath
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-import numpy as np
-from fleetplan.warehouse.importers.document import Document, companion_values
-from fleetplan.warehouse.importers.values import build, finite, hardware, model_name, number
-from pydantic import ValidationError
+from fleetplan.warehouse.importers.base import (
+    FileInput,
+    ImportOptions,
+    Parsed,
+    build,
+    finite,
+    hardware,
+    model_name,
+)
+from fleetplan.warehouse.importers.document import Document
+from fleetplan.warehouse.importers.genai_perf_metrics import (
+    TO_MS,
+    TO_S,
+    Metric,
+    is_request_record,
+    summary_metrics,
+)
+from fleetplan.warehouse.importers.genai_perf_records import REQUESTS_FILE, from_records
+from fleetplan.warehouse.importers.genai_perf_telemetry import Telemetry, telemetry
 
-from fleetplan.core.contract import EnergyMethod, Point, Run, StatsSource, validation_message
+from fleetplan.core.contract import EnergyMethod, Point, Run, StatsSource
 from fleetplan.core.errors import InputError
-from fleetplan.core.stats import RequestTimings, disagreements
-
-if TYPE_CHECKING:
-    from fleetplan.warehouse.importers import FileInput, ImportOptions
+from fleetplan.core.stats import disagreements
 
 IMPORTER = "genai-perf-aiperf"
 VERSION = "1"
-_TO_MS = {
-    "ns": 1e-6,
-    "us": 1e-3,
-    "µs": 1e-3,
-    "ms": 1.0,
-    "s": 1000.0,
-    "sec": 1000.0,
-    "seconds": 1000.0,
-}
-_TO_S = {unit: factor / 1000 for unit, factor in _TO_MS.items()}
 ALIASES = {  # our field: their metric names, newest first
     "ttft": ("time_to_first_token", "ttft"),
     "tpot": ("inter_token_latency",),
@@ -49,106 +55,37 @@ ALIASES = {  # our field: their metric names, newest first
     "e2el": ("request_latency",),
 }
 _DISPLAY = {"aiperf": "AIPerf", "genai-perf": "GenAI-Perf"}
-_SIGNS = {"request_throughput", "request_latency", "request_count"}
-
-
-def _metrics(value: Any) -> dict[str, Any] | None:
-    if not isinstance(value, dict):
-        return None
-    inner = value.get("records") if isinstance(value.get("records"), dict) else value
-    if len(_SIGNS & inner.keys()) >= 2 and isinstance(inner.get("request_throughput"), dict):
-        return inner
-    return None
-
-
-def _is_request_record(value: Any) -> bool:
-    return (
-        isinstance(value, dict)
-        and isinstance(value.get("metadata"), dict)
-        and isinstance(value.get("metrics"), dict)
-    )
 
 
 def detect(document: Document) -> bool:
     first = document.values[0] if document.values else None
-    return document.kind == "json" and (_metrics(first) is not None or _is_request_record(first))
+    return document.kind == "json" and (
+        summary_metrics(first) is not None or is_request_record(first)
+    )
 
 
-class _Metric:
-    def __init__(self, metrics: dict[str, Any], name: str, file: str):
-        self.raw, self.name, self.file = metrics.get(name), name, file
-
-    def present(self) -> bool:
-        return isinstance(self.raw, dict)
-
-    def stat(self, stat: str, *, to: dict[str, float] | None = None) -> float | None:
-        if not self.present():
-            return None
-        value = self.raw.get(stat)
-        if value is None:
-            return None
-        value = number(value, file=self.file, field=f"{self.name}.{stat}")
-        if to is None:
-            return float(value)
-        unit = str(self.raw.get("unit", "")).strip().lower()
-        if unit not in to:
-            raise InputError(
-                f"unknown time unit {unit!r}", file=self.file, field=f"{self.name}.unit"
-            )
-        return float(value) * to[unit]
-
-
-def parse(
-    document: Document, source: FileInput, options: ImportOptions
-) -> tuple[list[Run], list[str]]:
+def parse(document: Document, source: FileInput, options: ImportOptions) -> Parsed:
     first = document.values[0]
-    if _is_request_record(first):
+    if is_request_record(first):
         raise InputError(
             "an AIPerf per-request file (profile_export.jsonl): it does not say the load, so "
             "import it together with the profile_export_aiperf.json beside it (same folder or "
             "same upload), or that file alone",
             file=source.name,
         )
-    metrics = _metrics(first)
+    metrics = summary_metrics(first)
     assert metrics is not None
     file = source.name
+    summary = _Summary(metrics, file)
     warnings: list[str] = []
-    m = {name: _Metric(metrics, name, file) for name in metrics}
-
-    def get(name: str) -> _Metric:
-        return m.get(name) or _Metric({}, name, file)
-
-    stats: dict[str, float | None] = {}
-    for ours, names in ALIASES.items():
-        metric = next((get(n) for n in names if get(n).present()), _Metric({}, names[0], file))
-        stats[f"{ours}_mean_ms"] = metric.stat("avg", to=_TO_MS)
-        for p in ("p50", "p90", "p95", "p99"):
-            stats[f"{ours}_{p}_ms"] = metric.stat(p, to=_TO_MS)
-    if get("inter_chunk_latency").present():
+    if summary.get("inter_chunk_latency").present():
         warnings.append("ITL is the tool's inter-chunk latency (gaps between streamed chunks)")
-    rps = get("request_throughput").stat("avg")
-    completed = get("request_count").stat("avg")
-    failed = get("error_request_count").stat("avg")
-    duration = get("benchmark_duration").stat("avg", to=_TO_S)
-    if duration is None and rps and completed:
-        duration = completed / rps
-    out_tps = get("output_token_throughput").stat("avg")
-    in_mean = get("input_sequence_length").stat("avg")
-    out_mean = get("output_sequence_length").stat("avg")
-    total_tps = get("total_token_throughput").stat("avg")
-    if total_tps is None and out_tps is not None and rps is not None and in_mean is not None:
-        total_tps = out_tps + rps * in_mean
-    if completed is None or not duration:
-        raise InputError(
-            "no request count or duration: nothing to store", file=file, field="request_count"
-        )
-    config = first.get("input_config") if isinstance(first.get("input_config"), dict) else {}
-    concurrency, rate, burstiness = _load(config)
-    energy, power, gpu_label, gpu_count = _telemetry(first, file)
+    stats = summary.latencies()
     stats_source = StatsSource.REPORTED
+    completed = summary.get("request_count").stat("avg")
     companion = options.companions.get(REQUESTS_FILE)
-    if companion is not None:
-        recomputed, more = _from_records(companion, file, int(completed), options)
+    if companion is not None and completed is not None:
+        recomputed, more = from_records(companion, file, int(completed), options)
         warnings += [
             f"statistic differs from the per-request file: {field} is {a:.6g} in the "
             f"summary but {b:.6g} from the requests"
@@ -162,48 +99,113 @@ def parse(
         stats |= {k: v for k, v in recomputed.items() if v is not None}
         stats_source = StatsSource.RECOMPUTED
         warnings += more
-    try:
-        point = Point(
-            offered_rate_rps=rate,
-            max_concurrency=concurrency,
-            burstiness=burstiness,
-            stats_source=stats_source,
-            requests_sent=int(completed + (failed or 0)),
-            completed=int(completed),
-            failed=int(failed) if failed is not None else None,
-            duration_s=duration,
-            request_throughput_rps=rps,
-            output_throughput_tps=out_tps,
-            total_throughput_tps=total_tps,
-            input_tokens_mean=in_mean,
-            output_tokens_mean=out_mean,
-            gpu_energy_j=energy,
-            avg_power_w=power,
-            energy_method=EnergyMethod.NVML_COUNTER if energy is not None else EnergyMethod.NONE,
-            **stats,
+    config = first.get("input_config") if isinstance(first.get("input_config"), dict) else {}
+    measured = telemetry(first, file)
+    point = _point(summary, config, measured, stats, stats_source)
+    return Parsed([_run(first, config, measured, point, source, options)], warnings)
+
+
+class _Summary:
+    """The summary's metrics by name (an absent one reads as all None)."""
+
+    def __init__(self, metrics: dict[str, Any], file: str):
+        self.metrics, self.file = metrics, file
+
+    def get(self, name: str) -> Metric:
+        return Metric(self.metrics, name, self.file)
+
+    def latencies(self) -> dict[str, float | None]:
+        """TTFT, TPOT, ITL and E2EL statistics in ms, under our names."""
+        stats: dict[str, float | None] = {}
+        for ours, names in ALIASES.items():
+            found = [self.get(n) for n in names if self.get(n).present()]
+            metric = found[0] if found else self.get(names[0])
+            stats[f"{ours}_mean_ms"] = metric.stat("avg", to=TO_MS)
+            for p in ("p50", "p90", "p95", "p99"):
+                stats[f"{ours}_{p}_ms"] = metric.stat(p, to=TO_MS)
+        return stats
+
+
+def _point(
+    summary: _Summary,
+    config: dict,
+    measured: Telemetry,
+    stats: dict[str, float | None],
+    stats_source: StatsSource,
+) -> Point:
+    get = summary.get
+    rps = get("request_throughput").stat("avg")
+    completed = get("request_count").stat("avg")
+    failed = get("error_request_count").stat("avg")
+    duration = get("benchmark_duration").stat("avg", to=TO_S)
+    if duration is None and rps and completed:
+        duration = completed / rps
+    out_tps = get("output_token_throughput").stat("avg")
+    in_mean = get("input_sequence_length").stat("avg")
+    total_tps = get("total_token_throughput").stat("avg")
+    if total_tps is None and out_tps is not None and rps is not None and in_mean is not None:
+        total_tps = out_tps + rps * in_mean
+    if completed is None or not duration:
+        raise InputError(
+            "no request count or duration: nothing to store",
+            file=summary.file,
+            field="request_count",
         )
-    except ValidationError as error:
-        problem = validation_message(error)
+    concurrency, rate, burstiness = _load(config)
+    energy = measured.energy_j
+    values = dict(
+        offered_rate_rps=rate,
+        max_concurrency=concurrency,
+        burstiness=burstiness,
+        stats_source=stats_source,
+        requests_sent=int(completed + (failed or 0)),
+        completed=int(completed),
+        failed=int(failed) if failed is not None else None,
+        duration_s=duration,
+        request_throughput_rps=rps,
+        output_throughput_tps=out_tps,
+        total_throughput_tps=total_tps,
+        input_tokens_mean=in_mean,
+        output_tokens_mean=get("output_sequence_length").stat("avg"),
+        gpu_energy_j=energy,
+        avg_power_w=measured.power_w,
+        energy_method=EnergyMethod.NVML_COUNTER if energy is not None else EnergyMethod.NONE,
+        **stats,
+    )
+    try:
+        return build(Point, summary.file, **values)
+    except InputError as error:
         if (
-            problem.field in {"offered_rate_rps", "max_concurrency"}
-            and "offered load" in problem.reason
+            error.field in {"offered_rate_rps", "max_concurrency"}
+            and "offered load" in error.reason
         ):
             raise InputError(
                 "the export does not say the load (concurrency or request rate)",
-                file=file,
+                file=summary.file,
                 field="input_config.loadgen",
             ) from None
-        raise InputError(problem.reason, file=file, field=problem.field) from None
-    tool = _tool(first, config)
+        raise
+
+
+def _run(
+    export: dict,
+    config: dict,
+    measured: Telemetry,
+    point: Point,
+    source: FileInput,
+    options: ImportOptions,
+) -> Run:
+    file = source.name
+    tool = _tool(export, config)
     shape = _shape(config)
     gpu_model, label, count = hardware(
-        options, file, label=gpu_label, count=gpu_count, tool=_DISPLAY[tool]
+        options, file, label=measured.gpu_label, count=measured.gpu_count, tool=_DISPLAY[tool]
     )
-    run = build(
+    return build(
         Run,
         file,
         tool=tool,
-        tool_version=_text(first.get("aiperf_version") or first.get("genai_perf_version")),
+        tool_version=_text(export.get("aiperf_version") or export.get("genai_perf_version")),
         model=model_name(options, file, _model(config), key="input_config.model"),
         gpu_model=gpu_model,
         gpu_label=label,
@@ -211,14 +213,16 @@ def parse(
         dataset="synthetic" if shape else None,
         input_len=shape[0] if shape else None,
         output_len=shape[1] if shape else None,
-        created_at=_when(first),
+        created_at=_when(export),
         source_file=PurePath(file).name,
         source_sha256=source.sha256,
         source_index=0,
         metadata={k: str(v)[:2000] for k, v in (("cli_command", _cli(config)),) if v},
         points=(point,),
     )
-    return [run], warnings
+
+
+# -- the run's settings (input_config) -----------------------------------------------------------
 
 
 def _text(value: Any) -> str | None:
@@ -326,169 +330,3 @@ def _when(export: dict) -> datetime | None:
         except ValueError:
             return None
     return None
-
-
-def _telemetry(
-    export: dict, file: str
-) -> tuple[float | None, float | None, str | None, int | None]:
-    """(energy J, mean power W, GPU name, GPU count) from the tools' GPU telemetry, if any."""
-    gpus: list[dict] = []
-    data = export.get("telemetry_data")
-    if isinstance(data, dict):  # AIPerf: telemetry_data.endpoints.<ep>.gpus.gpu_N
-        endpoints = data.get("endpoints")
-        for endpoint in endpoints.values() if isinstance(endpoints, dict) else []:
-            found = endpoint.get("gpus") if isinstance(endpoint, dict) else None
-            if isinstance(found, dict):
-                gpus += [g for g in found.values() if isinstance(g, dict)]
-        energies, powers = [], []
-        for gpu in gpus:
-            metrics = gpu.get("metrics") if isinstance(gpu.get("metrics"), dict) else {}
-            energy = _first_metric(metrics, _ENERGY_NAMES, file)
-            power = _first_metric(metrics, _POWER_NAMES, file)
-            low, high, factor = energy.stat("min"), energy.stat("max"), _energy_factor(energy)
-            if low is not None and high is not None and factor is not None and high >= low:
-                energies.append((high - low) * factor)
-            if power.stat("avg") is not None:
-                powers.append(power.stat("avg"))
-        names = sorted({str(g.get("gpu_name")) for g in gpus if g.get("gpu_name")})
-        label = names[0] if len(names) == 1 else None
-        return (
-            sum(energies) if energies and len(energies) == len(gpus) else None,
-            sum(powers) if powers and len(powers) == len(gpus) else None,
-            label,
-            len(gpus) or None,
-        )
-    stats = export.get("telemetry_stats")
-    if isinstance(stats, dict):  # GenAI-Perf: telemetry_stats.<metric>.gpuN
-        energy = (
-            stats.get("energy_consumption")
-            if isinstance(stats.get("energy_consumption"), dict)
-            else {}
-        )
-        power = (
-            stats.get("gpu_power_usage") if isinstance(stats.get("gpu_power_usage"), dict) else {}
-        )
-        unit = _energy_unit(energy.get("unit"))
-        per_gpu = [v for k, v in energy.items() if k.startswith("gpu") and isinstance(v, dict)]
-        joules = [
-            (v["max"] - v["min"]) * unit
-            for v in per_gpu
-            if unit is not None
-            and _finite(v.get("max"))
-            and _finite(v.get("min"))
-            and v["max"] >= v["min"]
-        ]
-        watts = [
-            v["avg"]
-            for k, v in power.items()
-            if k.startswith("gpu") and isinstance(v, dict) and _finite(v.get("avg"))
-        ]
-        return (
-            sum(joules) if per_gpu and len(joules) == len(per_gpu) else None,
-            sum(watts) if watts else None,
-            None,
-            len(per_gpu) or None,
-        )
-    return None, None, None, None
-
-
-def _finite(value: Any) -> bool:
-    return finite(value) is not None
-
-
-# AIPerf names them after its DCGM mapping (energy in MJ); older and forked exporters prefix them.
-_ENERGY_NAMES = ("energy_consumption", "nvidia_energy_consumption", "nvidia_total_gpu_energy")
-_POWER_NAMES = ("gpu_power_usage", "nvidia_power_usage")
-
-
-def _first_metric(metrics: dict, names: tuple[str, ...], file: str) -> _Metric:
-    found = next((name for name in names if isinstance(metrics.get(name), dict)), names[0])
-    return _Metric(metrics, found, file)
-
-
-def _energy_factor(metric: _Metric) -> float | None:
-    return _energy_unit(metric.raw.get("unit") if metric.present() else None)
-
-
-# Case matters: mJ is not MJ. No unit means the tools' documented MJ; an unknown unit, unknown
-# energy.
-_ENERGY_UNITS = {"MJ": 1e6, "kJ": 1e3, "J": 1.0, "mJ": 1e-3, "Wh": 3600.0, "kWh": 3.6e6}
-
-
-def _energy_unit(unit: Any) -> float | None:
-    return _ENERGY_UNITS.get(str(unit).strip()) if unit not in (None, "") else 1e6
-
-
-REQUESTS_FILE = "profile_export.jsonl"
-
-
-def _from_records(
-    data: bytes, summary_file: str, completed: int, options: ImportOptions
-) -> tuple[dict[str, float | None], list[str]]:
-    """Latency statistics recomputed from AIPerf's per-request records (our definitions)."""
-    file = f"{summary_file} (its {REQUESTS_FILE})"
-    ttft, e2el, out_tokens, gaps = [], [], [], []
-    records = companion_values(
-        data, name=file, limit=options.size_limit(), max_values=options.value_limit()
-    )
-    for i, record in enumerate(records):
-        if not _is_request_record(record):
-            raise InputError(f"line {i + 1}: not a request record", file=file)
-        if record.get("error") or record["metadata"].get("benchmark_phase", "profiling") not in (
-            "profiling",
-            None,
-        ):
-            continue
-        metrics = record["metrics"]
-        values = {
-            name: _record_value(metrics, name, file, i)
-            for name in (
-                "time_to_first_token",
-                "ttft",
-                "request_latency",
-                "output_sequence_length",
-                "inter_chunk_latency",
-            )
-        }
-        first = values["time_to_first_token"] or values["ttft"]
-        if values["request_latency"] is None or values["output_sequence_length"] is None:
-            raise InputError(
-                f"line {i + 1}: no request_latency or output_sequence_length", file=file
-            )
-        ttft.append(first[0] / 1000 if first else np.nan)
-        e2el.append(values["request_latency"][0] / 1000)
-        out_tokens.append(values["output_sequence_length"][0])
-        chunk = values["inter_chunk_latency"]
-        gaps += [g / 1000 for g in chunk] if chunk else []
-    if len(e2el) != completed:
-        raise InputError(
-            f"{len(e2el)} successful requests in the per-request file, {completed} in the "
-            "summary: not the same run",
-            file=file,
-        )
-    timings = RequestTimings(
-        ttft_s=np.array(ttft),
-        e2el_s=np.array(e2el),
-        output_tokens=np.array(out_tokens, dtype=float),
-        itl_s=np.array(gaps),
-    )
-    stats = {
-        k: (None if v is not None and math.isnan(v) else v)
-        for k, v in timings.latency_stats().items()
-    }
-    return stats, [f"latency statistics recomputed from {len(e2el)} requests in {REQUESTS_FILE}"]
-
-
-def _record_value(metrics: dict, name: str, file: str, line: int) -> list[float] | None:
-    """A per-request metric in ms (times) or tokens, as a list (one value, or chunk gaps)."""
-    entry = metrics.get(name)
-    if entry is None:
-        return None
-    if not isinstance(entry, dict) or "value" not in entry:
-        raise InputError(f"line {line + 1}: expected {{value, unit}}", file=file, field=name)
-    value, unit = entry["value"], str(entry.get("unit", "")).lower()
-    values = value if isinstance(value, list) else [value]
-    if not all(finite(v) is not None and v >= 0 for v in values):
-        raise InputError(f"line {line + 1}: expected non-negative numbers", file=file, field=name)
-    factor = _TO_MS.get(unit, 1.0) if unit in _TO_MS else 1.0
-    return [float(v) * factor for v in values]

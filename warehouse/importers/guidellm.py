@@ -14,25 +14,25 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass, field
 from pathlib import PurePath
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from fleetplan.warehouse.importers.document import Document
-from fleetplan.warehouse.importers.values import (
+from fleetplan.warehouse.importers.base import (
+    FileInput,
+    ImportOptions,
+    Parsed,
+    Reader,
     build,
     finite,
     hardware,
     model_name,
-    number,
     timestamp,
 )
-from pydantic import ValidationError
+from fleetplan.warehouse.importers.document import Document
 
-from fleetplan.core.contract import Point, Run, validation_message
+from fleetplan.core.contract import Point, Run
 from fleetplan.core.errors import InputError
-
-if TYPE_CHECKING:
-    from fleetplan.warehouse.importers import FileInput, ImportOptions
 
 IMPORTER = "guidellm"
 VERSION = "1"
@@ -70,20 +70,14 @@ def _find(value: Any, keys: tuple[str, ...], depth: int = 0) -> Any:
     return None
 
 
-class _Bench:
+class _Bench(Reader):
+    """One benchmark of the report (one load level), its metrics' distributions read as ours."""
+
     def __init__(self, bench: dict, file: str, index: int):
-        self.b, self.file, self.where = bench, file, f"benchmark {index + 1}"
-
-    def error(self, field: str, message: str) -> InputError:
-        return InputError(f"{self.where}: {message}", file=self.file, field=field)
-
-    def number(self, value: Any, field: str) -> float | None:
-        if value is None:
-            return None
-        return number(value, file=self.file, field=field, where=self.where)
+        super().__init__(bench, file, f"benchmark {index + 1}")
 
     def distribution(self, name: str) -> dict | None:
-        metric = self.b["metrics"].get(name)
+        metric = self.obj["metrics"].get(name)
         if metric is None:
             return None
         successful = metric.get("successful") if isinstance(metric, dict) else None
@@ -95,10 +89,10 @@ class _Bench:
         dist = self.distribution(name) or {}
         percentiles = dist.get("percentiles") if isinstance(dist.get("percentiles"), dict) else {}
         where = f"metrics.{name}.successful"
-        out = {f"{ours}_mean_ms": self.number(dist.get("mean"), f"{where}.mean")}
+        out = {f"{ours}_mean_ms": self.check(dist.get("mean"), f"{where}.mean")}
         for p in ("p50", "p90", "p95", "p99"):
             value = percentiles.get(p, dist.get("median") if p == "p50" else None)
-            out[f"{ours}_{p}_ms"] = self.number(value, f"{where}.percentiles.{p}")
+            out[f"{ours}_{p}_ms"] = self.check(value, f"{where}.percentiles.{p}")
         if not dist.get("count"):
             out = dict.fromkeys(out)  # no successful request: not latencies
         return {k: v * scale if v is not None else None for k, v in out.items()}
@@ -106,14 +100,14 @@ class _Bench:
     def total(self, name: str) -> float | None:
         dist = self.distribution(name)
         return (
-            self.number(dist.get("total_sum"), f"metrics.{name}.successful.total_sum")
+            self.check(dist.get("total_sum"), f"metrics.{name}.successful.total_sum")
             if dist
             else None
         )
 
     def mean(self, name: str) -> float | None:
         dist = self.distribution(name)
-        return self.number(dist.get("mean"), f"metrics.{name}.successful.mean") if dist else None
+        return self.check(dist.get("mean"), f"metrics.{name}.successful.mean") if dist else None
 
 
 def _strategy(bench: dict, report: dict) -> dict:
@@ -143,7 +137,7 @@ def _load(strategy: dict, bench: _Bench) -> dict[str, Any]:
             "max_concurrency": _count(strategy.get("max_concurrency")),
         }
     if kind in {"constant", "poisson", "async"}:
-        rate = bench.number(strategy.get("rate"), "strategy.rate")
+        rate = bench.check(strategy.get("rate"), "strategy.rate")
         out: dict[str, Any] = {"offered_rate_rps": rate}
         if kind == "poisson":
             out["burstiness"] = 1.0
@@ -178,84 +172,32 @@ def _shape(bench: dict, report: dict) -> tuple[int, int] | None:
     return (int(match[1]), int(match[2])) if match else None
 
 
-def parse(
-    document: Document, source: FileInput, options: ImportOptions
-) -> tuple[list[Run], list[str]]:
+@dataclass
+class _Seen:
+    """What the benchmarks of one report say about the run they share."""
+
+    models: set[str] = field(default_factory=set)
+    shapes: set[tuple[int, int] | None] = field(default_factory=set)
+    starts: list[float] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def parse(document: Document, source: FileInput, options: ImportOptions) -> Parsed:
     report = _report(document.values[0])
     assert report is not None
     file = source.name
-    points, warnings, models, shapes, starts = [], [], set(), set(), []
+    points, seen = [], _Seen()
     for index, raw in enumerate(report["benchmarks"]):
         if not isinstance(raw, dict) or not isinstance(raw.get("metrics"), dict):
             raise InputError(f"benchmark {index + 1}: no metrics", file=file)
         bench = _Bench(raw, file, index)
-        # 0.2-0.3 keep the counts beside the metrics, 0.4+ inside them.
-        totals = raw.get("request_totals") or raw["metrics"].get("request_totals") or {}
-        if not isinstance(totals, dict):
-            raise bench.error("request_totals", "expected the request counts")
-        completed = int(bench.number(totals.get("successful"), "request_totals.successful") or 0)
-        errored = int(bench.number(totals.get("errored"), "request_totals.errored") or 0)
-        incomplete = int(bench.number(totals.get("incomplete"), "request_totals.incomplete") or 0)
-        duration = bench.number(raw.get("duration"), "duration")
-        if (
-            duration is None
-            and isinstance(raw.get("start_time"), int | float)
-            and isinstance(raw.get("end_time"), int | float)
-        ):
-            duration = raw["end_time"] - raw["start_time"]
-        if not duration:
-            raise bench.error("duration", "missing or zero: no throughput without it")
-        out_tokens = bench.total("output_token_count")
-        in_tokens = bench.total("prompt_token_count")
-        stats = {
-            **bench.stats("time_to_first_token_ms", "ttft"),
-            **bench.stats("inter_token_latency_ms", "tpot"),
-            **bench.stats("request_latency", "e2el", scale=1000.0),  # seconds -> ms
-        }
-        try:
-            points.append(
-                Point(
-                    **_load(_strategy(raw, report), bench),
-                    requests_sent=completed + errored + incomplete,
-                    completed=completed,
-                    failed=errored + incomplete,
-                    complete=incomplete == 0,
-                    duration_s=duration,
-                    request_throughput_rps=completed / duration,
-                    output_throughput_tps=out_tokens / duration if out_tokens is not None else None,
-                    total_throughput_tps=(out_tokens + in_tokens) / duration
-                    if out_tokens is not None and in_tokens is not None
-                    else None,
-                    input_tokens_mean=bench.mean("prompt_token_count"),
-                    output_tokens_mean=bench.mean("output_token_count"),
-                    **stats,
-                )
-            )
-        except ValidationError as error:
-            problem = validation_message(error)
-            raise InputError(
-                f"benchmark {index + 1}: {problem.reason}", file=file, field=problem.field
-            ) from None
-        model = _find(raw, ("backend_model", "model")) or _find(report, ("model",))
-        if isinstance(model, str):
-            models.add(model)
-        shapes.add(_shape(raw, report))
-        if isinstance(raw.get("start_time"), int | float):
-            starts.append(raw["start_time"])
-        warnings.extend(
-            f"benchmark {index + 1}: GuideLLM warned: {w['message']}"
-            for w in (raw["warnings"] if isinstance(raw.get("warnings"), list) else [])
-            if isinstance(w, dict) and isinstance(w.get("message"), str)
-        )
-        if incomplete:
-            warnings.append(
-                f"benchmark {index + 1}: {incomplete} requests incomplete (level marked incomplete)"
-            )
-    if len(models) > 1:
+        points.append(_point(bench, report))
+        _note(bench, report, seen)
+    if len(seen.models) > 1:
         raise InputError(
-            f"the report mixes models ({', '.join(sorted(models))})", file=file, field="model"
+            f"the report mixes models ({', '.join(sorted(seen.models))})", file=file, field="model"
         )
-    shape = shapes.pop() if len(shapes) == 1 else None
+    shape = seen.shapes.pop() if len(seen.shapes) == 1 else None
     gpu_model, label, count = hardware(options, file, tool="GuideLLM")
     version = _find(report.get("metadata") or {}, ("guidellm_version", "version"))
     run = build(
@@ -263,17 +205,88 @@ def parse(
         file,
         tool="guidellm",
         tool_version=str(version) if version is not None else None,
-        model=model_name(options, file, next(iter(models), None)),
+        model=model_name(options, file, next(iter(seen.models), None)),
         gpu_model=gpu_model,
         gpu_label=label,
         gpu_count=count,
         dataset="synthetic" if shape else None,
         input_len=shape[0] if shape else None,
         output_len=shape[1] if shape else None,
-        created_at=timestamp(min(starts)) if starts else None,
+        created_at=timestamp(min(seen.starts)) if seen.starts else None,
         source_file=PurePath(file).name,
         source_sha256=source.sha256,
         source_index=0,
         points=tuple(points),
     )
-    return [run], warnings
+    return Parsed([run], seen.warnings)
+
+
+def _totals(bench: _Bench) -> tuple[int, int, int]:
+    """(successful, errored, incomplete) requests."""
+    raw = bench.obj
+    # 0.2-0.3 keep the counts beside the metrics, 0.4+ inside them.
+    totals = raw.get("request_totals") or raw["metrics"].get("request_totals") or {}
+    if not isinstance(totals, dict):
+        raise bench.error("request_totals", "expected the request counts")
+    return (
+        int(bench.check(totals.get("successful"), "request_totals.successful") or 0),
+        int(bench.check(totals.get("errored"), "request_totals.errored") or 0),
+        int(bench.check(totals.get("incomplete"), "request_totals.incomplete") or 0),
+    )
+
+
+def _point(bench: _Bench, report: dict) -> Point:
+    raw = bench.obj
+    completed, errored, incomplete = _totals(bench)
+    duration = bench.check(raw.get("duration"), "duration")
+    if (
+        duration is None
+        and isinstance(raw.get("start_time"), int | float)
+        and isinstance(raw.get("end_time"), int | float)
+    ):
+        duration = raw["end_time"] - raw["start_time"]
+    if not duration:
+        raise bench.error("duration", "missing or zero: no throughput without it")
+    out_tokens = bench.total("output_token_count")
+    in_tokens = bench.total("prompt_token_count")
+    both = out_tokens is not None and in_tokens is not None
+    return build(
+        Point,
+        bench.file,
+        bench.where,
+        **_load(_strategy(raw, report), bench),
+        requests_sent=completed + errored + incomplete,
+        completed=completed,
+        failed=errored + incomplete,
+        complete=incomplete == 0,
+        duration_s=duration,
+        request_throughput_rps=completed / duration,
+        output_throughput_tps=out_tokens / duration if out_tokens is not None else None,
+        total_throughput_tps=(out_tokens + in_tokens) / duration if both else None,
+        input_tokens_mean=bench.mean("prompt_token_count"),
+        output_tokens_mean=bench.mean("output_token_count"),
+        **bench.stats("time_to_first_token_ms", "ttft"),
+        **bench.stats("inter_token_latency_ms", "tpot"),
+        **bench.stats("request_latency", "e2el", scale=1000.0),  # seconds -> ms
+    )
+
+
+def _note(bench: _Bench, report: dict, seen: _Seen) -> None:
+    """The benchmark's model, shape, start and warnings, for the run and the person importing."""
+    raw = bench.obj
+    model = _find(raw, ("backend_model", "model")) or _find(report, ("model",))
+    if isinstance(model, str):
+        seen.models.add(model)
+    seen.shapes.add(_shape(raw, report))
+    if isinstance(raw.get("start_time"), int | float):
+        seen.starts.append(raw["start_time"])
+    seen.warnings.extend(
+        f"{bench.where}: GuideLLM warned: {w['message']}"
+        for w in (raw["warnings"] if isinstance(raw.get("warnings"), list) else [])
+        if isinstance(w, dict) and isinstance(w.get("message"), str)
+    )
+    incomplete = _totals(bench)[2]
+    if incomplete:
+        seen.warnings.append(
+            f"{bench.where}: {incomplete} requests incomplete (level marked incomplete)"
+        )

@@ -13,23 +13,27 @@ come from a Llama-2 tokenizer whatever the model (kept as reported, and said so)
 from __future__ import annotations
 
 from pathlib import PurePath
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
+from fleetplan.warehouse.importers.base import (
+    FileInput,
+    ImportOptions,
+    Parsed,
+    Reader,
+    build,
+    hardware,
+    model_name,
+    timestamp,
+)
 from fleetplan.warehouse.importers.document import Document, companion_values
-from fleetplan.warehouse.importers.values import Reader, build, hardware, model_name, timestamp
-from pydantic import ValidationError
 
-from fleetplan.core.contract import Point, Run, StatsSource, validation_message
+from fleetplan.core.contract import Point, Run, StatsSource
 from fleetplan.core.errors import InputError
 from fleetplan.core.stats import RequestTimings, disagreements
 
-if TYPE_CHECKING:
-    from fleetplan.warehouse.importers import FileInput, ImportOptions
-
 IMPORTER = "llmperf"
 VERSION = "1"
-_QUANTILES = {"p50": "p50", "p90": "p90", "p95": "p95", "p99": "p99"}
 
 
 def _is_summary(value: Any) -> bool:
@@ -50,11 +54,8 @@ def detect(document: Document) -> bool:
     return document.kind == "json" and (_is_summary(first) or _is_individual(first))
 
 
-def parse(
-    document: Document, source: FileInput, options: ImportOptions
-) -> tuple[list[Run], list[str]]:
+def parse(document: Document, source: FileInput, options: ImportOptions) -> Parsed:
     first = document.values[0]
-    name = PurePath(source.name).name
     if _is_individual(first):
         raise InputError(
             "an LLMPerf per-request file: import it together with its ..._summary.json (which "
@@ -63,28 +64,9 @@ def parse(
         )
     summary = Reader(first, source.name, "summary")
     warnings = ["output token counts are LLMPerf's (a Llama-2 tokenizer whatever the model)"]
-    completed = summary.number("results_num_completed_requests", required=True, integer=True)
-    errors = summary.number("results_number_errors", integer=True) or 0
-    started = summary.number("results_num_requests_started", integer=True)
-    per_minute = summary.number("results_num_completed_requests_per_min", required=True)
-    if completed and not per_minute:
-        raise summary.error("results_num_completed_requests_per_min", "is 0 with requests done")
-    rps = per_minute / 60
-    duration = completed / rps if rps else None
-    if not duration:
-        raise summary.error("results_num_completed_requests", "no request completed: no level")
-    out_tps = summary.number("results_mean_output_throughput_token_per_s")
-    in_mean = summary.number("results_number_input_tokens_mean")
-    out_mean = summary.number("results_number_output_tokens_mean")
-    stats: dict[str, float | None] = {}
-    for ours, theirs in (("ttft", "ttft_s"), ("e2el", "end_to_end_latency_s")):
-        mean = summary.number(f"results_{theirs}_mean")
-        stats[f"{ours}_mean_ms"] = mean * 1000 if mean is not None else None
-        for p in ("p50", "p90", "p95", "p99"):
-            value = summary.number(f"results_{theirs}_quantiles_{p}")
-            stats[f"{ours}_{p}_ms"] = value * 1000 if value is not None else None
+    stats = _reported_stats(summary)
     stats_source = StatsSource.REPORTED
-    total_tps = out_tps + rps * in_mean if out_tps is not None and in_mean is not None else None
+    completed = summary.number("results_num_completed_requests", required=True, integer=True)
     prefix = str(first.get("name", "")).removesuffix("_summary")
     companion = options.companions.get(f"{prefix}_individual_responses.json")
     if companion is not None:
@@ -104,48 +86,77 @@ def parse(
             "no per-request file alongside: TPOT unknown (LLMPerf's inter-token "
             "latency includes the TTFT, so it is not used)"
         )
-    concurrency = summary.number("num_concurrent_requests", integer=True)
-    try:
-        point = Point(
-            offered_rate_rps=None,
-            max_concurrency=concurrency or None,
-            requests_sent=started if started is not None else completed + errors,
-            completed=completed,
-            failed=errors,
-            duration_s=duration,
-            request_throughput_rps=rps,
-            output_throughput_tps=out_tps,
-            total_throughput_tps=total_tps,
-            input_tokens_mean=in_mean,
-            output_tokens_mean=out_mean,
-            stats_source=stats_source,
-            **stats,
-        )
-    except ValidationError as error:
-        raise validation_message(error, file=source.name) from None
-    gpu_model, label, count = hardware(options, source.name, tool="LLMPerf")
-    input_len = _fixed(first, "mean_input_tokens", "stddev_input_tokens")
-    output_len = _fixed(first, "mean_output_tokens", "stddev_output_tokens")
-    stamp = summary.number("timestamp")
-    run = build(
+    point = _point(summary, stats, stats_source)
+    return Parsed([_run(summary, point, source, options)], warnings)
+
+
+def _reported_stats(summary: Reader) -> dict[str, float | None]:
+    """TTFT and end-to-end latency as the summary reports them (seconds), in ms."""
+    stats: dict[str, float | None] = {}
+    for ours, theirs in (("ttft", "ttft_s"), ("e2el", "end_to_end_latency_s")):
+        mean = summary.number(f"results_{theirs}_mean")
+        stats[f"{ours}_mean_ms"] = mean * 1000 if mean is not None else None
+        for p in ("p50", "p90", "p95", "p99"):
+            value = summary.number(f"results_{theirs}_quantiles_{p}")
+            stats[f"{ours}_{p}_ms"] = value * 1000 if value is not None else None
+    return stats
+
+
+def _point(summary: Reader, stats: dict[str, float | None], stats_source: StatsSource) -> Point:
+    """The run's one load level: a closed loop at the summary's concurrency."""
+    completed = summary.number("results_num_completed_requests", required=True, integer=True)
+    errors = summary.number("results_number_errors", integer=True) or 0
+    started = summary.number("results_num_requests_started", integer=True)
+    per_minute = summary.number("results_num_completed_requests_per_min", required=True)
+    if completed and not per_minute:
+        raise summary.error("results_num_completed_requests_per_min", "is 0 with requests done")
+    rps = per_minute / 60
+    duration = completed / rps if rps else None
+    if not duration:
+        raise summary.error("results_num_completed_requests", "no request completed: no level")
+    out_tps = summary.number("results_mean_output_throughput_token_per_s")
+    in_mean = summary.number("results_number_input_tokens_mean")
+    total_tps = out_tps + rps * in_mean if out_tps is not None and in_mean is not None else None
+    return build(
+        Point,
+        summary.file,
+        offered_rate_rps=None,
+        max_concurrency=summary.number("num_concurrent_requests", integer=True) or None,
+        requests_sent=started if started is not None else completed + errors,
+        completed=completed,
+        failed=errors,
+        duration_s=duration,
+        request_throughput_rps=rps,
+        output_throughput_tps=out_tps,
+        total_throughput_tps=total_tps,
+        input_tokens_mean=in_mean,
+        output_tokens_mean=summary.number("results_number_output_tokens_mean"),
+        stats_source=stats_source,
+        **stats,
+    )
+
+
+def _run(summary: Reader, point: Point, source: FileInput, options: ImportOptions) -> Run:
+    first, file = summary.obj, source.name
+    gpu_model, label, count = hardware(options, file, tool="LLMPerf")
+    return build(
         Run,
-        source.name,
+        file,
         tool="llmperf",
         tool_version=str(first.get("version") or "") or None,
-        model=model_name(options, source.name, first.get("model")),
+        model=model_name(options, file, first.get("model")),
         gpu_model=gpu_model,
         gpu_label=label,
         gpu_count=count,
-        input_len=input_len,
-        output_len=output_len,
-        created_at=timestamp(stamp),
-        source_file=name,
+        input_len=_fixed(first, "mean_input_tokens", "stddev_input_tokens"),
+        output_len=_fixed(first, "mean_output_tokens", "stddev_output_tokens"),
+        created_at=timestamp(summary.number("timestamp")),
+        source_file=PurePath(file).name,
         source_sha256=source.sha256,
         source_index=0,
         metadata={"name": str(first.get("name", ""))[:200]},
         points=(point,),
     )
-    return [run], warnings
 
 
 def _fixed(summary: dict, mean: str, stddev: str) -> int | None:

@@ -10,7 +10,8 @@ from them by fleetplan's definitions and checked against the stored ones.
 The GPU comes from `--metadata` keys (`gpu_name`, `gpu_count`, ...), else from the file-name
 convention of the io.net results (`vllm_200prompts16qps_MODEL_DATASET_2xGPU.json`), else from what
 the user passes; it is never guessed. Objects with the same setup form one run, one point per load
-level; a load level seen again starts a new run (a repeat).
+level; a load level seen again starts a new run (a repeat). The per-request arrays are read in
+`vllm_requests`.
 """
 
 from __future__ import annotations
@@ -20,20 +21,23 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import PurePath
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-import numpy as np
+from fleetplan.warehouse.importers.base import (
+    FileInput,
+    ImportOptions,
+    Parsed,
+    Reader,
+    build,
+    hardware,
+    model_name,
+)
 from fleetplan.warehouse.importers.document import Document
-from fleetplan.warehouse.importers.values import Reader
-from pydantic import ValidationError
+from fleetplan.warehouse.importers.vllm_requests import CannotRecompute, request_timings
 
-from fleetplan.core.contract import LATENCY_METRICS, Point, Run, StatsSource, validation_message
+from fleetplan.core.contract import LATENCY_METRICS, Point, Run, StatsSource
 from fleetplan.core.errors import InputError
-from fleetplan.core.gpus import canonical_gpu
-from fleetplan.core.stats import RequestTimings, disagreements, pooled
-
-if TYPE_CHECKING:
-    from fleetplan.warehouse.importers import FileInput, ImportOptions
+from fleetplan.core.stats import disagreements
 
 IMPORTER = "vllm-serve-json"
 VERSION = "1"
@@ -119,30 +123,10 @@ def detect(document: Document) -> bool:
     return document.kind == "json" and looks_like(document.values)
 
 
-def parse(
-    document: Document, source: FileInput, options: ImportOptions
-) -> tuple[list[Run], list[str]]:
-    return parse_results(
-        source.name,
-        document.values,
-        source.sha256,
-        model=options.model,
-        gpu=options.gpu,
-        gpu_count=options.gpu_count,
-    )
-
-
-def parse_results(
-    file: str,
-    objects: list[Any],
-    sha256: str,
-    *,
-    model: str | None = None,
-    gpu: str | None = None,
-    gpu_count: int | None = None,
-) -> tuple[list[Run], list[str]]:
+def parse(document: Document, source: FileInput, options: ImportOptions) -> Parsed:
+    file = source.name
     flat: list[Any] = []
-    for value in objects:
+    for value in document.values:
         flat.extend(value if isinstance(value, list) else [value])
     name_hint = _FILE_NAME.match(PurePath(file).name)
     warnings: list[str] = []
@@ -154,7 +138,7 @@ def parse_results(
                 f"{where}: expected a JSON object, got {type(obj).__name__}", file=file
             )
         reader = Reader(obj, file, where)
-        setup = _setup(reader, name_hint, model=model, gpu=gpu, gpu_count=gpu_count)
+        setup = _setup(reader, name_hint, options)
         point, point_warnings = _point(reader)
         warnings.extend(f"{where}: {w}" for w in point_warnings)
         load = (point.offered_rate_rps, point.max_concurrency)
@@ -169,7 +153,8 @@ def parse_results(
         )
         if unknown:
             warnings.append(f"{where}: ignored keys {', '.join(unknown)}")
-    return [_run(group, file, sha256) for group in groups], _dedupe(warnings)
+    runs = [_run(group, file, source.sha256) for group in groups]
+    return Parsed(runs, list(dict.fromkeys(warnings)))  # each warning once
 
 
 @dataclass
@@ -184,65 +169,50 @@ class _Group:
 
 
 def _run(group: _Group, file: str, sha256: str) -> Run:
-    try:
-        return Run(
-            **group.setup,
-            created_at=group.created_at,
-            source_file=PurePath(file).name,
-            source_sha256=sha256,
-            source_index=group.index,
-            points=tuple(group.points),
-        )
-    except ValidationError as error:
-        raise validation_message(error, file=file) from None
+    return build(
+        Run,
+        file,
+        **group.setup,
+        created_at=group.created_at,
+        source_file=PurePath(file).name,
+        source_sha256=sha256,
+        source_index=group.index,
+        points=tuple(group.points),
+    )
 
 
-def _setup(
-    reader: Reader,
-    name_hint: re.Match[str] | None,
-    *,
-    model: str | None,
-    gpu: str | None,
-    gpu_count: int | None,
-) -> dict[str, Any]:
-    obj = reader.obj
-    file_model = reader.text("model_id")
-    chosen_model = _fill(reader, "model_id", file_model, model, "--model")
-    if chosen_model is None:
-        raise reader.error("model_id", "missing: pass the model (--model)")
-
+def _setup(reader: Reader, name_hint: re.Match[str] | None, options: ImportOptions) -> dict:
+    """What identifies the run: engine, model, hardware, dataset; from the result, else from
+    the io.net file name, else from the user (`--model`, `--gpu`, `--gpu-count`)."""
+    obj, file, where = reader.obj, reader.file, reader.where
+    model = model_name(options, file, reader.text("model_id"), key="model_id", where=where)
     label = next((reader.text(k) for k in _GPU_KEYS if reader.text(k)), None)
     count = next((reader.positive_int_text(k) for k in _GPU_COUNT_KEYS if obj.get(k)), None)
     if label is None and name_hint:
         label = name_hint["gpu"]
     if count is None and name_hint:
         count = int(name_hint["count"])
-    if (
-        gpu is not None
-        and label is not None
-        and canonical_gpu(gpu).gpu_id != canonical_gpu(label).gpu_id
-    ):
-        raise reader.error("gpu_name", f"the file says {label!r} but --gpu says {gpu!r}")
-    label = label or gpu
-    count = _fill(reader, "gpu_count", count, gpu_count, "--gpu-count")
-    if label is None:
-        raise reader.error(
-            "gpu_name",
-            "the file does not say which GPU ran it: pass --gpu and --gpu-count (or add "
-            "--metadata gpu_name=... gpu_count=... to vllm bench serve)",
-        )
-    if count is None:
-        raise reader.error("gpu_count", "the file does not say how many GPUs: pass --gpu-count")
-    identity = canonical_gpu(label)
+    gpu_model, label, count = hardware(
+        options,
+        file,
+        label=label,
+        count=count,
+        tool="the file",
+        where=where,
+        field="gpu_name",
+        count_field="gpu_count",
+        exact_count=True,  # written by the user with --metadata, or from the file name
+        advice="; or add --metadata gpu_name=... gpu_count=... to vllm bench serve",
+    )
     tp = next((reader.positive_int_text(k) for k in _TP_KEYS if obj.get(k)), None)
     metadata = {k: v for k, v in obj.items() if isinstance(v, str) and k not in _NOT_METADATA}
     return {
         "tool": "vllm bench serve" if "endpoint_type" in obj else "vllm benchmark_serving.py",
         "engine": "vllm" if obj.get("backend") in (None, "vllm", "openai", "openai-chat") else None,
         "engine_version": reader.text("vllm_version") or reader.text("engine_version"),
-        "model": chosen_model,
+        "model": model,
         "dtype": reader.text("dtype"),
-        "gpu_model": identity.gpu_id,
+        "gpu_model": gpu_model,
         "gpu_label": label,
         "gpu_count": count,
         "tensor_parallel_size": tp,
@@ -252,14 +222,6 @@ def _setup(
         or (name_hint["dataset"] if name_hint else None),
         "metadata": metadata,
     }
-
-
-def _fill(reader: Reader, key: str, from_file: Any, given: Any, flag: str) -> Any:
-    if given is None:
-        return from_file
-    if from_file is not None and str(from_file) != str(given):
-        raise reader.error(key, f"the file says {from_file!r} but {flag} says {given!r}")
-    return given
 
 
 def _date(reader: Reader) -> datetime | None:
@@ -296,17 +258,10 @@ def _reported_stats(reader: Reader) -> dict[str, float | None]:
 
 
 def _point(reader: Reader) -> tuple[Point, list[str]]:
+    """One load level, its statistics recomputed from the per-request arrays where present."""
     warnings: list[str] = []
-    duration = reader.number("duration", required=True)
-    if duration <= 0:
-        raise reader.error("duration", f"expected a duration > 0 s, got {duration}")
-    completed = reader.number("completed", required=True, integer=True)
-    failed = reader.number("failed", integer=True)
-    sent = reader.number("num_prompts", integer=True)
-    if failed is None and sent is not None and sent >= completed:
-        failed = sent - completed
-    if sent is None and failed is not None:
-        sent = completed + failed
+    counts = _counts(reader)
+    completed = counts["completed"]
     total_in = reader.number("total_input_tokens", integer=True)
     total_out = reader.number("total_output_tokens", integer=True)
     stats = _reported_stats(reader)
@@ -319,8 +274,8 @@ def _point(reader: Reader) -> tuple[Point, list[str]]:
         stats = dict.fromkeys(stats)
         warnings.append("no request completed at this level")
     try:
-        timings = _timings(reader, completed, total_in, total_out)
-    except _CannotRecompute as why:
+        timings = request_timings(reader, completed, total_in, total_out)
+    except CannotRecompute as why:
         timings = None
         warnings.append(f"per-request arrays not used ({why}): statistics as the file reports them")
     if timings is not None and completed > 0:
@@ -334,14 +289,13 @@ def _point(reader: Reader) -> tuple[Point, list[str]]:
             )
         stats = recomputed
         stats_source = StatsSource.RECOMPUTED
-    values = dict(
-        offered_rate_rps=_offered_rate(reader),
-        max_concurrency=reader.number("max_concurrency", integer=True) or None,
-        burstiness=reader.number("burstiness") or None,
-        requests_sent=sent,
-        completed=completed,
-        failed=failed,
-        duration_s=duration,
+    load = _load(reader)
+    point = build(
+        Point,
+        reader.file,
+        reader.where,
+        **load,
+        **counts,
         request_throughput_rps=reader.number("request_throughput"),
         output_throughput_tps=reader.number("output_throughput"),
         total_throughput_tps=reader.number("total_token_throughput"),
@@ -350,89 +304,31 @@ def _point(reader: Reader) -> tuple[Point, list[str]]:
         stats_source=stats_source,
         **stats,
     )
-    if values["offered_rate_rps"] is None and values["max_concurrency"] is None:
+    return point, warnings
+
+
+def _counts(reader: Reader) -> dict[str, Any]:
+    """Requests sent, completed and failed, and the duration (> 0 s)."""
+    duration = reader.number("duration", required=True)
+    if duration <= 0:
+        raise reader.error("duration", f"expected a duration > 0 s, got {duration}")
+    completed = reader.number("completed", required=True, integer=True)
+    failed = reader.number("failed", integer=True)
+    sent = reader.number("num_prompts", integer=True)
+    if failed is None and sent is not None and sent >= completed:
+        failed = sent - completed
+    if sent is None and failed is not None:
+        sent = completed + failed
+    return {"requests_sent": sent, "completed": completed, "failed": failed, "duration_s": duration}
+
+
+def _load(reader: Reader) -> dict[str, Any]:
+    """The offered load: a request rate (Poisson, or bursty) and/or a concurrency cap."""
+    load = {
+        "offered_rate_rps": _offered_rate(reader),
+        "max_concurrency": reader.number("max_concurrency", integer=True) or None,
+        "burstiness": reader.number("burstiness") or None,
+    }
+    if load["offered_rate_rps"] is None and load["max_concurrency"] is None:
         raise reader.error("request_rate", "missing, and no max_concurrency either")
-    try:
-        return Point(**values), warnings
-    except ValidationError as error:
-        problem = validation_message(error)
-        raise InputError(
-            f"{reader.where}: {problem.reason}", file=reader.file, field=problem.field
-        ) from None
-
-
-class _CannotRecompute(Exception):
-    """Per-request arrays are present but not enough to recompute; the reason is a warning."""
-
-
-def _timings(
-    reader: Reader, completed: int, total_in: int | None, total_out: int | None
-) -> RequestTimings | None:
-    obj = reader.obj
-    if "ttfts" not in obj:
-        return None
-    ttfts = reader.array("ttfts", None)
-    n = ttfts.size
-    output_lens = reader.array("output_lens", n)
-    input_lens = reader.array("input_lens", n)
-    latencies = reader.array("latencies", n)
-    itls = obj.get("itls")
-    if itls is not None and (
-        not isinstance(itls, list) or len(itls) != n or not all(isinstance(g, list) for g in itls)
-    ):
-        raise reader.error("itls", f"expected a list of {n} lists of chunk gaps (seconds)")
-    errors = obj.get("errors")
-    if errors is not None:
-        if not isinstance(errors, list) or len(errors) != n:
-            raise reader.error("errors", f"expected a list of {n} error texts")
-        ok = np.array([not e for e in errors], dtype=bool)
-    elif n == completed:
-        ok = np.ones(n, dtype=bool)
-    else:
-        raise _CannotRecompute("no `errors` array says which requests failed")
-    if int(ok.sum()) != completed:
-        raise reader.error(
-            "completed", f"is {completed} but the per-request data has {int(ok.sum())} successes"
-        )
-    if input_lens is not None and total_in is not None and int(input_lens[ok].sum()) != total_in:
-        raise reader.error(
-            "total_input_tokens",
-            f"is {total_in} but input_lens of the completed requests sum to "
-            f"{int(input_lens[ok].sum())}",
-        )
-    if output_lens is None or (itls is None and latencies is None):
-        raise _CannotRecompute("`output_lens` and `itls` or `latencies` are needed")
-    if output_lens.size and (output_lens != np.round(output_lens)).any():
-        raise reader.error("output_lens", "expected whole numbers of tokens")
-    if total_out is not None and int(output_lens[ok].sum()) != total_out:
-        raise reader.error(
-            "total_output_tokens",
-            f"is {total_out} but output_lens of the completed requests sum to "
-            f"{int(output_lens[ok].sum())}",
-        )
-    kept = [g for g, good in zip(itls, ok, strict=True) if good] if itls is not None else []
-    try:
-        gaps = np.asarray(pooled(kept)) if kept else np.zeros(0)
-    except (TypeError, ValueError):  # a nested or ragged element
-        raise reader.error("itls", "expected lists of chunk gaps (numbers, seconds)") from None
-    if gaps.size and (
-        gaps.dtype.kind not in "if" or not np.isfinite(gaps).all() or (gaps < 0).any()
-    ):
-        raise reader.error("itls", "expected non-negative finite chunk gaps (seconds)")
-    gaps = gaps.astype(float)
-    if latencies is not None:
-        e2el = latencies[ok]
-    else:
-        ends = np.cumsum([len(g) for g in kept])
-        sums = np.concatenate(([0.0], np.cumsum(gaps)))
-        e2el = ttfts[ok] + (sums[ends] - sums[np.concatenate(([0], ends[:-1]))])
-    return RequestTimings(
-        ttft_s=ttfts[ok],
-        e2el_s=e2el,
-        output_tokens=output_lens[ok],
-        itl_s=gaps,
-    )
-
-
-def _dedupe(warnings: list[str]) -> list[str]:
-    return list(dict.fromkeys(warnings))
+    return load

@@ -1,0 +1,124 @@
+"""Every format fleetplan reads, in the order each file's content is tried, and the one way in:
+`parse` (bytes -> runs, by detection) and `read_file` (a path, refused before reading when it is
+over the size limit).
+
+A new format is added to `FORMATS` here; where it goes in the order matters only when its
+`detect` could also accept another format's files (the more specific format goes first).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fleetplan.warehouse.importers import (
+    csv_table,
+    fleetplan_json,
+    genai_perf,
+    guidellm,
+    llmperf,
+    vllm_json,
+)
+from fleetplan.warehouse.importers.base import (
+    MAX_FILE_ENV,
+    FileInput,
+    Format,
+    ImportOptions,
+    ParsedFile,
+)
+from fleetplan.warehouse.importers.document import Document, megabytes, read_document, unpack
+
+from fleetplan.core.errors import FileTooLargeError, InputError, NotResultsError, UnknownFormatError
+
+# Tried in this order on the file's content; the first whose `detect` says yes reads it.
+FORMATS: tuple[Format, ...] = (fleetplan_json, vllm_json, guidellm, llmperf, genai_perf, csv_table)
+
+
+def refuse_large(name: str, size: int, options: ImportOptions, *, advice: str = "") -> None:
+    """A FileTooLargeError when `size` is over the limit, before the bytes are read or parsed."""
+    limit = options.size_limit()
+    if size > limit:
+        raise FileTooLargeError(
+            f"the file is {megabytes(size)}, over the {megabytes(limit)} limit{advice}", file=name
+        )
+
+
+def read_file(path: Path, options: ImportOptions) -> FileInput:
+    """Read a file whole, refusing it before reading when it is over the size limit."""
+    try:
+        advice = f" (raise it with --max-file-mb or ${MAX_FILE_ENV})"
+        refuse_large(str(path), path.stat().st_size, options, advice=advice)
+        data = path.read_bytes()
+    except OSError as error:
+        raise InputError(
+            f"cannot read the file: {error.strerror or error}", file=str(path)
+        ) from None
+    return FileInput.from_bytes(str(path), data)
+
+
+def detect(document: Document) -> Format | None:
+    """The format that reads this document, or None."""
+    return next((format_ for format_ in FORMATS if format_.detect(document)), None)
+
+
+def parse(file: FileInput, options: ImportOptions | None = None) -> ParsedFile:
+    """Detect the file's format from its content and read its runs; raises InputError."""
+    options = options or ImportOptions()
+    refuse_large(file.name, len(file.data), options)
+    data = unpack(file.data, name=file.name, limit=options.size_limit())
+    document = read_document(data, name=file.name, max_values=options.value_limit())
+    format_ = detect(document)
+    if format_ is None:
+        raise _not_importable(document, file.name)
+    runs, warnings = format_.parse(document, file, options)
+    return ParsedFile(file, format_.IMPORTER, format_.VERSION, tuple(runs), tuple(warnings))
+
+
+def _not_importable(document: Document, name: str) -> InputError:
+    first = document.values[0] if document.values else None
+    if (companion := _not_results(first)) is not None:
+        return NotResultsError(companion, file=name)
+    return UnknownFormatError(
+        f"not a format fleetplan can import ({_describe(first)}); it reads vLLM `bench serve` "
+        "results, GuideLLM reports, LLMPerf results, GenAI-Perf/AIPerf exports, fleetplan run "
+        "files and the CSV table of `fleetplan benchmarks`",
+        file=name,
+    )
+
+
+def _not_results(value: object) -> str | None:
+    """What a file that tools write beside their results is, and which file to import instead."""
+    if not isinstance(value, dict):
+        return None
+    keys = value.keys()
+    data = value.get("data")
+    if (
+        keys == {"data"}
+        and isinstance(data, list)
+        and data
+        and isinstance(data[0], dict)
+        and {"payload", "payloads", "session_id"} & data[0].keys()
+    ):
+        return (
+            "the prompts a GenAI-Perf/AIPerf run sent (inputs.json), not results: import "
+            "profile_export_aiperf.json or profile_export_genai_perf.json from the same run"
+        )
+    if {"experiments", "service_kind"} <= keys:
+        return (
+            "perf_analyzer's raw profile (GenAI-Perf's profile_export.json): import "
+            "profile_export_genai_perf.json from the same run"
+        )
+    if {"metrics_phase", "aiperf_version"} <= keys or (
+        "aiperf_version" in keys and "request_throughput" not in keys and "metrics" in keys
+    ):
+        return (
+            "AIPerf's server metrics (server_metrics_export.json), not client results: "
+            "import profile_export_aiperf.json from the same run"
+        )
+    return None
+
+
+def _describe(value: object) -> str:
+    if isinstance(value, dict):
+        keys = ", ".join(sorted(map(str, value))[:8])
+        return f"a JSON object with keys {keys}" if keys else "an empty JSON object"
+    return f"a JSON {type(value).__name__}"

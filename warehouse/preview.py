@@ -1,0 +1,182 @@
+"""What files would bring into the warehouse, before anything is stored: one `Preview` per file,
+in the order given. `fleetplan ingest` (warehouse.ingest) and the app's upload page both sort
+files this way, so the two cannot drift:
+
+- a per-request file given with its summary (`companion_pairs`) is `included` in the summary;
+- a file over the size limit, or unreadable, is `rejected`; so is one no format can read, or
+  one whose content is refused (the message names the field);
+- a file tools write beside their results (prompts, server metrics, CSV views) is `skipped`,
+  with the file to import instead;
+- a file whose bytes were imported before is a `duplicate` (it is not parsed again);
+- anything else is `ready`, with its `ParsedFile` to store.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from enum import StrEnum
+from pathlib import PurePath
+
+from fleetplan.warehouse.db import Warehouse
+from fleetplan.warehouse.importers import FileInput, ImportOptions, ParsedFile, parse
+from fleetplan.warehouse.importers.registry import refuse_large
+from fleetplan.warehouse.store import find_source
+
+from fleetplan.core.errors import InputError, NotResultsError, WarehouseError
+
+log = logging.getLogger(__name__)
+
+# How a file's bytes are got, under the options' limits (InputError when it cannot be read or is
+# too large): a path is read only when its turn comes, so a large folder is never held whole.
+Loader = Callable[[ImportOptions], FileInput]
+
+
+class Status(StrEnum):
+    READY = "ready"  # would be imported (a preview's answer; an import says imported)
+    IMPORTED = "imported"
+    DUPLICATE = "duplicate"
+    REJECTED = "rejected"
+    INCLUDED = "included"  # read as part of another file (a per-request file with its summary)
+    SKIPPED = "skipped"  # a file tools write beside results (prompts, server metrics, CSV views)
+
+
+@dataclass(frozen=True, slots=True)
+class Preview:
+    """What one file would bring, and why not when it would bring nothing."""
+
+    file: str
+    status: Status
+    message: str
+    parsed: ParsedFile | None = None  # to store, when ready
+    duplicate_of: str | None = None  # the file that brought the same bytes before
+
+    @property
+    def format(self) -> str:
+        return self.parsed.importer if self.parsed else ""
+
+    @property
+    def runs(self) -> int:
+        return len(self.parsed.runs) if self.parsed else 0
+
+    @property
+    def points(self) -> int:
+        return self.parsed.points if self.parsed else 0
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        return self.parsed.warnings if self.parsed else ()
+
+
+def companion_pairs(names: Iterable[str]) -> dict[str, str]:
+    """Files that belong together, by name within one folder (summary -> per-request file):
+    LLMPerf's `X_summary.json` and `X_individual_responses.json`; AIPerf's
+    `profile_export_aiperf.json` and `profile_export.jsonl`."""
+    present = set(names)
+    pairs = {}
+    for name in present:
+        path = PurePath(name)
+        if path.name.endswith("_summary.json"):
+            partner = path.name.removesuffix("_summary.json") + "_individual_responses.json"
+        elif path.name == "profile_export_aiperf.json":
+            partner = "profile_export.jsonl"
+        else:
+            continue
+        partner_path = str(path.with_name(partner))
+        if partner_path in present:
+            pairs[name] = partner_path
+    return pairs
+
+
+def preview_files(
+    warehouse: Warehouse, files: Sequence[tuple[str, Loader]], options: ImportOptions
+) -> Iterator[Preview]:
+    """A preview of each (name, loader), lazily: a caller that stores each ready file before
+    asking for the next sees a later copy of it as a duplicate."""
+    loaders = dict(files)
+    pairs = companion_pairs(loaders)
+    summaries = {companion: summary for summary, companion in pairs.items()}
+    for name, load in files:
+        if name in summaries:
+            yield Preview(name, Status.INCLUDED, f"read together with {summaries[name]}")
+            continue
+        file_options = options
+        if name in pairs:
+            try:
+                data = loaders[pairs[name]](options).data
+            except InputError as error:
+                yield Preview(name, Status.REJECTED, f"its per-request file: {error.detail}")
+                continue
+            file_options = replace(options, companions={PurePath(pairs[name]).name: data})
+        try:
+            file = load(file_options)
+        except InputError as error:
+            yield Preview(name, Status.REJECTED, error.detail)
+            continue
+        yield preview_file(warehouse, file, file_options)
+
+
+def preview_uploads(
+    warehouse: Warehouse, uploads: Sequence[tuple[str, bytes]], options: ImportOptions
+) -> list[Preview]:
+    """`preview_files` for files given as bytes (an upload): (name, bytes), in order."""
+
+    def loader(name: str, data: bytes) -> Loader:
+        def load(options: ImportOptions) -> FileInput:
+            refuse_large(name, len(data), options)  # clients may not enforce the limit
+            return FileInput.from_bytes(name, data)
+
+        return load
+
+    return list(preview_files(warehouse, [(n, loader(n, d)) for n, d in uploads], options))
+
+
+def preview_file(warehouse: Warehouse, file: FileInput, options: ImportOptions) -> Preview:
+    """One file read and checked against the warehouse; never raises for the file's content."""
+    try:
+        if earlier := find_source(warehouse, file.sha256):
+            message = f"already imported as {earlier[0]} on {earlier[1]}: nothing added"
+            return Preview(file.name, Status.DUPLICATE, message, duplicate_of=earlier[0])
+        parsed = parse(file, options)
+    except NotResultsError as error:
+        return Preview(file.name, Status.SKIPPED, error.detail)
+    except InputError as error:
+        return Preview(file.name, Status.REJECTED, error.detail)
+    except WarehouseError:
+        raise
+    except Exception as error:  # a bug: the file is refused (nothing stored), not a traceback
+        log.exception("unexpected error importing %s", file.name)
+        return Preview(file.name, Status.REJECTED, unexpected_error(error))
+    message = f"{parsed.points} point(s) in {len(parsed.runs)} run(s) via {parsed.importer}"
+    return Preview(file.name, Status.READY, message, parsed)
+
+
+def unexpected_error(error: Exception) -> str:
+    return f"unexpected error ({type(error).__name__}): nothing stored; please report it"
+
+
+def preview_rows(parsed: ParsedFile) -> list[dict[str, object]]:
+    """What would be stored from a parsed file: one row per point, for a person to check."""
+    rows = []
+    for run in parsed.runs:
+        for point in run.points:
+            rows.append(
+                {
+                    "model": run.model,
+                    "gpu_model": run.gpu_model,
+                    "gpu_known": run.gpu_known,
+                    "gpu_count": run.gpu_count,
+                    "offered_rate_rps": point.offered_rate_rps,
+                    "max_concurrency": point.max_concurrency,
+                    "completed": point.completed,
+                    "failed": point.failed,
+                    "request_throughput_rps": point.request_throughput_rps,
+                    "total_throughput_tps": point.total_throughput_tps,
+                    "ttft_p99_ms": point.ttft_p99_ms,
+                    "tpot_p99_ms": point.tpot_p99_ms,
+                    "stats_source": point.stats_source.value,
+                    "energy_method": point.energy_method.value,
+                }
+            )
+    return rows
