@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
-from fleetplan.planner.economics import GpuFacts
-from fleetplan.planner.results import Plan
-from fleetplan.warehouse import queries
-from fleetplan.warehouse.db import Warehouse, resolve_path
 
 from fleetplan.core.errors import WarehouseError
+from fleetplan.planner.economics import GpuFacts
+from fleetplan.planner.results import Plan
 from fleetplan.services.planning import facts_from_catalog, load_scenario, plan_from_tables
+from fleetplan.warehouse import queries
+from fleetplan.warehouse.db import Warehouse, resolve_path
 
 
 @st.cache_resource(show_spinner=False)

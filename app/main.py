@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import streamlit as st
+
 from fleetplan.app.pages import navigation
 
 st.set_page_config(page_title="fleetplan", page_icon=":material/dns:", layout="wide")

@@ -22,10 +22,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import streamlit as st  # noqa: E402
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
 from fleetplan.app.pages import PAGE_PATHS  # noqa: E402
 from fleetplan.warehouse.db import ENV_VAR, Warehouse  # noqa: E402
 from fleetplan.warehouse.sample_data import build  # noqa: E402
-from streamlit.testing.v1 import AppTest  # noqa: E402
 
 PAGES = PAGE_PATHS
 TRIVIAL = "import streamlit as st\nst.write('hello')\n"

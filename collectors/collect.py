@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import TextIO
 
 import numpy as np
+from tqdm import tqdm
+
 from fleetplan.collectors.errors import CollectError
 from fleetplan.collectors.events import level_started
 from fleetplan.collectors.loadgen import LevelOutcome, run_level
@@ -27,8 +29,6 @@ from fleetplan.collectors.requests_log import RequestResult, level_point
 from fleetplan.collectors.run_file import CollectResult, RunSetup, collector_run, write_run_file
 from fleetplan.collectors.suite import Suite, TokenShape
 from fleetplan.collectors.telemetry import Telemetry
-from tqdm import tqdm
-
 from fleetplan.core.contract import Point
 
 

@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+
 from fleetplan.collectors.openai_client import Endpoint, new_session, stream_completion
 from fleetplan.collectors.requests_log import RequestResult
 

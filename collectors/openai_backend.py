@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import requests
+
 from fleetplan.collectors.collect import Target, collect
 from fleetplan.collectors.errors import CollectError
 from fleetplan.collectors.hardware import Hardware, telemetry_for

@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass
 
 import aiohttp
+
 from fleetplan.collectors.requests_log import RequestResult
 
 

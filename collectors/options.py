@@ -18,9 +18,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from fleetplan.collectors.suite import Suite, TokenShape, parse_rates, standard_suite
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from fleetplan.collectors.suite import Suite, TokenShape, parse_rates, standard_suite
 from fleetplan.core.errors import InputError
 
 BACKEND_NAMES = ("openai", "vllm", "torch")

@@ -18,7 +18,6 @@ from fleetplan.collectors.options import CollectOptions, IngestOptions
 from fleetplan.collectors.run_file import CollectResult, summary_table
 from fleetplan.collectors.torch_backend import collect_torch
 from fleetplan.collectors.vllm_server import collect_vllm
-
 from fleetplan.core.exits import EXIT_INTERRUPTED, EXIT_OK, EXIT_PROBLEMS
 
 Backend = Callable[[CollectOptions, Path], CollectResult]

@@ -11,12 +11,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from fleetplan import __version__
 from fleetplan.collectors.errors import CollectError
 from fleetplan.collectors.events import run_metadata
 from fleetplan.collectors.hardware import Hardware
 from fleetplan.collectors.suite import TokenShape
-
-from fleetplan import __version__
 from fleetplan.core.contract import RUN_FILE_FORMAT, Point, Run, RunFile
 from fleetplan.core.gpus import canonical_gpu
 

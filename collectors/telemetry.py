@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fleetplan.collectors.requests_log import Energy
-
 from fleetplan.core.contract import EnergyMethod
 from fleetplan.core.gpus import canonical_gpu
 

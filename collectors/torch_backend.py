@@ -22,7 +22,6 @@ from fleetplan.collectors.requests_log import RequestResult, level_point
 from fleetplan.collectors.run_file import CollectResult, RunSetup, collector_run, write_run_file
 from fleetplan.collectors.suite import Suite, TokenShape
 from fleetplan.collectors.telemetry import Telemetry
-
 from fleetplan.core.contract import Point
 
 

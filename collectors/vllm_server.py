@@ -19,6 +19,7 @@ from importlib import metadata
 from pathlib import Path
 
 import requests
+
 from fleetplan.collectors.errors import CollectError
 from fleetplan.collectors.openai_backend import collect_openai
 from fleetplan.collectors.options import CollectOptions

@@ -13,9 +13,9 @@ import math
 from dataclasses import dataclass
 
 import pandas as pd
-from fleetplan.planner.scenario import Scenario, TrafficClass
 
 from fleetplan.core.errors import InputError
+from fleetplan.planner.scenario import Scenario, TrafficClass
 
 BEHIND_FRACTION = 0.9  # achieved below this share of the offered rate: the server fell behind
 

@@ -16,10 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from fleetplan.core.errors import InputError
 from fleetplan.planner.capacity import Capacity, Level
 from fleetplan.planner.scenario import HOURS_PER_YEAR, Scenario
-
-from fleetplan.core.errors import InputError
 
 
 class EnergyBasis(StrEnum):

@@ -17,6 +17,7 @@ import time
 from collections.abc import Sequence
 
 import numpy as np
+
 from fleetplan.planner.fleets import Candidates, scenario_limits, solve_fleet
 from fleetplan.planner.milp import Weights
 from fleetplan.planner.results import HOURS_PER_MONTH, FleetPlan, ParetoPoint, PlanStatus

@@ -21,9 +21,10 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 import numpy as np
-from fleetplan.planner.economics import PoolEconomics
 from scipy.optimize import Bounds, LinearConstraint, OptimizeResult, milp
 from scipy.sparse import coo_array
+
+from fleetplan.planner.economics import PoolEconomics
 
 
 class SolveStatus(StrEnum):

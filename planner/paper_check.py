@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 import pandas as pd
+
 from fleetplan.planner.unit_costs import server_unit_costs
 
 PAPER_PRICES = {"h100-pcie": 2.00, "rtx-4090": 0.25}

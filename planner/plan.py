@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pandas as pd
+
+from fleetplan.core.errors import InputError
 from fleetplan.planner.baselines import baselines as solve_baselines
 from fleetplan.planner.capacity import Capacity, capacities
 from fleetplan.planner.diagnosis import binding_limits, plan_notes, unservable_classes
@@ -21,8 +23,6 @@ from fleetplan.planner.fleets import (
 from fleetplan.planner.frontier import pareto_frontier
 from fleetplan.planner.results import CapacityRow, FleetPlan, Plan, PlanStatus
 from fleetplan.planner.scenario import Scenario
-
-from fleetplan.core.errors import InputError
 
 
 def plan(

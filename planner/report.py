@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pandas as pd
+
 from fleetplan.planner.results import FleetPlan, Plan, PlanStatus
 
 # The CSV's columns, in order: where the pool is, what it carries, what it costs and emits, and

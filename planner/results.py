@@ -11,8 +11,9 @@ from __future__ import annotations
 import math
 from enum import StrEnum
 
-from fleetplan.planner.economics import EnergyBasis
 from pydantic import BaseModel, ConfigDict, Field, field_serializer
+
+from fleetplan.planner.economics import EnergyBasis
 
 HOURS_PER_MONTH = 730.0  # 8,760 h / 12
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 import requests
+
 from fleetplan.collectors.vllm_server import free_port
 from fleetplan.warehouse.db import Warehouse
-
 from tests.support.paths import IONET_ENV, ROOT, ionet_results_dir, tool_outputs_dir
 from tests.support.processes import served_dashboard
 

@@ -9,12 +9,12 @@ import json
 import pytest
 import requests
 import streamlit as st
+from streamlit.testing.v1 import AppTest
+
 from fleetplan.app.pages import PAGE_PATHS
 from fleetplan.planner import Scenario
 from fleetplan.warehouse.db import ENV_VAR, Warehouse
 from fleetplan.warehouse.queries import sources
-from streamlit.testing.v1 import AppTest
-
 from tests.support.paths import ROOT
 from tests.support.processes import fleetplan, held_by_another_process
 from tests.support.vllm_results import make_result

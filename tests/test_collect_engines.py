@@ -11,11 +11,11 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from fleetplan.collectors.vllm_server import free_port, managed_server
+from fleetplan.core.contract import RunFile
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.queries import benchmark_points
-
-from fleetplan.core.contract import RunFile
 from tests.support.paths import ROOT
 from tests.support.processes import fleetplan
 from tests.support.tiny_model import build_tiny_llama, cpu_server_command

@@ -8,6 +8,8 @@ import math
 import pickle
 
 import pytest
+
+from fleetplan.cli import build_parser
 from fleetplan.collectors.options import (
     BACKEND_NAMES,
     OPTION_NAMES,
@@ -17,8 +19,6 @@ from fleetplan.collectors.options import (
 )
 from fleetplan.collectors.ray_campaign.campaign_file import SET_BY_CAMPAIGN
 from fleetplan.collectors.run import BACKENDS
-
-from fleetplan.cli import build_parser
 from fleetplan.core.errors import InputError
 
 

@@ -13,13 +13,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 import requests
+
 from fleetplan.collectors.loadgen import arrival_offsets
 from fleetplan.collectors.openai_client import Endpoint, new_session, stream_completion
 from fleetplan.collectors.vllm_server import free_port
+from fleetplan.core.contract import RunFile
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.queries import benchmark_points
-
-from fleetplan.core.contract import RunFile
 from tests.support.processes import fleetplan
 
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
+
+from fleetplan.core.errors import InputError
+from fleetplan.core.tabular import to_csv
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.importers import FileInput, parse
 from fleetplan.warehouse.importers.csv_table import DERIVED
 from fleetplan.warehouse.ingest import Status, ingest_paths
 from fleetplan.warehouse.queries import CANONICAL_COLUMNS, benchmark_points
-
-from fleetplan.core.errors import InputError
-from fleetplan.core.tabular import to_csv
 from tests.support.processes import fleetplan
 
 

@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from fleetplan.warehouse.db import Warehouse
 
+from fleetplan.warehouse.db import Warehouse
 from tests.support.files import table_snapshot, write_json
 from tests.support.processes import fleetplan
 from tests.support.tables import typed_in_table

@@ -10,11 +10,11 @@ import shutil
 from pathlib import Path
 
 import pytest
+
+from fleetplan.core.errors import InputError
 from fleetplan.warehouse.importers import FileInput, ImportOptions, parse
 from fleetplan.warehouse.ingest import Status, ingest_paths
 from fleetplan.warehouse.queries import benchmark_points
-
-from fleetplan.core.errors import InputError
 from tests.support.paths import ROOT, tool_outputs_dir
 
 FORMATS = ROOT / "tests" / "fixtures" / "formats"

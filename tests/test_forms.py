@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-from fleetplan.planner import GpuFacts, Scenario
 
 from fleetplan.core.errors import InputError
+from fleetplan.planner import GpuFacts, Scenario
 from fleetplan.services.scenario_forms import (
     classes_table,
     gpus_table,

@@ -8,9 +8,9 @@ import ast
 import inspect
 
 import pytest
-from fleetplan.warehouse.importers import FORMATS, ImportOptions, base, registry
 
 from fleetplan.core.errors import InputError
+from fleetplan.warehouse.importers import FORMATS, ImportOptions, base, registry
 from tests.support.paths import ROOT
 
 IMPORTERS = ROOT / "warehouse" / "importers"

@@ -7,11 +7,11 @@ import shutil
 from pathlib import Path
 
 import pytest
+
 from fleetplan.warehouse.importers import ImportOptions
 from fleetplan.warehouse.ingest import Status, expand, ingest_paths
 from fleetplan.warehouse.preview import preview_uploads
 from fleetplan.warehouse.queries import benchmark_points
-
 from tests.support.files import table_snapshot, write_json
 from tests.support.paths import ROOT
 from tests.support.vllm_results import make_result

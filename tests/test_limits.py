@@ -11,9 +11,9 @@ import zipfile
 import zlib
 
 import pytest
-from fleetplan.warehouse.importers import FileInput, ImportOptions, parse
 
 from fleetplan.core.errors import FileTooLargeError, InputError
+from fleetplan.warehouse.importers import FileInput, ImportOptions, parse
 from tests.support.files import write_json
 from tests.support.processes import fleetplan
 from tests.support.vllm_results import make_result

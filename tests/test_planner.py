@@ -5,11 +5,11 @@ from __future__ import annotations
 import math
 
 import pytest
-from fleetplan.planner import GpuFacts, PlanStatus, Scenario, plan
-from fleetplan.planner.capacity import Configuration, capacity_of
 from pydantic import ValidationError
 
 from fleetplan.core.errors import InputError
+from fleetplan.planner import GpuFacts, PlanStatus, Scenario, plan
+from fleetplan.planner.capacity import Configuration, capacity_of
 from tests.support.planner_points import gpu, level, points, scenario
 
 FACTS = {

@@ -8,13 +8,13 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from fleetplan.planner import GpuFacts, Scenario, plan
 from fleetplan.planner.capacity import Capacity, Configuration, Level
 from fleetplan.planner.economics import EnergyBasis, PoolEconomics
 from fleetplan.planner.milp import Limits, SolveStatus, solve
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 from tests.support.planner_points import gpu, level, points, scenario
 
 GPU_MODELS = ("rtx-4090", "h100-pcie")

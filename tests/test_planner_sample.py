@@ -7,10 +7,10 @@ import io
 import json
 
 import pytest
+
 from fleetplan.planner.unit_costs import server_unit_costs
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.queries import benchmark_points
-
 from tests.support.processes import fleetplan
 
 PAPER_PRICES = {"h100-pcie": 2.00, "rtx-4090": 0.25}

@@ -16,16 +16,16 @@ import time
 from pathlib import Path
 
 import pytest
+
 from fleetplan.collectors.options import CollectOptions
 from fleetplan.collectors.ray_campaign.campaign_file import check_campaign, load_campaign
 from fleetplan.collectors.ray_campaign.hosts import hosts_from_nodes
 from fleetplan.collectors.ray_campaign.jobs import plan_jobs
 from fleetplan.collectors.ray_campaign.resume import ResumeState
 from fleetplan.collectors.ray_campaign.task import settle_gpu
-from fleetplan.warehouse.db import Warehouse
-
 from fleetplan.core.contract import RunFile
 from fleetplan.core.errors import InputError
+from fleetplan.warehouse.db import Warehouse
 from tests.support.processes import fleetplan
 
 ray = pytest.importorskip("ray", reason="Ray is the cluster extra: pip install -e '.[cluster]'")

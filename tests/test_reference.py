@@ -3,10 +3,10 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from fleetplan.warehouse.reference import load_reference, read_catalog, read_regions
-from fleetplan.warehouse.sample_data import sample_dir
 
 from fleetplan.core.errors import InputError
+from fleetplan.warehouse.reference import load_reference, read_catalog, read_regions
+from fleetplan.warehouse.sample_data import sample_dir
 
 REQUIRED_REGIONS = {"us", "us-ca", "us-tx", "us-va", "fr", "de", "pl", "se", "no", "is", "uk",
                     "ie", "in", "cn", "eu", "world"}  # fmt: skip

@@ -9,13 +9,11 @@ import math
 
 import pandas as pd
 import pytest
+
+from fleetplan.core.errors import FileTooLargeError, InputError
 from fleetplan.planner import Scenario
 from fleetplan.planner.defaults import DEFAULT_HEADROOM, DEFAULT_PRESET
 from fleetplan.planner.presets import PRESETS
-from fleetplan.warehouse.db import Warehouse
-from fleetplan.warehouse.queries import benchmark_points, gpu_catalog, gpu_prices, regions
-
-from fleetplan.core.errors import FileTooLargeError, InputError
 from fleetplan.services.benchmark_views import (
     filter_choices,
     levels_meeting_ttft,
@@ -35,6 +33,8 @@ from fleetplan.services.scenario_defaults import (
     with_region_site,
 )
 from fleetplan.services.scenario_forms import objective_choice, scenario_settings, site_names
+from fleetplan.warehouse.db import Warehouse
+from fleetplan.warehouse.queries import benchmark_points, gpu_catalog, gpu_prices, regions
 from tests.support.paths import ROOT
 from tests.support.planner_points import gpu, level, points, scenario
 

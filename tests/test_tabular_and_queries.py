@@ -6,10 +6,10 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from fleetplan.warehouse.queries import load_curve
 
 from fleetplan.core.stats import RequestTimings, summarise_ms
 from fleetplan.core.tabular import neutralise, to_csv, to_json_records
+from fleetplan.warehouse.queries import load_curve
 
 
 @pytest.mark.parametrize("text", ["=1+1", "+1", "-cmd", "@SUM(A1)", "\tx", "\rx"])

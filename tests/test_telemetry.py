@@ -7,10 +7,10 @@ import time
 from types import SimpleNamespace
 
 import pytest
+
 from fleetplan.collectors import telemetry as telemetry_module
 from fleetplan.collectors.hardware import Hardware
 from fleetplan.collectors.telemetry import NvmlTelemetry, Telemetry, open_telemetry
-
 from fleetplan.core.contract import EnergyMethod
 
 

@@ -7,10 +7,10 @@ import math
 
 import numpy as np
 import pytest
-from fleetplan.warehouse.importers import FileInput, ImportOptions, parse
 
 from fleetplan.core.contract import StatsSource
 from fleetplan.core.errors import InputError, UnknownFormatError
+from fleetplan.warehouse.importers import FileInput, ImportOptions, parse
 from tests.support.vllm_results import dumps_appended, make_result
 
 

@@ -6,13 +6,13 @@ import subprocess
 
 import duckdb
 import pytest
+
+from fleetplan.core.contract import LATENCY_FIELDS, Point
+from fleetplan.core.errors import WarehouseBusyError, WarehouseError
 from fleetplan.warehouse.db import ENV_VAR, Warehouse, resolve_path
 from fleetplan.warehouse.importers import FileInput, parse
 from fleetplan.warehouse.migrations import MIGRATIONS
 from fleetplan.warehouse.store import SourceFile, delete_source, store_runs
-
-from fleetplan.core.contract import LATENCY_FIELDS, Point
-from fleetplan.core.errors import WarehouseBusyError, WarehouseError
 from tests.support.files import table_snapshot
 from tests.support.paths import ROOT
 from tests.support.processes import held_by_another_process

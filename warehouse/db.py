@@ -18,10 +18,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
-from fleetplan.warehouse.migrations import MIGRATIONS
 
 from fleetplan.core.errors import WarehouseBusyError, WarehouseError
 from fleetplan.core.paths import project_root
+from fleetplan.warehouse.migrations import MIGRATIONS
 
 log = logging.getLogger(__name__)
 

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from fleetplan.core.errors import WarehouseError
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.importers import FileInput, ImportOptions, ParsedFile, read_file
 from fleetplan.warehouse.preview import (
@@ -22,8 +23,6 @@ from fleetplan.warehouse.preview import (
     unexpected_error,
 )
 from fleetplan.warehouse.store import SourceFile, find_source, store_runs
-
-from fleetplan.core.errors import WarehouseError
 
 log = logging.getLogger(__name__)
 

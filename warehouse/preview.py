@@ -19,12 +19,11 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import PurePath
 
+from fleetplan.core.errors import InputError, NotResultsError, WarehouseError
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.importers import FileInput, ImportOptions, ParsedFile, parse
 from fleetplan.warehouse.importers.registry import refuse_large
 from fleetplan.warehouse.store import find_source
-
-from fleetplan.core.errors import InputError, NotResultsError, WarehouseError
 
 log = logging.getLogger(__name__)
 

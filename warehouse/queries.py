@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pandas as pd
-from fleetplan.warehouse.columns import CANONICAL_COLUMNS
-from fleetplan.warehouse.db import Warehouse
 
 from fleetplan.core.gpus import canonical_gpu
+from fleetplan.warehouse.columns import CANONICAL_COLUMNS
+from fleetplan.warehouse.db import Warehouse
 
 _SELECT = """
 SELECT

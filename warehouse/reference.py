@@ -11,12 +11,12 @@ import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from fleetplan.warehouse.db import Warehouse, utc_now
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from fleetplan.core.contract import validation_message
 from fleetplan.core.errors import InputError
 from fleetplan.core.gpus import canonical_gpu
+from fleetplan.warehouse.db import Warehouse, utc_now
 
 CATALOG_FILE = "gpu_catalog.toml"
 REGIONS_FILE = "regions.toml"

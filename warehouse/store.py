@@ -7,9 +7,8 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from fleetplan.warehouse.db import Warehouse, utc_now
-
 from fleetplan.core.contract import LATENCY_FIELDS, Run
+from fleetplan.warehouse.db import Warehouse, utc_now
 
 log = logging.getLogger("fleetplan.store")
 

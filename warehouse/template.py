@@ -6,10 +6,9 @@ from __future__ import annotations
 import csv
 import io
 
+from fleetplan.core.contract import RunFile
 from fleetplan.warehouse.columns import CANONICAL_COLUMNS
 from fleetplan.warehouse.sample_data import IONET_FILE, sample_dir
-
-from fleetplan.core.contract import RunFile
 
 HEADER_NOTES = (
     "# fleetplan benchmark table: one row per run and load level; units are in the column names",

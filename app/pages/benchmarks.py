@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import plotly.express as px
 import streamlit as st
+
 from fleetplan.app import data
 from fleetplan.app.style import gpu_colours
-from fleetplan.warehouse.queries import load_curve, models_by_coverage
-
 from fleetplan.core.tabular import to_csv
 from fleetplan.services.benchmark_views import (
     PARETO_LABELS,
@@ -20,6 +19,7 @@ from fleetplan.services.benchmark_views import (
     select_points,
 )
 from fleetplan.services.scenario_defaults import default_price
+from fleetplan.warehouse.queries import load_curve, models_by_coverage
 
 METRICS = {
     "total_throughput_tps": "Total tokens/s (input + output)",

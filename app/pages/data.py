@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import streamlit as st
+
 from fleetplan.app import data
 from fleetplan.warehouse.db import resolve_path
 

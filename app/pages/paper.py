@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import streamlit as st
+
 from fleetplan.app import data
 from fleetplan.planner.paper_check import PAPER_POWER_W, PAPER_PRICES, Verdict
-
 from fleetplan.services.paper_check import paper_claims
 
 st.title("Paper check")

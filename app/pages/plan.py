@@ -6,16 +6,15 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 import streamlit as st
+
 from fleetplan.app import data
+from fleetplan.core.errors import InputError
+from fleetplan.core.tabular import to_csv
 from fleetplan.planner.defaults import DEFAULT_CARBON_PRICE_USD_PER_T, DEFAULT_REGION
 from fleetplan.planner.explain import explain
 from fleetplan.planner.presets import PRESETS
 from fleetplan.planner.report import pool_table
 from fleetplan.planner.scenario import CarbonPrice, Scenario
-from fleetplan.warehouse.queries import models_by_coverage
-
-from fleetplan.core.errors import InputError
-from fleetplan.core.tabular import to_csv
 from fleetplan.services.planning import MAX_SCENARIO_BYTES, load_scenario
 from fleetplan.services.scenario_defaults import (
     default_scenario,
@@ -34,6 +33,7 @@ from fleetplan.services.scenario_forms import (
     site_names,
     sites_table,
 )
+from fleetplan.warehouse.queries import models_by_coverage
 
 st.title("Plan a fleet")
 points = data.points()

@@ -6,15 +6,15 @@ from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
+
 from fleetplan.app import data
+from fleetplan.core.gpus import KNOWN_GPU_IDS
 from fleetplan.warehouse.importers import ImportOptions, ParsedFile
 from fleetplan.warehouse.importers.document import megabytes
 from fleetplan.warehouse.ingest import ingest_parsed
 from fleetplan.warehouse.preview import Preview, Status, preview_rows, preview_uploads
 from fleetplan.warehouse.queries import configuration_label
 from fleetplan.warehouse.store import delete_source
-
-from fleetplan.core.gpus import KNOWN_GPU_IDS
 
 st.title("Upload runs")
 options_limit = ImportOptions().size_limit()

@@ -31,9 +31,9 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
-from fleetplan.collectors.options import OPTION_NAMES, CollectOptions, option_name
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from fleetplan.collectors.options import OPTION_NAMES, CollectOptions, option_name
 from fleetplan.core.contract import validation_message
 from fleetplan.core.errors import InputError
 from fleetplan.core.gpus import canonical_gpu

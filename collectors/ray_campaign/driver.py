@@ -23,7 +23,6 @@ from fleetplan.collectors.ray_campaign.task import (
     host_lost,
     probe_on_host,
 )
-
 from fleetplan.core.exits import EXIT_INTERRUPTED, EXIT_OK, EXIT_PROBLEMS
 
 

@@ -8,7 +8,6 @@ from pathlib import Path
 
 from fleetplan.collectors.options import IngestOptions
 from fleetplan.collectors.ray_campaign.jobs import Job
-
 from fleetplan.core.errors import WarehouseError
 
 

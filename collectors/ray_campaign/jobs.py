@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 
 from fleetplan.collectors.ray_campaign.campaign_file import Campaign, Probe
 from fleetplan.collectors.ray_campaign.hosts import Host
-
 from fleetplan.core.gpus import canonical_gpu
 
 

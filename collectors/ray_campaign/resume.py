@@ -11,7 +11,6 @@ from typing import Any
 
 from fleetplan.collectors.ray_campaign.campaign_file import Campaign
 from fleetplan.collectors.ray_campaign.jobs import Job
-
 from fleetplan.core.errors import InputError
 
 

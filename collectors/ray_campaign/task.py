@@ -14,7 +14,6 @@ from fleetplan.collectors.events import LevelEvents, observing
 from fleetplan.collectors.options import CollectOptions
 from fleetplan.collectors.run import execute
 from fleetplan.collectors.telemetry import open_telemetry
-
 from fleetplan.core.errors import FleetplanError
 from fleetplan.core.gpus import canonical_gpu
 

@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import requests
+
 from fleetplan.collectors.vllm_server import free_port
 
 

@@ -29,12 +29,12 @@ from datetime import UTC, datetime
 from typing import Any, NamedTuple, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
-from fleetplan.warehouse.importers.document import Document
 from pydantic import ValidationError
 
 from fleetplan.core.contract import Run, validation_message
 from fleetplan.core.errors import InputError
 from fleetplan.core.gpus import canonical_gpu
+from fleetplan.warehouse.importers.document import Document
 
 DEFAULT_MAX_FILE_MB = 32.0
 MAX_FILE_ENV = "FLEETPLAN_MAX_FILE_MB"

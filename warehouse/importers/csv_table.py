@@ -14,6 +14,9 @@ from datetime import datetime
 from pathlib import PurePath
 from typing import Any
 
+from fleetplan.core.contract import Point, Provenance, Run
+from fleetplan.core.errors import InputError
+from fleetplan.core.gpus import canonical_gpu
 from fleetplan.warehouse.columns import CANONICAL_COLUMNS
 from fleetplan.warehouse.importers.base import (
     FileInput,
@@ -23,10 +26,6 @@ from fleetplan.warehouse.importers.base import (
     validation,
 )
 from fleetplan.warehouse.importers.document import Document
-
-from fleetplan.core.contract import Point, Provenance, Run
-from fleetplan.core.errors import InputError
-from fleetplan.core.gpus import canonical_gpu
 
 IMPORTER = "csv-table"
 VERSION = "1"

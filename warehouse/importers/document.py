@@ -15,9 +15,8 @@ import zlib
 from dataclasses import dataclass
 from typing import Any
 
-from fleetplan.warehouse.importers.jsonstream import decode_json_stream
-
 from fleetplan.core.errors import FileTooLargeError, InputError, NotResultsError, UnknownFormatError
+from fleetplan.warehouse.importers.jsonstream import decode_json_stream
 
 _CSV_HEADER = re.compile(r"^(?:\ufeff)?[^\n]*\bmodel\b[^\n]*\bgpu_model\b", re.MULTILINE)
 _YAML_START = re.compile(r"^(---\s*\n)?[A-Za-z_][\w-]*:(\s|$)", re.MULTILINE)

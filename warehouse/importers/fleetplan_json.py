@@ -8,12 +8,12 @@ from __future__ import annotations
 from pathlib import PurePath
 
 import numpy as np
-from fleetplan.warehouse.importers.base import FileInput, ImportOptions, Parsed, validation
-from fleetplan.warehouse.importers.document import Document
 
 from fleetplan.core.contract import RUN_FILE_FORMAT, Point, RequestLog, Run, RunFile, StatsSource
 from fleetplan.core.errors import InputError
 from fleetplan.core.stats import RequestTimings, disagreements
+from fleetplan.warehouse.importers.base import FileInput, ImportOptions, Parsed, validation
+from fleetplan.warehouse.importers.document import Document
 
 IMPORTER = "fleetplan-runs"
 VERSION = "1"

@@ -22,6 +22,9 @@ from datetime import datetime
 from pathlib import PurePath
 from typing import Any
 
+from fleetplan.core.contract import EnergyMethod, Point, Run, StatsSource
+from fleetplan.core.errors import InputError
+from fleetplan.core.stats import disagreements
 from fleetplan.warehouse.importers.base import (
     FileInput,
     ImportOptions,
@@ -41,10 +44,6 @@ from fleetplan.warehouse.importers.genai_perf_metrics import (
 )
 from fleetplan.warehouse.importers.genai_perf_records import REQUESTS_FILE, from_records
 from fleetplan.warehouse.importers.genai_perf_telemetry import Telemetry, telemetry
-
-from fleetplan.core.contract import EnergyMethod, Point, Run, StatsSource
-from fleetplan.core.errors import InputError
-from fleetplan.core.stats import disagreements
 
 IMPORTER = "genai-perf-aiperf"
 VERSION = "1"

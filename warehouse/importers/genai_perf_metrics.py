@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from fleetplan.warehouse.importers.base import optional_number
-
 from fleetplan.core.errors import InputError
+from fleetplan.warehouse.importers.base import optional_number
 
 TO_MS = {
     "ns": 1e-6,

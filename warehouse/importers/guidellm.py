@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any
 
+from fleetplan.core.contract import Point, Run
+from fleetplan.core.errors import InputError
 from fleetplan.warehouse.importers.base import (
     FileInput,
     ImportOptions,
@@ -30,9 +32,6 @@ from fleetplan.warehouse.importers.base import (
     timestamp,
 )
 from fleetplan.warehouse.importers.document import Document
-
-from fleetplan.core.contract import Point, Run
-from fleetplan.core.errors import InputError
 
 IMPORTER = "guidellm"
 VERSION = "1"

@@ -16,6 +16,10 @@ from pathlib import PurePath
 from typing import Any
 
 import numpy as np
+
+from fleetplan.core.contract import Point, Run, StatsSource
+from fleetplan.core.errors import InputError
+from fleetplan.core.stats import RequestTimings, disagreements
 from fleetplan.warehouse.importers.base import (
     FileInput,
     ImportOptions,
@@ -27,10 +31,6 @@ from fleetplan.warehouse.importers.base import (
     timestamp,
 )
 from fleetplan.warehouse.importers.document import Document, companion_values
-
-from fleetplan.core.contract import Point, Run, StatsSource
-from fleetplan.core.errors import InputError
-from fleetplan.core.stats import RequestTimings, disagreements
 
 IMPORTER = "llmperf"
 VERSION = "1"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from fleetplan.core.errors import FileTooLargeError, InputError, NotResultsError, UnknownFormatError
 from fleetplan.warehouse.importers import (
     csv_table,
     fleetplan_json,
@@ -26,8 +27,6 @@ from fleetplan.warehouse.importers.base import (
     ParsedFile,
 )
 from fleetplan.warehouse.importers.document import Document, megabytes, read_document, unpack
-
-from fleetplan.core.errors import FileTooLargeError, InputError, NotResultsError, UnknownFormatError
 
 # Tried in this order on the file's content; the first whose `detect` says yes reads it.
 FORMATS: tuple[Format, ...] = (fleetplan_json, vllm_json, guidellm, llmperf, genai_perf, csv_table)

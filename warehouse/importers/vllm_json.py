@@ -23,6 +23,9 @@ from datetime import datetime
 from pathlib import PurePath
 from typing import Any
 
+from fleetplan.core.contract import LATENCY_METRICS, Point, Run, StatsSource
+from fleetplan.core.errors import InputError
+from fleetplan.core.stats import disagreements
 from fleetplan.warehouse.importers.base import (
     FileInput,
     ImportOptions,
@@ -34,10 +37,6 @@ from fleetplan.warehouse.importers.base import (
 )
 from fleetplan.warehouse.importers.document import Document
 from fleetplan.warehouse.importers.vllm_requests import CannotRecompute, request_timings
-
-from fleetplan.core.contract import LATENCY_METRICS, Point, Run, StatsSource
-from fleetplan.core.errors import InputError
-from fleetplan.core.stats import disagreements
 
 IMPORTER = "vllm-serve-json"
 VERSION = "1"

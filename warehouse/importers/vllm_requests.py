@@ -5,9 +5,9 @@ result's totals and turned into `RequestTimings`, from which the statistics are 
 from __future__ import annotations
 
 import numpy as np
-from fleetplan.warehouse.importers.base import Reader
 
 from fleetplan.core.stats import RequestTimings, pooled
+from fleetplan.warehouse.importers.base import Reader
 
 
 class CannotRecompute(Exception):
