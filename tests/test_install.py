@@ -5,6 +5,7 @@ checkout."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -16,15 +17,29 @@ import requests
 from tests.support.paths import ROOT
 from tests.support.processes import served_dashboard
 
+NOT_SOURCE = (
+    ".git",
+    ".venv",
+    "var",
+    "build",
+    "test-artifacts",
+    "*.egg-info",
+    "__pycache__",
+    ".*cache",
+)
+
 
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory) -> Path:
     """The project built as a wheel and unpacked into a folder of its own (no dependencies: the
     test environment has them)."""
     work = tmp_path_factory.mktemp("install")
+    # Built from a copy, so that setuptools' build/ folder never lands in the checkout.
+    source = work / "source"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(*NOT_SOURCE))
     built = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-         "-w", str(work / "wheel"), str(ROOT)],
+         "-w", str(work / "wheel"), str(source)],
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert built.returncode == 0, built.stderr
