@@ -154,8 +154,9 @@ def summarise(rows: list[dict], within: float) -> pd.DataFrame:
         for name in ("model", "baseline"):
             errors = np.array([m[name] for m in members if m[name] is not None], dtype=float)
             hits = int(np.sum(np.abs(errors) <= within))
-            entry[f"{name} predicted"] = f"{len(errors)}/{len(members)}"
-            entry[f"{name} hits/predicted"] = hits / len(errors) if len(errors) else None
+            if name == "model":
+                entry["predicted"] = f"{len(errors)}/{len(members)}"
+                entry["hits/predicted"] = hits / len(errors) if len(errors) else None
             entry[f"{name} hits/all"] = hits / len(members)
             entry[f"{name} median |err|"] = (
                 float(np.median(np.abs(errors))) if len(errors) else None
@@ -175,14 +176,12 @@ def main() -> None:
     args = parser.parse_args()
     rows = evaluate(sample_points())
     table = summarise(rows, args.within)
+    shown = table.copy()
+    for column in shown.columns:
+        if "hits" in column or "|err|" in column:
+            shown[column] = shown[column].map(_percent)
     with pd.option_context("display.width", 200, "display.max_rows", 200):
-        print(
-            table.to_string(
-                index=False,
-                float_format=lambda v: f"{v:.2f}",
-                formatters={c: "{:.0%}".format for c in ("model within", "baseline within")},
-            )
-        )
+        print(shown.to_string(index=False))
     if args.json:
         Path(args.json).write_text(json.dumps({"cases": rows}, indent=1))
 
