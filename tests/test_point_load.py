@@ -16,6 +16,7 @@ import pytest
 from fleetplan.core.contract import RUN_FILE_FORMAT, Point, RequestLog, Run, RunFile
 from fleetplan.core.load import LoadBasis
 from fleetplan.planner.load_model import fit_curve
+from fleetplan.services.benchmark_views import points_table
 from fleetplan.warehouse import migrations
 from fleetplan.warehouse.columns import CANONICAL_COLUMNS, LOAD_COLUMNS
 from fleetplan.warehouse.db import Warehouse
@@ -330,3 +331,20 @@ def test_benchmarks_prints_the_load_columns(sample_warehouse_path):
     )
     header = fleetplan("benchmarks", "--warehouse", sample_warehouse_path, check=True).stdout
     assert ",request_throughput_rps,sustained_rps,stable,load_basis,load_reason," in header
+
+
+def test_the_pages_table_says_kept_up_in_words(warehouse_path, tmp_path):
+    closed = Point(max_concurrency=8, completed=100, duration_s=20.0)
+    burst = statistics_point(math.inf, 1.0)
+    tiny = Point(offered_rate_rps=2.0, completed=1, duration_s=1.0)
+    ingest(
+        warehouse_path,
+        run_file(tmp_path / "a.json", statistics_point(0.5, 1.0), statistics_point(2.0, 5.0)),
+        run_file(tmp_path / "b.json", closed, burst, tiny, dataset="other"),
+    )
+    shown = points_table(table(warehouse_path))
+    words = dict(zip(shown["load_reason"].str[:12], shown["kept_up"], strict=True))
+    assert sorted(shown["kept_up"]) == [
+        "burst: cannot tell", "cannot tell", "closed loop: cannot tell", "no", "yes",
+    ]  # fmt: skip
+    assert words["kept up: 399"] == "yes" and words["fell behind:"] == "no"
