@@ -110,9 +110,14 @@ def _may_be_reference(row: Mapping[str, Any]) -> bool:
     )
 
 
-def _key(value: Any) -> Any:
-    """A grouping key's part: every kind of missing (None, NaN, NA) as None, so they group."""
-    return value if isinstance(value, str) or _number(value) is not None else None
+def _present(value: Any) -> Any:
+    """A grouping key's part, every kind of missing (NaN, pandas' NA) as None: they group."""
+    if value is None or isinstance(value, str):
+        return value
+    try:
+        return None if value != value else value  # NaN is the one value unequal to itself
+    except TypeError:  # pandas' NA: its comparisons are themselves unknown
+        return None
 
 
 def in_context(frame: pd.DataFrame) -> pd.DataFrame:
@@ -130,10 +135,10 @@ def in_context(frame: pd.DataFrame) -> pd.DataFrame:
         dict(zip(names, row, strict=True))
         for row in zip(*(frame[name].tolist() for name in names), strict=True)
     ]
+    keys = ([_present(v) for v in frame[name].tolist()] for name in GROUP_COLUMNS)
     members: dict[tuple, list[int]] = {}
-    keys = zip(*(frame[name].tolist() for name in GROUP_COLUMNS), strict=True)
-    for position, key in enumerate(keys):
-        members.setdefault(tuple(_key(part) for part in key), []).append(position)
+    for position, key in enumerate(zip(*keys, strict=True)):
+        members.setdefault(key, []).append(position)
     values = {name: frame[name].tolist() for name in LOAD_COLUMNS}
     for positions in members.values():
         mine = [p for p in positions if again[p]]
@@ -144,14 +149,13 @@ def in_context(frame: pd.DataFrame) -> pd.DataFrame:
             judged = load_values(judge_row(records[position], reference=reference))
             for name, value in zip(LOAD_COLUMNS, judged, strict=True):
                 values[name][position] = value
-    return frame.assign(
-        sustained_rps=pd.array(
-            [math.nan if (n := _number(v)) is None else n for v in values["sustained_rps"]],
-            dtype="float64",
-        ),
-        stable=pd.array(
-            [None if _key(v) is None else bool(v) for v in values["stable"]], "boolean"
-        ),
-        load_basis=values["load_basis"],
-        load_reason=values["load_reason"],
+    frame = frame.copy(deep=False)  # the caller's frame stays as it was; no data is copied
+    frame["sustained_rps"] = pd.array(
+        [math.nan if (n := _number(v)) is None else n for v in values["sustained_rps"]], "float64"
     )
+    frame["stable"] = pd.array(
+        [None if pd.isna(v) else bool(v) for v in values["stable"]], "boolean"
+    )
+    frame["load_basis"] = values["load_basis"]
+    frame["load_reason"] = values["load_reason"]
+    return frame
