@@ -6,7 +6,8 @@ drain left out, whether the server kept up, the basis of that judgement and its 
   carry per-request send times, so theirs rests on them (basis 'send times'). The request log
   itself is not stored: that judgement cannot be made again later, so it is kept as stored.
 - the migration that added the columns judged the rows already there (`backfill`), from their
-  statistics: the same judgement an ingest of those rows makes today.
+  statistics: what an ingest makes today of a level without a request log (the logs of runs
+  stored before were not kept, so those levels are 'estimated' too).
 - read through `queries.benchmark_points`, 'estimated' rows are judged again in the context of
   their configuration and traffic shape (`in_context`: the same `GROUP_COLUMNS`): an estimate
   compares a level with the quickest level of that configuration, which one file alone may not
