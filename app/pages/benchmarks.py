@@ -15,6 +15,7 @@ from fleetplan.services.benchmark_views import (
     levels_meeting_ttft,
     load_curve_notes,
     measured_energy,
+    points_table,
     priced_points,
     select_points,
 )
@@ -32,6 +33,9 @@ TABLE_COLUMNS = (
     "gpu_count",
     "offered_rate_rps",
     "request_throughput_rps",
+    "sustained_rps",
+    "kept_up",
+    "load_reason",
     "output_throughput_tps",
     "total_throughput_tps",
     "ttft_p50_ms",
@@ -52,6 +56,7 @@ TABLE_COLUMNS = (
     "engine_version",
     "dtype",
     "tensor_parallel_size",
+    "load_basis",
     "stats_source",
     "source_tool",
     "source_file",
@@ -226,17 +231,32 @@ with tabs[3]:
 st.subheader("Points")
 st.caption(
     "One row per run and load level. Latency statistics in ms over completed requests; empty = "
-    "not in the source. Provenance columns at the right."
+    "not in the source. Achieved = completed / wall time, which counts the drain after the last "
+    "arrival; sustained leaves the drain out. Provenance columns at the right."
 )
 st.dataframe(
-    subset,
+    points_table(subset),
     hide_index=True,
     column_order=TABLE_COLUMNS,
     column_config={
         "gpu_model": st.column_config.TextColumn("GPU"),
         "gpu_count": st.column_config.NumberColumn("GPUs / server"),
         "offered_rate_rps": st.column_config.NumberColumn("Offered (req/s)", format="%.1f"),
-        "request_throughput_rps": st.column_config.NumberColumn("Achieved (req/s)", format="%.2f"),
+        "request_throughput_rps": st.column_config.NumberColumn(
+            "Achieved (req/s)", format="%.2f", help="Completed / wall time, drain included"
+        ),
+        "sustained_rps": st.column_config.NumberColumn(
+            "Sustained req/s",
+            format="%.2f",
+            help="The rate the server sustained, the drain after the last arrival left out",
+        ),
+        "kept_up": st.column_config.TextColumn(
+            "Kept up", help="Did latency stay bounded at this offered load? Why: next column"
+        ),
+        "load_reason": st.column_config.TextColumn("Why", width="medium"),
+        "load_basis": st.column_config.TextColumn(
+            "Judged from", help="send times (fleetplan's own runs) or estimated from statistics"
+        ),
         "output_throughput_tps": st.column_config.NumberColumn("Output tok/s", format="%.0f"),
         "total_throughput_tps": st.column_config.NumberColumn("Total tok/s", format="%.0f"),
         "ttft_p50_ms": st.column_config.NumberColumn("TTFT p50 (ms)", format="%.1f"),
