@@ -6,7 +6,8 @@ offered request rate, and the saturation rate. The form:
 
 - Each level is judged first (`fleetplan.core.load`): the rate it sustained with the drain left
   out, and whether the server kept up (stable), fell behind, or could not tell (a burst too short
-  for a steady state). Estimated judgements are made against the configuration's quickest level.
+  for a steady state). Rows of `benchmark_points` carry that judgement already (estimates made in
+  the context of their configuration); other rows are judged here against the quickest level.
 - The curve runs through the stable levels only (repeats at one rate: their median), leaves out
   a level whose P99 is over twice every P99 at higher stable rates (`outliers`: a cold start, not
   load), is made monotone (a P99 never falls as load rises: isotonic regression of log P99), and
@@ -291,14 +292,17 @@ def _curve_levels(frame: pd.DataFrame) -> list[CurveLevel]:
 
 
 def _stored(row: dict) -> LevelLoad | None:
-    """A judgement made from send times at ingest (stored in the warehouse), if any."""
-    if row.get("load_basis") != LoadBasis.SEND_TIMES:
+    """The judgement the row already carries (`benchmark_points` judges every level, estimates
+    in the context of their configuration), so that the table and the curve agree; None for rows
+    without one, which are judged here."""
+    basis = row.get("load_basis")
+    if not isinstance(basis, str) or basis not in set(LoadBasis):
         return None
     stable = row.get("stable")
     return LevelLoad(
         _finite(row.get("sustained_rps")),
         None if stable is None or pd.isna(stable) else bool(stable),
-        LoadBasis.SEND_TIMES,
+        LoadBasis(basis),
         str(row.get("load_reason") or ""),
     )
 
