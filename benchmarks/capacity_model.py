@@ -34,6 +34,7 @@ sys.path.insert(0, str(ROOT))
 
 from fleetplan.core.load import judge_row, reference_of  # noqa: E402
 from fleetplan.planner.load_model import fit_curve  # noqa: E402
+from fleetplan.warehouse.columns import LOAD_COLUMNS  # noqa: E402
 from fleetplan.warehouse.db import Warehouse  # noqa: E402
 from fleetplan.warehouse.queries import benchmark_points  # noqa: E402
 from fleetplan.warehouse.sample_data import build  # noqa: E402
@@ -79,7 +80,9 @@ def held_out_cases(points: pd.DataFrame):
             continue
         for rate in rates[1:-1]:
             held = series[series["offered_rate_rps"] == rate]
-            yield key, series, held, series[series["offered_rate_rps"] != rate]
+            rest = series[series["offered_rate_rps"] != rate]
+            # judged again without the held-out level (it may be the quickest, the reference)
+            yield key, series, held, rest.drop(columns=list(LOAD_COLUMNS), errors="ignore")
 
 
 def sustained_truth(held: pd.DataFrame, series: pd.DataFrame) -> float | None:
