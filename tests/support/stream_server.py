@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import heapq
 import json
 import os
 import time
@@ -42,42 +43,47 @@ async def _until(deadline: float) -> None:
 
 
 class Slots:
-    """At most `count` holders at once; the others wait in arrival order (asyncio's Semaphore
-    does not promise FIFO wake-ups on every Python version). `count` 0: no limit."""
+    """At most `count` completions at once, the others waiting in arrival order (asyncio's
+    Semaphore does not promise FIFO wake-ups on every Python version); `count` 0: no limit.
+
+    A slot is free when its completion was due to end, not when a busy machine let it end: the
+    next one starts at that time (or on arrival, if later), and a late write is caught up at
+    once. So the server sustains exactly count / (ttft + tpot x (tokens - 1)) req/s however
+    loaded the machine running it; delays show as jitter, never as lost capacity."""
 
     def __init__(self, count: int):
-        self.free = count
         self.limited = count > 0
+        self.free_at = [0.0] * count  # a heap: when each free slot's last completion was due
         self.waiting: deque[asyncio.Future] = deque()
 
-    async def acquire(self) -> bool:
-        """Wait for a slot; whether it had to wait."""
+    async def acquire(self, arrived: float) -> float:
+        """Wait for a slot; when generation starts (on the schedule, maybe just past)."""
         if not self.limited:
-            return False
-        if self.free > 0 and not self.waiting:
-            self.free -= 1
-            return False
+            return arrived
+        if self.free_at and not self.waiting:
+            return max(arrived, heapq.heappop(self.free_at))
         ticket = asyncio.get_running_loop().create_future()
         self.waiting.append(ticket)
         try:
-            await ticket  # release() hands its slot straight to the first in line
+            due = await ticket  # release() hands its slot straight to the first in line
         except asyncio.CancelledError:
             if ticket.done() and not ticket.cancelled():
-                self.release()  # handed a slot while being cancelled: pass it on
+                self.release(ticket.result())  # handed a slot while being cancelled: pass it on
             else:
                 self.waiting.remove(ticket)
             raise
-        return True
+        return max(arrived, due)
 
-    def release(self) -> None:
+    def release(self, due: float) -> None:
+        """Give the slot back; `due`: when its completion was scheduled to end."""
         if not self.limited:
             return
         while self.waiting:
             ticket = self.waiting.popleft()
             if not ticket.done():
-                ticket.set_result(None)
+                ticket.set_result(due)
                 return
-        self.free += 1
+        heapq.heappush(self.free_at, due)
 
 
 def make_app(ttft_s: float, tpot_s: float, fault: str, slots: int = 0) -> web.Application:
@@ -127,13 +133,11 @@ def make_app(ttft_s: float, tpot_s: float, fault: str, slots: int = 0) -> web.Ap
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await response.prepare(request)
         record["queued"] = time.perf_counter()
-        waited = await generating.acquire()
-        # generation starts on arrival, or once a slot is free
-        begun = time.perf_counter() if waited else arrived
+        begun = await generating.acquire(arrived)  # on arrival, or once a slot is free
         try:
             await _stream(response, request, record, begun, count, prompt_tokens)
         finally:
-            generating.release()
+            generating.release(begun + ttft_s + tpot_s * max(count - 1, 0))
         return response
 
     async def _stream(
