@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import heapq
 import math
+import time
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -22,6 +24,8 @@ from fleetplan.collectors.search import (
     find_capacity,
     level_requests,
 )
+from fleetplan.core.contract import RunFile
+from tests.support.processes import fleetplan
 
 
 class SlotServer:
@@ -218,3 +222,100 @@ def level_frame(points, judge) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows)
+
+
+# The streaming test server with a known knee: 3 slots, each completion 40 ms to its first token
+# and 50 ms to its second (2 output tokens): 90 ms a slot, so 3 / 0.090 = 33.3 req/s at most.
+SLOTS, TTFT_MS, TPOT_MS, TOKENS = 3, 40.0, 50.0, 2
+LEVEL_REQUESTS = 200  # the suite's own level length: 6 s a level here, the test within ~45 s
+KNEE_RPS = SLOTS / ((TTFT_MS + TPOT_MS * (TOKENS - 1)) / 1000)
+TTFT_TARGET_MS = 500.0
+
+
+def collect_openai(url, model, out, *options):
+    """`fleetplan collect --backend openai` against `url`, on an "RTX 4090", writing to `out`."""
+    return fleetplan("collect", "--backend", "openai", "--base-url", url, "--model", model,
+                     "--out", out, "--gpu", "rtx-4090", *options, timeout=180)  # fmt: skip
+
+
+def test_find_capacity_finds_the_test_servers_knee_and_agrees_with_the_model(
+    stream_server, tmp_path
+):
+    from fleetplan.core.load import judge_point
+    from fleetplan.planner.load_model import fit_curve
+
+    url = stream_server(ttft_ms=TTFT_MS, tpot_ms=TPOT_MS, slots=SLOTS)
+    warehouse = tmp_path / "wh.duckdb"
+    started = time.monotonic()
+    # Nearly even arrivals (gamma shape 100): below the knee a request finds a slot free (TTFT
+    # 40 ms, plus whatever delays a busy machine adds: up to a few hundred ms seen here under
+    # load, hence a target of 500 ms). Past the knee at (1 + e) x 33.3 req/s the queue grows by
+    # e x 33.3 requests a second: over a level of 200 requests (6 s; the span rule asks for
+    # fewer: 6 x 90 ms at 50 req/s is 27) the last third of the requests wait about 5e s, the
+    # first third e s, and the level is judged to have fallen behind once
+    # (0.09 + 5e) / (0.09 + e) > 1.5 (late requests taking 1.5x as long), that is e > 1.3 %;
+    # its last requests wait past the target from e > 7.7 %. So the search ends within its 5 %
+    # tolerance below the knee, or at most about 1.3 % above it.
+    # (400 requests a level, the default, would take the test past a minute: the rule itself is
+    # tested on the simulated server above.)
+    done = collect_openai(
+        url, "stream-test", tmp_path / "runs", "--input-len", 8, "--output-len", TOKENS,
+        "--rates", 25, "--num-requests", LEVEL_REQUESTS, "--burstiness", 100,
+        "--find-capacity", "--ttft-p99", TTFT_TARGET_MS, "--ingest", "--warehouse", warehouse,
+    )  # fmt: skip
+    elapsed = time.monotonic() - started
+    assert done.returncode == 0, done.stdout + done.stderr
+    (path,) = (tmp_path / "runs").glob("*.json")
+    (run,) = RunFile.model_validate_json(path.read_bytes()).runs
+    meta = run.metadata
+    low, high = (float(rate) for rate in meta["search_bracket_rps"].split(","))
+    found = float(meta["search_capacity_rps"])
+    assert found == low and (high - low) / high <= 0.05
+    assert KNEE_RPS * 0.95 <= found <= KNEE_RPS * 1.03, (found, KNEE_RPS, done.stdout)
+    # the ladder doubled 25 until 50 failed; then [25, 50] took 4 bisections
+    phases = [meta[f"search_level_{i:03d}"].split(";")[0] for i in range(len(run.points))]
+    assert phases == ["ladder", "ladder", "bisect", "bisect", "bisect", "bisect"], done.stdout
+    assert [p.offered_rate_rps for p in run.points][:2] == [25.0, 50.0]
+    assert all(p.requests_sent == LEVEL_REQUESTS and p.burstiness == 100 for p in run.points)
+    assert f"capacity {found:.4g} req/s (bracket" in done.stdout
+    assert "imported: 1 run(s), 6 point(s)" in done.stdout
+
+    # The model on the same levels. Its curve runs through the levels that kept up, which meet
+    # the target up to `low` (the search's passes) and are monotone there: it meets the target up
+    # to `low` at least. Without extrapolation it predicts nothing above the highest level that
+    # kept up: when no level above the bracket kept up (a sharp knee: past it the queue grows),
+    # its capacity is at most `high`. So it lies in the bracket.
+    frame = level_frame(run.points, judge_point)
+    kept_up_above = frame[(frame["offered_rate_rps"] > high) & frame["stable"].eq(True)]
+    assert kept_up_above.empty, frame[["offered_rate_rps", "stable", "load_reason"]]
+    curve = fit_curve(frame)
+    estimate = curve.capacity(ttft_p99_ms=TTFT_TARGET_MS, tpot_p99_ms=None)
+    assert low <= estimate.capacity_rps <= high, (estimate, low, high)
+    # and the rate it sees the server saturate at (what it sustained while behind) is the knee
+    assert curve.saturation_rps == pytest.approx(KNEE_RPS, rel=0.1)
+    print(f"knee {KNEE_RPS:.2f} req/s, found {found:.2f} [{low:.2f}, {high:.2f}], "
+          f"model {estimate.capacity_rps:.2f}, saturation {curve.saturation_rps:.2f}, "
+          f"{elapsed:.0f} s")  # fmt: skip
+
+
+def test_find_capacity_exits_2_when_even_the_lowest_rate_misses(stream_server, tmp_path):
+    url = stream_server(ttft_ms=TTFT_MS, tpot_ms=TPOT_MS)
+    done = collect_openai(
+        url, "stream-test", tmp_path, "--input-len", 8, "--output-len", TOKENS, "--rates",
+        "100,200", "--num-requests", 50, "--warmup", 0, "--find-capacity", "--ttft-p99", 20,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "no capacity: even 100 req/s misses" in done.stdout
+    (path,) = Path(tmp_path).glob("*.json")
+    (run,) = RunFile.model_validate_json(path.read_bytes()).runs
+    # --num-requests sets the fewest; no warm-up, no typical request time: exactly that many
+    assert len(run.points) == 1 and run.points[0].requests_sent == 50
+    assert run.metadata["search_capacity_rps"] == "none"
+    assert run.metadata["search_level_000"].startswith("ladder; failed; kept up:")
+
+
+def test_find_capacity_is_refused_for_the_torch_backend(tmp_path):
+    done = fleetplan("collect", "--backend", "torch", "--out", tmp_path, "--find-capacity",
+                     "--ttft-p99", 100)  # fmt: skip
+    assert done.returncode == 3 and "torch backend runs a closed-loop" in done.stderr
+    assert "Traceback" not in done.stderr
