@@ -13,11 +13,11 @@ The search, per token shape:
    Every passing level lies below every failing one, by construction: the capacity found is
    `low`, a rate the server was measured to carry.
 
-A level **passes** when no request failed, the server kept up (`fleetplan.core.load
-.judge_point`, from the level's own send times: completions kept pace with arrivals in the
-steady window, and late requests did not wait longer than early ones), and its P99 TTFT (and
-P99 TPOT, when given) is at most the target. A level the judgement cannot call (stable None: a
-burst) does not pass.
+A level **passes** when no request failed, the client sent on schedule (the measuring side says
+when it could not: `Measured.problem`), the server kept up (`fleetplan.core.load.judge_point`,
+from the level's own send times: completions kept pace with arrivals in the steady window, and
+late requests did not wait longer than early ones), and its P99 TTFT (and P99 TPOT, when given)
+is at most the target. A level the judgement cannot call (stable None: a burst) does not pass.
 
 **How long a level is** (`level_requests`): requests = max(`min_requests`, rate x
 `SPAN_TYPICALS` x the typical request time), for the ladder too (a short level that passes by
@@ -30,15 +30,18 @@ level that passed so far (the warm-up's before that).
 - Arrivals over at least `SPAN_TYPICALS` = 2 x `STEADY_SPANS` typical request times: the judgement
   needs `STEADY_SPANS` (3) to see a steady state at all, and the first typical request time is the
   pipeline filling (fewer requests in flight, quicker ones). Over six, those quick requests are at
-  most a sixth of the level, and the P99 of the level is that of the steady state (they are never
-  among its slowest); a server past its capacity has five request times for its queue to grow,
-  which the judgement sees as late requests waiting longer.
+  most a sixth of the level: they are hardly ever among its slowest, so the level's P99 is the
+  steady state's P98.8 or higher; and a server past its capacity has five request times for its
+  queue to grow, which the judgement sees as late requests waiting longer.
 The levels adapt to the rate: at low rates the count rules (a level of 400 requests at 4 req/s
 lasts 100 s), at high rates on slow requests the span does.
 
-What the search cannot see: right above a knee, a level of T seconds at (1 + e) times the
-capacity builds a queue that adds about e x T seconds of waiting by its end; the TTFT target
-catches that once e x T exceeds its margin over the unloaded TTFT. Longer levels resolve closer.
+How close to a knee it resolves: at (1 + e) times the capacity the queue grows by e x capacity
+requests a second, so over a level of T seconds the last requests wait about e x T longer than
+the first. The judgement calls the level fallen behind once late requests take `QUEUE_GROWTH`
+(1.5) times as long as early ones, from e of about the typical request time / T, and the TTFT
+target is missed once e x T exceeds its margin over the unloaded TTFT. Longer levels resolve
+closer.
 
 Every level goes into the run file in the order measured; the run's metadata says which phase
 each level belongs to and why it passed or failed (`SearchOutcome.metadata`):
