@@ -33,8 +33,8 @@ from fleetplan.collectors.suite import Suite, TokenShape
 from fleetplan.collectors.telemetry import Telemetry
 from fleetplan.core.contract import Point
 
-# A level whose sends spread over more than 5 % beyond their schedule offered less than its rate:
-# the client, not the server, set the pace.
+# A level whose later sends are behind their schedule by over 5 % of its arrival span offered
+# less than its rate: the client, not the server, set the pace.
 CLIENT_SLACK = 0.05
 
 
@@ -169,7 +169,7 @@ def search_shape(
         found.points.append(point)
         problems, stopped = _level_problems(outcome, point, shape, rate)
         found.problems.extend(problems)
-        lag = None if stopped else _client_lag(outcome, rate, suite, level, shape)
+        lag = None if stopped else client_lag(outcome, rate, suite, level, shape)
         return Measured(point, stopped=stopped, problem=lag)
 
     found.outcome = find_capacity(measure, suite.rates, plan, typical_s=typical)
@@ -177,18 +177,20 @@ def search_shape(
     return found
 
 
-def _client_lag(
+def client_lag(
     outcome: LevelOutcome, rate: float, suite: Suite, level: int, shape: TokenShape
 ) -> str | None:
-    """Whether the client sent on schedule; when it could not, why the level cannot count."""
+    """Whether the client kept to its schedule; when it could not, why the level cannot count.
+    A client too slow for the rate falls further behind with every request, so the second
+    half of its sends is late by a share of the level; a passing stall delays only a few."""
     scheduled = arrival_offsets(len(outcome.results), rate, suite.burstiness, suite.seed + level)
-    sent = [result.start_s for result in outcome.results]
-    span = max(sent) - min(sent)
-    if span <= scheduled[-1] * (1 + CLIENT_SLACK):
+    late = np.asarray([r.start_s for r in outcome.results]) - scheduled
+    behind = float(np.median(late[len(late) // 2 :]))
+    if behind <= CLIENT_SLACK * scheduled[-1]:
         return None
     return (
-        f"{shape.name} at {_rate_label(rate)}: the client sent its requests over {span:.1f} s "
-        f"instead of {scheduled[-1]:.1f} s ({(len(sent) - 1) / span:.4g} req/s): it cannot drive "
+        f"{shape.name} at {_rate_label(rate)}: the client sent the second half of its requests "
+        f"{behind:.2f} s late (median) over {scheduled[-1]:.1f} s of arrivals: it cannot drive "
         "this rate, so the capacity found may be the client's limit, not the server's"
     )
 

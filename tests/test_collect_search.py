@@ -302,10 +302,10 @@ def test_find_capacity_exits_2_when_even_the_lowest_rate_misses(stream_server, t
     url = stream_server(ttft_ms=TTFT_MS, tpot_ms=TPOT_MS)
     done = collect_openai(
         url, "stream-test", tmp_path, "--input-len", 8, "--output-len", TOKENS, "--rates",
-        "100,200", "--num-requests", 50, "--warmup", 0, "--find-capacity", "--ttft-p99", 20,
+        "20,40", "--num-requests", 50, "--warmup", 0, "--find-capacity", "--ttft-p99", 20,
     )  # fmt: skip
     assert done.returncode == 2, done.stdout + done.stderr
-    assert "no capacity: even 100 req/s misses" in done.stdout
+    assert "no capacity: even 20 req/s misses" in done.stdout
     (path,) = Path(tmp_path).glob("*.json")
     (run,) = RunFile.model_validate_json(path.read_bytes()).runs
     # --num-requests sets the fewest; no warm-up, no typical request time: exactly that many
@@ -319,3 +319,25 @@ def test_find_capacity_is_refused_for_the_torch_backend(tmp_path):
                      "--ttft-p99", 100)  # fmt: skip
     assert done.returncode == 3 and "torch backend runs a closed-loop" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_client_too_slow_for_the_rate_is_told_apart_from_a_passing_stall():
+    from fleetplan.collectors.collect import client_lag
+    from fleetplan.collectors.loadgen import LevelOutcome
+    from fleetplan.collectors.suite import Suite, TokenShape
+
+    shape = TokenShape(name="chat", input_len=8, output_len=2)
+    suite = Suite(shapes=(shape,), seed=3)
+    scheduled = arrival_offsets(400, 50.0, 1.0, seed=3 + 2)  # level 2's schedule
+
+    def sent(starts) -> LevelOutcome:
+        return LevelOutcome([RequestResult(start_s=float(t)) for t in starts], duration_s=9.0)
+
+    assert client_lag(sent(scheduled + 0.001), 50.0, suite, 2, shape) is None
+    stalled = scheduled.copy()
+    stalled[300:320] = scheduled[320]  # 0.4 s held up, then caught up
+    assert client_lag(sent(stalled), 50.0, suite, 2, shape) is None
+    # a client that manages 45 req/s of the 50 falls behind all along: by 0.9 s at the end
+    message = client_lag(sent(scheduled * 50 / 45), 50.0, suite, 2, shape)
+    assert message.startswith("chat at 50/s: the client sent the second half of its requests")
+    assert "the client's limit" in message
