@@ -17,13 +17,15 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from fleetplan.collectors.search import DEFAULT_TOLERANCE, SEARCH_MIN_REQUESTS, SearchPlan
 from fleetplan.collectors.suite import Suite, TokenShape, parse_rates, standard_suite
 from fleetplan.core.errors import InputError
+
+if TYPE_CHECKING:
+    from fleetplan.collectors.search import SearchPlan
 
 BACKEND_NAMES = ("openai", "vllm", "torch")
 BackendName = Literal["openai", "vllm", "torch"]
@@ -138,7 +140,7 @@ class SearchOptions(_Group):
     find_capacity: bool = False
     ttft_p99: float | None = Field(None, gt=0, allow_inf_nan=False)  # ms
     tpot_p99: float | None = Field(None, gt=0, allow_inf_nan=False)  # ms
-    tolerance: float = Field(DEFAULT_TOLERANCE, gt=0, lt=1)
+    tolerance: float = Field(0.05, gt=0, lt=1)  # collectors.search.DEFAULT_TOLERANCE
 
     @model_validator(mode="after")
     def _targets(self) -> SearchOptions:
@@ -162,6 +164,9 @@ class SearchOptions(_Group):
         sets the fewest requests a level has (else `SEARCH_MIN_REQUESTS`)."""
         if not self.find_capacity:
             return None
+        # imported here: every `fleetplan` command reads these options, few search (numpy)
+        from fleetplan.collectors.search import SEARCH_MIN_REQUESTS, SearchPlan
+
         return SearchPlan(
             ttft_p99_ms=self.ttft_p99,
             tpot_p99_ms=self.tpot_p99,

@@ -15,11 +15,12 @@ from fleetplan.collectors.options import (
     OPTION_NAMES,
     CampaignOptions,
     CollectOptions,
+    SearchOptions,
     non_default,
 )
 from fleetplan.collectors.ray_campaign.campaign_file import SET_BY_CAMPAIGN, check_campaign
 from fleetplan.collectors.run import BACKENDS
-from fleetplan.collectors.search import SEARCH_MIN_REQUESTS
+from fleetplan.collectors.search import DEFAULT_TOLERANCE, SEARCH_MIN_REQUESTS
 from fleetplan.core.errors import InputError
 
 
@@ -117,6 +118,7 @@ def test_find_capacity_options_from_argv_and_from_a_campaign_are_the_same():
     assert from_argv.search.plan(50).min_requests == 50
     assert from_argv.measure.plan().burstiness == 4
     assert CollectOptions.from_mapping({"backend": "openai"}).search.plan(None) is None
+    assert SearchOptions().tolerance == DEFAULT_TOLERANCE  # the search's own default
 
 
 @pytest.mark.parametrize(
