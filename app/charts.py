@@ -4,6 +4,7 @@ so that pages stay short. Each function returns a `go.Figure`; the page passes i
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import plotly.graph_objects as go
@@ -28,6 +29,23 @@ def distinct_colours(labels: Sequence[str]) -> dict[str, str]:
     return {label: OKABE_ITO[i % len(OKABE_ITO)] for i, label in enumerate(labels)}
 
 
+def target_line(figure: go.Figure, value: float, *, label: str, colour: str) -> None:
+    """A dashed horizontal target line at `value`, labelled at its left end, on a log y axis.
+    (`add_hline`'s own label would sit at 10**value: plotly places annotations on a log axis
+    by the exponent, shapes by the value.)"""
+    figure.add_hline(y=value, line_dash="dash", line_color=colour)
+    figure.add_annotation(
+        x=0,
+        xref="paper",
+        xanchor="left",
+        y=math.log10(value),
+        yanchor="bottom",
+        text=label,
+        showarrow=False,
+        font={"color": colour},
+    )
+
+
 def _xy(pairs: Sequence[tuple[float, float]]) -> tuple[list[float], list[float]]:
     return [x for x, _ in pairs], [y for _, y in pairs]
 
@@ -46,6 +64,8 @@ def _status_key(figure: go.Figure) -> None:
 
 
 def _levels_trace(curve: ConfigurationCurve, metric: str, colour: str) -> go.Scatter:
+    """The measured levels, one symbol per judgement; in the legend only where the
+    configuration has no curve for `metric` (its levels are all it shows)."""
     levels = [lv for lv in curve.levels if getattr(lv, f"{metric}_p99_ms") is not None]
     return go.Scatter(
         x=[lv.offered_rps for lv in levels],
@@ -53,7 +73,7 @@ def _levels_trace(curve: ConfigurationCurve, metric: str, colour: str) -> go.Sca
         mode="markers",
         name=f"{curve.configuration} levels",
         legendgroup=curve.configuration,
-        showlegend=False,
+        showlegend=not curve.samples(metric),
         marker={
             "color": colour,
             "size": 10,
@@ -108,14 +128,7 @@ def load_curves_figure(
             )
     _status_key(figure)
     if target_ms is not None:
-        figure.add_hline(
-            y=target_ms,
-            line_dash="dash",
-            line_color=TARGET_COLOUR,
-            annotation_text=f"target {target_ms:g} ms",
-            annotation_position="top left",
-            annotation_font_color=TARGET_COLOUR,
-        )
+        target_line(figure, target_ms, label=f"target {target_ms:g} ms", colour=TARGET_COLOUR)
     figure.update_layout(
         title=title,
         xaxis_title="Offered load (requests/s)",
@@ -131,7 +144,7 @@ def operating_points_figure(pools: Sequence[PoolOperatingPoint], metric: str) ->
     and the configuration's capacity at it (before the utilisation ceiling)."""
     figure = go.Figure()
     colours = distinct_colours([p.label for p in pools])
-    for pool in pools:
+    for index, pool in enumerate(pools):
         colour = colours[pool.label]
         x, y = _xy(pool.curve.samples(metric))
         figure.add_scatter(
@@ -154,8 +167,9 @@ def operating_points_figure(pools: Sequence[PoolOperatingPoint], metric: str) ->
                 legendgroup=pool.label,
                 showlegend=False,
                 marker={"symbol": "star", "size": 18, "color": colour, "line": {"width": 1}},
-                text=[f"{pool.load_rps:.2f} req/s per server"],
-                textposition="bottom right",
+                text=[f"{pool.traffic_class}: {pool.load_rps:.2f} req/s per server"],
+                # pools on one configuration share a curve: their labels go either side
+                textposition="bottom right" if index % 2 == 0 else "top left",
                 textfont={"color": colour},
                 hovertemplate="planned %{x:.2f} req/s per server: %{y:,.1f} ms predicted"
                 "<extra>" + pool.label + "</extra>",
@@ -164,18 +178,12 @@ def operating_points_figure(pools: Sequence[PoolOperatingPoint], metric: str) ->
             figure.add_vline(x=pool.curve.capacity_rps, line_dash="dot", line_color=colour)
         target = pool.targets.get(metric)
         if target is not None:
-            figure.add_hline(
-                y=target,
-                line_dash="dash",
-                line_color=colour,
-                annotation_text=f"{pool.traffic_class} target {target:g} ms",
-                annotation_position="top left",
-                annotation_font_color=colour,
+            target_line(
+                figure, target, label=f"{pool.traffic_class} target {target:g} ms", colour=colour
             )
     _status_key(figure)
     figure.update_layout(
-        title=f"{METRIC_NAMES[metric]} at each pool's planned load per server (stars) on its "
-        "configuration's curve; dotted: the capacity at the class's targets",
+        title=f"{METRIC_NAMES[metric]} at each pool's planned load per server",
         xaxis_title="Load per server (requests/s)",
         yaxis_title=f"{METRIC_NAMES[metric]} (ms, log scale)",
         yaxis_type="log",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import gc
 import json
+import math
 
 import pytest
 import requests
@@ -115,6 +116,9 @@ def test_benchmarks_latency_vs_load_draws_each_configurations_curve_and_capacity
     assert "x-thin-open" in drawn["2x rtx-4090 levels"]["marker"]["symbol"]
     # the target (500 ms) and the capacity at it: H100 at its highest stable level, 16 req/s
     assert any(shape.get("y0") == 500.0 for shape in ttft["layout"]["shapes"])
+    # its label sits at the line: on a log axis plotly places annotations by the exponent
+    (label,) = [a for a in ttft["layout"]["annotations"] if a["text"] == "target 500 ms"]
+    assert label["y"] == pytest.approx(math.log10(500))
     assert drawn["1x h100-pcie capacity"]["x"] == [16.0]
     assert drawn["1x h100-pcie capacity"]["text"] == ["16.00 req/s"]
     assert "2x rtx-4090 capacity" not in drawn  # 812 ms at its lowest stable level

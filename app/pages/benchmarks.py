@@ -7,7 +7,7 @@ import plotly.express as px
 import streamlit as st
 
 from fleetplan.app import data
-from fleetplan.app.charts import METRIC_NAMES, load_curves_figure
+from fleetplan.app.charts import METRIC_NAMES, TARGET_COLOUR, load_curves_figure, target_line
 from fleetplan.app.style import gpu_colours
 from fleetplan.core.tabular import to_csv
 from fleetplan.services.benchmark_views import (
@@ -153,13 +153,13 @@ with tabs[1]:
             curves,
             metric,
             target_ms=metric_target,
-            title=f"{METRIC_NAMES[metric]} against offered load: each configuration's fitted "
-            "curve, its levels, and its capacity at your targets (stars)",
+            title=f"{METRIC_NAMES[metric]} against offered load: {model}",
         )
         st.plotly_chart(figure, key=f"chart_curve_{metric}")
     st.caption(
-        "Curves run through the levels where the server kept up (drain left out) and end at the "
-        "highest of them; nothing is extrapolated. " + " · ".join(curve_notes(curves))
+        "Lines: each configuration's fitted curve, through the levels where the server kept up "
+        "(the drain left out), ending at the highest of them: nothing is extrapolated. Stars and "
+        "dotted lines: the capacity at your targets.  \n" + "  \n".join(curve_notes(curves))
     )
 with tabs[2]:
     latency = px.scatter(
@@ -178,9 +178,7 @@ with tabs[2]:
         },
         title="P99 time to first token against achieved throughput",
     )
-    latency.add_hline(
-        y=target, line_dash="dash", line_color="#D55E00", annotation_text=f"target {target:g} ms"
-    )
+    target_line(latency, target, label=f"target {target:g} ms", colour=TARGET_COLOUR)
     st.plotly_chart(latency, key="chart_latency")
     meets = levels_meeting_ttft(subset, target)
     st.caption(f"{meets} of {len(subset)} levels meet {target:g} ms.")
