@@ -140,12 +140,16 @@ def text(report: CapacityReport) -> str:
         "",
         "Levels (the curve runs through those the server kept up with):",
         f"  {'offered':>8} {'sustained':>9}  {'status':<12} {'P99 TTFT':>11} {'P99 TPOT':>10}"
-        "  source",
+        "  file",
     ]
+    # Files are long names: numbered once below the table.
+    files = list(dict.fromkeys(level.source_file for level in report.levels))
     for level in report.levels:
         lines.append(
             f"  {level.offered_rps:>8.2f} {_rps(level.sustained_rps):>9}  {level.kept_up:<12} "
-            f"{_ms(level.ttft_p99_ms):>11} {_ms(level.tpot_p99_ms):>10}  {level.source_file}"
+            f"{_ms(level.ttft_p99_ms):>11} {_ms(level.tpot_p99_ms):>10}  "
+            f"[{files.index(level.source_file) + 1}]"
         )
         lines.append(f"  {'':>8} {level.reason}")
+    lines += ["", "Files:"] + [f"  [{i}] {name}" for i, name in enumerate(files, start=1)]
     return "\n".join(lines) + "\n"
