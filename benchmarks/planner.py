@@ -2,7 +2,9 @@
 
 For each size (classes x configurations) it builds synthetic benchmark points (six load levels per
 configuration, latency rising with load) and a scenario, then times in one run:
-- fleetplan: capacities from the points + the pool MILP (and its tie-break solve);
+- fleetplan: capacities from the points (by default on a latency-against-load curve fitted per
+  configuration; `--capacity-rule measured` for the measured-level rule) + the pool MILP (and its
+  tie-break solve);
 - the Pareto sweep (min cost, min carbon and 10 capped solves);
 - Mélange's formulation (Griggs et al. 2024, `melange/solver.py`) on the same capacities: a binary
   per (class slice, configuration), integer servers per configuration shared by all slices,
@@ -198,6 +200,12 @@ def best_of(repeat: int, action) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--capacity-rule",
+        choices=("model", "measured"),
+        default="model",
+        help="the scenarios' capacity rule (model: a load curve fitted per configuration)",
+    )
     args = parser.parse_args()
     print(
         f"{'size':>9}  {'plan':>8}  {'solve':>8}  {'mélange':>8}  {'ratio':>7}  "
@@ -205,6 +213,7 @@ def main() -> None:
     )
     for classes, configs in SIZES:
         scenario, points = instance(classes, configs)
+        scenario = scenario.model_copy(update={"capacity_rule": args.capacity_rule})
         repeat = args.repeat if classes < 200 else 1
         plan_only = partial(plan, scenario, points, FACTS, baselines=False, pareto_points=0)
         plan_s = best_of(repeat, plan_only)
