@@ -21,7 +21,7 @@ import pandas as pd
 from fleetplan.core.errors import InputError
 from fleetplan.planner.levels import BEHIND_FRACTION, Capacity, Configuration, Level
 from fleetplan.planner.measured_capacity import measured_capacities
-from fleetplan.planner.model_capacity import Curves, model_capacity
+from fleetplan.planner.model_capacity import Curves, fallback, model_capacity
 from fleetplan.planner.scenario import CapacityRule, Scenario, TrafficClass
 
 # Re-exported: planner modules and tests have always found them here.
@@ -103,16 +103,19 @@ def _class_capacities(
     rule: CapacityRule,
     curves: Curves,
 ) -> list[Capacity]:
-    measured = measured_capacities(points, traffic, configs, max_utilization)
     fitted = curves.for_points(points)
     if rule == "measured":  # today's capacities; the curves only predict the pools' P99s
         return [
-            replace(c, curve=fitted[c.configuration].curve) if c.configuration in fitted else c
-            for c in measured
+            replace(c, curve=fitted[c.configuration].source) if c.configuration in fitted else c
+            for c in measured_capacities(points, traffic, configs, max_utilization)
         ]
-    return [
-        model_capacity(c, fitted.get(c.configuration), traffic, max_utilization) for c in measured
-    ]
+    found = {c: model_capacity(traffic, c, fitted.get(c), max_utilization) for c in configs}
+    missing = [c for c, capacity in found.items() if capacity is None]
+    if missing:  # the curve cannot say: today's rule, labelled (one pass for all of them)
+        for measured in measured_capacities(points, traffic, missing, max_utilization):
+            config = measured.configuration
+            found[config] = fallback(measured, fitted.get(config), traffic)
+    return [found[c] for c in configs]
 
 
 def configurations(points: pd.DataFrame, scenario: Scenario) -> list[Configuration]:

@@ -11,8 +11,32 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from fleetplan.planner.load_model import LoadCurve
+from fleetplan.planner.load_model import LoadCurve, fit_curve
 
+# The columns `load_model.fit_curve` reads (its docstring lists them): a curve is fitted from
+# these alone, since turning wide rows into records is most of a fit's time.
+CURVE_COLUMNS = (
+    "run_id",
+    "level_index",
+    "source_file",
+    "offered_rate_rps",
+    "max_concurrency",
+    "completed",
+    "duration_s",
+    "ttft_p50_ms",
+    "ttft_p99_ms",
+    "tpot_p50_ms",
+    "tpot_p99_ms",
+    "e2el_p50_ms",
+    "e2el_p99_ms",
+    "output_tokens_mean",
+    "complete",
+    "failed",
+    "sustained_rps",
+    "stable",
+    "load_basis",
+    "load_reason",
+)
 BEHIND_FRACTION = 0.9  # achieved below this share of the offered rate: the server fell behind
 MEASURED_RULE = "measured rule"  # the basis of a capacity found by today's rule
 
@@ -69,6 +93,22 @@ class Level:
         return f"{load}, {self.request_throughput_rps:.2f} req/s achieved"
 
 
+class LazyCurve:
+    """A configuration's latency-against-load curve for one traffic shape, fitted from its rows
+    on first use: under the measured rule only the chosen pools' curves are ever needed."""
+
+    __slots__ = ("_curve", "rows")
+
+    def __init__(self, rows: pd.DataFrame) -> None:
+        self.rows = rows
+        self._curve: LoadCurve | None = None
+
+    def get(self) -> LoadCurve:
+        if self._curve is None:
+            self._curve = fit_curve(self.rows[[c for c in CURVE_COLUMNS if c in self.rows]])
+        return self._curve
+
+
 @dataclass(frozen=True, slots=True)
 class Capacity:
     traffic_class: str
@@ -86,7 +126,7 @@ class Capacity:
     before_ceiling_rps: float | None = None
     # The configuration's latency-against-load curve for this traffic, where one was fitted: the
     # P99s a pool can expect at its planned load come from it.
-    curve: LoadCurve | None = None
+    curve: LazyCurve | None = None
 
     @property
     def full_rps(self) -> float:

@@ -23,6 +23,26 @@ def _numeric(frame: pd.DataFrame, column: str) -> pd.Series:
     )
 
 
+def _usable(points: pd.DataFrame) -> pd.DataFrame:
+    """Levels that show what the server sustains (not cut short, none failed, some completed),
+    with their P99s as numbers (`_ttft`, `_tpot`)."""
+    complete = points["complete"].fillna(True).astype(bool) if "complete" in points else True
+    usable = points[
+        (points["completed"] > 0) & points["request_throughput_rps"].notna() & complete
+    ].copy()
+    usable["_ttft"] = _numeric(usable, "ttft_p99_ms")
+    usable["_tpot"] = _numeric(usable, "tpot_p99_ms")
+    return usable
+
+
+def best_p99s(points: pd.DataFrame) -> dict[tuple[str, int], tuple[float | None, float | None]]:
+    """Each configuration's best (lowest) P99 TTFT and TPOT among its usable levels, for the
+    messages of a class no configuration can serve."""
+    grouped = _usable(points).groupby(["gpu_model", "gpu_count"])
+    ttft, tpot = grouped["_ttft"].min().to_dict(), grouped["_tpot"].min().to_dict()
+    return {key: (_finite(ttft[key]), _finite(tpot.get(key))) for key in ttft}
+
+
 def measured_capacities(
     points: pd.DataFrame,
     traffic: TrafficClass,
@@ -31,13 +51,7 @@ def measured_capacities(
 ) -> list[Capacity]:
     """Capacities of many configurations for one class, in one vectorised pass."""
     keys = ["gpu_model", "gpu_count"]
-    # Levels cut short or with failed requests do not show what the server sustains: left out.
-    complete = points["complete"].fillna(True).astype(bool) if "complete" in points else True
-    usable = points[
-        (points["completed"] > 0) & points["request_throughput_rps"].notna() & complete
-    ].copy()
-    usable["_ttft"] = _numeric(usable, "ttft_p99_ms")
-    usable["_tpot"] = _numeric(usable, "tpot_p99_ms")
+    usable = _usable(points)
     ok = pd.Series(True, index=usable.index)
     if traffic.ttft_p99_ms is not None:
         ok &= usable["_ttft"].le(traffic.ttft_p99_ms)  # an unmeasured value never passes

@@ -19,10 +19,19 @@ from dataclasses import dataclass, field, replace
 
 import pandas as pd
 
-from fleetplan.planner.levels import Capacity, Configuration, Level, level_from_row
-from fleetplan.planner.load_model import Basis, CapacityEstimate, LoadCurve, fit_curve
+from fleetplan.planner.levels import (
+    MEASURED_RULE,
+    Capacity,
+    Configuration,
+    LazyCurve,
+    Level,
+    level_from_row,
+)
+from fleetplan.planner.load_model import Basis, CapacityEstimate, LoadCurve
+from fleetplan.planner.measured_capacity import best_p99s
 from fleetplan.planner.scenario import TrafficClass
 
+Targets = tuple[float | None, float | None]  # P99 TTFT, P99 TPOT (ms); None: no target
 Shape = tuple[object, object, object]  # (dataset, input_len, output_len); None where absent
 MODEL = "model"
 MODEL_BASIS = {Basis.MEASURED: "at a measured level", Basis.INTERPOLATED: "interpolated"}
@@ -31,23 +40,36 @@ MODEL_BASIS = {Basis.MEASURED: "at a measured level", Basis.INTERPOLATED: "inter
 @dataclass(frozen=True, slots=True)
 class Fitted:
     """One configuration's curve for one traffic shape, the rows it was fitted on, and the
-    capacities asked of it so far (by targets)."""
+    capacities asked of it so far (by targets), each with the level it rests on."""
 
-    curve: LoadCurve
-    rows: pd.DataFrame
-    estimates: dict[tuple[float | None, float | None], CapacityEstimate] = field(
-        default_factory=dict
-    )
+    source: LazyCurve  # the curve, fitted on first use
+    best: tuple[float | None, float | None]  # lowest P99 TTFT and TPOT measured (for messages)
+    answers: dict[Targets, tuple[CapacityEstimate, Level | None]] = field(default_factory=dict)
+    _positions: dict[tuple[str, int], int] = field(default_factory=dict)  # rows by level
 
-    def estimate(self, ttft_p99_ms: float | None, tpot_p99_ms: float | None) -> CapacityEstimate:
+    @property
+    def curve(self) -> LoadCurve:
+        return self.source.get()
+
+    @property
+    def rows(self) -> pd.DataFrame:
+        return self.source.rows
+
+    def capacity(
+        self, ttft_p99_ms: float | None, tpot_p99_ms: float | None
+    ) -> tuple[CapacityEstimate, Level | None]:
+        """The curve's capacity at these targets and the level it rests on (None: no capacity);
+        computed once per targets: classes that share them share the answer."""
         key = (ttft_p99_ms, tpot_p99_ms)
-        if key not in self.estimates:
-            self.estimates[key] = self.curve.capacity(
-                ttft_p99_ms=ttft_p99_ms, tpot_p99_ms=tpot_p99_ms
-            )
-        return self.estimates[key]
+        if key not in self.answers:
+            estimate = self.curve.capacity(ttft_p99_ms=ttft_p99_ms, tpot_p99_ms=tpot_p99_ms)
+            level = None
+            if estimate.capacity_rps > 0 and math.isfinite(estimate.capacity_rps):
+                level = self._resting_level(estimate.capacity_rps)
+            self.answers[key] = (estimate, level)
+        return self.answers[key]
 
-    def resting_level(self, rate_rps: float) -> Level:
+    def _resting_level(self, rate_rps: float) -> Level:
         """The highest stable level at or under `rate_rps`: what a capacity found on the curve
         rests on (its tokens, power and source file)."""
         stable = [
@@ -56,11 +78,13 @@ class Fitted:
             if level.stable and level.offered_rps <= rate_rps * (1 + 1e-9)
         ]
         top = max(stable, key=lambda level: (level.offered_rps, level.run_id))
-        rows = self.rows[
-            (self.rows["run_id"].astype(str) == top.run_id)
-            & (self.rows["level_index"].fillna(0).astype(int) == top.level_index)
-        ]
-        return level_from_row(rows.iloc[0].to_dict(), stable=True, load_reason=top.load_reason)
+        if not self._positions:
+            keys = zip(self.rows["run_id"], self.rows["level_index"].fillna(0), strict=True)
+            self._positions.update(
+                {(str(run), int(index)): i for i, (run, index) in enumerate(keys)}
+            )
+        row = self.rows.iloc[self._positions[(top.run_id, top.level_index)]].to_dict()
+        return level_from_row(row, stable=True, load_reason=top.load_reason)
 
 
 class Curves:
@@ -73,8 +97,11 @@ class Curves:
         """The curves of the configurations in `class_points` (one traffic shape)."""
         shape = shape_of(class_points)
         if shape not in self._by_shape:
+            best = best_p99s(class_points)
             self._by_shape[shape] = {
-                Configuration(str(gpu), int(count)): Fitted(fit_curve(rows), rows)
+                Configuration(str(gpu), int(count)): Fitted(
+                    LazyCurve(rows), best.get((gpu, count), (None, None))
+                )
                 for (gpu, count), rows in class_points.groupby(["gpu_model", "gpu_count"])
             }
         return self._by_shape[shape]
@@ -100,32 +127,39 @@ def why_not(curve: LoadCurve, traffic: TrafficClass) -> str | None:
 
 
 def model_capacity(
-    measured: Capacity, fitted: Fitted | None, traffic: TrafficClass, max_utilization: float
-) -> Capacity:
-    """The model rule's capacity, from the measured rule's (its fallback) and the curve."""
-    if fitted is None:  # no measured level at all: the measured rule says so
-        return measured
-    curve = fitted.curve
-    problem = why_not(curve, traffic)
-    if problem:
-        return replace(measured, basis=f"measured rule: {problem}", curve=curve)
-    estimate = fitted.estimate(traffic.ttft_p99_ms, traffic.tpot_p99_ms)
-    if not estimate.capacity_rps > 0 or not math.isfinite(estimate.capacity_rps):
-        return replace(
-            measured,
-            capacity_rps=0.0,
-            level=None,
-            reason=estimate.reason,
-            basis=MODEL,
-            before_ceiling_rps=0.0,
-            curve=curve,
-        )
-    return replace(
-        measured,
+    traffic: TrafficClass,
+    configuration: Configuration,
+    fitted: Fitted | None,
+    max_utilization: float,
+) -> Capacity | None:
+    """The model rule's capacity of one configuration for one class; None where the curve
+    cannot say (no levels, or `why_not`): the caller falls back to the measured rule."""
+    if fitted is None or why_not(fitted.curve, traffic):
+        return None
+    estimate, level = fitted.capacity(traffic.ttft_p99_ms, traffic.tpot_p99_ms)
+    common = {
+        "traffic_class": traffic.name,
+        "configuration": configuration,
+        "reason": estimate.reason,
+        "best_ttft_p99_ms": fitted.best[0],
+        "best_tpot_p99_ms": fitted.best[1],
+        "curve": fitted.source,
+    }
+    if level is None:
+        return Capacity(capacity_rps=0.0, level=None, basis=MODEL, before_ceiling_rps=0.0, **common)
+    return Capacity(
         capacity_rps=estimate.capacity_rps * max_utilization,
-        level=fitted.resting_level(estimate.capacity_rps),
-        reason=estimate.reason,
+        level=level,
         basis=f"{MODEL}: {MODEL_BASIS.get(estimate.basis, estimate.basis.value)}",
         before_ceiling_rps=estimate.capacity_rps,
-        curve=curve,
+        **common,
+    )
+
+
+def fallback(measured: Capacity, fitted: Fitted | None, traffic: TrafficClass) -> Capacity:
+    """The measured rule's capacity where the model rule has none, labelled with why."""
+    if fitted is None:  # no measured level at all: the measured rule says so
+        return measured
+    return replace(
+        measured, basis=f"{MEASURED_RULE}: {why_not(fitted.curve, traffic)}", curve=fitted.source
     )

@@ -67,7 +67,7 @@ def _predicted(pool: PoolEconomics, servers: int, rate: float) -> Prediction | N
     curve = pool.capacity.curve
     if curve is None or servers <= 0:
         return None
-    return curve.predict(rate / servers)
+    return curve.get().predict(rate / servers)
 
 
 def _linear(

@@ -112,6 +112,12 @@ def test_the_example_under_the_model_rule(tables):
     refused = rows[("realtime", "2x rtx-4090")]
     assert refused.capacity_rps_per_server == 0 and refused.basis == "model"
     assert "even at its lowest stable level" in refused.reason
+    # 8x 4090: its 4 req/s P99 TTFT is over twice its 8 req/s one (an outlier), so no TTFT curve:
+    # a class with a TTFT target falls back to the measured rule, a class without one need not
+    fallen = rows[("realtime", "8x rtx-4090")]
+    assert fallen.basis.startswith("measured rule: P99 TTFT is missing at a stable level")
+    assert fallen.reason == "P99 TTFT target 100 ms, best 266.4 ms"
+    assert rows[("batch", "8x rtx-4090")].basis == "model: at a measured level"
 
 
 def test_the_ceiling_is_headroom_on_the_curves_capacity(tables):
