@@ -13,8 +13,8 @@ import pandas as pd
 
 from fleetplan.planner.load_model import LoadCurve, fit_curve
 
-# The columns `load_model.fit_curve` reads (its docstring lists them): a curve is fitted from
-# these alone, since turning wide rows into records is most of a fit's time.
+# The columns `load_model.fit_curve` reads (its docstring lists them): curves are fitted from
+# these alone (`model_capacity.Curves`), since copying wide rows is much of a fit's time.
 CURVE_COLUMNS = (
     "run_id",
     "level_index",
@@ -105,7 +105,7 @@ class LazyCurve:
 
     def get(self) -> LoadCurve:
         if self._curve is None:
-            self._curve = fit_curve(self.rows[[c for c in CURVE_COLUMNS if c in self.rows]])
+            self._curve = fit_curve(self.rows)
         return self._curve
 
 

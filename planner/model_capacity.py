@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 import pandas as pd
 
 from fleetplan.planner.levels import (
+    CURVE_COLUMNS,
     MEASURED_RULE,
     Capacity,
     Configuration,
@@ -39,21 +40,20 @@ MODEL_BASIS = {Basis.MEASURED: "at a measured level", Basis.INTERPOLATED: "inter
 
 @dataclass(frozen=True, slots=True)
 class Fitted:
-    """One configuration's curve for one traffic shape, the rows it was fitted on, and the
+    """One configuration's curve for one traffic shape, the shape's points (its own rows are
+    those the curve was fitted on, by index), and the
     capacities asked of it so far (by targets), each with the level it rests on."""
 
     source: LazyCurve  # the curve, fitted on first use
+    points: pd.DataFrame  # every column of the traffic shape's points (all configurations)
     best: tuple[float | None, float | None]  # lowest P99 TTFT and TPOT measured (for messages)
     answers: dict[Targets, tuple[CapacityEstimate, Level | None]] = field(default_factory=dict)
-    _positions: dict[tuple[str, int], int] = field(default_factory=dict)  # rows by level
+    _labels: dict[tuple[str, int], object] = field(default_factory=dict)  # rows by level
+    _levels: dict[tuple[str, int], Level] = field(default_factory=dict)
 
     @property
     def curve(self) -> LoadCurve:
         return self.source.get()
-
-    @property
-    def rows(self) -> pd.DataFrame:
-        return self.source.rows
 
     def capacity(
         self, ttft_p99_ms: float | None, tpot_p99_ms: float | None
@@ -78,13 +78,15 @@ class Fitted:
             if level.stable and level.offered_rps <= rate_rps * (1 + 1e-9)
         ]
         top = max(stable, key=lambda level: (level.offered_rps, level.run_id))
-        if not self._positions:
-            keys = zip(self.rows["run_id"], self.rows["level_index"].fillna(0), strict=True)
-            self._positions.update(
-                {(str(run), int(index)): i for i, (run, index) in enumerate(keys)}
-            )
-        row = self.rows.iloc[self._positions[(top.run_id, top.level_index)]].to_dict()
-        return level_from_row(row, stable=True, load_reason=top.load_reason)
+        key = (top.run_id, top.level_index)
+        if key not in self._levels:  # several targets often rest on one level
+            if not self._labels:
+                rows = self.source.rows
+                keys = zip(rows.index, rows["run_id"], rows["level_index"].fillna(0), strict=True)
+                self._labels.update({(str(run), int(index)): label for label, run, index in keys})
+            row = self.points.loc[self._labels[key]].to_dict()
+            self._levels[key] = level_from_row(row, stable=True, load_reason=top.load_reason)
+        return self._levels[key]
 
 
 class Curves:
@@ -98,11 +100,13 @@ class Curves:
         shape = shape_of(class_points)
         if shape not in self._by_shape:
             best = best_p99s(class_points)
+            keys = ["gpu_model", "gpu_count"]
+            narrow = class_points[[c for c in (*CURVE_COLUMNS, *keys) if c in class_points]]
             self._by_shape[shape] = {
                 Configuration(str(gpu), int(count)): Fitted(
-                    LazyCurve(rows), best.get((gpu, count), (None, None))
+                    LazyCurve(rows), class_points, best.get((gpu, count), (None, None))
                 )
-                for (gpu, count), rows in class_points.groupby(["gpu_model", "gpu_count"])
+                for (gpu, count), rows in narrow.groupby(keys)
             }
         return self._by_shape[shape]
 
