@@ -7,6 +7,7 @@ import plotly.express as px
 import streamlit as st
 
 from fleetplan.app import data
+from fleetplan.app.charts import METRIC_NAMES, TARGET_COLOUR, load_curves_figure, target_line
 from fleetplan.app.style import gpu_colours
 from fleetplan.core.tabular import to_csv
 from fleetplan.services.benchmark_views import (
@@ -19,6 +20,7 @@ from fleetplan.services.benchmark_views import (
     priced_points,
     select_points,
 )
+from fleetplan.services.load_views import benchmark_curves, curve_notes, traffic_shapes
 from fleetplan.services.scenario_defaults import default_price
 from fleetplan.warehouse.queries import load_curve, models_by_coverage
 
@@ -110,7 +112,9 @@ if subset.empty:
     st.stop()
 colours = gpu_colours(list(frame["gpu_model"].unique()))
 
-tabs = st.tabs(["Throughput vs load", "Latency vs throughput", "Cost vs latency", "Energy"])
+tabs = st.tabs(
+    ["Throughput vs load", "Latency vs load", "Latency vs throughput", "Cost vs latency", "Energy"]
+)
 with tabs[0]:
     curve = load_curve(subset, metric)
     if curve.empty:
@@ -139,9 +143,30 @@ with tabs[0]:
         if notes:
             st.caption(notes)
 with tabs[1]:
-    target = st.number_input(
+    inputs = st.columns(3)
+    target = inputs[0].number_input(
         "Your P99 TTFT target (ms)", 1.0, 100_000.0, 500.0, step=50.0, key="w_ttft_target"
     )
+    tpot_target = inputs[1].number_input(
+        "Your P99 TPOT target (ms, 0 = none)", 0.0, 10_000.0, 0.0, step=10.0, key="w_tpot_target"
+    )
+    shapes = traffic_shapes(subset)
+    shape = inputs[2].selectbox("Traffic", list(shapes), key=f"w_curve_shape:{model}")
+    curves = benchmark_curves(shapes[shape], ttft_p99_ms=target, tpot_p99_ms=tpot_target or None)
+    for metric, metric_target in (("ttft", target), ("tpot", tpot_target or None)):
+        figure = load_curves_figure(
+            curves,
+            metric,
+            target_ms=metric_target,
+            title=f"{METRIC_NAMES[metric]} against offered load: {model}",
+        )
+        st.plotly_chart(figure, key=f"chart_curve_{metric}")
+    st.caption(
+        "Lines: each configuration's fitted curve, through the levels where the server kept up "
+        "(the drain left out), ending at the highest of them: nothing is extrapolated. Stars and "
+        "dotted lines: the capacity at your targets.  \n" + "  \n".join(curve_notes(curves))
+    )
+with tabs[2]:
     latency = px.scatter(
         subset.sort_values("request_throughput_rps"),
         x="request_throughput_rps",
@@ -158,13 +183,11 @@ with tabs[1]:
         },
         title="P99 time to first token against achieved throughput",
     )
-    latency.add_hline(
-        y=target, line_dash="dash", line_color="#D55E00", annotation_text=f"target {target:g} ms"
-    )
+    target_line(latency, target, label=f"target {target:g} ms", colour=TARGET_COLOUR)
     st.plotly_chart(latency, key="chart_latency")
     meets = levels_meeting_ttft(subset, target)
     st.caption(f"{meets} of {len(subset)} levels meet {target:g} ms.")
-with tabs[2]:
+with tabs[3]:
     gpus = sorted(subset["gpu_model"].unique())
     price_cols = st.columns(max(len(gpus), 1))
     prices = {}
@@ -202,7 +225,7 @@ with tabs[2]:
         "$ per million tokens = GPUs x price / (total tokens/s x 3,600) x 10^6 at the level's "
         "measured throughput; stars: no other level is both cheaper and faster."
     )
-with tabs[3]:
+with tabs[4]:
     measured, unmeasured = measured_energy(subset)
     if measured.empty:
         st.info(
