@@ -6,6 +6,8 @@ warehouse/. Pages draw; they do not decide.
   `PAGES`, read by the router, the tests and the benchmark.
 - `data.py`: the warehouse connection and Streamlit's caches over queries and plans; nothing else.
 - `style.py`: the shared look (one colour per GPU model on every chart).
+- `charts.py`: figures that take more than a call or two (the load curves, the plan's
+  comparisons), built from what services compute; a page passes them to `st.plotly_chart`.
 
 To add a page: write `pages/NAME.py` and add it to `PAGES`. Keep the page to widgets and charts:
 whatever it computes (filtering, validation, defaults, unit costs, missing-value handling) goes

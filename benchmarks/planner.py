@@ -2,7 +2,9 @@
 
 For each size (classes x configurations) it builds synthetic benchmark points (six load levels per
 configuration, latency rising with load) and a scenario, then times in one run:
-- fleetplan: capacities from the points + the pool MILP (and its tie-break solve);
+- fleetplan: capacities from the points (by default on a latency-against-load curve fitted per
+  configuration; `--capacity-rule measured` for the measured-level rule) + the pool MILP (and its
+  tie-break solve);
 - the Pareto sweep (min cost, min carbon and 10 capped solves);
 - Mélange's formulation (Griggs et al. 2024, `melange/solver.py`) on the same capacities: a binary
   per (class slice, configuration), integer servers per configuration shared by all slices,
@@ -69,8 +71,17 @@ def instance(classes: int, configs: int, seed: int = 0) -> tuple[Scenario, pd.Da
 def _level(
     index: int, load: float, *, run: str, gpu: str, n: int, peak: float, base_ttft: float
 ) -> dict:
-    """One load level: throughput saturates at the peak, latency rises with the load."""
+    """One load level: throughput saturates at the peak, latency rises with the load. Durations
+    and medians are those of a server that kept up below the peak (arrivals plus one request's
+    drain) and fell behind above it (it worked at the peak), so the levels can be judged and a
+    latency-against-load curve fitted, as for measured levels."""
+    offered = peak * load
     achieved = peak * min(load, 1.0)
+    ttft_p99 = base_ttft * (1 + 4 * load**3)
+    tpot_p99 = 10 * (1 + load)
+    typical_s = (0.6 * ttft_p99 + 0.9 * tpot_p99 * 199) / 1000 * (3.0 if load > 1 else 1.0)
+    completed = max(100, int(8 * offered * typical_s))  # arrivals over 8 requests' time
+    span = (completed - 1) / offered
     return {
         "run_id": run,
         "level_index": index,
@@ -80,14 +91,20 @@ def _level(
         "dataset": "synthetic",
         "input_len": None,
         "output_len": None,
-        "offered_rate_rps": peak * load,
+        "offered_rate_rps": offered,
         "max_concurrency": None,
-        "completed": 100,
+        "completed": completed,
+        "failed": 0,
+        "complete": True,
+        "duration_s": span + typical_s if load <= 1 else completed / achieved,
         "request_throughput_rps": achieved,
         "total_throughput_tps": achieved * 400,
         "output_throughput_tps": achieved * 200,
-        "ttft_p99_ms": base_ttft * (1 + 4 * load**3),
-        "tpot_p99_ms": 10 * (1 + load),
+        "ttft_p50_ms": 0.6 * ttft_p99,
+        "ttft_p99_ms": ttft_p99,
+        "tpot_p50_ms": 0.9 * tpot_p99,
+        "tpot_p99_ms": tpot_p99,
+        "e2el_p50_ms": typical_s * 1000,
         "input_tokens_mean": 200.0,
         "output_tokens_mean": 200.0,
         "avg_power_w": None,
@@ -183,6 +200,12 @@ def best_of(repeat: int, action) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--capacity-rule",
+        choices=("model", "measured"),
+        default="model",
+        help="the scenarios' capacity rule (model: a load curve fitted per configuration)",
+    )
     args = parser.parse_args()
     print(
         f"{'size':>9}  {'plan':>8}  {'solve':>8}  {'mélange':>8}  {'ratio':>7}  "
@@ -190,6 +213,7 @@ def main() -> None:
     )
     for classes, configs in SIZES:
         scenario, points = instance(classes, configs)
+        scenario = scenario.model_copy(update={"capacity_rule": args.capacity_rule})
         repeat = args.repeat if classes < 200 else 1
         plan_only = partial(plan, scenario, points, FACTS, baselines=False, pareto_points=0)
         plan_s = best_of(repeat, plan_only)

@@ -10,9 +10,11 @@ One collection on one host:
   `run_collect`, which prints, ingests and gives the exit code.
 - backends: `openai_backend` (a server that runs), `vllm_server` (starts vLLM, then measures it
   as openai), `torch_backend` (transformers, a batch sweep).
-- `collect`: the suite over an OpenAI-compatible endpoint, level by level, with progress bars;
-  `loadgen` (arrivals, one level), `openai_client` (one streamed request), `prompts` (exact
-  token lengths), `suite` (shapes and rates), `requests_log` (a level's requests -> a Point).
+- `collect`: the suite over an OpenAI-compatible endpoint, level by level, with progress bars,
+  or a capacity search's levels (`--find-capacity`: `search` decides the rates and lengths and
+  judges each level; `collect.search_shape` measures them); `loadgen` (arrivals, one level),
+  `openai_client` (one streamed request), `prompts` (exact token lengths), `suite` (shapes and
+  rates), `requests_log` (a level's requests -> a Point).
 - `telemetry` (NVML energy windows), `hardware` (what ran the server), `run_file` (the run file
   every backend writes, and its summary table), `events` (level events a caller can listen to),
   `errors` (CollectError).

@@ -1,5 +1,6 @@
 """The probe suite against an OpenAI-compatible server: warm-up, then each load level, into one
-fleetplan run file.
+fleetplan run file; or, with `--find-capacity`, the levels a capacity search asks for
+(collectors.search decides them, `search_shape` measures them the way the suite does).
 
 One measurement path for every server: `--backend openai` points at one that runs; `--backend
 vllm` starts one (collectors.vllm_server) and then does exactly this (collectors.openai_backend
@@ -22,14 +23,19 @@ from tqdm import tqdm
 
 from fleetplan.collectors.errors import CollectError
 from fleetplan.collectors.events import level_started
-from fleetplan.collectors.loadgen import LevelOutcome, run_level
+from fleetplan.collectors.loadgen import LevelOutcome, arrival_offsets, run_level
 from fleetplan.collectors.openai_client import Endpoint
-from fleetplan.collectors.prompts import Tokenizer, make_prompts
+from fleetplan.collectors.prompts import PromptPool, Tokenizer, make_prompts
 from fleetplan.collectors.requests_log import RequestResult, level_point
 from fleetplan.collectors.run_file import CollectResult, RunSetup, collector_run, write_run_file
+from fleetplan.collectors.search import Measured, SearchOutcome, SearchPlan, find_capacity
 from fleetplan.collectors.suite import Suite, TokenShape
 from fleetplan.collectors.telemetry import Telemetry
 from fleetplan.core.contract import Point
+
+# A level whose later sends are behind their schedule by over 5 % of its arrival span offered
+# less than its rate: the client, not the server, set the pace.
+CLIENT_SLACK = 0.05
 
 
 @dataclass(frozen=True)
@@ -96,6 +102,7 @@ def run_shape(
             measured,
             shape=shape,
             suite=suite,
+            rate=rate,
             level=level,
             telemetry=telemetry,
             stream=stream,
@@ -110,13 +117,82 @@ def run_shape(
 
 def _warm_up(
     endpoint: Endpoint, prompts: list[tuple[str, int]], shape: TokenShape, suite: Suite
-) -> None:
+) -> float | None:
+    """Send the warm-up requests at once; their median time in the system (s)."""
     outcome = asyncio.run(
         run_level(endpoint, prompts, output_len=shape.output_len, rate=math.inf, seed=suite.seed)
     )
     failed = [r.error for r in outcome.results if not r.ok]
     if len(failed) == len(prompts):
         raise CollectError(f"every warm-up request failed: {failed[0]}")
+    return float(np.median([r.e2el_s for r in outcome.results if r.ok]))
+
+
+@dataclass
+class ShapeSearch:
+    """One token shape's capacity search: its levels as points, in order, and the outcome."""
+
+    points: list[Point]
+    problems: list[str]
+    outcome: SearchOutcome | None = None
+
+
+def search_shape(
+    target: Target,
+    shape: TokenShape,
+    suite: Suite,
+    telemetry: Telemetry,
+    plan: SearchPlan,
+    *,
+    stream: TextIO,
+) -> ShapeSearch:
+    """Warm-up, then the capacity search's levels (collectors.search), each measured as a
+    suite's level is: same prompts from the start of one pool, energy window, progress bar."""
+    pool = PromptPool(target.tokenizer, shape.input_len, suite.seed)
+    warmup = suite.warmup_requests
+    typical = _warm_up(target.endpoint, pool.first(warmup), shape, suite) if warmup else None
+    found = ShapeSearch([], [])
+
+    def measure(rate: float, requests: int, expected: int) -> Measured:
+        level = len(found.points)
+        level_started(shape.name, level, expected)
+        outcome, point = _measure_level(
+            target.endpoint,
+            pool.first(warmup + requests)[warmup:],
+            shape=shape,
+            suite=suite,
+            rate=rate,
+            level=level,
+            telemetry=telemetry,
+            stream=stream,
+        )
+        found.points.append(point)
+        problems, stopped = _level_problems(outcome, point, shape, rate)
+        found.problems.extend(problems)
+        lag = None if stopped else client_lag(outcome, rate, suite, level, shape)
+        return Measured(point, stopped=stopped, problem=lag)
+
+    found.outcome = find_capacity(measure, suite.rates, plan, typical_s=typical)
+    found.problems.extend(found.outcome.problems)
+    return found
+
+
+def client_lag(
+    outcome: LevelOutcome, rate: float, suite: Suite, level: int, shape: TokenShape
+) -> str | None:
+    """Whether the client kept to its schedule; when it could not, why the level cannot count.
+    A client too slow for the rate falls further behind with every request, so the second
+    half of its sends is late by a share of the level; a passing stall delays only a few."""
+    scheduled = arrival_offsets(len(outcome.results), rate, suite.burstiness, suite.seed + level)
+    late = np.asarray([r.start_s for r in outcome.results]) - scheduled
+    behind = float(np.median(late[len(late) // 2 :]))
+    if behind <= CLIENT_SLACK * scheduled[-1]:
+        return None
+    return (
+        f"{shape.name} at {_rate_label(rate)}: the client sent the second half of its requests "
+        f"{behind:.2f} s late (median) over {scheduled[-1]:.1f} s of arrivals: it cannot drive "
+        "this rate, so the capacity found may be the client's limit, not the server's"
+    )
 
 
 def _measure_level(
@@ -125,12 +201,12 @@ def _measure_level(
     *,
     shape: TokenShape,
     suite: Suite,
+    rate: float,
     level: int,
     telemetry: Telemetry,
     stream: TextIO,
 ) -> tuple[LevelOutcome, Point]:
     """One load level, with its energy window and progress bar."""
-    rate = suite.rates[level]
     bar = _ProgressBar(len(prompts), f"{shape.name} {_rate_label(rate)}", stream)
     window = f"{shape.name}-{level}"
     telemetry.begin_window(window)
@@ -215,20 +291,36 @@ def collect(
     setup: RunSetup,
     out_dir: Path,
     stream: TextIO = sys.stderr,
+    search: SearchPlan | None = None,
 ) -> CollectResult:
-    """Measure every token shape of the suite and write the run file (also when interrupted)."""
+    """Measure every token shape of the suite, or search each one's capacity (`search`), and
+    write the run file (also when interrupted)."""
     started = datetime.now(UTC)
-    setup = dataclasses.replace(setup, metadata=_metadata(target, suite, telemetry, setup))
-    runs, problems, stopped = [], [], False
+    metadata = _metadata(target, suite, telemetry, setup)
+    if search is not None:
+        metadata["num_requests"] = f"at least {search.min_requests} per level (capacity search)"
+    setup = dataclasses.replace(setup, metadata=metadata)
+    runs, problems, searches, stopped = [], [], [], False
     for shape in suite.shapes:
-        points, shape_problems, stopped = run_shape(target, shape, suite, telemetry, stream=stream)
+        if search is None:
+            points, shape_problems, stopped = run_shape(
+                target, shape, suite, telemetry, stream=stream
+            )
+            shape_setup = setup
+        else:
+            found = search_shape(target, shape, suite, telemetry, search, stream=stream)
+            points, shape_problems, stopped = found.points, found.problems, found.outcome.stopped
+            searches.append((shape.name, found.outcome))
+            shape_setup = dataclasses.replace(
+                setup, metadata={**setup.metadata, **found.outcome.metadata()}
+            )
         problems += shape_problems
         if points:
-            runs.append(collector_run(shape, setup, started, points))
+            runs.append(collector_run(shape, shape_setup, started, points))
         if stopped:
             break
     path, run_file = write_run_file(runs, out_dir, started, setup.file_name())
-    return CollectResult(path, run_file, problems, interrupted=stopped)
+    return CollectResult(path, run_file, problems, interrupted=stopped, searches=searches)
 
 
 def _metadata(target: Target, suite: Suite, telemetry: Telemetry, setup: RunSetup) -> dict:

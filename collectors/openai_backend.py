@@ -99,6 +99,7 @@ def collect_openai(
             telemetry=telemetry,
             setup=setup,
             out_dir=out,
+            search=options.search.plan(options.measure.num_requests),
         )
     finally:
         telemetry.close()

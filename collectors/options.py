@@ -1,5 +1,5 @@
 """What one collection is asked to do, as frozen models: `CollectOptions` for a collection on one
-host (the backend, the model and five groups of settings), `IngestOptions` for loading the run
+host (the backend, the model and six groups of settings), `IngestOptions` for loading the run
 files afterwards, `CampaignOptions` for a campaign over a Ray cluster.
 
 The command line builds them from argv (fleetplan/cli/collect.py owns the flags, their defaults
@@ -14,14 +14,18 @@ agree), and the code that reads it.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from fleetplan.collectors.suite import Suite, TokenShape, parse_rates, standard_suite
 from fleetplan.core.errors import InputError
+
+if TYPE_CHECKING:
+    from fleetplan.collectors.search import SearchPlan
 
 BACKEND_NAMES = ("openai", "vllm", "torch")
 BackendName = Literal["openai", "vllm", "torch"]
@@ -42,6 +46,7 @@ class MeasureOptions(_Group):
     num_requests: int | None = Field(None, ge=1, le=1_000_000)
     warmup: int = Field(4, le=10_000)  # below 0 counts as 0, as on the command line
     seed: int = 0
+    burstiness: float = Field(1.0, gt=0, allow_inf_nan=False)
     max_concurrency: int | None = Field(None, ge=1)
 
     @field_validator("rates", mode="before")
@@ -68,6 +73,7 @@ class MeasureOptions(_Group):
         extra: dict[str, Any] = {
             "seed": self.seed,
             "warmup_requests": max(self.warmup, 0),
+            "burstiness": self.burstiness,
             "max_concurrency": self.max_concurrency,
         }
         if self.rates:
@@ -128,8 +134,50 @@ class TorchOptions(_Group):
     max_batch: int = Field(256, ge=1)
 
 
+class SearchOptions(_Group):
+    """`--find-capacity`: search the highest rate that meets P99 targets (openai, vllm)."""
+
+    find_capacity: bool = False
+    ttft_p99: float | None = Field(None, gt=0, allow_inf_nan=False)  # ms
+    tpot_p99: float | None = Field(None, gt=0, allow_inf_nan=False)  # ms
+    tolerance: float = Field(0.05, gt=0, lt=1)  # collectors.search.DEFAULT_TOLERANCE
+
+    @model_validator(mode="after")
+    def _targets(self) -> SearchOptions:
+        if self.find_capacity and self.ttft_p99 is None:
+            raise ValueError("--find-capacity needs --ttft-p99 MS, the P99 TTFT target")
+        if not self.find_capacity:
+            given = [
+                flag(name)
+                for name in ("ttft_p99", "tpot_p99", "tolerance")
+                if getattr(self, name) != type(self).model_fields[name].default
+            ]
+            if given:
+                raise ValueError(
+                    f"{', '.join(given)} without --find-capacity: they set its targets and "
+                    "tolerance, so give it too"
+                )
+        return self
+
+    def plan(self, num_requests: int | None) -> SearchPlan | None:
+        """The search these options ask for (None: no search). `--num-requests`, when given,
+        sets the fewest requests a level has (else `SEARCH_MIN_REQUESTS`)."""
+        if not self.find_capacity:
+            return None
+        # imported here: every `fleetplan` command reads these options, few search (numpy)
+        from fleetplan.collectors.search import SEARCH_MIN_REQUESTS, SearchPlan
+
+        return SearchPlan(
+            ttft_p99_ms=self.ttft_p99,
+            tpot_p99_ms=self.tpot_p99,
+            tolerance=self.tolerance,
+            min_requests=num_requests or SEARCH_MIN_REQUESTS,
+        )
+
+
 _GROUPS: dict[str, type[_Group]] = {
     "measure": MeasureOptions,
+    "search": SearchOptions,
     "server": ServerOptions,
     "engine": EngineOptions,
     "hardware": HardwareOptions,
@@ -162,10 +210,29 @@ class CollectOptions(BaseModel):
     model: str | None = Field(None, min_length=1)
     dtype: str | None = None  # the model's dtype (vllm, torch)
     measure: MeasureOptions = MeasureOptions()
+    search: SearchOptions = SearchOptions()
     server: ServerOptions = ServerOptions()
     engine: EngineOptions = EngineOptions()
     hardware: HardwareOptions = HardwareOptions()
     torch: TorchOptions = TorchOptions()
+
+    @model_validator(mode="after")
+    def _search_needs_rates(self) -> CollectOptions:
+        if not self.search.find_capacity:
+            return self
+        if self.backend == "torch":
+            raise ValueError(
+                "--find-capacity searches request rates; the torch backend runs a closed-loop "
+                "batch sweep, which offers none: use --backend openai or vllm"
+            )
+        if self.measure.max_concurrency is not None:
+            raise ValueError(
+                "--find-capacity judges each level against the rate offered, which a client-side "
+                "--max-concurrency would hold back: leave it out"
+            )
+        if self.measure.rates and not any(math.isfinite(rate) for rate in self.measure.rates):
+            raise ValueError("--find-capacity needs a finite rate in --rates to start its ladder")
+        return self
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, object]) -> CollectOptions:

@@ -107,5 +107,19 @@ def exact_prompt(tokenizer: Tokenizer, length: int, rng: random.Random, attempts
 
 def make_prompts(tokenizer: Tokenizer, count: int, length: int, seed: int) -> list[tuple[str, int]]:
     """`count` distinct prompts of `length` tokens each (text, token count)."""
-    rng = random.Random(f"{seed}:{length}")
-    return [(exact_prompt(tokenizer, length, rng), length) for _ in range(count)]
+    return PromptPool(tokenizer, length, seed).first(count)
+
+
+class PromptPool:
+    """Prompts made as they are needed, for levels whose length is known only when they start
+    (a capacity search): `first(n)` is `make_prompts(..., n, ...)` with the same seed."""
+
+    def __init__(self, tokenizer: Tokenizer, length: int, seed: int):
+        self.tokenizer, self.length = tokenizer, length
+        self._rng = random.Random(f"{seed}:{length}")
+        self._made: list[tuple[str, int]] = []
+
+    def first(self, count: int) -> list[tuple[str, int]]:
+        while len(self._made) < count:
+            self._made.append((exact_prompt(self.tokenizer, self.length, self._rng), self.length))
+        return self._made[:count]

@@ -5,6 +5,10 @@ to their backend, the run file is written, summed up and, on request, ingested.
 (collectors.ray_campaign.task). A backend is a function `(CollectOptions, out: Path) ->
 CollectResult` listed in `BACKENDS` (its name also in `options.BACKEND_NAMES`, which the command
 line offers; tests/test_collect_options.py checks that the two lists agree).
+
+With `--find-capacity` the command prints each shape's search (collectors.search) instead of
+the summary table, and exits 2 (EXIT_INFEASIBLE) when a shape's lowest rate already misses the
+targets.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from fleetplan.collectors.options import CollectOptions, IngestOptions
 from fleetplan.collectors.run_file import CollectResult, summary_table
 from fleetplan.collectors.torch_backend import collect_torch
 from fleetplan.collectors.vllm_server import collect_vllm
-from fleetplan.core.exits import EXIT_INTERRUPTED, EXIT_OK, EXIT_PROBLEMS
+from fleetplan.core.exits import EXIT_INFEASIBLE, EXIT_INTERRUPTED, EXIT_OK, EXIT_PROBLEMS
 
 Backend = Callable[[CollectOptions, Path], CollectResult]
 BACKENDS: dict[str, Backend] = {
@@ -35,17 +39,25 @@ def execute(options: CollectOptions, out: Path) -> CollectResult:
 
 
 def exit_code(result: CollectResult) -> int:
+    """130 interrupted; 1 an incomplete level or a search's problem; 2 a search that found no
+    rate meeting the targets; else 0."""
     if result.interrupted and any("interrupted" in p for p in result.problems):
         return EXIT_INTERRUPTED
     incomplete = any(not p.complete or p.failed for r in result.run_file.runs for p in r.points)
-    return EXIT_PROBLEMS if incomplete or result.interrupted else EXIT_OK
+    searched = [outcome for _, outcome in result.searches]
+    if incomplete or result.interrupted or any(outcome.problems for outcome in searched):
+        return EXIT_PROBLEMS
+    return EXIT_INFEASIBLE if any(outcome.infeasible for outcome in searched) else EXIT_OK
 
 
 def run_collect(options: CollectOptions, *, out: Path, ingest: IngestOptions | None) -> int:
     """Collect, print what was measured and its problems, ingest on request; the exit code.
     A collection that cannot start raises (CollectError, PromptError)."""
     result = execute(options, out)
-    print(summary_table(result.run_file))
+    if result.searches:
+        print("\n\n".join(outcome.table(shape) for shape, outcome in result.searches))
+    else:
+        print(summary_table(result.run_file))
     print(f"run file: {result.path}")
     for problem in result.problems:
         print(f"problem: {problem}", file=sys.stderr)

@@ -15,6 +15,7 @@ from fleetplan import __version__
 from fleetplan.collectors.errors import CollectError
 from fleetplan.collectors.events import run_metadata
 from fleetplan.collectors.hardware import Hardware
+from fleetplan.collectors.search import SearchOutcome
 from fleetplan.collectors.suite import TokenShape
 from fleetplan.core.contract import RUN_FILE_FORMAT, Point, Run, RunFile
 from fleetplan.core.gpus import canonical_gpu
@@ -44,6 +45,8 @@ class CollectResult:
     run_file: RunFile
     problems: list[str] = field(default_factory=list)
     interrupted: bool = False
+    # `--find-capacity`: each token shape's search, (shape name, outcome)
+    searches: list[tuple[str, SearchOutcome]] = field(default_factory=list)
 
 
 def collector_run(

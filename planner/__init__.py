@@ -4,11 +4,15 @@ table, GPU reference figures) and a typed `Plan` out.
 
 The model (the dashboard and the CSV say the same):
 - A configuration is (GPU model, GPUs per server) for the scenario's model, as measured.
-- Capacity of one server of a configuration for a class: the highest achieved request throughput
-  among its measured levels whose P99 TTFT and P99 TPOT meet the class's targets (a missing target
-  is no constraint), times the utilisation ceiling; 0 when no level passes. No extrapolation
-  beyond measured levels. Where that level is one at which the server fell behind its offered
-  load (achieved < 90% of offered, or a burst at `inf`), the plan says so.
+- Capacity of one server of a configuration for a class, by the scenario's `capacity_rule`:
+  "model" (the default): the highest rate whose P99 TTFT and P99 TPOT the configuration's
+  latency-against-load curve (fitted on the levels where the server kept up, no extrapolation)
+  predicts within the class's targets; for a class without targets, the highest rate the server
+  kept up with. Where the curve cannot say (too few stable levels), today's rule, labelled so.
+  "measured" (today's rule): the highest achieved request throughput among the measured levels
+  whose P99s meet the targets. Either way times the utilisation ceiling (headroom); 0 when no
+  rate passes. Each pool says what its capacity rests on (its basis) and the P99s the curve
+  predicts at its planned load per server.
 - Pools, not shared servers: each class is served by pools of its own, as a router would do it,
   because a server's latency depends on its total load.
 - Decision: integer servers per (class, configuration) pool and the rate each carries; each
@@ -24,7 +28,11 @@ The model (the dashboard and the CSV say the same):
 Where things live (a module here imports the module that defines a name, never this package:
 that would be an import cycle through this file, which imports them all):
 - `scenario`: the input contract (a `Scenario` of traffic classes, GPU offers, sites, objective).
-- `capacity`: capacity of one server of a configuration for a class, from the measured levels.
+- `capacity`: capacity of one server of a configuration for a class, by the scenario's rule:
+  `model_capacity` (on the latency-against-load curve of `load_model`) or `measured_capacity`
+  (today's rule, and the model's fallback); the types are in `levels`. To add a rule: a module
+  beside those two that returns `Capacity`s with their basis, a value of `scenario.CapacityRule`,
+  and its branch in `capacity._class_capacities`.
 - `economics`: a candidate pool's linear coefficients: $, kW and kgCO2e per server and per req/s.
 - `milp`: the mixed-integer program and its solve (per class first, jointly under limits).
 - `results`: the output models (`Plan`, `FleetPlan`, `PoolPlan`, `Totals`, `ParetoPoint`, ...).

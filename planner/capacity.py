@@ -1,79 +1,41 @@
-"""Capacity of one server of a configuration for one traffic class, from measured load levels.
+"""Capacity of one server of a configuration for one traffic class, by the scenario's rule.
 
-The rule (the default, so that plans are reproducible): the highest achieved request throughput
-among the configuration's measured levels whose P99 TTFT and P99 TPOT meet the class's targets (a
-missing target is no constraint; a missing measurement never passes a target), times the
-scenario's utilisation ceiling. No extrapolation beyond measured levels; 0 when no level passes.
-Levels marked incomplete (cut short, or with failed requests) are not used.
+- `capacity_rule: "model"` (the default, `model_capacity`): the highest rate whose P99s the
+  configuration's latency-against-load curve predicts within the class's targets, times the
+  utilisation ceiling; where the curve cannot say, today's measured rule, labelled so.
+- `capacity_rule: "measured"` (`measured_capacity`): today's rule, the highest achieved throughput
+  among measured levels that meet the targets, times the ceiling; plans as before issue 12.
+
+Either way each capacity carries its basis and, where one could be fitted, the configuration's
+curve (the P99s a pool can expect at its planned load come from it). This module also picks a
+scenario's points: the model's (`points_for_model`), a class's traffic (`points_for_class`), and
+the offered configurations (`configurations`). The types are in `levels`.
 """
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
+from dataclasses import replace
 
 import pandas as pd
 
 from fleetplan.core.errors import InputError
-from fleetplan.planner.scenario import Scenario, TrafficClass
+from fleetplan.planner.levels import BEHIND_FRACTION, Capacity, Configuration, Level
+from fleetplan.planner.measured_capacity import measured_capacities
+from fleetplan.planner.model_capacity import Curves, fallback, model_capacity
+from fleetplan.planner.scenario import CapacityRule, Scenario, TrafficClass
 
-BEHIND_FRACTION = 0.9  # achieved below this share of the offered rate: the server fell behind
-
-
-@dataclass(frozen=True, slots=True, order=True)
-class Configuration:
-    gpu_model: str
-    gpus_per_server: int
-
-    @property
-    def label(self) -> str:
-        return f"{self.gpus_per_server}x {self.gpu_model}"
-
-
-@dataclass(frozen=True, slots=True)
-class Level:
-    """The measured load level a capacity rests on."""
-
-    run_id: str
-    offered_rate_rps: float | None
-    max_concurrency: int | None
-    request_throughput_rps: float
-    ttft_p99_ms: float | None
-    tpot_p99_ms: float | None
-    input_tokens_mean: float | None
-    output_tokens_mean: float | None
-    avg_power_w: float | None  # all GPUs of the server together; None when not measured
-    source_file: str
-
-    @property
-    def behind(self) -> bool:
-        """The server did not keep up with the offered load (a burst at inf never does)."""
-        if self.offered_rate_rps is None:
-            return False
-        if math.isinf(self.offered_rate_rps):
-            return True
-        return self.request_throughput_rps < BEHIND_FRACTION * self.offered_rate_rps
-
-    def describe(self) -> str:
-        load = (
-            "all requests at once"
-            if self.offered_rate_rps is not None and math.isinf(self.offered_rate_rps)
-            else f"{self.offered_rate_rps:g} req/s offered"
-            if self.offered_rate_rps is not None
-            else f"concurrency {self.max_concurrency}"
-        )
-        return f"{load}, {self.request_throughput_rps:.2f} req/s achieved"
-
-
-@dataclass(frozen=True, slots=True)
-class Capacity:
-    traffic_class: str
-    configuration: Configuration
-    capacity_rps: float  # per server, after the utilisation ceiling; 0 when no level passes
-    level: Level | None
-    reason: str | None = None  # why no level passes
-    best_ttft_p99_ms: float | None = None
-    best_tpot_p99_ms: float | None = None
+# Re-exported: planner modules and tests have always found them here.
+__all__ = [
+    "BEHIND_FRACTION",
+    "Capacity",
+    "Configuration",
+    "Level",
+    "capacities",
+    "capacity_of",
+    "configurations",
+    "points_for_class",
+    "points_for_model",
+]
 
 
 def points_for_model(points: pd.DataFrame, model: str) -> pd.DataFrame:
@@ -118,46 +80,18 @@ def _shape(dataset: object, input_len: object, output_len: object) -> str:
     return " ".join(parts) or "unlabelled"
 
 
-def _passes(value: float | None, target: float | None) -> bool:
-    return target is None or (value is not None and not math.isnan(value) and value <= target)
-
-
-def _level(row: dict) -> Level:
-    def opt(name: str) -> float | None:
-        value = row.get(name)
-        return None if value is None or pd.isna(value) else float(value)
-
-    concurrency = opt("max_concurrency")
-    return Level(
-        run_id=str(row["run_id"]),
-        offered_rate_rps=opt("offered_rate_rps"),
-        max_concurrency=int(concurrency) if concurrency is not None else None,
-        request_throughput_rps=float(row["request_throughput_rps"]),
-        ttft_p99_ms=opt("ttft_p99_ms"),
-        tpot_p99_ms=opt("tpot_p99_ms"),
-        input_tokens_mean=opt("input_tokens_mean"),
-        output_tokens_mean=opt("output_tokens_mean"),
-        avg_power_w=opt("avg_power_w"),
-        source_file=str(row.get("source_file", "")),
-    )
-
-
 def capacity_of(
     points: pd.DataFrame,
     traffic: TrafficClass,
     configuration: Configuration,
     max_utilization: float,
+    *,
+    rule: CapacityRule = "model",
 ) -> Capacity:
-    """Capacity of one configuration, from its points, for one class."""
-    return _class_capacities(points, traffic, [configuration], max_utilization)[0]
-
-
-def _numeric(frame: pd.DataFrame, column: str) -> pd.Series:
-    return (
-        pd.to_numeric(frame[column], errors="coerce")
-        if column in frame
-        else pd.Series(float("nan"), index=frame.index)
-    )
+    """Capacity of one configuration, from its points (of one traffic shape), for one class."""
+    return _class_capacities(
+        points, traffic, [configuration], max_utilization, rule=rule, curves=Curves()
+    )[0]
 
 
 def _class_capacities(
@@ -165,75 +99,23 @@ def _class_capacities(
     traffic: TrafficClass,
     configs: list[Configuration],
     max_utilization: float,
+    *,
+    rule: CapacityRule,
+    curves: Curves,
 ) -> list[Capacity]:
-    """Capacities of many configurations for one class, in one vectorised pass."""
-    keys = ["gpu_model", "gpu_count"]
-    # Levels cut short or with failed requests do not show what the server sustains: left out.
-    complete = points["complete"].fillna(True).astype(bool) if "complete" in points else True
-    usable = points[
-        (points["completed"] > 0) & points["request_throughput_rps"].notna() & complete
-    ].copy()
-    usable["_ttft"] = _numeric(usable, "ttft_p99_ms")
-    usable["_tpot"] = _numeric(usable, "tpot_p99_ms")
-    ok = pd.Series(True, index=usable.index)
-    if traffic.ttft_p99_ms is not None:
-        ok &= usable["_ttft"].le(traffic.ttft_p99_ms)  # an unmeasured value never passes
-    if traffic.tpot_p99_ms is not None:
-        ok &= usable["_tpot"].le(traffic.tpot_p99_ms)
-    grouped = usable.groupby(keys)
-    best_ttft = grouped["_ttft"].min().to_dict()
-    best_tpot = grouped["_tpot"].min().to_dict()
-    winners = (
-        usable[ok]
-        .sort_values(["request_throughput_rps", "run_id"], kind="stable")
-        .groupby(keys)
-        .tail(1)
-    )
-    winner_rows = {(row["gpu_model"], row["gpu_count"]): row for row in winners.to_dict("records")}
-    result = []
-    for config in configs:
-        key = (config.gpu_model, config.gpus_per_server)
-        ttft, tpot = _finite(best_ttft.get(key)), _finite(best_tpot.get(key))
-        common = {
-            "traffic_class": traffic.name,
-            "configuration": config,
-            "best_ttft_p99_ms": ttft,
-            "best_tpot_p99_ms": tpot,
-        }
-        row = winner_rows.get(key)
-        if row is None:
-            reason = _why(key in best_ttft, traffic, ttft, tpot)
-            result.append(Capacity(capacity_rps=0.0, level=None, reason=reason, **common))
-        else:
-            level = _level(row)
-            capacity = level.request_throughput_rps * max_utilization
-            result.append(Capacity(capacity_rps=capacity, level=level, **common))
-    return result
-
-
-def _finite(value: float | None) -> float | None:
-    return None if value is None or math.isnan(value) else float(value)
-
-
-def _why(
-    measured: bool, traffic: TrafficClass, best_ttft: float | None, best_tpot: float | None
-) -> str:
-    if not measured:
-        return "no measured level"
-    parts = []
-    if traffic.ttft_p99_ms is not None:
-        best = "not measured" if best_ttft is None else f"best {best_ttft:.1f} ms"
-        parts.append(f"P99 TTFT target {traffic.ttft_p99_ms:g} ms, {best}")
-    if traffic.tpot_p99_ms is not None:
-        best = "not measured" if best_tpot is None else f"best {best_tpot:.1f} ms"
-        parts.append(f"P99 TPOT target {traffic.tpot_p99_ms:g} ms, {best}")
-    if (
-        len(parts) == 2
-        and _passes(best_ttft, traffic.ttft_p99_ms)
-        and _passes(best_tpot, traffic.tpot_p99_ms)
-    ):
-        parts.append("no single level meets both")
-    return "; ".join(parts)
+    fitted = curves.for_points(points)
+    if rule == "measured":  # today's capacities; the curves only predict the pools' P99s
+        return [
+            replace(c, curve=fitted[c.configuration].source) if c.configuration in fitted else c
+            for c in measured_capacities(points, traffic, configs, max_utilization)
+        ]
+    found = {c: model_capacity(traffic, c, fitted.get(c), max_utilization) for c in configs}
+    missing = [c for c, capacity in found.items() if capacity is None]
+    if missing:  # the curve cannot say: today's rule, labelled (one pass for all of them)
+        for measured in measured_capacities(points, traffic, missing, max_utilization):
+            config = measured.configuration
+            found[config] = fallback(measured, fitted.get(config), traffic)
+    return [found[c] for c in configs]
 
 
 def configurations(points: pd.DataFrame, scenario: Scenario) -> list[Configuration]:
@@ -250,7 +132,15 @@ def capacities(points: pd.DataFrame, scenario: Scenario) -> list[Capacity]:
     model_points = points_for_model(points, scenario.model)
     result = []
     configs = configurations(model_points, scenario)
+    curves = Curves()  # one fit per (configuration, traffic shape) for the whole scenario
     for traffic in scenario.classes:
         class_points = points_for_class(model_points, traffic)
-        result += _class_capacities(class_points, traffic, configs, scenario.max_utilization)
+        result += _class_capacities(
+            class_points,
+            traffic,
+            configs,
+            scenario.max_utilization,
+            rule=scenario.capacity_rule,
+            curves=curves,
+        )
     return result

@@ -9,7 +9,7 @@ from fleetplan.planner.presets import PRESETS
 from fleetplan.planner.scenario import TrafficClass
 
 DEFAULT_PRESET = "chatbot + batch eval"
-# Servers planned to carry at most 80% of their measured capacity: room for bursts.
+# Servers planned to carry at most 80% of their capacity: room for bursts.
 DEFAULT_HEADROOM = 0.8
 DATACENTER_SITE = "datacenter"
 CONSUMER_SITE = "consumer"

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from fleetplan.planner.capacity import Capacity
 from fleetplan.planner.fleets import Candidates
+from fleetplan.planner.levels import MEASURED_RULE
 from fleetplan.planner.milp import Limits, Weights, solve
 from fleetplan.planner.results import FleetPlan
 from fleetplan.planner.scenario import Scenario, TrafficClass
@@ -83,6 +84,12 @@ def plan_notes(fleet: FleetPlan, scenario: Scenario, gaps: list[str]) -> list[st
                 f"comes from a level where the server fell behind ({offered}, "
                 f"{pool.level_throughput_rps:.2f} req/s achieved); steady traffic at that rate "
                 "may queue"
+            )
+        if pool.capacity_basis.startswith(f"{MEASURED_RULE}:"):
+            why = pool.capacity_basis.removeprefix(f"{MEASURED_RULE}:").strip()
+            notes.append(
+                f"{pool.traffic_class} on {pool.gpus_per_server}x {pool.gpu_model}: its capacity "
+                f"is today's measured rule, not the latency model, because {why}"
             )
     if gaps:
         notes.append("carbon unknown for " + "; ".join(gaps))

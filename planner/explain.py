@@ -21,7 +21,7 @@ def explain(plan: Plan, scenario: Scenario) -> list[str]:
             targets.append(f"P99 TPOT <= {traffic.tpot_p99_ms:g} ms")
         where = " and ".join(
             f"{p.servers} x {p.gpus_per_server}x {p.gpu_model} ({p.rate_rps:.1f} req/s, "
-            f"{p.utilization:.0%} of measured capacity)"
+            f"{p.utilization:.0%} of its capacity, {p.capacity_basis})"
             for p in pools
         )
         options, excluded = [], []

@@ -49,6 +49,7 @@ def plan(
         "scenario": scenario.name,
         "model": scenario.model,
         "objective": objective_label(scenario),
+        "capacity_rule": scenario.capacity_rule,
         "capacities": _capacity_rows(caps),
     }
     unservable = unservable_classes(caps, scenario.classes)
@@ -98,6 +99,7 @@ def _capacity_rows(caps: Sequence[Capacity]) -> list[CapacityRow]:
             level=c.level.describe() if c.level else None,
             reason=c.reason,
             behind=bool(c.level and c.level.behind),
+            basis=c.basis,
         )
         for c in caps
     ]

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from fleetplan.planner.economics import PoolEconomics
+from fleetplan.planner.load_model import Prediction
 from fleetplan.planner.results import HOURS_PER_MONTH, PoolPlan, Totals
 
 
@@ -24,7 +25,8 @@ def pool_plan(pool: PoolEconomics, servers: int, rate: float) -> PoolPlan:
     operational = total_kg - embodied if total_kg is not None and embodied is not None else None
     out_tokens = level.output_tokens_mean
     in_tokens = level.input_tokens_mean
-    measured_capacity = servers * level.request_throughput_rps
+    full_capacity = servers * pool.capacity.full_rps
+    predicted = _predicted(pool, servers, rate)
     return PoolPlan(
         traffic_class=pool.capacity.traffic_class,
         gpu_model=pool.gpu_model,
@@ -33,7 +35,7 @@ def pool_plan(pool: PoolEconomics, servers: int, rate: float) -> PoolPlan:
         gpus=servers * pool.gpus_per_server,
         rate_rps=rate,
         capacity_rps_per_server=pool.capacity.capacity_rps,
-        utilization=rate / measured_capacity if measured_capacity else 0.0,
+        utilization=rate / full_capacity if full_capacity else 0.0,
         hourly_cost_usd=cost,
         monthly_cost_usd=cost * HOURS_PER_MONTH,
         power_kw=power,
@@ -53,7 +55,19 @@ def pool_plan(pool: PoolEconomics, servers: int, rate: float) -> PoolPlan:
         level_tpot_p99_ms=level.tpot_p99_ms,
         level_source_file=level.source_file,
         behind=level.behind,
+        capacity_basis=pool.capacity.basis,
+        predicted_ttft_p99_ms=predicted.ttft_p99_ms if predicted else None,
+        predicted_tpot_p99_ms=predicted.tpot_p99_ms if predicted else None,
     )
+
+
+def _predicted(pool: PoolEconomics, servers: int, rate: float) -> Prediction | None:
+    """The P99s the configuration's curve predicts at the pool's load per server (None where
+    the curve says nothing: no curve, or a load above the highest level it kept up with)."""
+    curve = pool.capacity.curve
+    if curve is None or servers <= 0:
+        return None
+    return curve.get().predict(rate / servers)
 
 
 def _linear(

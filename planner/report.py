@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pandas as pd
 
-from fleetplan.planner.results import FleetPlan, Plan, PlanStatus
+from fleetplan.planner.results import FleetPlan, Plan, PlanStatus, PoolPlan
 
-# The CSV's columns, in order: where the pool is, what it carries, what it costs and emits, and
-# the measured level its capacity rests on.
+# The CSV's columns, in order: where the pool is, what it carries, what it costs and emits, the
+# measured level its capacity rests on, and the basis of that capacity with the P99s the
+# configuration's curve predicts at the pool's load per server.
 POOL_COLUMNS: tuple[str, ...] = (
     "scenario",
     "fleet",
@@ -34,6 +35,9 @@ POOL_COLUMNS: tuple[str, ...] = (
     "level_tpot_p99_ms",
     "level_behind",
     "level_source_file",
+    "capacity_basis",
+    "predicted_ttft_p99_ms",
+    "predicted_tpot_p99_ms",
 )
 
 
@@ -67,10 +71,26 @@ def _number(value: float | None, unit: str, digits: int = 1) -> str:
     return "unknown" if value is None else f"{value:,.{digits}f} {unit}"
 
 
+def _ms(value: float | None) -> str:
+    return "not predicted" if value is None else f"{value:,.1f} ms"
+
+
+def _capacity_line(pool: PoolPlan) -> str:
+    """A pool's capacity, its basis, and the P99s predicted at its load per server."""
+    load = f"P99 at {pool.rate_per_server_rps:.2f} req/s per server: "
+    if pool.predicted_ttft_p99_ms is None and pool.predicted_tpot_p99_ms is None:
+        load += "not predicted (no curve, or above the highest level the server kept up with)"
+    else:
+        load += f"TTFT {_ms(pool.predicted_ttft_p99_ms)}, TPOT {_ms(pool.predicted_tpot_p99_ms)}"
+    capacity = f"capacity {pool.capacity_rps_per_server:.2f} req/s per server"
+    return f"{capacity} ({pool.capacity_basis}); {load}"
+
+
 def summary(plan: Plan) -> str:
     """The plan as text for a terminal."""
     lines = [
-        f"Scenario: {plan.scenario}   model: {plan.model}   objective: {plan.objective}",
+        f"Scenario: {plan.scenario}   model: {plan.model}   objective: {plan.objective}   "
+        f"capacity rule: {plan.capacity_rule}",
         f"Status: {plan.status.value}"
         + ("" if plan.message == "optimal" else f" ({plan.message})"),
     ]
@@ -83,6 +103,7 @@ def summary(plan: Plan) -> str:
                 f"{pool.gpu_model:<10} {pool.rate_rps:8.2f} req/s  util {pool.utilization:5.0%}  "
                 f"{_money(pool.hourly_cost_usd)}/h  energy {pool.energy_basis.value}"
             )
+            lines.append(f"      {_capacity_line(pool)}")
         t = fleet.totals
         gpus = ", ".join(f"{n} x {g}" for g, n in t.gpus.items())
         lines += [

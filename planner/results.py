@@ -40,7 +40,9 @@ class PoolPlan(_Out):
     gpus: int
     rate_rps: float
     capacity_rps_per_server: float
-    utilization: float = Field(description="Carried rate over the servers' measured capacity.")
+    utilization: float = Field(
+        description="Carried rate over the servers' capacity before the utilisation ceiling."
+    )
     hourly_cost_usd: float
     monthly_cost_usd: float
     power_kw: float | None
@@ -56,6 +58,24 @@ class PoolPlan(_Out):
     level_tpot_p99_ms: float | None
     level_source_file: str
     behind: bool = Field(description="The level's server fell behind its offered load.")
+    capacity_basis: str = Field(
+        default="measured rule",
+        description="What the capacity rests on: 'model: at a measured level' or 'model: "
+        "interpolated' (the latency-against-load curve), 'measured rule' (asked for), or 'measured "
+        "rule: why' (the curve could not say, so today's rule).",
+    )
+    predicted_ttft_p99_ms: float | None = Field(
+        default=None,
+        description="P99 TTFT the curve predicts at the pool's load per server (rate / servers);"
+        " None where it says nothing (no curve, or above the highest stable level).",
+    )
+    predicted_tpot_p99_ms: float | None = Field(
+        default=None, description="P99 TPOT predicted likewise."
+    )
+
+    @property
+    def rate_per_server_rps(self) -> float:
+        return self.rate_rps / self.servers if self.servers else 0.0
 
     @field_serializer("level_offered_rate_rps", when_used="json")
     def _inf(self, value: float | None) -> float | str | None:
@@ -115,6 +135,7 @@ class CapacityRow(_Out):
     level: str | None
     reason: str | None
     behind: bool
+    basis: str = "measured rule"  # as PoolPlan.capacity_basis
 
 
 class Plan(_Out):
@@ -124,6 +145,7 @@ class Plan(_Out):
     scenario: str
     model: str
     objective: str
+    capacity_rule: str = "model"  # the scenario's: "model" or "measured"
     status: PlanStatus
     message: str
     recommended: FleetPlan

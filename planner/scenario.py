@@ -98,6 +98,7 @@ class CarbonPrice(_Model):
 
 
 Objective = Literal["cost", "carbon"] | CarbonPrice
+CapacityRule = Literal["model", "measured"]
 
 
 class Scenario(_Model):
@@ -108,6 +109,12 @@ class Scenario(_Model):
     sites: Annotated[list[Site], Field(min_length=1, max_length=100)]
     objective: Objective = "cost"
     max_utilization: Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)] = 1.0
+    capacity_rule: CapacityRule = Field(
+        default="model",
+        description="How a server's capacity for a class is found: 'model', the highest rate "
+        "whose P99s the configuration's latency-against-load curve predicts within the targets; "
+        "'measured', the highest achieved throughput among measured levels that meet them.",
+    )
     budget_usd_per_hour: NonNegative | None = None
     carbon_cap_kg_per_hour: NonNegative | None = None
     time_limit_s: Annotated[float, Field(gt=0, le=3600)] = 10.0

@@ -77,7 +77,7 @@ STREAM_SERVER = ROOT / "tests" / "support" / "stream_server.py"
 def stream_server():
     started = []
 
-    def start(ttft_ms: float = 50, tpot_ms: float = 10, fault: str = "none") -> str:
+    def start(ttft_ms: float = 50, tpot_ms: float = 10, fault: str = "none", slots: int = 0) -> str:
         port = free_port()
         process = subprocess.Popen(
             [
@@ -91,6 +91,8 @@ def stream_server():
                 str(tpot_ms),
                 "--fault",
                 fault,
+                "--slots",
+                str(slots),
             ]
         )
         started.append(process)

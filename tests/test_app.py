@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import gc
 import json
+import math
 
 import pytest
 import requests
@@ -89,6 +90,74 @@ def test_benchmarks_page_shows_sample_data_with_charts_and_table(
     assert set(at.dataframe[0].value["gpu_count"]) == {4}
 
 
+def test_benchmarks_table_says_what_each_level_sustained_and_whether_it_kept_up(
+    monkeypatch, sample_warehouse_path
+):
+    at = run_app(monkeypatch, sample_warehouse_path, "pages/benchmarks.py")
+    at.selectbox(key="w_model").set_value("deepseek-ai/DeepSeek-R1-Distill-Qwen-14B").run()
+    at.multiselect(key="w_configs:deepseek-ai/DeepSeek-R1-Distill-Qwen-14B").set_value(
+        ["1x h100-pcie"]
+    ).run()
+    assert not at.exception
+    table = at.dataframe[0].value.set_index("offered_rate_rps")
+    # the drain case: it kept up at 4 req/s; 3.39 req/s measured stays in its own column
+    at_four = table.loc[[4.0]]
+    assert (at_four["kept_up"] == "yes").all() and (at_four["sustained_rps"] == 4.0).all()
+    assert at_four["request_throughput_rps"].round(2).tolist() == [3.39, 3.39]
+    assert at_four["load_reason"].str.startswith("kept up").all()
+    assert (table.loc[[32.0], "kept_up"] == "burst: cannot tell").all()  # 200 requests in 6 s
+    order = list(at.dataframe[0].proto.column_order)
+    where = order.index("request_throughput_rps")
+    assert order[where + 1 : where + 4] == ["sustained_rps", "kept_up", "load_reason"]
+    labels = {k: v.get("label") for k, v in json.loads(at.dataframe[0].proto.columns).items()}
+    assert (labels["sustained_rps"], labels["kept_up"]) == ("Sustained req/s", "Kept up")
+
+
+def traces(chart: dict) -> dict[str, dict]:
+    return {t["name"]: t for t in chart["data"]}
+
+
+def test_benchmarks_latency_vs_load_draws_each_configurations_curve_and_capacity(
+    monkeypatch, sample_warehouse_path
+):
+    at = run_app(monkeypatch, sample_warehouse_path, "pages/benchmarks.py")
+    at.selectbox(key="w_model").set_value("deepseek-ai/DeepSeek-R1-Distill-Qwen-14B").run()
+    assert not at.exception
+    charts = {c.key: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
+    ttft = charts["chart_curve_ttft"]
+    drawn = traces(ttft)
+    configs = ["1x h100-pcie", "2x rtx-4090", "4x rtx-4090", "8x rtx-4090"]
+    assert all(f"{c} levels" in drawn for c in configs)
+    # a curve where the server kept up at two rates or more (8x: its low level is an outlier)
+    assert {"1x h100-pcie", "2x rtx-4090", "4x rtx-4090"} <= set(drawn)
+    assert not drawn["8x rtx-4090"]["x"]  # no TTFT curve: too few levels once outliers are out
+    colours = {drawn[c]["line"]["color"] for c in configs}
+    assert len(colours) == 4  # a colour per configuration
+    # H100: kept up to 16 req/s, the 32 req/s levels are bursts; 2x 4090 fell behind at 8
+    h100 = drawn["1x h100-pcie levels"]["marker"]["symbol"]
+    assert set(h100) == {"circle", "diamond-open"} and h100.count("diamond-open") == 2
+    assert "x-thin-open" in drawn["2x rtx-4090 levels"]["marker"]["symbol"]
+    # the target (500 ms) and the capacity at it: H100 at its highest stable level, 16 req/s
+    assert any(shape.get("y0") == 500.0 for shape in ttft["layout"]["shapes"])
+    # its label sits at the line: on a log axis plotly places annotations by the exponent
+    (label,) = [a for a in ttft["layout"]["annotations"] if a["text"] == "target 500 ms"]
+    assert label["y"] == pytest.approx(math.log10(500))
+    assert drawn["1x h100-pcie capacity"]["x"] == [16.0]
+    assert drawn["1x h100-pcie capacity"]["text"] == ["16.00 req/s"]
+    assert "2x rtx-4090 capacity" not in drawn  # 812 ms at its lowest stable level
+    at.number_input(key="w_ttft_target").set_value(48.0).run()
+    charts = {c.key: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
+    star = traces(charts["chart_curve_ttft"])["1x h100-pcie capacity"]
+    assert 4 < star["x"][0] < 8 and star["y"][0] == pytest.approx(48, abs=0.01)
+    vlines = [s["x0"] for s in charts["chart_curve_ttft"]["layout"]["shapes"] if s["x0"] == s["x1"]]
+    assert star["x"][0] in vlines
+    at.number_input(key="w_tpot_target").set_value(20.5).run()
+    charts = {c.key: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
+    tpot = charts["chart_curve_tpot"]
+    assert any(shape.get("y0") == 20.5 for shape in tpot["layout"]["shapes"])
+    assert traces(tpot)["1x h100-pcie capacity"]["x"][0] < star["x"][0]  # TPOT binds first
+
+
 def test_busy_warehouse_is_a_message_not_a_stack_trace(monkeypatch, sample_warehouse_path):
     with held_by_another_process(sample_warehouse_path):
         at = run_app(monkeypatch, sample_warehouse_path)
@@ -121,6 +190,35 @@ def test_default_plan_matches_the_command_line(monkeypatch, sample_warehouse_pat
     assert metrics["Cost per month"] == f"${monthly:,.0f}"
     assert "Recommended fleet" in done.stdout
     assert any("runs on" in md.value for md in at.markdown)  # the explanation
+
+
+def test_load_curves_show_each_pool_at_its_planned_load(monkeypatch, sample_warehouse_path):
+    from fleetplan.services.planning import plan_from_tables
+    from fleetplan.warehouse.queries import benchmark_points, gpu_catalog
+
+    at = run_app(monkeypatch, sample_warehouse_path)
+    scenario: Scenario = at.session_state["s_current"]
+    assert scenario.capacity_rule == "model"
+    result = plan_from_tables(
+        scenario, benchmark_points(at_warehouse()), gpu_catalog(at_warehouse())
+    )
+    charts = {c.key: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
+    for metric in ("ttft", "tpot"):
+        drawn = traces(charts[f"chart_pool_{metric}"])
+        for pool in result.recommended.pools:
+            label = f"{pool.traffic_class} on {pool.gpus_per_server}x {pool.gpu_model}"
+            assert drawn[label]["x"], label  # the configuration's curve
+            star = drawn[f"{label}: planned load"]
+            assert star["x"] == [pytest.approx(pool.rate_rps / pool.servers)]
+            predicted = getattr(pool, f"predicted_{metric}_p99_ms")
+            assert star["y"] == [pytest.approx(predicted)]
+    fleet = frame_with(at, "capacity_basis")
+    assert all(basis.startswith("model") for basis in fleet["capacity_basis"])
+    # today's rule, chosen on the page: the pools say so
+    at.radio(key="w_capacity_rule_0").set_value("measured").run()
+    assert not at.exception
+    assert at.session_state["s_current"].capacity_rule == "measured"
+    assert set(frame_with(at, "capacity_basis")["capacity_basis"]) == {"measured rule"}
 
 
 def upload_scenario(at: AppTest, scenario: dict, name: str = "s.json") -> AppTest:

@@ -121,3 +121,22 @@ def test_plan_runs_and_its_csv_download_is_the_clis(
     assert "h100-pcie" in page.locator("[data-testid='stMetricValue']").nth(4).inner_text()
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "plan-tighter.png"), full_page=True)
+
+
+def test_the_load_curves_are_drawn_in_a_real_browser(dashboard_url, browser_page):
+    """The Benchmarks page's curves and the Plan page's pools on them, as a user sees them."""
+    page = browser_page
+    ARTIFACTS.mkdir(exist_ok=True)
+    for path, title, tab, shot in (
+        ("benchmarks", "Benchmarks", "Latency vs load", "benchmarks-latency-vs-load.png"),
+        ("", "Plan a fleet", "Load curves", "plan-load-curves.png"),
+    ):
+        page.goto(f"{dashboard_url}/{path}")
+        wait_rendered(page, title)
+        page.get_by_role("tab", name=tab).click()
+        panel = page.get_by_role("tabpanel", name=tab)
+        panel.locator(".js-plotly-plot").nth(1).wait_for(timeout=30_000)
+        page.wait_for_timeout(1000)
+        assert page.locator("[data-testid='stException']").count() == 0, path
+        assert panel.locator(".js-plotly-plot").count() == 2
+        panel.screenshot(path=str(ARTIFACTS / shot))

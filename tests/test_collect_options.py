@@ -15,10 +15,12 @@ from fleetplan.collectors.options import (
     OPTION_NAMES,
     CampaignOptions,
     CollectOptions,
+    SearchOptions,
     non_default,
 )
-from fleetplan.collectors.ray_campaign.campaign_file import SET_BY_CAMPAIGN
+from fleetplan.collectors.ray_campaign.campaign_file import SET_BY_CAMPAIGN, check_campaign
 from fleetplan.collectors.run import BACKENDS
+from fleetplan.collectors.search import DEFAULT_TOLERANCE, SEARCH_MIN_REQUESTS
 from fleetplan.core.errors import InputError
 
 
@@ -97,3 +99,54 @@ def test_replace_checks_again_and_keeps_the_rest():
 def test_campaign_options_read_the_gpu_type_list():
     options = CampaignOptions(out="runs", gpu_types="rtx-4090,,h100-pcie")
     assert options.gpu_types == ("rtx-4090", "h100-pcie") and options.address == "auto"
+
+
+def test_find_capacity_options_from_argv_and_from_a_campaign_are_the_same():
+    argv = parsed(
+        "--backend", "openai", "--model", "m", "--find-capacity", "--ttft-p99", "200",
+        "--tpot-p99", "40", "--tolerance", "0.1", "--rates", "8", "--burstiness", "4",
+    )  # fmt: skip
+    from_argv = CollectOptions.from_mapping({k: v for k, v in argv.items() if k in OPTION_NAMES})
+    from_campaign = CollectOptions.from_mapping(
+        {"backend": "openai", "model": "m", "find-capacity": True, "ttft_p99": 200,
+         "tpot_p99": "40", "tolerance": 0.1, "rates": [8], "burstiness": 4}
+    )  # fmt: skip
+    assert from_argv == from_campaign
+    plan = from_argv.search.plan(from_argv.measure.num_requests)
+    assert (plan.ttft_p99_ms, plan.tpot_p99_ms, plan.tolerance) == (200, 40, 0.1)
+    assert plan.min_requests == SEARCH_MIN_REQUESTS == 400  # the rule's own, unless given
+    assert from_argv.search.plan(50).min_requests == 50
+    assert from_argv.measure.plan().burstiness == 4
+    assert CollectOptions.from_mapping({"backend": "openai"}).search.plan(None) is None
+    assert SearchOptions().tolerance == DEFAULT_TOLERANCE  # the search's own default
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        ({"find_capacity": True}, "--find-capacity needs --ttft-p99 MS"),
+        ({"ttft_p99": 200, "tpot_p99": 9}, "--ttft-p99, --tpot-p99 without --find-capacity"),
+        ({"tolerance": 0.1}, "--tolerance without --find-capacity"),
+        ({"find_capacity": True, "ttft_p99": 200, "tolerance": 1}, "--tolerance: .*less than 1"),
+        ({"find_capacity": True, "ttft_p99": 0}, "--ttft-p99: .*greater than 0"),
+        ({"find_capacity": True, "ttft_p99": 200, "backend": "torch"}, "torch backend runs a"),
+        ({"find_capacity": True, "ttft_p99": 200, "max_concurrency": 8}, "--max-concurrency"),
+        ({"find_capacity": True, "ttft_p99": 200, "rates": "inf"}, "a finite rate in --rates"),
+        ({"burstiness": 0}, "--burstiness: .*greater than 0"),
+    ],
+)
+def test_a_capacity_search_that_cannot_work_is_refused(values, message):
+    with pytest.raises(InputError, match=message):
+        CollectOptions.from_mapping({"backend": "openai", **values})
+
+
+def test_a_campaign_probe_carries_the_search_and_is_refused_for_torch():
+    probe = {"backend": "openai", "model": "m", "base_url": "http://{node_ip}:8000",
+             "args": {"find_capacity": True, "ttft_p99": 300}}  # fmt: skip
+    campaign = check_campaign({"name": "c", "probes": [probe]}, "campaign.yaml")
+    options = campaign.probes[0].options("rtx-4090", "10.0.0.2")
+    assert options.search.find_capacity and options.search.ttft_p99 == 300
+    torch_probe = {"backend": "torch", "model": "m", "args": {"find_capacity": True,
+                                                              "ttft_p99": 300}}  # fmt: skip
+    with pytest.raises(InputError, match="torch backend runs a closed-loop"):
+        check_campaign({"name": "c", "probes": [torch_probe]}, "campaign.yaml")

@@ -72,6 +72,30 @@ def test_client_timings_are_precise_at_64_concurrent_streams(stream_server):
     assert abs(np.median(ttft - queued) - 50) <= 2, (np.median(ttft), np.median(queued))
 
 
+def test_the_test_servers_slots_queue_requests_in_arrival_order(stream_server):
+    # 2 slots, each completion 20 ms + 2 x 10 ms = 40 ms: six requests at once are generated two
+    # by two, so their TTFTs are 20, 20, 60, 60, 100, 100 ms (the waits in line count). The
+    # slots keep to that schedule however loaded the machine is (a delay is caught up).
+    url = stream_server(ttft_ms=20, tpot_ms=10, slots=2)
+    prompts = [f"slot{i} w w" for i in range(6)]
+    measured = asyncio.run(_measure(Endpoint(url, "stream-test"), prompts, output_len=3))
+    assert all(r.ok and r.output_tokens == 3 for _, r in measured)
+    server = requests.get(f"{url}/debug/timings", timeout=5).json()
+    in_line = sorted(prompts, key=lambda p: server[p]["queued"])
+    starts = [server[p]["generation_start"] for p in in_line]
+    # FIFO, two at once: each starts on arrival or when the one two places ahead was due to end
+    assert starts[:2] == [server[p]["arrived"] for p in in_line[:2]]
+    for i in range(2, 6):
+        due = max(server[in_line[i]]["arrived"], starts[i - 2] + 0.040)
+        assert starts[i] == pytest.approx(due, abs=1e-9)
+    assert all(server[p]["first_write"] >= server[p]["generation_start"] + 0.020 for p in prompts)
+    ttft = sorted((server[p]["first_write"] - server[p]["arrived"]) * 1000 for p in prompts)
+    # (a request that arrived after the first waits that much less)
+    spread = (max(server[p]["arrived"] for p in prompts) - server[in_line[0]]["arrived"]) * 1000
+    for got, expected in zip(ttft, [20, 20, 60, 60, 100, 100], strict=True):
+        assert got >= expected - spread - 0.5, (ttft, spread)
+
+
 def test_poisson_arrivals_span_n_over_rate_and_are_reproducible():
     offsets = arrival_offsets(200, 8.0, 1.0, seed=7)
     assert offsets[0] == 0 and np.all(np.diff(offsets) >= 0)

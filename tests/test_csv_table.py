@@ -7,9 +7,10 @@ import pytest
 
 from fleetplan.core.errors import InputError
 from fleetplan.core.tabular import to_csv
+from fleetplan.warehouse.columns import LOAD_COLUMNS
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.importers import FileInput, parse
-from fleetplan.warehouse.importers.csv_table import DERIVED
+from fleetplan.warehouse.importers.csv_table import DERIVED, JUDGED
 from fleetplan.warehouse.ingest import Status, ingest_paths
 from fleetplan.warehouse.queries import CANONICAL_COLUMNS, benchmark_points
 from tests.support.processes import fleetplan
@@ -38,11 +39,31 @@ def test_export_imports_back_losslessly(sample_warehouse_path, tmp_path):
         (outcome,) = ingest_paths(wh, [path])
     assert outcome.status is Status.IMPORTED and outcome.points == 130
     before, after = comparable(exported(sample_warehouse_path)), comparable(exported(fresh))
+    # the load columns are judged again at store, from the same figures: the same values
+    assert set(LOAD_COLUMNS) == JUDGED and set(before.columns) >= JUDGED
+    assert before["stable"].notna().sum() > 90 and before["load_reason"].notna().all()
     pd.testing.assert_frame_equal(before, after, check_dtype=False)
     # and into the warehouse it came from: every run is already there
     with Warehouse.open(sample_warehouse_path) as wh:
         (again,) = ingest_paths(wh, [path])
     assert again.status is Status.DUPLICATE and "already in the warehouse" in again.message
+
+
+def test_edited_load_columns_are_judged_again(sample_warehouse_path, tmp_path):
+    frame = exported(sample_warehouse_path)
+    edited = frame.assign(
+        sustained_rps=99.0, stable=pd.array([None] * len(frame), "boolean"), load_reason="=hm"
+    )
+    edited["load_basis"] = "send times"  # a claim the table cannot back: it has no send times
+    path = tmp_path / "edited.csv"
+    path.write_text(to_csv(edited))
+    fresh = tmp_path / "fresh.duckdb"
+    with Warehouse.open(fresh) as wh:
+        (outcome,) = ingest_paths(wh, [path])
+    assert outcome.status is Status.IMPORTED
+    columns = list(LOAD_COLUMNS)
+    again = comparable(exported(fresh))[columns]
+    pd.testing.assert_frame_equal(comparable(frame)[columns], again, check_dtype=False)
 
 
 def test_formula_names_survive_the_round_trip(tmp_path):

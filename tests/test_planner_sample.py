@@ -11,6 +11,7 @@ import pytest
 from fleetplan.planner.unit_costs import server_unit_costs
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.queries import benchmark_points
+from tests.support.paths import ROOT
 from tests.support.processes import fleetplan
 
 PAPER_PRICES = {"h100-pcie": 2.00, "rtx-4090": 0.25}
@@ -119,3 +120,22 @@ def test_formula_class_names_are_neutralised_in_the_plan_csv(tmp_path, sample_wa
               "--csv", tmp_path / "p.csv", check=True)  # fmt: skip
     row = next(csv.DictReader(io.StringIO((tmp_path / "p.csv").read_text())))
     assert row["class"] == "'=cmd|' /C calc'!A0"
+
+
+def test_plan_command_takes_the_capacity_rule_and_says_which(tmp_path, sample_warehouse_path):
+    """The example scenario: the model's plan by default, today's with --capacity-rule measured
+    (the pool table as before issue 12, tests/fixtures/plans)."""
+    example = ROOT / "examples" / "chat-batch-qwen14b.json"
+    before = ROOT / "tests" / "fixtures" / "plans" / "chat-batch-qwen14b-before-issue-12.csv"
+    model = fleetplan("plan", "--warehouse", sample_warehouse_path, "--scenario", example)
+    assert model.returncode == 0, model.stderr
+    assert "capacity rule: model" in model.stdout
+    assert "(model: at a measured level); P99 at 6.00 req/s per server: TTFT" in model.stdout
+    done = fleetplan("plan", "--warehouse", sample_warehouse_path, "--scenario", example,
+                     "--capacity-rule", "measured", "--csv", tmp_path / "p.csv")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "capacity rule: measured" in done.stdout and "(measured rule)" in done.stdout
+    rows = list(csv.DictReader(io.StringIO((tmp_path / "p.csv").read_text())))
+    old = list(csv.DictReader(io.StringIO(before.read_text())))
+    assert [{k: r[k] for k in old[0]} for r in rows] == old
+    assert {r["capacity_basis"] for r in rows} == {"measured rule"}

@@ -22,6 +22,16 @@ from fleetplan.services.benchmark_views import (
     priced_points,
     select_points,
 )
+from fleetplan.services.capacity import CapacityQuery, capacity_report
+from fleetplan.services.load_views import (
+    CANNOT_TELL,
+    FELL_BEHIND,
+    KEPT_UP,
+    benchmark_curves,
+    curve_notes,
+    operating_points,
+    traffic_shapes,
+)
 from fleetplan.services.paper_check import paper_claims, rated_powers
 from fleetplan.services.planning import load_scenario, plan_from_tables, plan_from_warehouse
 from fleetplan.services.scenario_defaults import (
@@ -32,12 +42,19 @@ from fleetplan.services.scenario_defaults import (
     with_preset,
     with_region_site,
 )
-from fleetplan.services.scenario_forms import objective_choice, scenario_settings, site_names
+from fleetplan.services.scenario_forms import (
+    CAPACITY_RULE_LABELS,
+    CAPACITY_RULES,
+    objective_choice,
+    scenario_settings,
+    site_names,
+)
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.queries import benchmark_points, gpu_catalog, gpu_prices, regions
 from tests.support.paths import ROOT
 from tests.support.planner_points import gpu, level, points, scenario
 
+QWEN = "DeepSeek-R1-Distill-Qwen-14B"
 SCENARIO = scenario([{"name": "chat", "rate_rps": 4, "ttft_p99_ms": 300}], [gpu("h100-pcie", 2)])
 
 
@@ -279,3 +296,79 @@ def test_load_curve_notes_say_what_the_curve_leaves_out():
         "levels measured more than once show the mean of the repeats."
     )
     assert load_curve_notes(pd.DataFrame({"repeats": [1]})) is None
+
+
+# -- the latency-against-load pictures -----------------------------------------------------------
+
+
+def test_capacity_rule_setting_round_trips_and_none_keeps_the_scenarios():
+    base = Scenario.model_validate({**SCENARIO, "capacity_rule": "measured"})
+    common = {
+        "objective": "cost",
+        "carbon_price_usd_per_t": None,
+        "max_utilization": 0.8,
+        "budget_usd_per_hour": None,
+        "carbon_cap_kg_per_hour": None,
+    }
+    kept = Scenario.model_validate({**base.model_dump(), **scenario_settings(**common)})
+    assert kept.capacity_rule == "measured"
+    chosen = scenario_settings(**common, capacity_rule="model")
+    assert Scenario.model_validate({**base.model_dump(), **chosen}).capacity_rule == "model"
+    assert CAPACITY_RULES == ("model", "measured") and set(CAPACITY_RULE_LABELS) == {
+        "model",
+        "measured",
+    }
+
+
+def test_benchmark_curves_judge_each_level_and_mark_the_capacity(sample):
+    qwen = sample["points"][sample["points"]["model"].str.endswith(QWEN)]
+    shapes = traffic_shapes(qwen)
+    assert list(shapes) == ["sharegpt"]
+    curves = {c.configuration: c for c in benchmark_curves(qwen, ttft_p99_ms=46, tpot_p99_ms=None)}
+    assert list(curves) == ["1x h100-pcie", "2x rtx-4090", "4x rtx-4090", "8x rtx-4090"]
+    h100 = curves["1x h100-pcie"]
+    statuses = [lv.status for lv in h100.levels]
+    assert statuses.count(KEPT_UP) == 8 and statuses.count(CANNOT_TELL) == 2
+    report = capacity_report(
+        sample["points"], CapacityQuery(model=QWEN, gpu="h100-pcie", gpu_count=1, ttft_p99_ms=46)
+    )
+    assert h100.capacity_rps == report.capacity_rps and 1 < h100.capacity_rps < 4
+    assert h100.capacity_ttft_p99_ms == pytest.approx(46)
+    xs = [x for x, _ in h100.ttft]
+    assert xs[0] == 1 and xs[-1] == 16  # from the lowest to the highest stable level
+    assert FELL_BEHIND in {lv.status for lv in curves["2x rtx-4090"].levels}
+    assert curves["2x rtx-4090"].capacity_rps == 0 and "812 ms" in curves["2x rtx-4090"].note
+    notes = curve_notes(list(curves.values()))
+    assert notes[0].startswith("1x h100-pcie: capacity 2.61 req/s per server")
+    assert notes[1].startswith("2x rtx-4090: no capacity (even at its lowest stable level")
+    assert notes[1].endswith("saturates at 4.00 req/s")
+
+
+def test_traffic_shapes_are_told_apart():
+    pts = pd.concat(
+        [
+            points(("h100-pcie", 1, [level(1, 1)]), dataset="sharegpt"),
+            points(("h100-pcie", 1, [level(1, 1)])).assign(
+                dataset=None, input_len=512, output_len=128
+            ),
+        ]
+    )
+    shapes = traffic_shapes(pts)
+    assert sorted(shapes) == ["512/128 tokens", "sharegpt"]
+    assert all(len(rows) == 1 for rows in shapes.values())
+
+
+def test_operating_points_put_each_pool_on_its_curve(sample):
+    scenario = Scenario.model_validate_json(
+        (ROOT / "examples" / "chat-batch-qwen14b.json").read_text()
+    )
+    result = plan_from_tables(scenario, sample["points"], sample["catalog"], pareto_points=0)
+    pools = operating_points(result, scenario, sample["points"])
+    assert [p.label for p in pools] == ["realtime on 1x h100-pcie", "batch on 2x rtx-4090"]
+    for pool, planned in zip(pools, result.recommended.pools, strict=True):
+        assert pool.load_rps == pytest.approx(planned.rate_rps / planned.servers)
+        assert pool.ttft_p99_ms == planned.predicted_ttft_p99_ms
+        # the curve's capacity at the class's targets is the pool's before the ceiling (1.0)
+        assert pool.curve.capacity_rps == pytest.approx(planned.capacity_rps_per_server)
+    assert pools[0].targets == {"ttft": 100, "tpot": 50}
+    assert pools[1].targets == {"ttft": None, "tpot": None}

@@ -6,6 +6,11 @@ from __future__ import annotations
 
 from fleetplan.core.contract import LATENCY_FIELDS
 
+# What a level says about the server (`fleetplan.core.load`): the rate it sustained with the drain
+# left out, whether it kept up, what that rests on and why, in a sentence. Derived from the other
+# columns (and the request log, not stored) by the warehouse: see `fleetplan.warehouse.load`.
+LOAD_COLUMNS: tuple[str, ...] = ("sustained_rps", "stable", "load_basis", "load_reason")
+
 # The canonical table: one row per (run, load level). `fleetplan benchmarks` prints these columns
 # in this order; the CSV table (`fleetplan template`, the csv-table importer) uses the same names.
 CANONICAL_COLUMNS: tuple[str, ...] = (
@@ -32,6 +37,7 @@ CANONICAL_COLUMNS: tuple[str, ...] = (
     "complete",
     "duration_s",
     "request_throughput_rps",
+    *LOAD_COLUMNS,
     "output_throughput_tps",
     "total_throughput_tps",
     *LATENCY_FIELDS,

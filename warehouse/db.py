@@ -169,10 +169,13 @@ class Warehouse:
                 "CREATE TABLE IF NOT EXISTS schema_migrations "
                 "(name VARCHAR PRIMARY KEY, applied_at TIMESTAMP NOT NULL)"
             )
-            for name, sql in MIGRATIONS:
+            for name, step in MIGRATIONS:
                 if name not in applied:
                     with self.transaction() as con:
-                        con.execute(sql)
+                        if callable(step):
+                            step(con)
+                        else:
+                            con.execute(step)
                         con.execute(
                             "INSERT INTO schema_migrations VALUES (?, ?)", [name, utc_now()]
                         )

@@ -1,9 +1,19 @@
 """Named schema migrations. Each is applied once, with its bookkeeping row, in one transaction.
 
-Never edit a migration that has shipped: add a new one.
+A migration is its SQL, or a function of the open transaction's connection where existing rows
+must be computed in Python (a backfill). Never edit a migration that has shipped: add a new one,
+with the next number.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+
+import duckdb
+
+from fleetplan.warehouse.load import backfill
+
+Step = str | Callable[[duckdb.DuckDBPyConnection], None]
 
 _LATENCY_COLUMNS = ",\n".join(
     f"    {metric}_{stat}_ms DOUBLE"
@@ -11,7 +21,22 @@ _LATENCY_COLUMNS = ",\n".join(
     for stat in ("mean", "p50", "p90", "p95", "p99")
 )
 
-MIGRATIONS: tuple[tuple[str, str], ...] = (
+
+def _judge_points(con: duckdb.DuckDBPyConnection) -> None:
+    """The rate each level sustained and whether it kept up (`fleetplan.warehouse.load`); rows
+    already there are judged from their statistics."""
+    con.execute(
+        """
+ALTER TABLE points ADD COLUMN sustained_rps DOUBLE;
+ALTER TABLE points ADD COLUMN stable BOOLEAN;
+ALTER TABLE points ADD COLUMN load_basis VARCHAR;
+ALTER TABLE points ADD COLUMN load_reason VARCHAR;
+"""
+    )
+    backfill(con)
+
+
+MIGRATIONS: tuple[tuple[str, Step], ...] = (
     (
         "001_benchmarks",
         f"""
@@ -153,4 +178,5 @@ ALTER TABLE points ADD COLUMN gpu_memory_used_gb DOUBLE;
 ALTER TABLE points ADD COLUMN gpu_utilization_pct DOUBLE;
 """,
     ),
+    ("004_point_load", _judge_points),
 )

@@ -7,6 +7,7 @@ import pandas as pd
 from fleetplan.core.gpus import canonical_gpu
 from fleetplan.warehouse.columns import CANONICAL_COLUMNS
 from fleetplan.warehouse.db import Warehouse
+from fleetplan.warehouse.load import in_context
 
 _SELECT = """
 SELECT
@@ -32,10 +33,12 @@ ORDER BY r.model, r.gpu_model, r.gpu_count,
 def benchmark_points(
     warehouse: Warehouse, *, model: str | None = None, gpu: str | None = None
 ) -> pd.DataFrame:
-    """The canonical table, filtered by model (full id or the name after '/') and GPU."""
+    """The canonical table, filtered by model (full id or the name after '/') and GPU. The load
+    columns of estimated levels are judged in their configuration's context (`load.in_context`):
+    the filters keep or drop whole configurations, so the context is the same either way."""
     gpu_id = canonical_gpu(gpu).gpu_id if gpu else None
     frame = warehouse.cursor().execute(_SELECT, {"model": model, "gpu": gpu_id}).df()
-    return frame[list(CANONICAL_COLUMNS)]
+    return in_context(frame[list(CANONICAL_COLUMNS)])
 
 
 def counts(warehouse: Warehouse) -> dict[str, int]:

@@ -1,4 +1,5 @@
-"""Writing runs to the warehouse and removing them: one source file per transaction."""
+"""Writing runs to the warehouse and removing them: one source file per transaction. Each point
+is stored with its load judgement (`fleetplan.warehouse.load`)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from fleetplan.core.contract import LATENCY_FIELDS, Run
+from fleetplan.core.load import judge_point
+from fleetplan.warehouse.columns import LOAD_COLUMNS
 from fleetplan.warehouse.db import Warehouse, utc_now
+from fleetplan.warehouse.load import load_values
 
 log = logging.getLogger("fleetplan.store")
 
@@ -66,6 +70,9 @@ _POINT_COLUMNS = (
     "gpu_utilization_pct",
 )
 _POINT_FIELDS = _POINT_COLUMNS[2:]
+# Judged from the point as it arrives, with its request log (send times) where it has one: the
+# log is not stored, so this is the only time that judgement can be made.
+_STORED_COLUMNS = (*_POINT_COLUMNS, *LOAD_COLUMNS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +150,22 @@ def _run_row(run: Run, run_id: str, source: SourceFile, position: int) -> tuple:
     )
 
 
+def _point_rows(run: Run, run_id: str) -> list[tuple]:
+    """The run's points as rows of `_STORED_COLUMNS`: their fields, then their load judgement."""
+    rows = []
+    for level, point in enumerate(run.points):
+        values = point.model_dump(include=set(_POINT_FIELDS))
+        rows.append(
+            (
+                run_id,
+                level,
+                *(_plain(values[name]) for name in _POINT_FIELDS),
+                *load_values(judge_point(point)),
+            )
+        )
+    return rows
+
+
 def store_runs(warehouse: Warehouse, source: SourceFile, runs: Sequence[Run]) -> StoreResult:
     """Store a file's runs in one transaction. Runs already stored (same origin file and
     position, e.g. the raw file behind a sample-data file) are skipped and counted."""
@@ -172,11 +195,7 @@ def store_runs(warehouse: Warehouse, source: SourceFile, runs: Sequence[Run]) ->
                 continue
             run_id = f"{source.sha256[:16]}-{position}"
             run_rows.append(_run_row(run, run_id, source, position))
-            for level, point in enumerate(run.points):
-                values = point.model_dump(include=set(_POINT_FIELDS))
-                point_rows.append(
-                    (run_id, level, *(_plain(values[name]) for name in _POINT_FIELDS))
-                )
+            point_rows.extend(_point_rows(run, run_id))
         if run_rows:
             log.info(
                 "storing %s: %d run(s), %d point(s)", source.name, len(run_rows), len(point_rows)
@@ -195,7 +214,7 @@ def store_runs(warehouse: Warehouse, source: SourceFile, runs: Sequence[Run]) ->
                 ],
             )
             _insert(con, "runs", _RUN_COLUMNS, run_rows)
-            _insert(con, "points", _POINT_COLUMNS, point_rows)
+            _insert(con, "points", _STORED_COLUMNS, point_rows)
     return StoreResult(
         runs_added=len(run_rows),
         points_added=len(point_rows),

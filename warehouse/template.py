@@ -16,8 +16,9 @@ HEADER_NOTES = (
     "# Required: model, gpu_model, gpu_count, completed, duration_s, and offered_rate_rps (a",
     "# number or inf) or max_concurrency. Rows with the same run_id (or, without one, the same",
     "# setup columns) form one run. run_id, level_index, gpu_known, imported_from and",
-    "# imported_at are filled by the warehouse. Lines starting with # are ignored; the next",
-    "# one is an example from the bundled io.net data.",
+    "# imported_at are filled by the warehouse, and it judges sustained_rps, stable, load_basis",
+    "# and load_reason from the other columns (leave them empty). Lines starting with # are",
+    "# ignored; the next one is an example from the bundled io.net data.",
 )
 
 

@@ -7,6 +7,7 @@ import plotly.express as px
 import streamlit as st
 
 from fleetplan.app import data
+from fleetplan.app.charts import METRIC_NAMES, TARGET_COLOUR, load_curves_figure, target_line
 from fleetplan.app.style import gpu_colours
 from fleetplan.core.tabular import to_csv
 from fleetplan.services.benchmark_views import (
@@ -15,9 +16,11 @@ from fleetplan.services.benchmark_views import (
     levels_meeting_ttft,
     load_curve_notes,
     measured_energy,
+    points_table,
     priced_points,
     select_points,
 )
+from fleetplan.services.load_views import benchmark_curves, curve_notes, traffic_shapes
 from fleetplan.services.scenario_defaults import default_price
 from fleetplan.warehouse.queries import load_curve, models_by_coverage
 
@@ -32,6 +35,9 @@ TABLE_COLUMNS = (
     "gpu_count",
     "offered_rate_rps",
     "request_throughput_rps",
+    "sustained_rps",
+    "kept_up",
+    "load_reason",
     "output_throughput_tps",
     "total_throughput_tps",
     "ttft_p50_ms",
@@ -52,6 +58,7 @@ TABLE_COLUMNS = (
     "engine_version",
     "dtype",
     "tensor_parallel_size",
+    "load_basis",
     "stats_source",
     "source_tool",
     "source_file",
@@ -105,7 +112,9 @@ if subset.empty:
     st.stop()
 colours = gpu_colours(list(frame["gpu_model"].unique()))
 
-tabs = st.tabs(["Throughput vs load", "Latency vs throughput", "Cost vs latency", "Energy"])
+tabs = st.tabs(
+    ["Throughput vs load", "Latency vs load", "Latency vs throughput", "Cost vs latency", "Energy"]
+)
 with tabs[0]:
     curve = load_curve(subset, metric)
     if curve.empty:
@@ -134,9 +143,30 @@ with tabs[0]:
         if notes:
             st.caption(notes)
 with tabs[1]:
-    target = st.number_input(
+    inputs = st.columns(3)
+    target = inputs[0].number_input(
         "Your P99 TTFT target (ms)", 1.0, 100_000.0, 500.0, step=50.0, key="w_ttft_target"
     )
+    tpot_target = inputs[1].number_input(
+        "Your P99 TPOT target (ms, 0 = none)", 0.0, 10_000.0, 0.0, step=10.0, key="w_tpot_target"
+    )
+    shapes = traffic_shapes(subset)
+    shape = inputs[2].selectbox("Traffic", list(shapes), key=f"w_curve_shape:{model}")
+    curves = benchmark_curves(shapes[shape], ttft_p99_ms=target, tpot_p99_ms=tpot_target or None)
+    for metric, metric_target in (("ttft", target), ("tpot", tpot_target or None)):
+        figure = load_curves_figure(
+            curves,
+            metric,
+            target_ms=metric_target,
+            title=f"{METRIC_NAMES[metric]} against offered load: {model}",
+        )
+        st.plotly_chart(figure, key=f"chart_curve_{metric}")
+    st.caption(
+        "Lines: each configuration's fitted curve, through the levels where the server kept up "
+        "(the drain left out), ending at the highest of them: nothing is extrapolated. Stars and "
+        "dotted lines: the capacity at your targets.  \n" + "  \n".join(curve_notes(curves))
+    )
+with tabs[2]:
     latency = px.scatter(
         subset.sort_values("request_throughput_rps"),
         x="request_throughput_rps",
@@ -153,13 +183,11 @@ with tabs[1]:
         },
         title="P99 time to first token against achieved throughput",
     )
-    latency.add_hline(
-        y=target, line_dash="dash", line_color="#D55E00", annotation_text=f"target {target:g} ms"
-    )
+    target_line(latency, target, label=f"target {target:g} ms", colour=TARGET_COLOUR)
     st.plotly_chart(latency, key="chart_latency")
     meets = levels_meeting_ttft(subset, target)
     st.caption(f"{meets} of {len(subset)} levels meet {target:g} ms.")
-with tabs[2]:
+with tabs[3]:
     gpus = sorted(subset["gpu_model"].unique())
     price_cols = st.columns(max(len(gpus), 1))
     prices = {}
@@ -197,7 +225,7 @@ with tabs[2]:
         "$ per million tokens = GPUs x price / (total tokens/s x 3,600) x 10^6 at the level's "
         "measured throughput; stars: no other level is both cheaper and faster."
     )
-with tabs[3]:
+with tabs[4]:
     measured, unmeasured = measured_energy(subset)
     if measured.empty:
         st.info(
@@ -226,17 +254,32 @@ with tabs[3]:
 st.subheader("Points")
 st.caption(
     "One row per run and load level. Latency statistics in ms over completed requests; empty = "
-    "not in the source. Provenance columns at the right."
+    "not in the source. Achieved = completed / wall time, which counts the drain after the last "
+    "arrival; sustained leaves the drain out. Provenance columns at the right."
 )
 st.dataframe(
-    subset,
+    points_table(subset),
     hide_index=True,
     column_order=TABLE_COLUMNS,
     column_config={
         "gpu_model": st.column_config.TextColumn("GPU"),
         "gpu_count": st.column_config.NumberColumn("GPUs / server"),
         "offered_rate_rps": st.column_config.NumberColumn("Offered (req/s)", format="%.1f"),
-        "request_throughput_rps": st.column_config.NumberColumn("Achieved (req/s)", format="%.2f"),
+        "request_throughput_rps": st.column_config.NumberColumn(
+            "Achieved (req/s)", format="%.2f", help="Completed / wall time, drain included"
+        ),
+        "sustained_rps": st.column_config.NumberColumn(
+            "Sustained req/s",
+            format="%.2f",
+            help="The rate the server sustained, the drain after the last arrival left out",
+        ),
+        "kept_up": st.column_config.TextColumn(
+            "Kept up", help="Did latency stay bounded at this offered load? Why: next column"
+        ),
+        "load_reason": st.column_config.TextColumn("Why", width="medium"),
+        "load_basis": st.column_config.TextColumn(
+            "Judged from", help="send times (fleetplan's own runs) or estimated from statistics"
+        ),
         "output_throughput_tps": st.column_config.NumberColumn("Output tok/s", format="%.0f"),
         "total_throughput_tps": st.column_config.NumberColumn("Total tok/s", format="%.0f"),
         "ttft_p50_ms": st.column_config.NumberColumn("TTFT p50 (ms)", format="%.1f"),

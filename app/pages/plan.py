@@ -4,10 +4,10 @@ defaults, loading a scenario file); this page only arranges."""
 
 from __future__ import annotations
 
-import plotly.graph_objects as go
 import streamlit as st
 
 from fleetplan.app import data
+from fleetplan.app.charts import baselines_figures, operating_points_figure, pareto_figure
 from fleetplan.core.errors import InputError
 from fleetplan.core.tabular import to_csv
 from fleetplan.planner.defaults import DEFAULT_CARBON_PRICE_USD_PER_T, DEFAULT_REGION
@@ -15,6 +15,7 @@ from fleetplan.planner.explain import explain
 from fleetplan.planner.presets import PRESETS
 from fleetplan.planner.report import pool_table
 from fleetplan.planner.scenario import CarbonPrice, Scenario
+from fleetplan.services.load_views import operating_points
 from fleetplan.services.planning import MAX_SCENARIO_BYTES, load_scenario
 from fleetplan.services.scenario_defaults import (
     default_scenario,
@@ -24,6 +25,8 @@ from fleetplan.services.scenario_defaults import (
     with_region_site,
 )
 from fleetplan.services.scenario_forms import (
+    CAPACITY_RULE_LABELS,
+    CAPACITY_RULES,
     OBJECTIVE_CHOICES,
     classes_table,
     gpus_table,
@@ -63,7 +66,7 @@ def restart(scenario: Scenario) -> None:
 
 # -- inputs -------------------------------------------------------------------------------------
 models = models_by_coverage(points)
-top = st.columns([3, 2, 2])
+top = st.columns([3, 3, 2, 2])
 model = top[0].selectbox(
     "Model",
     models,
@@ -80,14 +83,25 @@ objective = top[1].radio(
     key=f"w_objective_{gen}",
     horizontal=True,
 )
-headroom = top[2].slider(
+capacity_rule = top[2].radio(
+    "Capacity from",
+    CAPACITY_RULES,
+    format_func=CAPACITY_RULE_LABELS.get,
+    index=CAPACITY_RULES.index(base.capacity_rule),
+    key=f"w_capacity_rule_{gen}",
+    help="Latency model: the highest rate whose P99s each configuration's latency-against-load "
+    "curve predicts within the targets. Measured levels: the best achieved throughput among "
+    "the measured levels that meet the targets (the rule before the model).",
+)
+headroom = top[3].slider(
     "Utilisation ceiling",
     0.3,
     1.0,
     float(base.max_utilization),
     0.05,
     key=f"w_headroom_{gen}",
-    help="Servers are planned to carry at most this share of their measured capacity.",
+    help="Servers are planned to carry at most this share of their capacity: headroom for "
+    "bursts and for the model's error.",
 )
 carbon_price = None
 if objective == "price":
@@ -209,6 +223,7 @@ settings = scenario_settings(
     objective=objective,
     carbon_price_usd_per_t=carbon_price,
     max_utilization=headroom,
+    capacity_rule=capacity_rule,
     budget_usd_per_hour=budget,
     carbon_cap_kg_per_hour=carbon_cap,
 )
@@ -267,7 +282,7 @@ else:
     if result.status.value != "optimal":
         st.warning(f"Not proven optimal: {result.message}")
 
-    tabs = st.tabs(["Fleet", "Compared", "Cost vs carbon", "Capacities"])
+    tabs = st.tabs(["Fleet", "Compared", "Cost vs carbon", "Capacities", "Load curves"])
     with tabs[0]:
         table = pool_table(result, include_baselines=False)
         st.dataframe(
@@ -283,6 +298,13 @@ else:
                 "hourly_cost_usd": st.column_config.NumberColumn("$/h", format="$%.2f"),
                 "monthly_cost_usd": st.column_config.NumberColumn("$/month", format="$%.0f"),
                 "power_kw": st.column_config.NumberColumn("kW", format="%.2f"),
+                "capacity_basis": st.column_config.TextColumn("Capacity basis"),
+                "predicted_ttft_p99_ms": st.column_config.NumberColumn(
+                    "Predicted P99 TTFT (ms)", format="%.1f"
+                ),
+                "predicted_tpot_p99_ms": st.column_config.NumberColumn(
+                    "Predicted P99 TPOT (ms)", format="%.1f"
+                ),
             },
         )
         st.markdown("**Why this fleet**")
@@ -291,59 +313,19 @@ else:
         for note in result.notes:
             st.caption(note)
     with tabs[1]:
-        fleets = [fleet, *result.baselines]
-        names = [f.name for f in fleets]
-        cost = [f.totals.monthly_cost_usd if f.totals else None for f in fleets]
-        carbon = [f.totals.carbon_kgco2e_month if f.totals else None for f in fleets]
-        figure = go.Figure()
-        figure.add_bar(
-            x=names,
-            y=cost,
-            name="$ / month",
-            marker_color="#0072B2",
-            text=[
-                f"${c:,.0f}" if c is not None else f.status.value
-                for c, f in zip(cost, fleets, strict=True)
-            ],
-            textposition="outside",
-        )
-        figure.update_layout(
-            title="Cost per month: the plan against simpler fleets",
-            yaxis_title="$ per month",
-            xaxis_title=None,
-        )
-        st.plotly_chart(figure, key="chart_baselines_cost")
-        if any(c is not None for c in carbon):
-            carbon_figure = go.Figure()
-            carbon_figure.add_bar(x=names, y=carbon, name="kgCO2e / month", marker_color="#009E73")
-            carbon_figure.update_layout(title="Carbon per month", yaxis_title="kgCO2e per month")
+        cost_figure, carbon_figure = baselines_figures([fleet, *result.baselines])
+        st.plotly_chart(cost_figure, key="chart_baselines_cost")
+        if carbon_figure is not None:
             st.plotly_chart(carbon_figure, key="chart_baselines_carbon")
         for base_fleet in result.baselines:
             if base_fleet.totals is None:
                 st.caption(f"{base_fleet.name}: {base_fleet.status.value} — {base_fleet.message}")
     with tabs[2]:
         if result.pareto:
-            frontier = go.Figure()
-            frontier.add_scatter(
-                x=[p.monthly_cost_usd for p in result.pareto],
-                y=[p.carbon_kgco2e_month for p in result.pareto],
-                mode="lines+markers",
-                name="Pareto frontier",
-                text=[", ".join(f"{n} {g}" for g, n in p.gpus.items()) for p in result.pareto],
-                hovertemplate="$%{x:,.0f}/month, %{y:,.0f} kgCO2e/month<br>%{text}",
-            )
-            if totals.carbon_kgco2e_month is not None:
-                frontier.add_scatter(
-                    x=[totals.monthly_cost_usd],
-                    y=[totals.carbon_kgco2e_month],
-                    mode="markers",
-                    name="this plan",
-                    marker={"symbol": "star", "size": 16, "color": "#D55E00"},
-                )
-            frontier.update_layout(
-                title="Cost against carbon: every point is a fleet no other beats on both",
-                xaxis_title="$ per month",
-                yaxis_title="kgCO2e per month",
+            frontier = pareto_figure(
+                result.pareto,
+                monthly_cost_usd=totals.monthly_cost_usd,
+                carbon_kgco2e_month=totals.carbon_kgco2e_month,
             )
             st.plotly_chart(frontier, key="chart_pareto")
             if result.pareto_message:
@@ -358,6 +340,16 @@ else:
             [row.model_dump() for row in result.capacities],
             hide_index=True,
             key="table_capacities",
+        )
+    with tabs[4]:
+        pools_on_curves = operating_points(result, scenario, points)
+        st.plotly_chart(operating_points_figure(pools_on_curves, "ttft"), key="chart_pool_ttft")
+        st.plotly_chart(operating_points_figure(pools_on_curves, "tpot"), key="chart_pool_tpot")
+        st.caption(
+            "Stars: each pool's planned load per server and the P99 its configuration's curve "
+            "predicts there (no star: the curve says nothing at that load). Dotted lines: the "
+            "capacity at the class's targets before the utilisation ceiling; the curve ends at "
+            "the highest rate the server kept up with."
         )
 
 # -- files --------------------------------------------------------------------------------------

@@ -14,11 +14,21 @@ import sys
 from collections.abc import Sequence
 
 from fleetplan import __version__
-from fleetplan.cli import app, benchmarks, build, collect, ingest, plan, sample_data, template
+from fleetplan.cli import (
+    app,
+    benchmarks,
+    build,
+    capacity,
+    collect,
+    ingest,
+    plan,
+    sample_data,
+    template,
+)
 from fleetplan.core.errors import FleetplanError
 from fleetplan.core.exits import EXIT_CANNOT_START
 
-SUBCOMMANDS = (ingest, benchmarks, template, build, sample_data, plan, collect, app)
+SUBCOMMANDS = (ingest, benchmarks, template, build, sample_data, plan, capacity, collect, app)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,4 +1,6 @@
-"""`fleetplan benchmarks`: print the benchmark points table (CSV or JSON)."""
+"""`fleetplan benchmarks`: print the benchmark points table (CSV or JSON): the measured figures
+of each load level and, beside the achieved `request_throughput_rps`, the rate the server
+sustained with the drain left out, whether it kept up, and on what and why that is judged."""
 
 from __future__ import annotations
 
@@ -13,7 +15,15 @@ NAME = "benchmarks"
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    bench = sub.add_parser(NAME, help="print the benchmark points table")
+    bench = sub.add_parser(
+        NAME,
+        help="print the benchmark points table",
+        description="One row per run and load level: the measured figures, and per level the "
+        "rate the server sustained (sustained_rps, the drain left out), whether it kept up "
+        "(stable: true, false, or empty where a burst or a closed-loop level cannot tell), "
+        "what that rests on (load_basis: send times, estimated, or concurrency for a closed-loop "
+        "level) and why (load_reason).",
+    )
     warehouse_arg(bench)
     bench.add_argument("--format", choices=("csv", "json"), default="csv")
     bench.add_argument("--model", help="model id, or its name after the '/'")

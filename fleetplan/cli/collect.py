@@ -85,7 +85,7 @@ def _collect_arguments(collect: argparse.ArgumentParser) -> None:
     warehouse_arg(collect)
     wait_arg(collect)
     # the groups in the order --help shows them (and `vars(args)` lists them)
-    for add_group in (_ray, _measure, _server, _engine, _hardware, _torch):
+    for add_group in (_ray, _measure, _search, _server, _engine, _hardware, _torch):
         add_group(collect)
 
 
@@ -122,10 +122,43 @@ def _measure(collect: argparse.ArgumentParser) -> None:
     what.add_argument("--input-len", type=positive_int, help="prompt tokens (a custom shape)")
     what.add_argument("--output-len", type=positive_int, help="output tokens (a custom shape)")
     what.add_argument("--rates", help="request rates, e.g. 1,2,4,inf (default 1,2,4,8,16,32,inf)")
-    what.add_argument("--num-requests", type=positive_int, help="requests per level (200)")
+    what.add_argument(
+        "--num-requests",
+        type=positive_int,
+        help="requests per level (200; with --find-capacity the fewest, 400)",
+    )
     what.add_argument("--warmup", type=int, default=4, help="warm-up requests, not counted (4)")
     what.add_argument("--seed", type=int, default=0)
+    what.add_argument(
+        "--burstiness",
+        type=positive_float,
+        default=1.0,
+        metavar="F",
+        help="arrivals' gamma shape: 1 Poisson (default), higher more evenly spaced",
+    )
     what.add_argument("--max-concurrency", type=positive_int, help="cap on requests in flight")
+
+
+def _search(collect: argparse.ArgumentParser) -> None:
+    search = collect.add_argument_group(
+        "capacity search (openai, vllm): the highest rate whose P99s meet the targets"
+    )
+    search.add_argument(
+        "--find-capacity",
+        action="store_true",
+        help="a ladder of rates (--rates, else the suite's; doubled while they pass), then "
+        "bisection between the highest passing and lowest failing rate; levels of at least "
+        "--num-requests (400) requests",
+    )
+    search.add_argument("--ttft-p99", type=positive_float, metavar="MS", help="P99 TTFT target")
+    search.add_argument("--tpot-p99", type=positive_float, metavar="MS", help="P99 TPOT target")
+    search.add_argument(
+        "--tolerance",
+        type=positive_float,
+        default=0.05,
+        metavar="F",
+        help="stop when (high - low) / high <= F (0.05)",
+    )
 
 
 def _server(collect: argparse.ArgumentParser) -> None:

@@ -16,6 +16,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     plan = sub.add_parser(NAME, help="recommend a fleet for a scenario (JSON)")
     warehouse_arg(plan)
     plan.add_argument("--scenario", required=True, metavar="FILE", help="scenario JSON")
+    plan.add_argument(
+        "--capacity-rule",
+        choices=("model", "measured"),
+        help="how a server's capacity is found (overrides the scenario's capacity_rule): 'model',"
+        " the latency-against-load curve; 'measured', the best measured level meeting the targets",
+    )
     plan.add_argument("--csv", metavar="OUT", help="write one row per pool as CSV")
     plan.add_argument("--json", metavar="OUT", help="write the whole plan as JSON")
 
@@ -29,6 +35,8 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         scenario = load_scenario(Path(args.scenario))
+        if args.capacity_rule:
+            scenario = scenario.model_copy(update={"capacity_rule": args.capacity_rule})
         with Warehouse.open(args.warehouse, read_only=True) as warehouse:
             result = plan_from_warehouse(warehouse, scenario)
     except InputError as error:

@@ -10,6 +10,8 @@ or warehouse/, and tested without a browser.
   warehouse's reference data.
 - `benchmark_views`: the Benchmarks page's filters, priced points and energy per level.
 - `paper_check`: the io.net paper's claims against the warehouse's points and catalog.
+- `capacity`: one configuration's capacity at P99 targets from its latency-against-load curve,
+  with today's measured rule beside it (`fleetplan capacity`).
 
 To add a use case: a module here with plain functions over warehouse queries (or tables they
 return) and planner functions, typed in and out; the CLI and the pages call it.

@@ -1,6 +1,7 @@
 """What the dashboard's Benchmarks page shows, computed without Streamlit: the filter choices for a
 model, the points those filters keep, each level priced per million tokens with its Pareto flag,
-tokens per kWh where energy was measured, and notes on the load curve. The page only draws these.
+tokens per kWh where energy was measured, notes on the load curve, and the points table with
+whether each level kept up in words. The page only draws these.
 """
 
 from __future__ import annotations
@@ -14,6 +15,11 @@ from fleetplan.warehouse.queries import configurations
 
 UNNAMED_DATASET = "(unnamed)"  # how a point without a dataset name is listed and filtered
 PARETO_LABELS = {True: "Pareto-efficient", False: "dominated"}
+# The table's "kept up" column: the stored judgement (`stable`) in words, and why it is unknown.
+KEPT_UP_LABELS = {True: "yes", False: "no"}
+BURST_LABEL = "burst: cannot tell"  # too short for a steady state, or all requests at once
+CLOSED_LOOP_LABEL = "closed loop: cannot tell"  # a concurrency level offers no rate
+UNKNOWN_LABEL = "cannot tell"  # too few requests, or no latency statistics
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,3 +93,22 @@ def load_curve_notes(curve: pd.DataFrame) -> str | None:
     if (curve["repeats"] > 1).any():
         notes.append("levels measured more than once show the mean of the repeats")
     return "; ".join(notes) + "." if notes else None
+
+
+def _kept_up(stable: object, basis: object, reason: object) -> str:
+    if stable is True or stable is False:
+        return KEPT_UP_LABELS[stable]
+    if basis == "concurrency":
+        return CLOSED_LOOP_LABEL
+    return BURST_LABEL if "burst" in str(reason or "") else UNKNOWN_LABEL
+
+
+def points_table(points: pd.DataFrame) -> pd.DataFrame:
+    """The points as the page's table lists them: with `kept_up`, the level's stored judgement
+    (`stable`, see `fleetplan.warehouse.load`) in words: yes, no, or why it cannot tell."""
+    stable = [None if pd.isna(value) else bool(value) for value in points["stable"]]
+    labels = [
+        _kept_up(*row)
+        for row in zip(stable, points["load_basis"], points["load_reason"], strict=True)
+    ]
+    return points.assign(kept_up=pd.Series(labels, index=points.index, dtype=object))

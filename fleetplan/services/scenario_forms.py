@@ -9,14 +9,14 @@ add its name to that table's columns here (and a column config on the page).
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, get_args
 
 import pandas as pd
 from pydantic import ValidationError
 
 from fleetplan.core.errors import InputError
 from fleetplan.planner.economics import GpuFacts
-from fleetplan.planner.scenario import CarbonPrice, Scenario
+from fleetplan.planner.scenario import CapacityRule, CarbonPrice, Scenario
 
 CLASS_COLUMNS = ("name", "rate_rps", "share_pct", "ttft_p99_ms", "tpot_p99_ms")
 GPU_COLUMNS = (
@@ -33,6 +33,9 @@ GPU_COLUMNS = (
 SITE_COLUMNS = ("name", "electricity_usd_per_kwh", "grid_gco2_per_kwh", "pue")
 # The objective as the page offers it: a carbon price is "price" with its own number.
 OBJECTIVE_CHOICES = ("cost", "carbon", "price")
+# The scenario's `capacity_rule`, as the page offers it.
+CAPACITY_RULES: tuple[str, ...] = get_args(CapacityRule)
+CAPACITY_RULE_LABELS = {"model": "Latency model", "measured": "Measured levels"}
 
 
 def cell_value(value: Any) -> Any:
@@ -157,10 +160,12 @@ def scenario_settings(
     max_utilization: float,
     budget_usd_per_hour: float | None,
     carbon_cap_kg_per_hour: float | None,
+    capacity_rule: str | None = None,
 ) -> dict[str, Any]:
     """The page's single inputs as scenario fields (`scenario_from_forms`' `settings`); a budget
-    or carbon cap of 0 means none."""
-    return {
+    or carbon cap of 0 means none; no capacity rule keeps the scenario's."""
+    rule = {"capacity_rule": capacity_rule} if capacity_rule is not None else {}
+    return rule | {
         "objective": (
             {"carbon_price_usd_per_t": carbon_price_usd_per_t}
             if objective == "price"

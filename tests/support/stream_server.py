@@ -1,10 +1,17 @@
 """A small OpenAI-compatible streaming server for tests, with set delays and faults.
 
-    python tests/support/stream_server.py --port 8123 --ttft-ms 50 --tpot-ms 10 [--fault ...]
+    python tests/support/stream_server.py --port 8123 --ttft-ms 50 --tpot-ms 10 [--slots K]
+        [--fault ...]
 
 Tokens are words; `/tokenize` and `/detokenize` work on them. Each completion streams one token
-per chunk, the first `ttft_ms` after the request arrives and then every `tpot_ms` (scheduled
+per chunk, the first `ttft_ms` after its generation starts and then every `tpot_ms` (scheduled
 against the clock, so delays do not drift), then a usage chunk and `[DONE]`.
+
+A known capacity (`--slots K`): at most K completions are generated at once, the others wait in
+one FIFO queue (their TTFT counts the wait). With T output tokens a completion holds its slot
+for ttft + tpot x (T - 1), so the server sustains at most K / (ttft + tpot x (T - 1)) req/s:
+below that rate a request arriving on schedule finds a free slot, above it the queue, and TTFT,
+grow without bound. Without `--slots` (0) every completion starts at once.
 Faults: `http500` (every request fails), `close` (the connection drops after 3 tokens),
 `hang` (the server stops sending after 3 tokens), `die-after=N` (the process exits after N
 completions have started).
@@ -14,9 +21,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import heapq
 import json
 import os
 import time
+from collections import deque
 
 from aiohttp import web
 
@@ -33,11 +42,57 @@ async def _until(deadline: float) -> None:
         await asyncio.sleep(0)
 
 
-def make_app(ttft_s: float, tpot_s: float, fault: str) -> web.Application:
+class Slots:
+    """At most `count` completions at once, the others waiting in arrival order (asyncio's
+    Semaphore does not promise FIFO wake-ups on every Python version); `count` 0: no limit.
+
+    A slot is free when its completion was due to end, not when a busy machine let it end: the
+    next one starts at that time (or on arrival, if later), and a late write is caught up at
+    once. So the server sustains exactly count / (ttft + tpot x (tokens - 1)) req/s however
+    loaded the machine running it; delays show as jitter, never as lost capacity."""
+
+    def __init__(self, count: int):
+        self.limited = count > 0
+        self.free_at = [0.0] * count  # a heap: when each free slot's last completion was due
+        self.waiting: deque[asyncio.Future] = deque()
+
+    async def acquire(self, arrived: float) -> float:
+        """Wait for a slot; when generation starts (on the schedule, maybe just past)."""
+        if not self.limited:
+            return arrived
+        if self.free_at and not self.waiting:
+            return max(arrived, heapq.heappop(self.free_at))
+        ticket = asyncio.get_running_loop().create_future()
+        self.waiting.append(ticket)
+        try:
+            due = await ticket  # release() hands its slot straight to the first in line
+        except asyncio.CancelledError:
+            if ticket.done() and not ticket.cancelled():
+                self.release(ticket.result())  # handed a slot while being cancelled: pass it on
+            else:
+                self.waiting.remove(ticket)
+            raise
+        return max(arrived, due)
+
+    def release(self, due: float) -> None:
+        """Give the slot back; `due`: when its completion was scheduled to end."""
+        if not self.limited:
+            return
+        while self.waiting:
+            ticket = self.waiting.popleft()
+            if not ticket.done():
+                ticket.set_result(due)
+                return
+        heapq.heappush(self.free_at, due)
+
+
+def make_app(ttft_s: float, tpot_s: float, fault: str, slots: int = 0) -> web.Application:
     vocab: dict[str, int] = {}
-    timings: dict[str, dict[str, float]] = {}  # prompt -> when it arrived, first and last write
+    # prompt -> when it arrived, joined the queue, began generating, first and last write
+    timings: dict[str, dict[str, float]] = {}
     words: list[str] = []
     started = {"count": 0}
+    generating = Slots(slots)
     die_after = int(fault.split("=")[1]) if fault.startswith("die-after=") else None
 
     def token_ids(text: str) -> list[int]:
@@ -77,11 +132,28 @@ def make_app(ttft_s: float, tpot_s: float, fault: str) -> web.Application:
         count = int(body["max_tokens"])
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await response.prepare(request)
+        record["queued"] = time.perf_counter()
+        begun = await generating.acquire(arrived)  # on arrival, or once a slot is free
+        try:
+            await _stream(response, request, record, begun, count, prompt_tokens)
+        finally:
+            generating.release(begun + ttft_s + tpot_s * max(count - 1, 0))
+        return response
+
+    async def _stream(
+        response: web.StreamResponse,
+        request: web.Request,
+        record: dict[str, float],
+        begun: float,
+        count: int,
+        prompt_tokens: int,
+    ) -> None:
+        record["generation_start"] = begun
         for i in range(count):
-            await _until(arrived + ttft_s + i * tpot_s)
+            await _until(begun + ttft_s + i * tpot_s)
             if i == 3 and fault == "close":
                 request.transport.close()
-                return response
+                return
             if i == 3 and fault == "hang":
                 await asyncio.sleep(3600)
             chunk = {
@@ -103,7 +175,6 @@ def make_app(ttft_s: float, tpot_s: float, fault: str) -> web.Application:
         )
         await response.write(b"data: [DONE]\n\n")
         await response.write_eof()
-        return response
 
     async def debug_timings(_: web.Request) -> web.Response:
         # perf_counter is CLOCK_MONOTONIC on Linux: comparable with the client's in another process
@@ -129,9 +200,10 @@ def main() -> None:
     parser.add_argument("--ttft-ms", type=float, default=50.0)
     parser.add_argument("--tpot-ms", type=float, default=10.0)
     parser.add_argument("--fault", default="none")
+    parser.add_argument("--slots", type=int, default=0, help="completions generated at once")
     args = parser.parse_args()
     web.run_app(
-        make_app(args.ttft_ms / 1000, args.tpot_ms / 1000, args.fault),
+        make_app(args.ttft_ms / 1000, args.tpot_ms / 1000, args.fault, args.slots),
         host="127.0.0.1",
         port=args.port,
         print=None,

@@ -2,7 +2,8 @@
 template` starts, edited in a spreadsheet and uploaded again. One row per (run, load level);
 units in the column names; an export imports back losslessly. Lines starting with '#' are
 comments; text a spreadsheet would run as a formula was written with a leading apostrophe,
-which is removed again here.
+which is removed again here. The load columns (sustained rate, stability: `JUDGED`) are accepted
+and not read: the warehouse judges every level again when it stores it, from the same figures.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 from fleetplan.core.contract import Point, Provenance, Run
 from fleetplan.core.errors import InputError
 from fleetplan.core.gpus import canonical_gpu
-from fleetplan.warehouse.columns import CANONICAL_COLUMNS
+from fleetplan.warehouse.columns import CANONICAL_COLUMNS, LOAD_COLUMNS
 from fleetplan.warehouse.importers.base import (
     FileInput,
     ImportOptions,
@@ -31,6 +32,10 @@ IMPORTER = "csv-table"
 VERSION = "1"
 # Columns the warehouse assigns: read back as nothing (an import makes new ones).
 DERIVED = {"run_id", "level_index", "gpu_known", "imported_from", "imported_at"}
+# Judged by the warehouse from the level's figures (`fleetplan.warehouse.load`): read back as
+# nothing, and recomputed at store, so an edited or stale value cannot disagree with the figures.
+# A level judged on its send times comes back judged on its statistics: the CSV has no send times.
+JUDGED = frozenset(LOAD_COLUMNS)
 RUN_COLUMNS = {
     "model": "model",
     "gpu_model": "gpu_model",

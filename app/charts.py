@@ -1,0 +1,251 @@
+"""The dashboard's plotly figures that take more than one call: built from what services compute,
+so that pages stay short. Each function returns a `go.Figure`; the page passes it to
+`st.plotly_chart` with its key (tests find charts by key and read their traces' names)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import plotly.graph_objects as go
+
+from fleetplan.app.style import OKABE_ITO
+from fleetplan.planner.results import FleetPlan, ParetoPoint
+from fleetplan.services.load_views import (
+    CANNOT_TELL,
+    FELL_BEHIND,
+    KEPT_UP,
+    ConfigurationCurve,
+    PoolOperatingPoint,
+)
+
+TARGET_COLOUR = "#D55E00"
+SYMBOLS = {KEPT_UP: "circle", FELL_BEHIND: "x-thin-open", CANNOT_TELL: "diamond-open"}
+METRIC_NAMES = {"ttft": "P99 TTFT", "tpot": "P99 TPOT"}
+
+
+def distinct_colours(labels: Sequence[str]) -> dict[str, str]:
+    """One colour per label, in order (colour-blind-safe; the palette repeats past eight)."""
+    return {label: OKABE_ITO[i % len(OKABE_ITO)] for i, label in enumerate(labels)}
+
+
+def target_line(figure: go.Figure, value: float, *, label: str, colour: str) -> None:
+    """A dashed horizontal target line at `value`, labelled at its left end, on a log y axis.
+    (`add_hline`'s own label would sit at 10**value: plotly places annotations on a log axis
+    by the exponent, shapes by the value.)"""
+    figure.add_hline(y=value, line_dash="dash", line_color=colour)
+    figure.add_annotation(
+        x=0,
+        xref="paper",
+        xanchor="left",
+        y=math.log10(value),
+        yanchor="bottom",
+        text=label,
+        showarrow=False,
+        font={"color": colour},
+    )
+
+
+def _xy(pairs: Sequence[tuple[float, float]]) -> tuple[list[float], list[float]]:
+    return [x for x, _ in pairs], [y for _, y in pairs]
+
+
+def _status_key(figure: go.Figure) -> None:
+    """Legend entries for the kinds of measured level (grey: they apply to every colour)."""
+    for status, symbol in SYMBOLS.items():
+        figure.add_scatter(
+            x=[None],
+            y=[None],
+            mode="markers",
+            name=f"level: {status}",
+            marker={"symbol": symbol, "color": "#666666", "size": 9},
+            legendgroup="levels",
+        )
+
+
+def _levels_trace(curve: ConfigurationCurve, metric: str, colour: str) -> go.Scatter:
+    """The measured levels, one symbol per judgement; in the legend only where the
+    configuration has no curve for `metric` (its levels are all it shows)."""
+    levels = [lv for lv in curve.levels if getattr(lv, f"{metric}_p99_ms") is not None]
+    return go.Scatter(
+        x=[lv.offered_rps for lv in levels],
+        y=[getattr(lv, f"{metric}_p99_ms") for lv in levels],
+        mode="markers",
+        name=f"{curve.configuration} levels",
+        legendgroup=curve.configuration,
+        showlegend=not curve.samples(metric),
+        marker={
+            "color": colour,
+            "size": 10,
+            "symbol": [SYMBOLS[lv.status] for lv in levels],
+            "line": {"color": colour, "width": 2},
+        },
+        customdata=[[lv.status, lv.reason, lv.source_file] for lv in levels],
+        hovertemplate="%{x:g} req/s offered: %{y:,.1f} ms<br>%{customdata[0]}: %{customdata[1]}"
+        "<br>%{customdata[2]}<extra>" + curve.configuration + "</extra>",
+    )
+
+
+def load_curves_figure(
+    curves: Sequence[ConfigurationCurve], metric: str, *, target_ms: float | None, title: str
+) -> go.Figure:
+    """Each configuration's fitted curve through its measured levels, the target line and each
+    configuration's capacity at the targets (a star on the curve and a dotted vertical line)."""
+    figure = go.Figure()
+    colours = distinct_colours([c.configuration for c in curves])
+    for curve in curves:
+        colour = colours[curve.configuration]
+        x, y = _xy(curve.samples(metric))
+        figure.add_scatter(
+            x=x,
+            y=y,
+            mode="lines",
+            name=curve.configuration,
+            legendgroup=curve.configuration,
+            line={"color": colour, "width": 2.5},
+            hovertemplate="%{x:.2f} req/s: %{y:,.1f} ms (curve)<extra>"
+            + curve.configuration
+            + "</extra>",
+        )
+        figure.add_trace(_levels_trace(curve, metric, colour))
+        at_capacity = curve.capacity_ttft_p99_ms if metric == "ttft" else curve.capacity_tpot_p99_ms
+        if curve.capacity_rps > 0 and at_capacity is not None:
+            figure.add_vline(x=curve.capacity_rps, line_dash="dot", line_color=colour)
+            figure.add_scatter(
+                x=[curve.capacity_rps],
+                y=[at_capacity],
+                mode="markers+text",
+                name=f"{curve.configuration} capacity",
+                legendgroup=curve.configuration,
+                showlegend=False,
+                marker={"symbol": "star", "size": 16, "color": colour, "line": {"width": 1}},
+                text=[f"{curve.capacity_rps:.2f} req/s"],
+                textposition="top left",
+                textfont={"color": colour},
+                hovertemplate="capacity %{x:.2f} req/s: %{y:,.1f} ms predicted<extra>"
+                + curve.configuration
+                + "</extra>",
+            )
+    _status_key(figure)
+    if target_ms is not None:
+        target_line(figure, target_ms, label=f"target {target_ms:g} ms", colour=TARGET_COLOUR)
+    figure.update_layout(
+        title=title,
+        xaxis_title="Offered load (requests/s)",
+        yaxis_title=f"{METRIC_NAMES[metric]} (ms, log scale)",
+        yaxis_type="log",
+        legend_title_text="Configuration",
+    )
+    return figure
+
+
+def operating_points_figure(pools: Sequence[PoolOperatingPoint], metric: str) -> go.Figure:
+    """Each pool's planned load per server on its configuration's curve, with its class's target
+    and the configuration's capacity at it (before the utilisation ceiling)."""
+    figure = go.Figure()
+    colours = distinct_colours([p.label for p in pools])
+    for index, pool in enumerate(pools):
+        colour = colours[pool.label]
+        x, y = _xy(pool.curve.samples(metric))
+        figure.add_scatter(
+            x=x,
+            y=y,
+            mode="lines",
+            name=pool.label,
+            legendgroup=pool.label,
+            line={"color": colour, "width": 2.5},
+            hovertemplate="%{x:.2f} req/s: %{y:,.1f} ms (curve)<extra>" + pool.label + "</extra>",
+        )
+        figure.add_trace(_levels_trace(pool.curve, metric, colour).update(legendgroup=pool.label))
+        value = pool.ttft_p99_ms if metric == "ttft" else pool.tpot_p99_ms
+        if value is not None:
+            figure.add_scatter(
+                x=[pool.load_rps],
+                y=[value],
+                mode="markers+text",
+                name=f"{pool.label}: planned load",
+                legendgroup=pool.label,
+                showlegend=False,
+                marker={"symbol": "star", "size": 18, "color": colour, "line": {"width": 1}},
+                text=[f"{pool.traffic_class}: {pool.load_rps:.2f} req/s per server"],
+                # pools on one configuration share a curve: their labels go either side
+                textposition="bottom right" if index % 2 == 0 else "top left",
+                textfont={"color": colour},
+                hovertemplate="planned %{x:.2f} req/s per server: %{y:,.1f} ms predicted"
+                "<extra>" + pool.label + "</extra>",
+            )
+        if pool.curve.capacity_rps > 0:
+            figure.add_vline(x=pool.curve.capacity_rps, line_dash="dot", line_color=colour)
+        target = pool.targets.get(metric)
+        if target is not None:
+            target_line(
+                figure, target, label=f"{pool.traffic_class} target {target:g} ms", colour=colour
+            )
+    _status_key(figure)
+    figure.update_layout(
+        title=f"{METRIC_NAMES[metric]} at each pool's planned load per server",
+        xaxis_title="Load per server (requests/s)",
+        yaxis_title=f"{METRIC_NAMES[metric]} (ms, log scale)",
+        yaxis_type="log",
+        legend_title_text="Pool",
+    )
+    return figure
+
+
+def baselines_figures(fleets: Sequence[FleetPlan]) -> tuple[go.Figure, go.Figure | None]:
+    """Cost per month of the plan against the simpler fleets; and carbon, where any is known."""
+    names = [f.name for f in fleets]
+    cost = [f.totals.monthly_cost_usd if f.totals else None for f in fleets]
+    carbon = [f.totals.carbon_kgco2e_month if f.totals else None for f in fleets]
+    figure = go.Figure()
+    figure.add_bar(
+        x=names,
+        y=cost,
+        name="$ / month",
+        marker_color="#0072B2",
+        text=[
+            f"${c:,.0f}" if c is not None else f.status.value
+            for c, f in zip(cost, fleets, strict=True)
+        ],
+        textposition="outside",
+    )
+    figure.update_layout(
+        title="Cost per month: the plan against simpler fleets",
+        yaxis_title="$ per month",
+        xaxis_title=None,
+    )
+    if not any(c is not None for c in carbon):
+        return figure, None
+    carbon_figure = go.Figure()
+    carbon_figure.add_bar(x=names, y=carbon, name="kgCO2e / month", marker_color="#009E73")
+    carbon_figure.update_layout(title="Carbon per month", yaxis_title="kgCO2e per month")
+    return figure, carbon_figure
+
+
+def pareto_figure(
+    pareto: Sequence[ParetoPoint], *, monthly_cost_usd: float, carbon_kgco2e_month: float | None
+) -> go.Figure:
+    """The cost/carbon frontier, and this plan on it."""
+    frontier = go.Figure()
+    frontier.add_scatter(
+        x=[p.monthly_cost_usd for p in pareto],
+        y=[p.carbon_kgco2e_month for p in pareto],
+        mode="lines+markers",
+        name="Pareto frontier",
+        text=[", ".join(f"{n} {g}" for g, n in p.gpus.items()) for p in pareto],
+        hovertemplate="$%{x:,.0f}/month, %{y:,.0f} kgCO2e/month<br>%{text}",
+    )
+    if carbon_kgco2e_month is not None:
+        frontier.add_scatter(
+            x=[monthly_cost_usd],
+            y=[carbon_kgco2e_month],
+            mode="markers",
+            name="this plan",
+            marker={"symbol": "star", "size": 16, "color": TARGET_COLOUR},
+        )
+    frontier.update_layout(
+        title="Cost against carbon: every point is a fleet no other beats on both",
+        xaxis_title="$ per month",
+        yaxis_title="kgCO2e per month",
+    )
+    return frontier

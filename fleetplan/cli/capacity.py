@@ -1,0 +1,155 @@
+"""`fleetplan capacity`: how many requests/s one server of a configuration carries at P99 targets,
+from its latency-against-load curve, with today's measured-level rule beside it.
+
+Exit codes: 0 with a capacity; 2 (EXIT_INFEASIBLE) when there is none (no rate meets the targets,
+or the curve cannot be fitted: the reason says which); 1 for input the warehouse cannot answer
+(an unknown model, GPU, GPU count or traffic; the message says what there is)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING
+
+from fleetplan.cli.common import positive_float, positive_int, warehouse_arg
+from fleetplan.core.exits import EXIT_INFEASIBLE, EXIT_OK, EXIT_PROBLEMS
+
+if TYPE_CHECKING:
+    from fleetplan.services.capacity import CapacityReport
+
+NAME = "capacity"
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    capacity = sub.add_parser(
+        NAME,
+        help="requests/s one server carries at P99 targets (the latency-against-load model)",
+        description="The highest rate whose predicted P99s meet the targets, for one "
+        "configuration (model, GPU, GPUs per server) and traffic, with today's measured-level "
+        "rule, the saturation rate and the levels the prediction rests on.",
+    )
+    warehouse_arg(capacity)
+    capacity.add_argument("--model", required=True, help="model id, or its name after the '/'")
+    capacity.add_argument("--gpu", required=True, help="GPU model, any common label (4090, h100)")
+    capacity.add_argument(
+        "--gpu-count", required=True, type=positive_int, metavar="N", help="GPUs per server"
+    )
+    # The traffic, matched as a plan's class is: needed only where the configuration was
+    # measured with several kinds.
+    capacity.add_argument("--dataset", help="the traffic's benchmark dataset (e.g. sharegpt)")
+    capacity.add_argument("--input-len", type=positive_int, metavar="I", help="input tokens")
+    capacity.add_argument("--output-len", type=positive_int, metavar="O", help="output tokens")
+    capacity.add_argument("--ttft-p99", type=positive_float, metavar="MS", help="P99 TTFT target")
+    capacity.add_argument("--tpot-p99", type=positive_float, metavar="MS", help="P99 TPOT target")
+    capacity.add_argument(
+        "--extrapolate",
+        action="store_true",
+        help="predict past the highest level the server kept up with, toward saturation",
+    )
+    capacity.add_argument("--format", choices=("text", "json"), default="text")
+
+
+def run(args: argparse.Namespace) -> int:
+    from fleetplan.core.errors import InputError
+    from fleetplan.services.capacity import CapacityQuery, capacity_from_warehouse
+    from fleetplan.warehouse.db import Warehouse
+
+    query = CapacityQuery(
+        model=args.model,
+        gpu=args.gpu,
+        gpu_count=args.gpu_count,
+        dataset=args.dataset,
+        input_len=args.input_len,
+        output_len=args.output_len,
+        ttft_p99_ms=args.ttft_p99,
+        tpot_p99_ms=args.tpot_p99,
+        extrapolate=args.extrapolate,
+    )
+    try:
+        with Warehouse.open(args.warehouse, read_only=True) as warehouse:
+            report = capacity_from_warehouse(warehouse, query)
+    except InputError as error:
+        print(f"fleetplan capacity: {error}", file=sys.stderr)
+        return EXIT_PROBLEMS
+    if args.format == "json":
+        sys.stdout.write(report.model_dump_json(indent=1) + "\n")
+    else:
+        sys.stdout.write(text(report))
+    if report.capacity_rps <= 0:
+        print(f"fleetplan capacity: no capacity: {report.reason}", file=sys.stderr)
+        return EXIT_INFEASIBLE
+    return EXIT_OK
+
+
+BASIS_WORDS = {
+    "measured": "at a measured level",
+    "interpolated": "interpolated between measured levels",
+    "extrapolated": "extrapolated toward saturation, past the measured levels",
+    "none": "none",
+}
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.1f} ms"
+
+
+def _rps(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def text(report: CapacityReport) -> str:
+    """The report for a terminal: the answer first, then the levels it rests on."""
+    targets = report.targets
+    wanted = [
+        f"P99 {name} <= {value:g} ms"
+        for name, value in (("TTFT", targets.ttft_p99_ms), ("TPOT", targets.tpot_p99_ms))
+        if value is not None
+    ]
+    lines = [
+        f"{report.model} on {report.gpu_count}x {report.gpu_model}, {report.traffic} traffic",
+        f"Targets: {'; '.join(wanted) or 'none (the highest rate the server kept up with)'}",
+        "",
+    ]
+    if report.capacity_rps > 0:
+        lines.append(
+            f"Capacity:      {report.capacity_rps:.2f} req/s per server "
+            f"({BASIS_WORDS[report.basis]})"
+        )
+        lines.append(
+            f"               predicted there: P99 TTFT {_ms(report.predicted_ttft_p99_ms)}, "
+            f"P99 TPOT {_ms(report.predicted_tpot_p99_ms)}"
+        )
+    else:
+        lines.append("Capacity:      none")
+    if report.reason:
+        lines.append(f"               {report.reason}")
+    lines += [
+        "Measured rule: "
+        + (
+            f"{report.measured_rule_rps:.2f} req/s (today's rule: the best achieved throughput "
+            "among levels that meet the targets)"
+            if report.measured_rule_rps > 0
+            else "none (no measured level meets the targets)"
+        ),
+        "Saturation:    "
+        + (
+            f"{report.saturation_rps:.2f} req/s (the most a level that fell behind sustained)"
+            if report.saturation_rps is not None
+            else "not reached in the data (no level fell behind)"
+        ),
+        "",
+        "Levels (the curve runs through those the server kept up with):",
+        f"  {'offered':>8} {'sustained':>9}  {'status':<12} {'P99 TTFT':>11} {'P99 TPOT':>10}"
+        "  file",
+    ]
+    # Files are long names: numbered once below the table.
+    files = list(dict.fromkeys(level.source_file for level in report.levels))
+    for level in report.levels:
+        lines.append(
+            f"  {level.offered_rps:>8.2f} {_rps(level.sustained_rps):>9}  {level.kept_up:<12} "
+            f"{_ms(level.ttft_p99_ms):>11} {_ms(level.tpot_p99_ms):>10}  "
+            f"[{files.index(level.source_file) + 1}]"
+        )
+        lines.append(f"  {'':>8} {level.reason}")
+    lines += ["", "Files:"] + [f"  [{i}] {name}" for i, name in enumerate(files, start=1)]
+    return "\n".join(lines) + "\n"

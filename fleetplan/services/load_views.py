@@ -1,0 +1,176 @@
+"""What the dashboard draws of the latency-against-load model, computed without Streamlit:
+
+- the Benchmarks page: for one model and traffic shape, each configuration's fitted P99 TTFT and
+  P99 TPOT curve (`LoadCurve.sample`), its measured levels (kept up, fell behind, or a burst that
+  cannot tell), and its capacity at the page's targets (`ConfigurationCurve`);
+- the Plan page: each pool of the recommended fleet on its configuration's curve, at its planned
+  load per server (`PoolOperatingPoint`), so a reader sees how close to the knee a plan runs.
+
+The pages only draw these (app/charts.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from fleetplan.planner.capacity import points_for_class, points_for_model
+from fleetplan.planner.load_model import LoadCurve, Metric, fit_curve
+from fleetplan.planner.results import Plan
+from fleetplan.planner.scenario import Scenario
+from fleetplan.services.capacity import describe_shape
+from fleetplan.warehouse.queries import configuration_label
+
+KEPT_UP = "kept up"
+FELL_BEHIND = "fell behind"
+CANNOT_TELL = "burst / cannot tell"
+STATUSES = (KEPT_UP, FELL_BEHIND, CANNOT_TELL)
+
+
+@dataclass(frozen=True, slots=True)
+class MeasuredLevel:
+    offered_rps: float
+    ttft_p99_ms: float | None
+    tpot_p99_ms: float | None
+    status: str  # one of STATUSES
+    sustained_rps: float | None
+    reason: str
+    source_file: str
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigurationCurve:
+    """One configuration's curve for one traffic shape, and its capacity at the targets."""
+
+    configuration: str  # "1x h100-pcie"
+    gpu_model: str
+    ttft: list[tuple[float, float]]  # (offered req/s, P99 ms) along the curve
+    tpot: list[tuple[float, float]]
+    levels: list[MeasuredLevel]
+    capacity_rps: float  # 0.0: no rate meets the targets (`note` says why)
+    capacity_ttft_p99_ms: float | None  # predicted at capacity
+    capacity_tpot_p99_ms: float | None
+    saturation_rps: float | None
+    note: str | None  # why no curve or no capacity, or what limits it
+
+    def samples(self, metric: Metric) -> list[tuple[float, float]]:
+        return self.ttft if metric == "ttft" else self.tpot
+
+
+def _status(stable: bool | None) -> str:
+    return {True: KEPT_UP, False: FELL_BEHIND}.get(stable, CANNOT_TELL)
+
+
+def traffic_shapes(points: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """The points of each traffic shape, by its description ("sharegpt", "512/128 tokens")."""
+    groups = points.groupby(["dataset", "input_len", "output_len"], dropna=False, sort=True)
+    return {describe_shape(rows): rows for _, rows in groups}
+
+
+def configuration_curve(
+    rows: pd.DataFrame,
+    *,
+    ttft_p99_ms: float | None,
+    tpot_p99_ms: float | None,
+    curve: LoadCurve | None = None,
+) -> ConfigurationCurve:
+    """The curve of one configuration's rows (one traffic shape) and its capacity."""
+    curve = curve or fit_curve(rows)
+    estimate = curve.capacity(ttft_p99_ms=ttft_p99_ms, tpot_p99_ms=tpot_p99_ms)
+    first = rows.iloc[0]
+    return ConfigurationCurve(
+        configuration=configuration_label(first["gpu_model"], first["gpu_count"]),
+        gpu_model=str(first["gpu_model"]),
+        ttft=curve.sample("ttft"),
+        tpot=curve.sample("tpot"),
+        levels=[
+            MeasuredLevel(
+                offered_rps=level.offered_rps,
+                ttft_p99_ms=level.ttft_p99_ms,
+                tpot_p99_ms=level.tpot_p99_ms,
+                status=_status(level.stable),
+                sustained_rps=level.sustained_rps,
+                reason=level.load_reason,
+                source_file=level.source_file,
+            )
+            for level in curve.levels
+        ],
+        capacity_rps=estimate.capacity_rps,
+        capacity_ttft_p99_ms=estimate.ttft_p99_ms,
+        capacity_tpot_p99_ms=estimate.tpot_p99_ms,
+        saturation_rps=curve.saturation_rps,
+        note=estimate.reason,
+    )
+
+
+def benchmark_curves(
+    points: pd.DataFrame, *, ttft_p99_ms: float | None, tpot_p99_ms: float | None
+) -> list[ConfigurationCurve]:
+    """Each configuration's curve, from points of one model and one traffic shape."""
+    return [
+        configuration_curve(rows, ttft_p99_ms=ttft_p99_ms, tpot_p99_ms=tpot_p99_ms)
+        for _, rows in points.groupby(["gpu_model", "gpu_count"], sort=True)
+    ]
+
+
+def curve_notes(curves: list[ConfigurationCurve]) -> list[str]:
+    """One line per configuration: its capacity at the targets and what limits it, or why none."""
+    lines = []
+    for curve in curves:
+        if curve.capacity_rps > 0:
+            line = f"{curve.configuration}: capacity {curve.capacity_rps:.2f} req/s per server"
+            line += f" ({curve.note})" if curve.note else ""
+        else:
+            line = f"{curve.configuration}: no capacity ({curve.note})"
+        if curve.saturation_rps is not None:
+            line += f"; saturates at {curve.saturation_rps:.2f} req/s"
+        lines.append(line)
+    return lines
+
+
+@dataclass(frozen=True, slots=True)
+class PoolOperatingPoint:
+    """A pool of the recommended fleet on its configuration's curve."""
+
+    traffic_class: str
+    configuration: str
+    curve: ConfigurationCurve  # capacity at the class's targets, before the ceiling
+    load_rps: float  # the pool's planned load per server
+    ttft_p99_ms: float | None  # predicted there (None: the curve says nothing there)
+    tpot_p99_ms: float | None
+    targets: dict[str, float | None] = field(default_factory=dict)  # "ttft"/"tpot" -> ms
+
+    @property
+    def label(self) -> str:
+        return f"{self.traffic_class} on {self.configuration}"
+
+
+def operating_points(
+    plan: Plan, scenario: Scenario, points: pd.DataFrame
+) -> list[PoolOperatingPoint]:
+    """Each pool of the plan's recommended fleet at its load per server on its curve."""
+    model_points = points_for_model(points, scenario.model)
+    classes = {c.name: c for c in scenario.classes}
+    out = []
+    for pool in plan.recommended.pools:
+        traffic = classes[pool.traffic_class]
+        shape = points_for_class(model_points, traffic)
+        rows = shape[
+            (shape["gpu_model"] == pool.gpu_model) & (shape["gpu_count"] == pool.gpus_per_server)
+        ]
+        curve = configuration_curve(
+            rows, ttft_p99_ms=traffic.ttft_p99_ms, tpot_p99_ms=traffic.tpot_p99_ms
+        )
+        out.append(
+            PoolOperatingPoint(
+                traffic_class=pool.traffic_class,
+                configuration=curve.configuration,
+                curve=curve,
+                load_rps=pool.rate_per_server_rps,
+                ttft_p99_ms=pool.predicted_ttft_p99_ms,
+                tpot_p99_ms=pool.predicted_tpot_p99_ms,
+                targets={"ttft": traffic.ttft_p99_ms, "tpot": traffic.tpot_p99_ms},
+            )
+        )
+    return out

@@ -1,0 +1,162 @@
+"""What a capacity is made of: a configuration (GPU model x GPUs per server), the measured level a
+capacity rests on, and the capacity of one server of a configuration for one traffic class with
+the basis it was found on. Both capacity rules (`measured_capacity`, `model_capacity`) build these;
+`capacity` chooses the rule.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import pandas as pd
+
+from fleetplan.planner.load_model import LoadCurve, fit_curve
+
+# The columns `load_model.fit_curve` reads (its docstring lists them): curves are fitted from
+# these alone (`model_capacity.Curves`), since copying wide rows is much of a fit's time.
+CURVE_COLUMNS = (
+    "run_id",
+    "level_index",
+    "source_file",
+    "offered_rate_rps",
+    "max_concurrency",
+    "completed",
+    "duration_s",
+    "ttft_p50_ms",
+    "ttft_p99_ms",
+    "tpot_p50_ms",
+    "tpot_p99_ms",
+    "e2el_p50_ms",
+    "e2el_p99_ms",
+    "output_tokens_mean",
+    "complete",
+    "failed",
+    "sustained_rps",
+    "stable",
+    "load_basis",
+    "load_reason",
+)
+BEHIND_FRACTION = 0.9  # achieved below this share of the offered rate: the server fell behind
+MEASURED_RULE = "measured rule"  # the basis of a capacity found by today's rule
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Configuration:
+    gpu_model: str
+    gpus_per_server: int
+
+    @property
+    def label(self) -> str:
+        return f"{self.gpus_per_server}x {self.gpu_model}"
+
+
+@dataclass(frozen=True, slots=True)
+class Level:
+    """The measured load level a capacity rests on."""
+
+    run_id: str
+    offered_rate_rps: float | None
+    max_concurrency: int | None
+    request_throughput_rps: float
+    ttft_p99_ms: float | None
+    tpot_p99_ms: float | None
+    input_tokens_mean: float | None
+    output_tokens_mean: float | None
+    avg_power_w: float | None  # all GPUs of the server together; None when not measured
+    source_file: str
+    # The level's judgement (`fleetplan.core.load`) where the capacity rests on it (the model
+    # rule); None where it does not (the measured rule reads achieved against offered).
+    stable: bool | None = None
+    load_reason: str | None = None
+
+    @property
+    def behind(self) -> bool:
+        """The server did not keep up with the offered load: as judged where the level was
+        judged; else achieved below 90 % of offered (a burst at inf never keeps up)."""
+        if self.stable is not None:
+            return not self.stable
+        if self.offered_rate_rps is None:
+            return False
+        if math.isinf(self.offered_rate_rps):
+            return True
+        return self.request_throughput_rps < BEHIND_FRACTION * self.offered_rate_rps
+
+    def describe(self) -> str:
+        load = (
+            "all requests at once"
+            if self.offered_rate_rps is not None and math.isinf(self.offered_rate_rps)
+            else f"{self.offered_rate_rps:g} req/s offered"
+            if self.offered_rate_rps is not None
+            else f"concurrency {self.max_concurrency}"
+        )
+        return f"{load}, {self.request_throughput_rps:.2f} req/s achieved"
+
+
+class LazyCurve:
+    """A configuration's latency-against-load curve for one traffic shape, fitted from its rows
+    on first use: under the measured rule only the chosen pools' curves are ever needed."""
+
+    __slots__ = ("_curve", "rows")
+
+    def __init__(self, rows: pd.DataFrame) -> None:
+        self.rows = rows
+        self._curve: LoadCurve | None = None
+
+    def get(self) -> LoadCurve:
+        if self._curve is None:
+            self._curve = fit_curve(self.rows)
+        return self._curve
+
+
+@dataclass(frozen=True, slots=True)
+class Capacity:
+    traffic_class: str
+    configuration: Configuration
+    capacity_rps: float  # per server, after the utilisation ceiling; 0 when no rate passes
+    level: Level | None
+    reason: str | None = None  # why no rate passes
+    best_ttft_p99_ms: float | None = None
+    best_tpot_p99_ms: float | None = None
+    # "model: at a measured level" / "model: interpolated": the curve's capacity; "measured
+    # rule": today's rule, asked for; "measured rule: <why>": the curve could not say.
+    basis: str = MEASURED_RULE
+    # Per server before the ceiling: what a pool's utilisation is measured against. None: the
+    # level's achieved throughput (the measured rule).
+    before_ceiling_rps: float | None = None
+    # The configuration's latency-against-load curve for this traffic, where one was fitted: the
+    # P99s a pool can expect at its planned load come from it.
+    curve: LazyCurve | None = None
+
+    @property
+    def full_rps(self) -> float:
+        """Per server before the utilisation ceiling."""
+        if self.before_ceiling_rps is not None:
+            return self.before_ceiling_rps
+        return self.level.request_throughput_rps if self.level else 0.0
+
+
+def level_from_row(
+    row: dict, *, stable: bool | None = None, load_reason: str | None = None
+) -> Level:
+    """A `benchmark_points` row as the level a capacity rests on."""
+
+    def opt(name: str) -> float | None:
+        value = row.get(name)
+        return None if value is None or pd.isna(value) else float(value)
+
+    concurrency = opt("max_concurrency")
+    return Level(
+        run_id=str(row["run_id"]),
+        offered_rate_rps=opt("offered_rate_rps"),
+        max_concurrency=int(concurrency) if concurrency is not None else None,
+        request_throughput_rps=float(row["request_throughput_rps"]),
+        ttft_p99_ms=opt("ttft_p99_ms"),
+        tpot_p99_ms=opt("tpot_p99_ms"),
+        input_tokens_mean=opt("input_tokens_mean"),
+        output_tokens_mean=opt("output_tokens_mean"),
+        avg_power_w=opt("avg_power_w"),
+        source_file=str(row.get("source_file", "")),
+        stable=stable,
+        load_reason=load_reason,
+    )

@@ -1,0 +1,169 @@
+"""The model rule (`capacity_rule: "model"`, the default): a server's capacity for a class is the
+highest rate whose P99 TTFT and P99 TPOT its configuration's latency-against-load curve
+(`load_model.fit_curve`, stable levels only, no extrapolation) predicts within the class's
+targets; for a class without targets, the highest rate the server kept up with. Times the
+utilisation ceiling, as headroom.
+
+Where the curve cannot say (too few stable levels, or no curve for a metric the class targets),
+the capacity is today's measured rule, and its basis says so and why ("measured rule: too few
+stable levels (1): ..."): never silently.
+
+Curves are fitted once per (configuration, traffic shape) and capacities computed once per
+(configuration, traffic shape, targets): classes that share a shape and targets share the work.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+
+import pandas as pd
+
+from fleetplan.planner.levels import (
+    CURVE_COLUMNS,
+    MEASURED_RULE,
+    Capacity,
+    Configuration,
+    LazyCurve,
+    Level,
+    level_from_row,
+)
+from fleetplan.planner.load_model import Basis, CapacityEstimate, LoadCurve
+from fleetplan.planner.measured_capacity import best_p99s
+from fleetplan.planner.scenario import TrafficClass
+
+Targets = tuple[float | None, float | None]  # P99 TTFT, P99 TPOT (ms); None: no target
+Shape = tuple[object, object, object]  # (dataset, input_len, output_len); None where absent
+MODEL = "model"
+MODEL_BASIS = {Basis.MEASURED: "at a measured level", Basis.INTERPOLATED: "interpolated"}
+
+
+@dataclass(frozen=True, slots=True)
+class Fitted:
+    """One configuration's curve for one traffic shape, the shape's points (its own rows are
+    those the curve was fitted on, by index), and the
+    capacities asked of it so far (by targets), each with the level it rests on."""
+
+    source: LazyCurve  # the curve, fitted on first use
+    points: pd.DataFrame  # every column of the traffic shape's points (all configurations)
+    best: tuple[float | None, float | None]  # lowest P99 TTFT and TPOT measured (for messages)
+    answers: dict[Targets, tuple[CapacityEstimate, Level | None]] = field(default_factory=dict)
+    _labels: dict[tuple[str, int], object] = field(default_factory=dict)  # rows by level
+    _levels: dict[tuple[str, int], Level] = field(default_factory=dict)
+
+    @property
+    def curve(self) -> LoadCurve:
+        return self.source.get()
+
+    def capacity(
+        self, ttft_p99_ms: float | None, tpot_p99_ms: float | None
+    ) -> tuple[CapacityEstimate, Level | None]:
+        """The curve's capacity at these targets and the level it rests on (None: no capacity);
+        computed once per targets: classes that share them share the answer."""
+        key = (ttft_p99_ms, tpot_p99_ms)
+        if key not in self.answers:
+            estimate = self.curve.capacity(ttft_p99_ms=ttft_p99_ms, tpot_p99_ms=tpot_p99_ms)
+            level = None
+            if estimate.capacity_rps > 0 and math.isfinite(estimate.capacity_rps):
+                level = self._resting_level(estimate.capacity_rps)
+            self.answers[key] = (estimate, level)
+        return self.answers[key]
+
+    def _resting_level(self, rate_rps: float) -> Level:
+        """The highest stable level at or under `rate_rps`: what a capacity found on the curve
+        rests on (its tokens, power and source file)."""
+        stable = [
+            level
+            for level in self.curve.levels
+            if level.stable and level.offered_rps <= rate_rps * (1 + 1e-9)
+        ]
+        top = max(stable, key=lambda level: (level.offered_rps, level.run_id))
+        key = (top.run_id, top.level_index)
+        if key not in self._levels:  # several targets often rest on one level
+            if not self._labels:
+                rows = self.source.rows
+                keys = zip(rows.index, rows["run_id"], rows["level_index"].fillna(0), strict=True)
+                self._labels.update({(str(run), int(index)): label for label, run, index in keys})
+            row = self.points.loc[self._labels[key]].to_dict()
+            self._levels[key] = level_from_row(row, stable=True, load_reason=top.load_reason)
+        return self._levels[key]
+
+
+class Curves:
+    """The curves of one model's configurations, fitted on first use per traffic shape."""
+
+    def __init__(self) -> None:
+        self._by_shape: dict[Shape, dict[Configuration, Fitted]] = {}
+
+    def for_points(self, class_points: pd.DataFrame) -> dict[Configuration, Fitted]:
+        """The curves of the configurations in `class_points` (one traffic shape)."""
+        shape = shape_of(class_points)
+        if shape not in self._by_shape:
+            best = best_p99s(class_points)
+            keys = ["gpu_model", "gpu_count"]
+            narrow = class_points[[c for c in (*CURVE_COLUMNS, *keys) if c in class_points]]
+            self._by_shape[shape] = {
+                Configuration(str(gpu), int(count)): Fitted(
+                    LazyCurve(rows), class_points, best.get((gpu, count), (None, None))
+                )
+                for (gpu, count), rows in narrow.groupby(keys)
+            }
+        return self._by_shape[shape]
+
+
+def shape_of(points: pd.DataFrame) -> Shape:
+    """The traffic shape of points of one shape (`capacity.points_for_class` makes sure)."""
+    if points.empty:
+        return (None, None, None)
+    first = points.iloc[0]
+    values = [first.get(name) for name in ("dataset", "input_len", "output_len")]
+    return tuple(None if v is None or pd.isna(v) else v for v in values)  # type: ignore[return-value]
+
+
+def why_not(curve: LoadCurve, traffic: TrafficClass) -> str | None:
+    """Why the curve cannot give this class a capacity (None when it can)."""
+    if curve.problem:
+        return curve.problem
+    for metric, target in (("ttft", traffic.ttft_p99_ms), ("tpot", traffic.tpot_p99_ms)):
+        if target is not None and curve.missing(metric):
+            return curve.missing(metric)
+    return None
+
+
+def model_capacity(
+    traffic: TrafficClass,
+    configuration: Configuration,
+    fitted: Fitted | None,
+    max_utilization: float,
+) -> Capacity | None:
+    """The model rule's capacity of one configuration for one class; None where the curve
+    cannot say (no levels, or `why_not`): the caller falls back to the measured rule."""
+    if fitted is None or why_not(fitted.curve, traffic):
+        return None
+    estimate, level = fitted.capacity(traffic.ttft_p99_ms, traffic.tpot_p99_ms)
+    common = {
+        "traffic_class": traffic.name,
+        "configuration": configuration,
+        "reason": estimate.reason,
+        "best_ttft_p99_ms": fitted.best[0],
+        "best_tpot_p99_ms": fitted.best[1],
+        "curve": fitted.source,
+    }
+    if level is None:
+        return Capacity(capacity_rps=0.0, level=None, basis=MODEL, before_ceiling_rps=0.0, **common)
+    return Capacity(
+        capacity_rps=estimate.capacity_rps * max_utilization,
+        level=level,
+        basis=f"{MODEL}: {MODEL_BASIS.get(estimate.basis, estimate.basis.value)}",
+        before_ceiling_rps=estimate.capacity_rps,
+        **common,
+    )
+
+
+def fallback(measured: Capacity, fitted: Fitted | None, traffic: TrafficClass) -> Capacity:
+    """The measured rule's capacity where the model rule has none, labelled with why."""
+    if fitted is None:  # no measured level at all: the measured rule says so
+        return measured
+    return replace(
+        measured, basis=f"{MEASURED_RULE}: {why_not(fitted.curve, traffic)}", curve=fitted.source
+    )
