@@ -33,7 +33,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import re
 import signal
 import subprocess
 import sys
@@ -86,7 +85,7 @@ def _arguments(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--extrapolate", action="store_true", help="let the curve extrapolate")
     p.add_argument("--control", action="store_true", help="each level with collect too")
     p.add_argument("--find-capacity", action="store_true", help="run collect --find-capacity")
-    p.add_argument("--tolerance", type=float, default=0.05, help="for --find-capacity")
+    p.add_argument("--tolerance", type=float, default=0.1, help="for --find-capacity")
     p.add_argument("--base-url", help="use this running server (with --model DIR) instead")
     p.add_argument("--model", help="the served model's folder (with --base-url)")
     p.add_argument("--work", type=Path, help="folder for run files and logs (default: temp)")
@@ -252,41 +251,32 @@ def validate(ctx: argparse.Namespace, frame: pd.DataFrame, curve: LoadCurve) -> 
             missed = row["levels"][f"{high:g}"]["p99_ttft_ms"] > target
             row["brackets"].append({"low": low, "high": high, "met": met, "missed": missed})
         if ctx.find_capacity:
-            row["find_capacity"] = find_capacity(ctx, target, n)
+            row["find_capacity"] = find_capacity(ctx, target, row["capacity_rps"], n)
         rows.append(row)
     return rows
 
 
-def found_capacity(run_file: RunFile, target: float) -> float:
-    """The highest rate that kept up and met the target below the lowest that did not."""
-    passing, failing = [], []
-    for point in run_file.runs[0].points:
-        if not math.isfinite(point.offered_rate_rps or math.nan):
-            continue
-        good = judge_point(point).stable and (point.ttft_p99_ms or math.inf) <= target
-        (passing if good else failing).append(point.offered_rate_rps)
-    ceiling = min(failing, default=math.inf)
-    return max((rate for rate in passing if rate < ceiling), default=0.0)
-
-
-def find_capacity(ctx: argparse.Namespace, target: float, n: int) -> dict:
-    """`fleetplan collect --find-capacity` for one target: what it found and printed."""
-    folder = ctx.work / f"find-{n}"
-    run_file, stdout = collect(
+def find_capacity(ctx: argparse.Namespace, target: float, capacity: float, n: int) -> dict:
+    """`fleetplan collect --find-capacity` for one target: the capacity and bracket it records.
+    Its ladder starts at half the prediction (doubling while levels pass), not at the user's
+    lowest rate: levels of 400 requests at 1/8 of the burst rate would take minutes each."""
+    start = 0.5 * capacity if capacity > 0 else ctx.ladder_rates[0]
+    run_file, _ = collect(
         ctx,
-        folder,
+        ctx.work / f"find-{n}",
         *("--find-capacity", "--ttft-p99", target, "--tolerance", ctx.tolerance),
-        *("--rates", _rates(ctx.ladder_rates), "--seed", ctx.seed + 500 + n),
+        *("--rates", _rates([start]), "--seed", ctx.seed + 500 + n),
     )
-    said = re.findall(r"capacity[^\n]*?(\d+(?:\.\d+)?)\s*req/s", stdout, flags=re.IGNORECASE)
-    found = found_capacity(run_file, target)
-    print(f"  collect --find-capacity: {found:.2f} req/s", flush=True)
-    return {
-        "capacity_rps": found,
-        "printed_rps": float(said[0]) if said else None,
+    meta = run_file.runs[0].metadata
+    found = meta.get("search_capacity_rps", "none")
+    result = {
+        "capacity_rps": None if found == "none" else float(found),
+        "bracket_rps": meta.get("search_bracket_rps"),
+        "result": meta.get("search_result"),
         "levels": len(run_file.runs[0].points),
-        "output_tail": stdout[-1200:],
     }
+    print(f"  collect --find-capacity: {result['result']}", flush=True)
+    return result
 
 
 def _p99(row: dict, multiple: float) -> str:
@@ -315,7 +305,7 @@ def print_table(ctx: argparse.Namespace, rows: list[dict]) -> int:
         line += f"{row['measured_rule_rps']:>6.2f} "
         line += " ".join(f"{_p99(row, m):>10}" for m in multiples)
         if "find_capacity" in row:
-            line += f"  {row['find_capacity']['capacity_rps']:8.2f}"
+            line += f"  {row['find_capacity']['capacity_rps'] or 0:8.2f}"
         print(line + "  " + ("; ".join(map(_verdict, row["brackets"])) or "no prediction"))
     held = sum(bracket["met"] and bracket["missed"] for bracket in brackets)
     print(
