@@ -98,23 +98,31 @@ def _floats(text: str) -> list[float]:
     return [float(part) for part in text.split(",") if part.strip()]
 
 
-def _tool(command: list[str], what: str) -> subprocess.CompletedProcess:
+def _tool(command: list[str], what: str, ok: tuple[int, ...] = (0,)) -> subprocess.CompletedProcess:
     done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=3600)
-    if done.returncode not in (0, 2):  # 2: collect --find-capacity found no passing rate
+    if done.returncode not in ok:
         tail = (done.stdout[-1500:] + "\n" + done.stderr[-2500:]).strip()
         raise LiveError(f"{what} failed with exit code {done.returncode}:\n{tail}")
     return done
 
 
-def collect(ctx: argparse.Namespace, folder: Path, *args: object) -> tuple[RunFile, str]:
-    """`fleetplan collect --backend openai` with the live shape: its run file and output."""
+def collect(
+    ctx: argparse.Namespace, folder: Path, *args: object, ok: tuple[int, ...] = (0, 1)
+) -> tuple[RunFile, list[str]]:
+    """`fleetplan collect --backend openai` with the live shape: its run file and the problems it
+    reported (exit 1: it still wrote, and ingested, the run file), which are printed too."""
     command = [sys.executable, "-m", "fleetplan", "collect", "--backend", "openai"]
     command += ["--base-url", ctx.url, "--model", ctx.model_dir, "--tokenizer", ctx.model_dir]
     command += ["--input-len", str(ctx.shape[0]), "--output-len", str(ctx.shape[1])]
     command += ["--out", str(folder), "--gpu", "cpu", "--telemetry", "off", *map(str, args)]
-    done = _tool(command, "fleetplan collect")
-    (path,) = folder.glob("*.json")
-    return RunFile.model_validate_json(path.read_bytes()), done.stdout
+    done = _tool(command, "fleetplan collect", ok)
+    problems = [line for line in done.stderr.splitlines() if line.startswith("problem")]
+    for problem in problems:
+        print(f"  collect said: {problem}", flush=True)
+    paths = list(folder.glob("*.json"))
+    if len(paths) != 1:
+        raise LiveError(f"fleetplan collect wrote no run file in {folder}:\n{done.stderr[-2500:]}")
+    return RunFile.model_validate_json(paths[0].read_bytes()), problems
 
 
 def _rates(values: list[float]) -> str:
@@ -172,8 +180,8 @@ def ladder(ctx: argparse.Namespace, burst: float) -> tuple[pd.DataFrame, LoadCur
             f"  {level.offered_rps:6.2f} -> {sustained}  {level.ttft_p99_ms or math.nan:8.1f} ms"
             f"  {level.load_reason}"
         )
-    saturation = "not reached" if curve.saturation_rps is None else f"{curve.saturation_rps:.2f}"
-    print(f"saturation: {saturation} req/s; problem: {curve.problem or 'none'}", flush=True)
+    saturation = f"{curve.saturation_rps:.2f} req/s" if curve.saturation_rps else "not reached"
+    print(f"saturation: {saturation}; problem: {curve.problem or 'none'}", flush=True)
     return frame, curve
 
 
@@ -261,11 +269,12 @@ def find_capacity(ctx: argparse.Namespace, target: float, capacity: float, n: in
     Its ladder starts at half the prediction (doubling while levels pass), not at the user's
     lowest rate: levels of 400 requests at 1/8 of the burst rate would take minutes each."""
     start = 0.5 * capacity if capacity > 0 else ctx.ladder_rates[0]
-    run_file, _ = collect(
+    run_file, problems = collect(
         ctx,
         ctx.work / f"find-{n}",
         *("--find-capacity", "--ttft-p99", target, "--tolerance", ctx.tolerance),
         *("--rates", _rates([start]), "--seed", ctx.seed + 500 + n),
+        ok=(0, 1, 2),  # 2: no rate passed
     )
     meta = run_file.runs[0].metadata
     found = meta.get("search_capacity_rps", "none")
@@ -274,6 +283,7 @@ def find_capacity(ctx: argparse.Namespace, target: float, capacity: float, n: in
         "bracket_rps": meta.get("search_bracket_rps"),
         "result": meta.get("search_result"),
         "levels": len(run_file.runs[0].points),
+        "problems": problems,
     }
     print(f"  collect --find-capacity: {result['result']}", flush=True)
     return result
