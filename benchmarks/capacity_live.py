@@ -1,0 +1,399 @@
+"""The capacity model against a live server: predictions checked with `vllm bench serve`.
+
+A real vLLM CPU server serving the tests' tiny random Llama. As a user would:
+1. a burst (all requests at once, `fleetplan collect --rates inf`) for each candidate token
+   shape, cheapest first, until one saturates at a rate the client can drive (`--max-burst`);
+2. a coarse doubling ladder of rates relative to that burst's throughput (`--ladder`), collected
+   with `fleetplan collect --backend openai` (run file with send times) and ingested into a
+   temporary warehouse; `planner.load_model.fit_curve` on its `benchmark_points`;
+3. three P99 TTFT targets spread over the curve's range (log-spaced between its lowest and
+   highest P99, or `--targets`), and the predicted capacity C of each;
+4. for each C, long steady levels with vLLM's own benchmark (Poisson arrivals, random prompts of
+   the same shape, ignore_eos) at 0.85 x C and 1.2 x C (`--tighten`: also 0.9 x and 1.1 x): the
+   measured P99 TTFT must meet the target at the lower multiple and miss it at the higher
+   (`--control`: each level again with `fleetplan collect`, to tell the tools apart);
+5. `--find-capacity`: `fleetplan collect --find-capacity --ttft-p99 T` for each target too.
+Prints a table and a summary line; `--out` gets the figures as JSON. Exit 0 when every bracket
+held, 1 when one did not, 3 when the server or a tool failed, 130 when interrupted.
+
+The shapes are prefill-heavy (long prompts, 16 output tokens): vLLM admits arrivals into its
+running batch (up to 128 sequences on CPU), so with long outputs TTFT hardly moves with load
+until that batch is full (measured here: 512/64 tokens, P99 TTFT flat within noise from 2 to
+7 req/s); a long prompt's prefill is work each later arrival waits behind, so TTFT grows with
+load as in a queue, which a P99 TTFT target can bracket. The server runs with prefix caching
+off: every tool sends prompts from seeded generators, and a cached prefix would skip the prefill
+the levels measure. A hand-run check, not a test (timings on a shared machine are noisy): with
+`--tighten` about 14 min on 2 cores, 28 with `--find-capacity` (see benchmarks/RESULTS.md).
+
+    python benchmarks/capacity_live.py [--targets 40,80,160] [--requests 400] [--tighten]
+        [--control] [--find-capacity] [--out capacity-live.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import pandas as pd  # noqa: E402
+
+from fleetplan.collectors.vllm_server import free_port, managed_server  # noqa: E402
+from fleetplan.core import exits  # noqa: E402
+from fleetplan.core.contract import RunFile  # noqa: E402
+from fleetplan.core.errors import FleetplanError  # noqa: E402
+from fleetplan.core.load import judge_point  # noqa: E402
+from fleetplan.planner.load_model import LoadCurve, fit_curve, measured_rule  # noqa: E402
+from fleetplan.warehouse.db import Warehouse  # noqa: E402
+from fleetplan.warehouse.queries import benchmark_points  # noqa: E402
+from tests.support.tiny_model import build_tiny_llama, cpu_server_command  # noqa: E402
+
+# Prefill-heavy (see the module's docstring), cheapest first; within max-model-len 1024.
+SHAPES = ((256, 16), (512, 16), (896, 16))
+VLLM_TOOL = (  # `vllm bench serve` (its console script fails here: see the developers' guide)
+    "import sys; from vllm.benchmarks.serve import add_cli_args, main; "
+    "from vllm.utils.argparse_utils import FlexibleArgumentParser as P; "
+    "p = P(); add_cli_args(p); main(p.parse_args(sys.argv[1:]))"
+)
+TARGET_QUANTILES = (0.25, 0.5, 0.75)  # of the curve's log P99 range: spread, none at an end
+FLAT = 1.5  # a curve whose P99 varies less than this factor: targets spread over this factor
+
+
+class LiveError(FleetplanError):
+    """A tool or the server failed; the message says which and ends with its output."""
+
+
+def _arguments(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--targets", help="three P99 TTFT targets in ms (default: from the curve)")
+    p.add_argument("--requests", type=int, default=400, help="requests per validation level")
+    p.add_argument("--ladder", default="0.125,0.25,0.5,1,2", help="rates x burst throughput")
+    p.add_argument("--ladder-requests", type=int, default=120, help="requests per ladder level")
+    p.add_argument("--burst-requests", type=int, default=64)
+    p.add_argument("--max-burst", type=float, default=20.0, help="req/s a shape may burst at")
+    p.add_argument("--input-len", type=int, help="fix the shape (with --output-len)")
+    p.add_argument("--output-len", type=int)
+    p.add_argument("--multiples", default="0.85,1.2", help="below,above the prediction")
+    p.add_argument("--tighten", action="store_true", help="also 0.9 x and 1.1 x")
+    p.add_argument("--extrapolate", action="store_true", help="let the curve extrapolate")
+    p.add_argument("--control", action="store_true", help="each level with collect too")
+    p.add_argument("--find-capacity", action="store_true", help="run collect --find-capacity")
+    p.add_argument("--tolerance", type=float, default=0.1, help="for --find-capacity")
+    p.add_argument("--base-url", help="use this running server (with --model DIR) instead")
+    p.add_argument("--model", help="the served model's folder (with --base-url)")
+    p.add_argument("--work", type=Path, help="folder for run files and logs (default: temp)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", type=Path, help="write the figures as JSON here")
+    return p.parse_args(argv)
+
+
+def _floats(text: str) -> list[float]:
+    return [float(part) for part in text.split(",") if part.strip()]
+
+
+def _tool(command: list[str], what: str, ok: tuple[int, ...] = (0,)) -> subprocess.CompletedProcess:
+    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=3600)
+    if done.returncode not in ok:
+        tail = (done.stdout[-1500:] + "\n" + done.stderr[-2500:]).strip()
+        raise LiveError(f"{what} failed with exit code {done.returncode}:\n{tail}")
+    return done
+
+
+def collect(
+    ctx: argparse.Namespace, folder: Path, *args: object, ok: tuple[int, ...] = (0, 1)
+) -> tuple[RunFile, list[str]]:
+    """`fleetplan collect --backend openai` with the live shape: its run file and the problems it
+    reported (exit 1: it still wrote, and ingested, the run file), which are printed too."""
+    command = [sys.executable, "-m", "fleetplan", "collect", "--backend", "openai"]
+    command += ["--base-url", ctx.url, "--model", ctx.model_dir, "--tokenizer", ctx.model_dir]
+    command += ["--input-len", str(ctx.shape[0]), "--output-len", str(ctx.shape[1])]
+    command += ["--out", str(folder), "--gpu", "cpu", "--telemetry", "off", *map(str, args)]
+    done = _tool(command, "fleetplan collect", ok)
+    problems = [line for line in done.stderr.splitlines() if line.startswith("problem")]
+    for problem in problems:
+        print(f"  collect said: {problem}", flush=True)
+    paths = list(folder.glob("*.json"))
+    if len(paths) != 1:
+        raise LiveError(f"fleetplan collect wrote no run file in {folder}:\n{done.stderr[-2500:]}")
+    return RunFile.model_validate_json(paths[0].read_bytes()), problems
+
+
+def _rates(values: list[float]) -> str:
+    return ",".join(f"{value:.3g}" for value in values)
+
+
+def choose_shape(ctx: argparse.Namespace) -> float:
+    """The first shape whose burst throughput the client can drive: that throughput (req/s)."""
+    shapes = [(ctx.input_len, ctx.output_len)] if ctx.input_len else list(SHAPES)
+    for shape in shapes:
+        ctx.shape = shape
+        folder = ctx.work / f"burst-{shape[0]}-{shape[1]}"
+        run_file, _ = collect(
+            ctx, folder, "--rates", "inf", "--num-requests", ctx.burst_requests, "--seed", 99
+        )
+        burst = run_file.runs[0].points[0].request_throughput_rps
+        print(f"burst {shape[0]}/{shape[1]} tokens: {burst:.2f} req/s", flush=True)
+        if burst <= ctx.max_burst:
+            return burst
+    return burst  # the longest shape, even if quicker than wanted: say so in the output
+
+
+def judged_levels(frame: pd.DataFrame, run_file: RunFile) -> pd.DataFrame:
+    """The warehouse's rows, with each level's load judgement from the run file's send times
+    where the warehouse does not store them (before the load columns' migration)."""
+    if "load_basis" in frame.columns:
+        return frame
+    (run,) = run_file.runs  # the warehouse holds this one run: its levels in the file's order
+    loads = [judge_point(run.points[int(index)]) for index in frame.level_index]
+    return frame.assign(
+        sustained_rps=[load.sustained_rps for load in loads],
+        stable=[load.stable for load in loads],
+        load_basis=[str(load.basis) for load in loads],
+        load_reason=[load.reason for load in loads],
+    )
+
+
+def ladder(ctx: argparse.Namespace, burst: float) -> tuple[pd.DataFrame, LoadCurve]:
+    """The doubling ladder as a user collects it, ingested; the fitted curve."""
+    rates = [burst * factor for factor in _floats(ctx.ladder)]
+    warehouse = ctx.work / "ladder.duckdb"
+    run_file, _ = collect(
+        ctx,
+        ctx.work / "ladder",
+        *("--rates", _rates(rates), "--num-requests", ctx.ladder_requests),
+        *("--seed", ctx.seed, "--ingest", "--warehouse", warehouse),
+    )
+    with Warehouse.open(warehouse, read_only=True) as wh:
+        frame = judged_levels(benchmark_points(wh), run_file)
+    curve = fit_curve(frame)
+    print("\nladder (offered -> sustained req/s, P99 TTFT, judgement):")
+    for level in curve.levels:
+        sustained = "-" if level.sustained_rps is None else f"{level.sustained_rps:6.2f}"
+        print(
+            f"  {level.offered_rps:6.2f} -> {sustained}  {level.ttft_p99_ms or math.nan:8.1f} ms"
+            f"  {level.load_reason}"
+        )
+    saturation = f"{curve.saturation_rps:.2f} req/s" if curve.saturation_rps else "not reached"
+    print(f"saturation: {saturation}; problem: {curve.problem or 'none'}", flush=True)
+    return frame, curve
+
+
+def choose_targets(curve: LoadCurve, extrapolate: bool) -> list[float]:
+    """Three P99 TTFT targets log-spaced inside the curve's range, whole milliseconds."""
+    values = [p99 for _, p99 in curve.sample("ttft", extrapolate=extrapolate)]
+    if not values:
+        raise LiveError(f"the curve has no P99 TTFT to choose targets from: {curve.problem}")
+    low, high = min(values), max(values)
+    if high < FLAT * low:
+        print(f"the curve is flat ({low:.0f}-{high:.0f} ms): targets up to {FLAT:g} x its lowest")
+        high = FLAT * low
+    # Whole milliseconds, rounded up: a target just under the curve's lowest P99 predicts nothing.
+    return [math.ceil(low * (high / low) ** q) for q in TARGET_QUANTILES]
+
+
+def vllm_level(ctx: argparse.Namespace, rate: float) -> dict[str, float]:
+    """One steady level with `vllm bench serve`: its measured figures (a rate measured before,
+    for another target with the same prediction, is not measured again)."""
+    key = f"{rate:.4f}"
+    if key in ctx.measured:
+        return ctx.measured[key]
+    name = f"vllm-{key}.json"
+    args = ["--backend", "vllm", "--base-url", ctx.url, "--model", ctx.model_dir]
+    args += ["--tokenizer", ctx.model_dir, "--dataset-name", "random"]
+    args += ["--random-input-len", str(ctx.shape[0]), "--random-output-len", str(ctx.shape[1])]
+    args += ["--num-prompts", str(ctx.requests), "--request-rate", key]
+    args += ["--seed", str(ctx.seed + 1 + len(ctx.measured)), "--ignore-eos", "--temperature", "0"]
+    args += ["--percentile-metrics", "ttft,tpot,itl,e2el", "--metric-percentiles", "50,99"]
+    args += ["--save-result", "--result-dir", str(ctx.work), "--result-filename", name]
+    _tool([sys.executable, "-c", VLLM_TOOL, *args, "--disable-tqdm"], "vllm bench serve")
+    result = json.loads((ctx.work / name).read_text())
+    keys = ("completed", "failed", "duration", "request_throughput", "median_ttft_ms")
+    level = {"rate_rps": rate, "p99_ttft_ms": result["p99_ttft_ms"]}
+    level |= {key: result.get(key) for key in keys}
+    if ctx.control:  # the same rate with fleetplan's collector: tools apart from the model
+        folder = ctx.work / f"control-{key}"
+        args = ("--rates", key, "--num-requests", ctx.requests, "--seed", ctx.seed + 700)
+        run_file, _ = collect(ctx, folder, *args)
+        level["control_p99_ttft_ms"] = run_file.runs[0].points[0].ttft_p99_ms
+    ctx.measured[key] = level
+    return level
+
+
+def _predicted(ctx: argparse.Namespace, frame: pd.DataFrame, curve: LoadCurve, target: float):
+    estimate = curve.capacity(ttft_p99_ms=target, tpot_p99_ms=None, extrapolate=ctx.extrapolate)
+    print(f"\ntarget {target:g} ms: capacity {estimate.capacity_rps:.2f} req/s", flush=True)
+    return {
+        "target_ms": target,
+        "capacity_rps": estimate.capacity_rps,
+        "basis": str(estimate.basis),
+        "reason": estimate.reason,
+        "predicted_p99_ms": estimate.ttft_p99_ms,
+        "measured_rule_rps": measured_rule(frame, ttft_p99_ms=target, tpot_p99_ms=None),
+        "levels": {},
+        "brackets": [],
+    }
+
+
+def validate(ctx: argparse.Namespace, frame: pd.DataFrame, curve: LoadCurve) -> list[dict]:
+    """Each target's prediction, and the measured P99 TTFT at each multiple of it."""
+    targets = _floats(ctx.targets) if ctx.targets else choose_targets(curve, ctx.extrapolate)
+    pairs = [_floats(ctx.multiples)] + ([[0.9, 1.1]] if ctx.tighten else [])
+    rows = []
+    for n, target in enumerate(targets):
+        row = _predicted(ctx, frame, curve, target)
+        for low, high in pairs if row["capacity_rps"] > 0 else []:
+            for multiple in (low, high):
+                level = vllm_level(ctx, multiple * row["capacity_rps"])
+                row["levels"][f"{multiple:g}"] = level
+                control = level.get("control_p99_ttft_ms")
+                also = "" if control is None else f" (fleetplan collect: {control:.1f} ms)"
+                print(f"  {multiple:g} x: P99 TTFT {level['p99_ttft_ms']:.1f} ms{also}", flush=True)
+            met = row["levels"][f"{low:g}"]["p99_ttft_ms"] <= target
+            missed = row["levels"][f"{high:g}"]["p99_ttft_ms"] > target
+            row["brackets"].append({"low": low, "high": high, "met": met, "missed": missed})
+        if ctx.find_capacity:
+            row["find_capacity"] = find_capacity(ctx, target, row["capacity_rps"], n)
+        rows.append(row)
+    return rows
+
+
+def find_capacity(ctx: argparse.Namespace, target: float, capacity: float, n: int) -> dict:
+    """`fleetplan collect --find-capacity` for one target: the capacity and bracket it records.
+    Its ladder starts at half the prediction (doubling while levels pass), not at the user's
+    lowest rate: levels of 400 requests at 1/8 of the burst rate would take minutes each."""
+    start = 0.5 * capacity if capacity > 0 else ctx.ladder_rates[0]
+    run_file, problems = collect(
+        ctx,
+        ctx.work / f"find-{n}",
+        *("--find-capacity", "--ttft-p99", target, "--tolerance", ctx.tolerance),
+        *("--rates", _rates([start]), "--seed", ctx.seed + 500 + n),
+        ok=(0, 1, 2),  # 2: no rate passed
+    )
+    meta = run_file.runs[0].metadata
+    found = meta.get("search_capacity_rps", "none")
+    result = {
+        "capacity_rps": None if found == "none" else float(found),
+        "bracket_rps": meta.get("search_bracket_rps"),
+        "result": meta.get("search_result"),
+        "levels": len(run_file.runs[0].points),
+        "problems": problems,
+    }
+    print(f"  collect --find-capacity: {result['result']}", flush=True)
+    return result
+
+
+def _p99(row: dict, multiple: float) -> str:
+    """vLLM's P99 TTFT at this multiple, and fleetplan collect's after a slash (--control)."""
+    level = row["levels"].get(f"{multiple:g}", {})
+    figures = [level.get(key) for key in ("p99_ttft_ms", "control_p99_ttft_ms")]
+    return "/".join(f"{value:.0f}" for value in figures if value is not None) or "-"
+
+
+def _verdict(bracket: dict) -> str:
+    if bracket["met"] and bracket["missed"]:
+        return f"{bracket['low']:g}/{bracket['high']:g} yes"
+    low, high = "met" if bracket["met"] else "NOT met", "missed" if bracket["missed"] else "MET"
+    return f"{bracket['low']:g}/{bracket['high']:g} NO ({low} low, {high} high)"
+
+
+def print_table(ctx: argparse.Namespace, rows: list[dict]) -> int:
+    """The table and the summary line; the exit code (every bracket held or not)."""
+    multiples = sorted({float(m) for row in rows for m in row["levels"]})
+    head = f"{'target':>8} {'capacity':>8} {'basis':<12} {'rule':>6} "
+    head += " ".join(f"{f'P99@{m:g}x':>10}" for m in multiples)
+    print("\n" + head + ("  find-cap" if ctx.find_capacity else "") + "  held")
+    brackets = [bracket for row in rows for bracket in row["brackets"]]
+    for row in rows:
+        line = f"{row['target_ms']:>6g}ms {row['capacity_rps']:>8.2f} {row['basis']:<12} "
+        line += f"{row['measured_rule_rps']:>6.2f} "
+        line += " ".join(f"{_p99(row, m):>10}" for m in multiples)
+        if "find_capacity" in row:
+            line += f"  {row['find_capacity']['capacity_rps'] or 0:8.2f}"
+        print(line + "  " + ("; ".join(map(_verdict, row["brackets"])) or "no prediction"))
+    held = sum(bracket["met"] and bracket["missed"] for bracket in brackets)
+    print(
+        f"\nsummary: {held} of {len(brackets)} brackets held (P99 TTFT from vllm bench serve"
+        f"{'/fleetplan collect' if ctx.control else ''}); shape {ctx.shape[0]}/{ctx.shape[1]} "
+        f"tokens, {ctx.requests} requests per level; {(time.monotonic() - ctx.started) / 60:.1f}"
+        " min"
+    )
+    return exits.EXIT_OK if brackets and held == len(brackets) else exits.EXIT_PROBLEMS
+
+
+def _collect_searches() -> bool:
+    """Whether this checkout's `fleetplan collect` has the SLO search (`--find-capacity`)."""
+    command = [sys.executable, "-m", "fleetplan", "collect", "--help"]
+    return "--find-capacity" in _tool(command, "fleetplan collect --help").stdout
+
+
+def measure(ctx: argparse.Namespace) -> int:
+    if ctx.find_capacity and not _collect_searches():
+        print("fleetplan collect has no --find-capacity here: that column is left out")
+        ctx.find_capacity = False
+    burst = choose_shape(ctx)
+    ctx.ladder_rates = [burst * factor for factor in _floats(ctx.ladder)]
+    frame, curve = ladder(ctx, burst)
+    rows = validate(ctx, frame, curve)
+    code = print_table(ctx, rows)
+    if ctx.out:
+        figures = {
+            "shape": {"input_len": ctx.shape[0], "output_len": ctx.shape[1]},
+            "burst_rps": burst,
+            "ladder": [vars_of(level) for level in curve.levels],
+            "saturation_rps": curve.saturation_rps,
+            "curve_problem": curve.problem,
+            "targets": rows,
+            "requests_per_level": ctx.requests,
+            "minutes": (time.monotonic() - ctx.started) / 60,
+            "command": " ".join(sys.argv),
+        }
+        ctx.out.write_text(json.dumps(figures, indent=2, default=str))
+        print(f"figures: {ctx.out}")
+    return code
+
+
+def vars_of(level: object) -> dict:
+    return {name: getattr(level, name) for name in level.__dataclass_fields__}
+
+
+def _stop(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt  # the server's context manager stops it on the way out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ctx = _arguments(argv)
+    if bool(ctx.base_url) != bool(ctx.model):
+        sys.exit("capacity_live: --base-url and --model (the served model's folder) go together")
+    ctx.started, ctx.measured = time.monotonic(), {}
+    ctx.work = ctx.work or Path(tempfile.mkdtemp(prefix="fleetplan-capacity-"))
+    ctx.work.mkdir(parents=True, exist_ok=True)
+    signal.signal(signal.SIGTERM, _stop)
+    try:
+        if ctx.base_url:
+            ctx.url, ctx.model_dir = ctx.base_url, ctx.model
+            return measure(ctx)
+        ctx.model_dir = str(build_tiny_llama(ctx.work / "tiny"))
+        port = free_port()
+        command = [*cpu_server_command(ctx.model_dir, port), "--no-enable-prefix-caching"]
+        print(f"work folder: {ctx.work}; starting the vLLM CPU server...", flush=True)
+        with managed_server(command, port, ctx.work / "server.log", startup_timeout_s=900) as url:
+            ctx.url = url
+            return measure(ctx)
+    except KeyboardInterrupt:
+        print("interrupted; the server was stopped", file=sys.stderr)
+        return exits.EXIT_INTERRUPTED
+    except (FleetplanError, subprocess.TimeoutExpired) as error:
+        print(f"capacity_live: {error}", file=sys.stderr)
+        return exits.EXIT_CANNOT_START
+
+
+if __name__ == "__main__":
+    sys.exit(main())
