@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from fleetplan.core.load import JUDGED_FROM
 from fleetplan.planner.load_model import LoadCurve, fit_curve
 
 # The columns `load_model.fit_curve` reads (its docstring lists them): curves are fitted from
@@ -19,17 +20,7 @@ CURVE_COLUMNS = (
     "run_id",
     "level_index",
     "source_file",
-    "offered_rate_rps",
-    "max_concurrency",
-    "completed",
-    "duration_s",
-    "ttft_p50_ms",
-    "ttft_p99_ms",
-    "tpot_p50_ms",
-    "tpot_p99_ms",
-    "e2el_p50_ms",
-    "e2el_p99_ms",
-    "output_tokens_mean",
+    *JUDGED_FROM,
     "complete",
     "failed",
     "sustained_rps",

@@ -19,10 +19,9 @@ The measured `request_throughput_rps` is never touched: `sustained_rps` sits bes
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from fleetplan.core.load import LevelLoad, LoadBasis, judge_row, reference_of
+from fleetplan.core.load import JUDGED_FROM, LevelLoad, LoadBasis, judge_row, reference_of
 from fleetplan.warehouse.columns import LOAD_COLUMNS
 
 if TYPE_CHECKING:
@@ -39,22 +38,8 @@ GROUP_COLUMNS = (
     "input_len",
     "output_len",
 )
-# What `judge_row` reads from a row.
-JUDGED_FROM = (
-    "offered_rate_rps",
-    "max_concurrency",
-    "completed",
-    "duration_s",
-    "ttft_p50_ms",
-    "ttft_p99_ms",
-    "tpot_p50_ms",
-    "tpot_p99_ms",
-    "e2el_p50_ms",
-    "e2el_p99_ms",
-    "output_tokens_mean",
-)
-# Beside those, what decides whether a level may stand for "unloaded" (the planner's load model
-# takes its reference from the same levels: finite rate, run to the end, nothing failed).
+# Beside those, what decides whether a level may stand for "unloaded" (`reference_of` reads them:
+# finite rate, run to the end, nothing failed).
 _REFERENCE_FROM = ("complete", "failed")
 
 
@@ -101,16 +86,6 @@ def _number(value: Any) -> float | None:
     return None if math.isnan(number) else number
 
 
-def _may_be_reference(row: Mapping[str, Any]) -> bool:
-    rate = _number(row.get("offered_rate_rps"))
-    return (
-        rate is not None
-        and math.isfinite(rate)
-        and bool(row.get("complete", True))
-        and not _number(row.get("failed"))
-    )
-
-
 def _present(value: Any) -> Any:
     """A grouping key's part, every kind of missing (NaN, pandas' NA) as None: they group."""
     if value is None or isinstance(value, str):
@@ -145,7 +120,7 @@ def in_context(frame: pd.DataFrame) -> pd.DataFrame:
         mine = [p for p in positions if again[p]]
         if not mine:
             continue
-        reference = reference_of(records[p] for p in positions if _may_be_reference(records[p]))
+        reference = reference_of(records[p] for p in positions)
         for position in mine:
             judged = load_values(judge_row(records[position], reference=reference))
             for name, value in zip(LOAD_COLUMNS, judged, strict=True):

@@ -50,6 +50,19 @@ WAIT_GROWTH = 4.0  # median TTFT over the configuration's lowest, and at least W
 WAIT_EXTRA_MS = 500.0  # requests waited in line for admission
 
 
+# The statistics `judge_row` reads from a row, and every column it reads.
+_STATISTICS = (
+    "ttft_p50_ms",
+    "ttft_p99_ms",
+    "tpot_p50_ms",
+    "tpot_p99_ms",
+    "e2el_p50_ms",
+    "e2el_p99_ms",
+    "output_tokens_mean",
+)
+JUDGED_FROM = ("offered_rate_rps", "max_concurrency", "completed", "duration_s", *_STATISTICS)
+
+
 class LoadBasis(StrEnum):
     SEND_TIMES = "send times"  # per-request send offsets: the steady window is known
     ESTIMATED = "estimated"  # from duration, counts and latency statistics only
@@ -280,18 +293,7 @@ def judge_row(row: Mapping[str, Any], *, reference: Reference | None = None) -> 
         offered_rate_rps=_rate(row.get("offered_rate_rps")),
         completed=int(completed or 0),
         duration_s=_number(row.get("duration_s")) or 0.0,
-        **{
-            name: _number(row.get(name))
-            for name in (
-                "ttft_p50_ms",
-                "ttft_p99_ms",
-                "tpot_p50_ms",
-                "tpot_p99_ms",
-                "e2el_p50_ms",
-                "e2el_p99_ms",
-                "output_tokens_mean",
-            )
-        },
+        **{name: _number(row.get(name)) for name in _STATISTICS},
         max_concurrency=row.get("max_concurrency"),
         reference=reference,
     )
@@ -299,10 +301,13 @@ def judge_row(row: Mapping[str, Any], *, reference: Reference | None = None) -> 
 
 def reference_of(rows: Iterable[Mapping[str, Any]]) -> Reference:
     """The quickest of a configuration's levels (rows of `benchmark_points` of one configuration
-    and traffic shape): the reference `judge_row` compares each level with."""
+    and traffic shape): the reference `judge_row` compares each level with. Only levels at a
+    finite rate, run to the end and without failures may stand for "unloaded"."""
     typical, ttft = [], []
     for row in rows:
         if _number(row.get("offered_rate_rps")) is None:
+            continue
+        if not bool(row.get("complete", True)) or _number(row.get("failed")):
             continue
         e2el = typical_e2el_s(
             e2el_p50_ms=_number(row.get("e2el_p50_ms")),
