@@ -6,11 +6,10 @@ prices and regions: `fleetplan.services.scenario_defaults` does that."""
 from __future__ import annotations
 
 from fleetplan.planner.presets import PRESETS
+from fleetplan.planner.scenario import DEFAULT_HEADROOM as DEFAULT_HEADROOM  # with the schema
 from fleetplan.planner.scenario import TrafficClass
 
 DEFAULT_PRESET = "chatbot + batch eval"
-# Servers planned to carry at most 80% of their capacity: room for bursts.
-DEFAULT_HEADROOM = 0.8
 DATACENTER_SITE = "datacenter"
 CONSUMER_SITE = "consumer"
 # Default sites: rented datacenter GPUs in Virginia (US data-centre hub); consumer GPUs in homes

@@ -99,6 +99,9 @@ class CarbonPrice(_Model):
 
 Objective = Literal["cost", "carbon"] | CarbonPrice
 CapacityRule = Literal["model", "measured"]
+# Servers planned to carry at most 80 % of their capacity: room for traffic that bursts above its
+# planned peak and for the capacity model's error (README, "The utilisation ceiling").
+DEFAULT_HEADROOM = 0.8
 
 
 class Scenario(_Model):
@@ -108,7 +111,10 @@ class Scenario(_Model):
     gpus: Annotated[list[GpuOffer], Field(min_length=1, max_length=100)]
     sites: Annotated[list[Site], Field(min_length=1, max_length=100)]
     objective: Objective = "cost"
-    max_utilization: Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)] = 1.0
+    max_utilization: Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)] = Field(
+        default=DEFAULT_HEADROOM,
+        description="Headroom: the share of a server's capacity a pool is planned to carry.",
+    )
     capacity_rule: CapacityRule = Field(
         default="model",
         description="How a server's capacity for a class is found: 'model', the highest rate "

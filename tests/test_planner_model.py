@@ -42,6 +42,7 @@ def h100_only(rate, ttft, rule):
             "gpus": [{"gpu_model": "h100-pcie", "hourly_usd": 2.0, "site": "dc"}],
             "sites": [{"name": "dc", "electricity_usd_per_kwh": 0.1, "grid_gco2_per_kwh": 300}],
             "capacity_rule": rule,
+            "max_utilization": 1.0,  # the servers below are worked out on whole capacities
         }
     )
 
@@ -79,8 +80,10 @@ def test_a_target_between_two_levels_no_longer_costs_the_lower_level(
 
 def test_measured_rule_gives_todays_plan_of_the_example(tables):
     points, catalog = tables
-    raw = json.loads(EXAMPLE.read_text())
-    measured = Scenario.model_validate({**raw, "capacity_rule": "measured"})
+    raw = json.loads(EXAMPLE.read_text())  # before issue 12 the example planned at 1.0
+    measured = Scenario.model_validate(
+        {**raw, "capacity_rule": "measured", "max_utilization": 1.0}
+    )
     table = pool_table(plan_from_tables(measured, points, catalog))
     before = pd.read_csv(BEFORE)
     assert list(before.columns) == [c for c in POOL_COLUMNS if c in before.columns]
@@ -91,7 +94,8 @@ def test_measured_rule_gives_todays_plan_of_the_example(tables):
 
 def test_the_example_under_the_model_rule(tables):
     points, catalog = tables
-    result = plan_from_tables(Scenario.model_validate_json(EXAMPLE.read_text()), points, catalog)
+    at_full = {**json.loads(EXAMPLE.read_text()), "max_utilization": 1.0}
+    result = plan_from_tables(Scenario.model_validate(at_full), points, catalog)
     pools = {p.traffic_class: p for p in result.recommended.pools}
     assert result.capacity_rule == "model"
     # realtime (100 ms / 50 ms): the H100 kept up at 16 req/s at 56 ms, the highest stable level

@@ -52,6 +52,8 @@ SCENARIO = {
         {"name": "dc", "electricity_usd_per_kwh": 0.12, "grid_gco2_per_kwh": 350, "pue": 1.2},
         {"name": "home", "electricity_usd_per_kwh": 0.30, "grid_gco2_per_kwh": 380, "pue": 1.0},
     ],
+    # at full capacity the cheapest fleet mixes GPUs and the frontier has a trade-off to show
+    "max_utilization": 1.0,
 }
 
 
@@ -125,12 +127,18 @@ def test_formula_class_names_are_neutralised_in_the_plan_csv(tmp_path, sample_wa
 def test_plan_command_takes_the_capacity_rule_and_says_which(tmp_path, sample_warehouse_path):
     """The example scenario: the model's plan by default, today's with --capacity-rule measured
     (the pool table as before issue 12, tests/fixtures/plans)."""
-    example = ROOT / "examples" / "chat-batch-qwen14b.json"
     before = ROOT / "tests" / "fixtures" / "plans" / "chat-batch-qwen14b-before-issue-12.csv"
-    model = fleetplan("plan", "--warehouse", sample_warehouse_path, "--scenario", example)
+    raw = json.loads((ROOT / "examples" / "chat-batch-qwen14b.json").read_text())
+    model = fleetplan("plan", "--warehouse", sample_warehouse_path, "--scenario",
+                      ROOT / "examples" / "chat-batch-qwen14b.json")  # fmt: skip
     assert model.returncode == 0, model.stderr
     assert "capacity rule: model" in model.stdout
-    assert "(model: at a measured level); P99 at 6.00 req/s per server: TTFT" in model.stdout
+    # the example's 0.8 headroom: the H100's 16 req/s at 100 ms / 50 ms carries 12.8 planned
+    assert "capacity 12.80 req/s per server (model: at a measured level); P99 at 6.00" in (
+        model.stdout
+    )
+    example = tmp_path / "example-at-1.json"  # before issue 12 the example planned at 1.0
+    example.write_text(json.dumps({**raw, "max_utilization": 1.0}))
     done = fleetplan("plan", "--warehouse", sample_warehouse_path, "--scenario", example,
                      "--capacity-rule", "measured", "--csv", tmp_path / "p.csv")  # fmt: skip
     assert done.returncode == 0, done.stderr
