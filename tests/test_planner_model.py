@@ -81,9 +81,7 @@ def test_a_target_between_two_levels_no_longer_costs_the_lower_level(
 def test_measured_rule_gives_todays_plan_of_the_example(tables):
     points, catalog = tables
     raw = json.loads(EXAMPLE.read_text())  # before issue 12 the example planned at 1.0
-    measured = Scenario.model_validate(
-        {**raw, "capacity_rule": "measured", "max_utilization": 1.0}
-    )
+    measured = Scenario.model_validate({**raw, "capacity_rule": "measured", "max_utilization": 1.0})
     table = pool_table(plan_from_tables(measured, points, catalog))
     before = pd.read_csv(BEFORE)
     assert list(before.columns) == [c for c in POOL_COLUMNS if c in before.columns]
