@@ -29,15 +29,17 @@ offered request rate, and the saturation rate. The form:
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Literal
 
 import numpy as np
 import pandas as pd
-from scipy.interpolate import PchipInterpolator
 
 from fleetplan.core.load import LevelLoad, LoadBasis, judge_row, reference_of
+from fleetplan.core.tabular import records
+from fleetplan.planner.monotone import Pchip, isotonic
 
 MIN_STABLE_LEVELS = 2  # a curve needs two rates the server kept up with
 OUTLIER_FACTOR = 2.0  # a P99 over twice every P99 at higher stable rates: not load
@@ -84,35 +86,21 @@ class CapacityEstimate:
     tpot_p99_ms: float | None
 
 
-def isotonic(values: np.ndarray) -> np.ndarray:
-    """The closest non-decreasing sequence (least squares; pool adjacent violators)."""
-    blocks: list[list[float]] = []  # [mean, weight]
-    for value in values:
-        blocks.append([float(value), 1.0])
-        while len(blocks) > 1 and blocks[-2][0] > blocks[-1][0]:
-            mean, weight = blocks.pop()
-            blocks[-1] = [
-                (blocks[-1][0] * blocks[-1][1] + mean * weight) / (blocks[-1][1] + weight),
-                blocks[-1][1] + weight,
-            ]
-    return np.concatenate([np.full(int(weight), mean) for mean, weight in blocks])
-
-
 class _Axis:
     """One metric's monotone curve through the stable levels (isotonic in log P99)."""
 
-    def __init__(self, rates: np.ndarray, values: np.ndarray):
+    def __init__(self, rates: list[float], values: list[float]):
         self.rates = rates
-        logs = isotonic(np.log(values))
-        self.values = np.exp(logs)
-        self._spline = PchipInterpolator(rates, logs) if len(rates) > 1 else None
+        logs = isotonic([math.log(value) for value in values])
+        self.values = [math.exp(log) for log in logs]
+        self._spline = Pchip(rates, logs) if len(rates) > 1 else None
 
     def at(self, rate: float) -> float:
         if rate <= self.rates[0] or self._spline is None:
-            return float(self.values[0])
+            return self.values[0]
         if rate >= self.rates[-1]:
-            return float(self.values[-1])
-        return float(np.exp(self._spline(rate)))
+            return self.values[-1]
+        return math.exp(self._spline(rate))
 
 
 @dataclass(frozen=True)
@@ -266,7 +254,7 @@ def _bisect(meets, low: float, high: float) -> float:
 def _curve_levels(frame: pd.DataFrame) -> list[CurveLevel]:
     rows = [
         row
-        for row in frame.to_dict("records")
+        for row in records(frame)
         if _finite(row.get("offered_rate_rps"))
         and bool(row.get("complete", True))
         and not (row.get("failed") or 0)
@@ -345,14 +333,11 @@ def _axis(stable: list[CurveLevel], metric: str, rates: list[float]) -> _Axis | 
         ]
         if not at_rate:
             return None  # a gap in a metric: no curve for it rather than a guess
-        values.append(float(np.median(at_rate)))
+        values.append(float(statistics.median(at_rate)))
     kept = [i for i in range(len(rates)) if i not in outliers(values)]
     if len(kept) < MIN_STABLE_LEVELS:
         return None  # what is left after the outliers is too little for a curve
-    return _Axis(
-        np.asarray([rates[i] for i in kept], dtype=float),
-        np.asarray([values[i] for i in kept], dtype=float),
-    )
+    return _Axis([rates[i] for i in kept], [values[i] for i in kept])
 
 
 def outliers(values: list[float]) -> set[int]:
@@ -371,7 +356,7 @@ def measured_rule(
 ) -> float:
     """Today's rule: the highest achieved throughput among complete levels meeting the targets."""
     best = 0.0
-    for row in levels.to_dict("records"):
+    for row in records(levels):
         if not bool(row.get("complete", True)) or (row.get("failed") or 0):
             continue
         predicted = Prediction(

@@ -12,7 +12,8 @@ import pytest
 
 from fleetplan.core.contract import RequestLog
 from fleetplan.core.load import LoadBasis, judge_level
-from fleetplan.planner.load_model import Basis, fit_curve, isotonic, measured_rule
+from fleetplan.planner.load_model import Basis, fit_curve, measured_rule
+from fleetplan.planner.monotone import Pchip, isotonic
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.queries import benchmark_points
 
@@ -174,3 +175,26 @@ def test_the_drain_no_longer_reads_as_falling_behind(sample_warehouse_path):
     # a 46 ms target: today's rule takes 1.04 req/s (the 1 req/s level); the curve interpolates
     assert measured_rule(points, ttft_p99_ms=46, tpot_p99_ms=None) == pytest.approx(1.04, abs=0.01)
     assert 1.04 < curve.capacity(ttft_p99_ms=46, tpot_p99_ms=None).capacity_rps < 4
+
+
+def test_the_monotone_cubic_is_scipys_pchip():
+    """`monotone.Pchip` (plain Python, for speed on a few points) against scipy's
+    PchipInterpolator: the same curve on random series of 2 to 10 points, rising, flat in parts,
+    or falling and rising (ends included), and at points between and on the knots."""
+    from scipy.interpolate import PchipInterpolator
+
+    rng = np.random.default_rng(12)
+    for case in range(300):
+        n = int(rng.integers(2, 11))
+        xs = np.cumsum(rng.uniform(0.05, 5.0, n))
+        if case % 3 == 0:
+            ys = np.cumsum(rng.uniform(0, 2, n))  # rising
+        elif case % 3 == 1:
+            ys = np.round(np.cumsum(rng.uniform(0, 2, n)))  # rising with flat steps
+        else:
+            ys = rng.normal(0, 3, n)  # anything
+        ours, scipys = Pchip(list(xs), list(ys)), PchipInterpolator(xs, ys)
+        at = np.concatenate([xs, rng.uniform(xs[0], xs[-1], 20)])
+        assert [ours(x) for x in at] == pytest.approx(list(scipys(at)), rel=1e-9, abs=1e-9)
+    with pytest.raises(ValueError, match="increasing"):
+        Pchip([1.0, 1.0], [2.0, 3.0])
