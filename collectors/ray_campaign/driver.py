@@ -212,8 +212,11 @@ class _Dispatcher:
         partial.replace(folder / name)
         job.state, job.run_file = "done", f"{self.campaign.name}/{name}"
         job.problems = result["problems"]
+        job.searches = result.get("searches", [])
         extra = f" ({len(job.problems)} problem(s))" if job.problems else ""
         report.say(job, f"done: {folder / name}{extra}")
+        for found in job.searches:
+            report.say(job, f"capacity search, {found}")
         for problem in job.problems:
             report.say(job, f"problem: {problem}")
         self.state.record(job)

@@ -23,6 +23,7 @@ class Job:
     run_file: str | None = None
     error: str | None = None
     problems: list[str] = field(default_factory=list)
+    searches: list[str] = field(default_factory=list)  # "shape: capacity ..." (--find-capacity)
 
     @property
     def key(self) -> str:

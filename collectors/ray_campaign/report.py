@@ -66,5 +66,7 @@ def summary(jobs: list[Job]) -> None:
         if job.state == "done" and job.detail == "earlier":
             result += " (earlier)"
         print(f"{job.key:<44}{job.where()[:33]:<34}{job.attempts:>6}  {result}")
+        for found in job.searches:  # --find-capacity: each traffic shape's capacity
+            print(f"{'':<4}capacity search, {found}")
     done = sum(job.state == "done" for job in jobs)
     print(f"{done} of {len(jobs)} run(s) done, {len(jobs) - done} failed")

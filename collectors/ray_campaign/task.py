@@ -72,6 +72,8 @@ def probe_on_host(order: HostOrder, board: Any) -> dict[str, Any]:
             "data": result.path.read_bytes(),
             # every incomplete level is among the problems (what makes a host's exit code 1)
             "problems": [*([warning] if warning else []), *result.problems],
+            # `--find-capacity`: what each traffic shape's search found, for the summary
+            "searches": [f"{shape}: {outcome.summary()}" for shape, outcome in result.searches],
         }
     finally:
         shutil.rmtree(out, ignore_errors=True)
