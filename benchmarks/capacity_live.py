@@ -23,7 +23,7 @@ until that batch is full (measured here: 512/64 tokens, P99 TTFT flat within noi
 load as in a queue, which a P99 TTFT target can bracket. The server runs with prefix caching
 off: every tool sends prompts from seeded generators, and a cached prefix would skip the prefill
 the levels measure. A hand-run check, not a test (timings on a shared machine are noisy): with
-`--tighten` about 14 min on 2 cores, 28 with `--find-capacity` (see benchmarks/RESULTS.md).
+`--tighten` about 14 min on 2 cores, 22-28 with `--find-capacity` (see benchmarks/RESULTS.md).
 
     python benchmarks/capacity_live.py [--targets 40,80,160] [--requests 400] [--tighten]
         [--control] [--find-capacity] [--out capacity-live.json]
