@@ -12,7 +12,8 @@ configuration, latency rising with load) and a scenario, then times in one run:
 `plan` is the whole recommendation from points; `solve` and `mélange` the programs alone, and
 `ratio` = solve / mélange; `measured` is `plan` again with the measured-level rule (no curves:
 what fitting a curve per configuration costs). `+pareto` is a plan with the sweep (its capped
-solves share the scenario's 120 s time limit). Aims for `plan`: 0.1 s, 1 s and 10 s for the three sizes.
+solves share the scenario's 120 s time limit). Aims for `plan`: 0.1 s, 1 s and 10 s for the
+three sizes.
 
     python benchmarks/planner.py
 """
