@@ -96,6 +96,9 @@ def test_a_file_without_gpu_or_dataset_is_labelled_in_the_page(monkeypatch, samp
     # after the import the preview shows the new state: present, nothing to import
     assert table(at, "status").loc[0, "status"] == "already present"
     assert at.button(key="w_upload_commit").disabled
+    assert table(at, "in the warehouse").loc[0, "in the warehouse"] == (
+        "already present (from mine.json)"
+    )
 
 
 def test_runs_already_in_the_warehouse_are_present_before_import(monkeypatch, warehouse_path):

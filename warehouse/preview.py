@@ -98,10 +98,14 @@ def companion_pairs(names: Iterable[str]) -> dict[str, str]:
 
 
 def preview_files(
-    warehouse: Warehouse, files: Sequence[tuple[str, Loader]], options: ImportOptions
+    warehouse: Warehouse,
+    files: Sequence[tuple[str, Loader]],
+    options: ImportOptions,
+    *,
+    read_duplicates: bool = False,
 ) -> Iterator[Preview]:
     """A preview of each (name, loader), lazily: a caller that stores each ready file before
-    asking for the next sees a later copy of it as a duplicate."""
+    asking for the next sees a later copy of it as a duplicate (`preview_file`)."""
     loaders = dict(files)
     pairs = companion_pairs(loaders)
     summaries = {companion: summary for summary, companion in pairs.items()}
@@ -122,13 +126,14 @@ def preview_files(
         except InputError as error:
             yield Preview(name, Status.REJECTED, error.detail)
             continue
-        yield preview_file(warehouse, file, file_options)
+        yield preview_file(warehouse, file, file_options, read_duplicates=read_duplicates)
 
 
 def preview_uploads(
     warehouse: Warehouse, uploads: Sequence[tuple[str, bytes]], options: ImportOptions
 ) -> list[Preview]:
-    """`preview_files` for files given as bytes (an upload): (name, bytes), in order."""
+    """`preview_files` for files given as bytes (an upload): (name, bytes), in order; files
+    imported before are read too, to show what they hold."""
 
     def loader(name: str, data: bytes) -> Loader:
         def load(options: ImportOptions) -> FileInput:
@@ -137,15 +142,22 @@ def preview_uploads(
 
         return load
 
-    return list(preview_files(warehouse, [(n, loader(n, d)) for n, d in uploads], options))
+    named = [(n, loader(n, d)) for n, d in uploads]
+    return list(preview_files(warehouse, named, options, read_duplicates=True))
 
 
-def preview_file(warehouse: Warehouse, file: FileInput, options: ImportOptions) -> Preview:
-    """One file read and checked against the warehouse; never raises for the file's content."""
+def preview_file(
+    warehouse: Warehouse, file: FileInput, options: ImportOptions, *, read_duplicates: bool = False
+) -> Preview:
+    """One file read and checked against the warehouse; never raises for the file's content. A
+    file imported before is not parsed again, unless `read_duplicates` (the upload page shows
+    what such a file holds)."""
     try:
         if earlier := find_source(warehouse, file.sha256):
             message = f"already imported as {earlier[0]} on {earlier[1]}: nothing added"
-            return Preview(file.name, Status.DUPLICATE, message, duplicate_of=earlier[0])
+            shown = _parsed_if_readable(warehouse, file, options) if read_duplicates else None
+            parsed, present = shown or (None, {})
+            return Preview(file.name, Status.DUPLICATE, message, parsed, earlier[0], present)
         parsed = label_traffic(parse(file, options), options)
         present = runs_present(warehouse, file.sha256, parsed.runs)
     except NotResultsError as error:
@@ -166,6 +178,18 @@ def preview_file(warehouse: Warehouse, file: FileInput, options: ImportOptions) 
         holders = ", ".join(sorted(set(present.values())))
         message += f"; {len(present)} run(s) already present (from {holders}) will be skipped"
     return Preview(file.name, Status.READY, message, parsed, present=present)
+
+
+def _parsed_if_readable(
+    warehouse: Warehouse, file: FileInput, options: ImportOptions
+) -> tuple[ParsedFile, dict[int, str]] | None:
+    """What an imported file holds, to show; None when today's options cannot read it (the
+    file is a duplicate either way)."""
+    try:
+        parsed = label_traffic(parse(file, options), options)
+    except InputError:
+        return None
+    return parsed, runs_present(warehouse, file.sha256, parsed.runs)
 
 
 def unexpected_error(error: Exception) -> str:

@@ -119,7 +119,8 @@ if previews:
         pd.DataFrame([summary_row(p) for p in previews]),
         hide_index=True,
         key="table_upload_summary",
-        column_config={"problem": st.column_config.TextColumn("problem", width="large")},
+        # The reasons in full are listed below the table: here they leave room for the rest.
+        column_config={"problem": st.column_config.TextColumn("problem", width="medium")},
     )
     for file, status, message in problems(previews):
         (st.info if status == "already present" else st.warning)(
