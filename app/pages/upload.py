@@ -130,7 +130,9 @@ if previews:
         st.warning(warning, icon=":material/label:")
     runs = run_rows(previews)
     if not runs.empty:
-        st.markdown("**Runs** — label the traffic above where it says *not labelled*")
+        unlabelled = (runs["traffic"] == "not labelled").any()
+        hint = " — label the traffic above where it says *not labelled*" if unlabelled else ""
+        st.markdown(f"**Runs**{hint}")
         st.dataframe(runs, hide_index=True, key="table_upload_runs")
     for preview in previews:
         if preview.parsed is not None:
