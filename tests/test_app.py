@@ -330,7 +330,7 @@ def test_upload_good_bad_and_duplicate_files(monkeypatch, sample_warehouse_path)
     assert "good.json" in set(listed["file_name"]) and "bad.json" not in set(listed["file_name"])
     # the same file again: previewed as already imported, nothing to commit
     summary = frame_with(at, "status").set_index("file")
-    assert summary.loc["good.json", "status"].startswith("already imported")
+    assert summary.loc["good.json", "status"] == "already present"
     assert at.button(key="w_upload_commit").disabled
 
 

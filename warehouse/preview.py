@@ -7,15 +7,21 @@ files this way, so the two cannot drift:
   one whose content is refused (the message names the field);
 - a file tools write beside their results (prompts, server metrics, CSV views) is `skipped`,
   with the file to import instead;
-- a file whose bytes were imported before is a `duplicate` (it is not parsed again);
-- anything else is `ready`, with its `ParsedFile` to store.
+- a file whose bytes were imported before is a `duplicate` (it is not parsed again); so is one
+  whose every run the warehouse holds already (the same origin file and position: the raw file
+  behind a sample-data file, or a copy of a file with other bytes), with its `ParsedFile` to show;
+- anything else is `ready`, with its `ParsedFile` to store (runs already present, by `present`,
+  are skipped when it is stored).
+
+The user's traffic label (warehouse.labels) is applied to the parsed runs here, so the CLI and the
+page store the same runs.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import PurePath
 
@@ -23,7 +29,8 @@ from fleetplan.core.errors import InputError, NotResultsError, WarehouseError
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.importers import FileInput, ImportOptions, ParsedFile, parse
 from fleetplan.warehouse.importers.registry import refuse_large
-from fleetplan.warehouse.store import find_source
+from fleetplan.warehouse.labels import label_traffic
+from fleetplan.warehouse.store import find_source, runs_present
 
 log = logging.getLogger(__name__)
 
@@ -48,8 +55,10 @@ class Preview:
     file: str
     status: Status
     message: str
-    parsed: ParsedFile | None = None  # to store, when ready
-    duplicate_of: str | None = None  # the file that brought the same bytes before
+    parsed: ParsedFile | None = None  # to store, when ready (to show, when its runs are present)
+    duplicate_of: str | None = None  # the file(s) that brought the same bytes or runs before
+    # Runs the warehouse holds already, by position in `parsed.runs`: the file that brought each.
+    present: dict[int, str] = field(default_factory=dict)
 
     @property
     def format(self) -> str:
@@ -89,10 +98,14 @@ def companion_pairs(names: Iterable[str]) -> dict[str, str]:
 
 
 def preview_files(
-    warehouse: Warehouse, files: Sequence[tuple[str, Loader]], options: ImportOptions
+    warehouse: Warehouse,
+    files: Sequence[tuple[str, Loader]],
+    options: ImportOptions,
+    *,
+    read_duplicates: bool = False,
 ) -> Iterator[Preview]:
     """A preview of each (name, loader), lazily: a caller that stores each ready file before
-    asking for the next sees a later copy of it as a duplicate."""
+    asking for the next sees a later copy of it as a duplicate (`preview_file`)."""
     loaders = dict(files)
     pairs = companion_pairs(loaders)
     summaries = {companion: summary for summary, companion in pairs.items()}
@@ -113,13 +126,14 @@ def preview_files(
         except InputError as error:
             yield Preview(name, Status.REJECTED, error.detail)
             continue
-        yield preview_file(warehouse, file, file_options)
+        yield preview_file(warehouse, file, file_options, read_duplicates=read_duplicates)
 
 
 def preview_uploads(
     warehouse: Warehouse, uploads: Sequence[tuple[str, bytes]], options: ImportOptions
 ) -> list[Preview]:
-    """`preview_files` for files given as bytes (an upload): (name, bytes), in order."""
+    """`preview_files` for files given as bytes (an upload): (name, bytes), in order; files
+    imported before are read too, to show what they hold."""
 
     def loader(name: str, data: bytes) -> Loader:
         def load(options: ImportOptions) -> FileInput:
@@ -128,16 +142,24 @@ def preview_uploads(
 
         return load
 
-    return list(preview_files(warehouse, [(n, loader(n, d)) for n, d in uploads], options))
+    named = [(n, loader(n, d)) for n, d in uploads]
+    return list(preview_files(warehouse, named, options, read_duplicates=True))
 
 
-def preview_file(warehouse: Warehouse, file: FileInput, options: ImportOptions) -> Preview:
-    """One file read and checked against the warehouse; never raises for the file's content."""
+def preview_file(
+    warehouse: Warehouse, file: FileInput, options: ImportOptions, *, read_duplicates: bool = False
+) -> Preview:
+    """One file read and checked against the warehouse; never raises for the file's content. A
+    file imported before is not parsed again, unless `read_duplicates` (the upload page shows
+    what such a file holds)."""
     try:
         if earlier := find_source(warehouse, file.sha256):
             message = f"already imported as {earlier[0]} on {earlier[1]}: nothing added"
-            return Preview(file.name, Status.DUPLICATE, message, duplicate_of=earlier[0])
-        parsed = parse(file, options)
+            shown = _parsed_if_readable(warehouse, file, options) if read_duplicates else None
+            parsed, present = shown or (None, {})
+            return Preview(file.name, Status.DUPLICATE, message, parsed, earlier[0], present)
+        parsed = label_traffic(parse(file, options), options)
+        present = runs_present(warehouse, file.sha256, parsed.runs)
     except NotResultsError as error:
         return Preview(file.name, Status.SKIPPED, error.detail)
     except InputError as error:
@@ -147,8 +169,27 @@ def preview_file(warehouse: Warehouse, file: FileInput, options: ImportOptions) 
     except Exception as error:  # a bug: the file is refused (nothing stored), not a traceback
         log.exception("unexpected error importing %s", file.name)
         return Preview(file.name, Status.REJECTED, unexpected_error(error))
+    if present and len(present) == len(parsed.runs):
+        holders = ", ".join(sorted(set(present.values())))
+        message = f"its {len(present)} run(s) are already in the warehouse (from {holders})"
+        return Preview(file.name, Status.DUPLICATE, message, parsed, holders, present)
     message = f"{parsed.points} point(s) in {len(parsed.runs)} run(s) via {parsed.importer}"
-    return Preview(file.name, Status.READY, message, parsed)
+    if present:
+        holders = ", ".join(sorted(set(present.values())))
+        message += f"; {len(present)} run(s) already present (from {holders}) will be skipped"
+    return Preview(file.name, Status.READY, message, parsed, present=present)
+
+
+def _parsed_if_readable(
+    warehouse: Warehouse, file: FileInput, options: ImportOptions
+) -> tuple[ParsedFile, dict[int, str]] | None:
+    """What an imported file holds, to show; None when today's options cannot read it (the
+    file is a duplicate either way)."""
+    try:
+        parsed = label_traffic(parse(file, options), options)
+    except InputError:
+        return None
+    return parsed, runs_present(warehouse, file.sha256, parsed.runs)
 
 
 def unexpected_error(error: Exception) -> str:

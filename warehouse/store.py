@@ -111,7 +111,12 @@ def find_source(warehouse: Warehouse, sha256: str) -> tuple[str, str] | None:
 
 
 def _origin(run: Run, source: SourceFile, position: int) -> tuple[str, int]:
-    sha = run.source_sha256 or source.sha256
+    return _origin_of(run, source.sha256, position)
+
+
+def _origin_of(run: Run, file_sha256: str, position: int) -> tuple[str, int]:
+    """A run's identity: the file its numbers were first read from, and its position there."""
+    sha = run.source_sha256 or file_sha256
     index = run.source_index if run.source_index is not None else position
     return sha, index
 
@@ -166,29 +171,38 @@ def _point_rows(run: Run, run_id: str) -> list[tuple]:
     return rows
 
 
+def runs_present(warehouse: Warehouse, sha256: str, runs: Sequence[Run]) -> dict[int, str]:
+    """Which of a file's runs the warehouse holds already (the same origin file and position,
+    as `store_runs` decides), by position: the name of the file that brought each."""
+    origins = [_origin_of(run, sha256, i) for i, run in enumerate(runs)]
+    held = _held(warehouse.cursor(), origins)
+    return {i: held[origin] for i, origin in enumerate(origins) if origin in held}
+
+
+def _held(con, origins: Sequence[tuple[str, int]]) -> dict[tuple[str, int], str]:
+    """The origins among `origins` that stored runs have, with the name of the file that
+    brought each. One cheap lookup per file (this runs for every file of a large ingest)."""
+    if not origins:
+        return {}
+    wanted = set(origins)
+    shas = sorted({sha for sha, _ in origins})
+    marks = ", ".join("?" for _ in shas)  # placeholders only; the values are parameters
+    sql = (
+        "SELECT r.origin_sha256, r.origin_index, s.file_name FROM runs r "  # noqa: S608
+        f"JOIN sources s ON s.source_id = r.source_id WHERE r.origin_sha256 IN ({marks})"
+    )
+    rows = con.execute(sql, shas).fetchall()
+    return {(sha, idx): name for sha, idx, name in rows if (sha, idx) in wanted}
+
+
 def store_runs(warehouse: Warehouse, source: SourceFile, runs: Sequence[Run]) -> StoreResult:
     """Store a file's runs in one transaction. Runs already stored (same origin file and
     position, e.g. the raw file behind a sample-data file) are skipped and counted."""
     origins = [_origin(run, source, i) for i, run in enumerate(runs)]
-    wanted = set(origins)
-    shas = sorted({sha for sha, _ in origins})
     with warehouse.transaction() as con:
-        # One cheap lookup per file (this runs for every file of a large ingest).
-        marks = ", ".join("?" for _ in shas)  # placeholders only; the values are parameters
-        sql = f"SELECT origin_sha256, origin_index, source_id FROM runs WHERE origin_sha256 IN ({marks})"  # noqa: S608, E501
-        candidates = con.execute(sql, shas).fetchall()
-        present = [row for row in candidates if (row[0], row[1]) in wanted]
-        already = {(sha, idx) for sha, idx, _ in present}
-        present_in = set()
-        if present:
-            holders = sorted({source_id for _, _, source_id in present})
-            present_in = {
-                name
-                for (name,) in con.execute(
-                    "SELECT file_name FROM sources WHERE source_id IN (SELECT unnest(?))",
-                    [holders],
-                ).fetchall()
-            }
+        held = _held(con, origins)
+        already = set(held)
+        present_in = set(held.values())
         run_rows, point_rows = [], []
         for position, (run, origin) in enumerate(zip(runs, origins, strict=True)):
             if origin in already:

@@ -1,6 +1,8 @@
-"""Upload runs: preview what each file holds and every problem, then store them (all or nothing
-per file); list and delete what was uploaded. What a file would bring is decided in
-warehouse.preview (the same as `fleetplan ingest`); this page draws it."""
+"""Upload runs: say what the files may not (GPU, GPUs per server, model, traffic), preview what
+each file holds, every problem in full and each run's token shapes, then store them (all or
+nothing per file); list and delete what was uploaded. What a file would bring is decided in
+warehouse.preview (the same as `fleetplan ingest`); what the page shows of it in
+fleetplan/services/upload_views.py; this page draws it."""
 
 from __future__ import annotations
 
@@ -9,11 +11,20 @@ import streamlit as st
 
 from fleetplan.app import data
 from fleetplan.core.gpus import KNOWN_GPU_IDS
+from fleetplan.services.upload_views import (
+    RANDOM_TOKENS,
+    UploadLabels,
+    dataset_choices,
+    problems,
+    run_rows,
+    sources_table,
+    summary_row,
+    unlabelled_runs,
+)
 from fleetplan.warehouse.importers import ImportOptions, ParsedFile
 from fleetplan.warehouse.importers.document import megabytes
 from fleetplan.warehouse.ingest import ingest_parsed
-from fleetplan.warehouse.preview import Preview, Status, preview_rows, preview_uploads
-from fleetplan.warehouse.queries import configuration_label
+from fleetplan.warehouse.preview import Status, preview_rows, preview_uploads
 from fleetplan.warehouse.store import delete_source
 
 st.title("Upload runs")
@@ -29,29 +40,6 @@ st.caption(
 warehouse = data.warehouse_or_stop()
 for kind, message in st.session_state.pop("s_upload_flash", []):
     (st.success if kind == "ok" else st.info)(message)
-
-
-def summary_row(preview: Preview) -> dict[str, object]:
-    """One file's line in the summary table."""
-    runs = preview.parsed.runs if preview.parsed else ()
-    if preview.status is Status.DUPLICATE:
-        status = f"already imported ({preview.duplicate_of})"
-    else:
-        status = preview.status.value
-    if preview.status is Status.READY:
-        problem = f"{len(preview.warnings)} warning(s)" if preview.warnings else ""
-    else:
-        problem = preview.message
-    return {
-        "file": preview.file,
-        "status": status,
-        "format": preview.format,
-        "runs": preview.runs,
-        "points": preview.points,
-        "GPU": ", ".join(sorted({configuration_label(r.gpu_model, r.gpu_count) for r in runs})),
-        "model": ", ".join(sorted({r.model for r in runs})),
-        "problem": problem,
-    }
 
 
 def show_preview(parsed: ParsedFile, label: str) -> None:
@@ -72,23 +60,83 @@ def finish(messages: list[tuple[str, str]]) -> None:
     st.rerun()
 
 
-with st.expander("For files that do not say which GPU or model ran them"):
-    cols = st.columns(3)
-    model = cols[0].text_input("Model", key="w_upload_model") or None
-    gpu = cols[1].selectbox("GPU", ["", *sorted(KNOWN_GPU_IDS)], key="w_upload_gpu") or None
-    count = cols[2].number_input("GPUs per server", 0, 4096, 0, key="w_upload_count") or None
-options = ImportOptions(model=model, gpu=gpu, gpu_count=count)
+def labels() -> UploadLabels:
+    """The fields above the upload: what runs are, where their files do not say."""
+    st.markdown(
+        "**What the files do not say** — used only for runs whose file leaves it out; a file "
+        "that says otherwise is refused."
+    )
+    cols = st.columns([3, 2, 1, 3])
+    model = cols[0].text_input("Model", key="w_upload_model", placeholder="as the file says")
+    gpu = cols[1].selectbox("GPU", ["", *sorted(KNOWN_GPU_IDS)], key="w_upload_gpu")
+    count = cols[2].number_input("GPUs per server", 0, 4096, 0, key="w_upload_count")
+    dataset = cols[3].selectbox(
+        "Dataset",
+        dataset_choices(data.points()["dataset"].unique()),
+        key="w_upload_dataset",
+        accept_new_options=True,
+        help="The traffic the runs were measured with: a benchmark dataset (type another name "
+        "if it is not listed), or random prompts of fixed input and output tokens. The Plan "
+        "page matches each class to runs of its traffic.",
+    )
+    input_len = output_len = None
+    if dataset == RANDOM_TOKENS:
+        lens = st.columns([3, 3, 4])
+        input_len = lens[0].number_input(
+            "Input tokens",
+            1,
+            1_000_000,
+            None,
+            key="w_upload_input_len",
+            help="Tokens per prompt, as set in the benchmark (the runs' measured means are in "
+            "the table of runs below).",
+        )
+        output_len = lens[1].number_input(
+            "Output tokens",
+            1,
+            1_000_000,
+            None,
+            key="w_upload_output_len",
+            help="Tokens generated per request, as set in the benchmark.",
+        )
+    return UploadLabels(
+        model=model or "",
+        gpu=gpu or "",
+        gpu_count=int(count or 0),
+        dataset=dataset or "",
+        input_len=input_len,
+        output_len=output_len,
+    )
 
+
+options = labels().options()
 files = st.file_uploader("Result files", accept_multiple_files=True, key="w_upload_files")
 previews = preview_uploads(warehouse, [(f.name, f.getvalue()) for f in files or []], options)
 ready = [p.parsed for p in previews if p.status is Status.READY and p.parsed is not None]
-summary = [summary_row(p) for p in previews]
-for preview in previews:
-    if preview.parsed is not None:
-        show_preview(preview.parsed, f"{preview.file}: {preview.points} point(s), {preview.status}")
 
-if summary:
-    st.dataframe(pd.DataFrame(summary), hide_index=True, key="table_upload_summary")
+if previews:
+    st.dataframe(
+        pd.DataFrame([summary_row(p) for p in previews]),
+        hide_index=True,
+        key="table_upload_summary",
+        # The reasons in full are listed below the table: here they leave room for the rest.
+        column_config={"problem": st.column_config.TextColumn("problem", width="medium")},
+    )
+    for file, status, message in problems(previews):
+        (st.info if status == "already present" else st.warning)(
+            f"**{file}** ({status}): {message}"
+        )
+    for warning in unlabelled_runs(previews, data.points()):
+        st.warning(warning, icon=":material/label:")
+    runs = run_rows(previews)
+    if not runs.empty:
+        unlabelled = (runs["traffic"] == "not labelled").any()
+        hint = " — label the traffic above where it says *not labelled*" if unlabelled else ""
+        st.markdown(f"**Runs**{hint}")
+        st.dataframe(runs, hide_index=True, key="table_upload_runs")
+    for preview in previews:
+        if preview.parsed is not None:
+            show_preview(preview.parsed, f"{preview.file}: {preview.points} point(s), details")
     if st.button(
         f"Import {len(ready)} file(s)", disabled=not ready, type="primary", key="w_upload_commit"
     ):
@@ -104,17 +152,24 @@ listed = data.sources()
 if listed.empty:
     st.info("Nothing imported yet.")
 else:
-    listed = listed.assign(delete=False)
+    listed = sources_table(listed)
     edited = st.data_editor(
         listed,
         hide_index=True,
         key="w_sources",
         disabled=[c for c in listed if c != "delete"],
+        column_order=[c for c in listed if c != "source_id"],
         column_config={
             "delete": st.column_config.CheckboxColumn("Delete?"),
+            "file_name": st.column_config.TextColumn("File"),
+            "id": st.column_config.TextColumn(
+                "Id", help="The start of the file's sha256; the full value is in the detail below."
+            ),
             "size_bytes": st.column_config.NumberColumn("Bytes"),
         },
     )
+    with st.expander("Full file ids (sha256)"):
+        st.dataframe(listed[["file_name", "source_id"]], hide_index=True, key="table_source_ids")
     chosen = edited[edited["delete"]]
     if st.button(
         f"Delete {len(chosen)} file(s) and their runs",

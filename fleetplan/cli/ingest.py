@@ -29,6 +29,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--gpu-count", type=positive_int, help="GPUs per server, for files that do not say"
     )
     ingest.add_argument(
+        "--dataset",
+        help="the traffic the runs were measured with, for files that do not say: a benchmark "
+        "dataset's name (e.g. sharegpt), or 'synthetic' with --input-len and --output-len",
+    )
+    ingest.add_argument("--input-len", type=positive_int, help="input tokens per request")
+    ingest.add_argument("--output-len", type=positive_int, help="output tokens per request")
+    ingest.add_argument(
         "--max-file-mb", type=positive_float, help="refuse larger files (default 32)"
     )
     ingest.add_argument(
@@ -48,6 +55,9 @@ def run(args: argparse.Namespace) -> int:
         model=args.model,
         gpu=args.gpu,
         gpu_count=args.gpu_count,
+        dataset=args.dataset,
+        input_len=args.input_len,
+        output_len=args.output_len,
         max_file_bytes=int(args.max_file_mb * 1024 * 1024) if args.max_file_mb else None,
         max_values=args.max_values,
     )

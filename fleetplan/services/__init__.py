@@ -10,6 +10,8 @@ or warehouse/, and tested without a browser.
   warehouse's reference data.
 - `benchmark_views`: the Benchmarks page's filters, priced points and energy per level.
 - `paper_check`: the io.net paper's claims against the warehouse's points and catalog.
+- `upload_views`: the Upload page's labels (GPU, dataset) as import options, its summary, runs
+  with their token shapes, problems in full and short file ids.
 - `capacity`: one configuration's capacity at P99 targets from its latency-against-load curve,
   with today's measured rule beside it (`fleetplan capacity`).
 

@@ -44,6 +44,26 @@ MAX_VALUES_ENV = "FLEETPLAN_MAX_VALUES"
 _LARGEST_INTEGER = 2**53
 
 
+# How a message asks for what a file lacks: by the command line's flags, or (`on_page`) by the
+# upload page's fields, named as the page labels them.
+_FLAGS = {
+    "model": "--model",
+    "gpu": "--gpu",
+    "gpu_count": "--gpu-count",
+    "dataset": "--dataset",
+    "input_len": "--input-len",
+    "output_len": "--output-len",
+}
+_FIELDS = {
+    "model": "Model",
+    "gpu": "GPU",
+    "gpu_count": "GPUs per server",
+    "dataset": "Dataset",
+    "input_len": "Input tokens",
+    "output_len": "Output tokens",
+}
+
+
 @dataclass(frozen=True, slots=True)
 class ImportOptions:
     """What the user tells us that a file may lack. Fills gaps; never overrides the file."""
@@ -51,6 +71,11 @@ class ImportOptions:
     model: str | None = None
     gpu: str | None = None
     gpu_count: int | None = None
+    # The traffic the runs were measured with, for files that do not say (warehouse.labels).
+    dataset: str | None = None
+    input_len: int | None = None
+    output_len: int | None = None
+    on_page: bool = False  # given on the upload page: messages name its fields, not flags
     max_file_bytes: int | None = None
     max_values: int | None = None
     # Other files given together (same folder or upload), by base name: LLMPerf writes a run as
@@ -66,6 +91,17 @@ class ImportOptions:
         if self.max_file_bytes is not None:
             return self.max_file_bytes
         return int(float(os.environ.get(MAX_FILE_ENV, DEFAULT_MAX_FILE_MB)) * 1024 * 1024)
+
+    def name_of(self, key: str) -> str:
+        """What the user calls the option `key` ("gpu"): "--gpu", or "the GPU given above"."""
+        return f"the {_FIELDS[key]} given above" if self.on_page else _FLAGS[key]
+
+    def ask_for(self, *keys: str) -> str:
+        """A request for options the file lacks: "give --gpu and --gpu-count", or "choose the
+        GPU and GPUs per server above the upload"."""
+        if self.on_page:
+            return f"choose the {' and '.join(_FIELDS[k] for k in keys)} above the upload"
+        return f"give {' and '.join(_FLAGS[k] for k in keys)}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -274,8 +310,9 @@ def resolve(
     where: str = "",
     same: Callable[[Any, Any], bool] = lambda a, b: str(a) == str(b),
 ) -> Any:
-    """The file's value, else the user's (`flag`, such as --model); both and not the same: an
-    InputError, since a flag fills gaps and never overrides the file."""
+    """The file's value, else the user's (`flag`: what the user calls it, such as --model or
+    "the GPU chosen above"); both and not the same: an InputError, since the user's value
+    fills gaps and never overrides the file."""
     if found is not None and given is not None and not same(found, given):
         prefix = f"{where}: " if where else ""
         message = f"{prefix}the file says {found!r} but {flag} says {given!r}"
@@ -289,13 +326,15 @@ def model_name(
     """The model the file names (under `key`), else the one the user gave (`--model`)."""
     prefix = f"{where}: " if where else ""
     found = None if found == "" else found
-    chosen = resolve(found, options.model, flag="--model", file=file, field=key, where=where)
+    chosen = resolve(
+        found, options.model, flag=options.name_of("model"), file=file, field=key, where=where
+    )
     if found is not None and not isinstance(found, str):
         raise InputError(
             f"{prefix}expected the model's name, got {found!r:.40}", file=file, field=key
         )
     if not chosen:
-        message = f"{prefix}the file does not name the model: give --model"
+        message = f"{prefix}the file does not name the model: {options.ask_for('model')}"
         raise InputError(message, file=file, field=key)
     return chosen
 
@@ -318,29 +357,28 @@ def hardware(
     advice: str = "",
 ) -> tuple[str, str, int]:
     """(canonical GPU id, label as written, GPUs per server): the file's GPU (`label`) and count
-    where it says, else what the user gave (`--gpu`, `--gpu-count`, or the upload form); asked
+    where it says, else what the user gave (`--gpu`, `--gpu-count`, or the upload page); asked
     for, never guessed. A file's GPU that is not the user's is refused (the same GPU spelt
     differently is no contradiction); so is a count that is not the user's when the file states
     the server's count on purpose (`exact_count`; a count of GPUs that telemetry happened to see
     is not). `field`/`count_field` name where the file would say them, `advice` how the tool
     could have recorded them."""
+    gpu_name = options.name_of("gpu")
     label = resolve(
-        label, options.gpu, flag="--gpu", file=file, field=field, where=where, same=_same_gpu
+        label, options.gpu, flag=gpu_name, file=file, field=field, where=where, same=_same_gpu
     )
     if exact_count:
         count_at = count_field or field
+        count_name = options.name_of("gpu_count")
         count = resolve(
-            count, options.gpu_count, flag="--gpu-count", file=file, field=count_at, where=where
+            count, options.gpu_count, flag=count_name, file=file, field=count_at, where=where
         )
     count = count or options.gpu_count
     if label is None or count is None:
-        missing = " and ".join(
-            name for name, value in (("--gpu", label), ("--gpu-count", count)) if value is None
-        )
+        missing = [key for key, value in (("gpu", label), ("gpu_count", count)) if value is None]
         prefix = f"{where}: " if where else ""
         raise InputError(
-            f"{prefix}{tool} does not record the hardware: give {missing} (in the app: "
-            f"the GPU fields above the upload){advice}",
+            f"{prefix}{tool} does not record the hardware: {options.ask_for(*missing)}{advice}",
             file=file,
             field=field if label is None else count_field or field,
         )

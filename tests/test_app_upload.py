@@ -1,0 +1,133 @@
+"""The Upload page through Streamlit's AppTest: a file without GPU or dataset is labelled in the
+page and imported; a run already in the warehouse is said to be present before import and after
+it, with nothing left to import; problems are listed in full; file ids are short."""
+
+from __future__ import annotations
+
+import gc
+import json
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from fleetplan.core.contract import RUN_FILE_FORMAT, RunFile
+from fleetplan.services.upload_views import RANDOM_TOKENS, UploadLabels
+from fleetplan.warehouse.db import ENV_VAR, Warehouse
+from fleetplan.warehouse.importers import FileInput, parse
+from fleetplan.warehouse.queries import benchmark_points, sources
+from tests.support.paths import ROOT
+from tests.support.vllm_results import make_result
+
+MAIN = str(ROOT / "app" / "main.py")
+UNLABELLED = json.dumps(make_result(seed=31, model="acme/unlabelled", metadata={})).encode()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_caches():
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    yield
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    gc.collect()
+
+
+def upload_page(monkeypatch, warehouse_path) -> AppTest:
+    monkeypatch.setenv(ENV_VAR, str(warehouse_path))
+    at = AppTest.from_file(MAIN, default_timeout=120).run()
+    at.switch_page("pages/upload.py").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def app_warehouse() -> Warehouse:
+    """The app's own connection (the test runs in the app's process)."""
+    from fleetplan.app.data import warehouse
+
+    return warehouse()
+
+
+def table(at: AppTest, column: str):
+    """The table on the page that has `column` (AppTest finds tables by order, not key)."""
+    return next(df.value for df in at.dataframe if column in df.value.columns)
+
+
+def upload(at: AppTest, *files: tuple[str, bytes]) -> AppTest:
+    at.file_uploader(key="w_upload_files").set_value(
+        [(name, data, "application/json") for name, data in files]
+    ).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_a_file_without_gpu_or_dataset_is_labelled_in_the_page(monkeypatch, sample_warehouse_path):
+    at = upload(upload_page(monkeypatch, sample_warehouse_path), ("mine.json", UNLABELLED))
+    summary = table(at, "status").set_index("file")
+    assert summary.loc["mine.json", "status"] == "rejected"
+    # the reason names the fields above the upload, in full below the table
+    reasons = [w.value for w in at.warning if "mine.json" in w.value]
+    assert any("choose the GPU and GPUs per server above the upload" in r for r in reasons)
+    assert not any("--gpu" in r for r in reasons)
+    assert at.button(key="w_upload_commit").disabled
+
+    at.selectbox(key="w_upload_gpu").set_value("rtx-4090")
+    at.number_input(key="w_upload_count").set_value(1).run()
+    runs = table(at, "traffic")
+    assert runs["traffic"].tolist() == ["not labelled"]
+    measured = runs.loc[0, "input tokens (mean)"]
+    assert measured > 0  # the token shape the user labels from
+    at.selectbox(key="w_upload_dataset").set_value(RANDOM_TOKENS).run()
+    at.number_input(key="w_upload_input_len").set_value(round(measured))
+    at.number_input(key="w_upload_output_len").set_value(20).run()
+    assert not at.exception, at.exception
+    assert table(at, "status").loc[0, "status"] == "ready"
+    assert table(at, "traffic")["traffic"].tolist() == [
+        f"synthetic {round(measured)} in / 20 out tokens"
+    ]
+
+    at.button(key="w_upload_commit").click().run()
+    assert not at.exception, at.exception
+    assert any("mine.json" in s.value for s in at.success)
+    stored = benchmark_points(app_warehouse(), model="acme/unlabelled")
+    assert stored[
+        ["gpu_model", "dataset", "input_len", "output_len"]
+    ].drop_duplicates().values.tolist() == [["rtx-4090", "synthetic", round(measured), 20]]
+    # after the import the preview shows the new state: present, nothing to import
+    assert table(at, "status").loc[0, "status"] == "already present"
+    assert at.button(key="w_upload_commit").disabled
+    assert table(at, "in the warehouse").loc[0, "in the warehouse"] == (
+        "already present (from mine.json)"
+    )
+
+
+def test_runs_already_in_the_warehouse_are_present_before_import(monkeypatch, warehouse_path):
+    labels = UploadLabels(gpu="rtx-4090", gpu_count=1).options()
+    parsed = parse(FileInput.from_bytes("mine.json", UNLABELLED), labels)
+    copy = RunFile(format=RUN_FILE_FORMAT, format_version=1, runs=parsed.runs)
+    at = upload_page(monkeypatch, warehouse_path)
+    at.selectbox(key="w_upload_gpu").set_value("rtx-4090")
+    at.number_input(key="w_upload_count").set_value(1)
+    upload(at, ("mine.json", UNLABELLED))
+    at.button(key="w_upload_commit").click().run()
+    assert not at.exception, at.exception
+    # other bytes, the same run: present before import, and the button has nothing to import
+    upload(at, ("copy.json", copy.model_dump_json().encode()))
+    summary = table(at, "status")
+    assert summary.loc[0, "status"] == "already present"
+    assert "mine.json" in summary.loc[0, "problem"]
+    assert at.button(key="w_upload_commit").disabled
+    assert any("copy.json" in i.value and "already in the warehouse" in i.value for i in at.info)
+    assert table(at, "in the warehouse").loc[0, "in the warehouse"] == (
+        "already present (from mine.json)"
+    )
+    assert list(sources(app_warehouse())["file_name"]) == ["mine.json"]
+
+
+def test_imported_files_show_a_short_id(monkeypatch, sample_warehouse_path):
+    at = upload_page(monkeypatch, sample_warehouse_path)
+    (editor,) = (e.value for e in at.get("data_editor") if e.key == "w_sources")
+    assert editor["id"].str.len().max() == 13  # 12 hex digits and an ellipsis
+    # the full ids are in the detail below the table
+    full = table(at, "source_id")
+    assert full["source_id"].str.len().eq(64).all()

@@ -1,0 +1,117 @@
+"""The path a new user takes with their own vLLM file, in a real headless Chromium: upload a file
+that says neither its GPU nor its traffic, read why it is refused, label it in the page from the
+token shapes it shows, import it, see it as present with nothing left to import, then plan on
+it on the Plan page. Screenshots of the Upload page at 1440x900, before and after the import,
+go to test-artifacts/."""
+
+from __future__ import annotations
+
+import json
+
+try:  # the browser harness may move to tests/support/browser.py
+    from tests.support.browser import ARTIFACTS, browser_page, wait_rendered  # type: ignore
+except ImportError:
+    from tests.test_browser import ARTIFACTS, browser_page, wait_rendered
+from tests.support.paths import ROOT
+
+__all__ = ["browser_page"]  # a fixture, used by name
+
+VLLM_FILE = (
+    ROOT / "tests" / "fixtures" / "formats" / "vllm-bench-serve-0.32.0" / "vllm-bench-serve.json"
+)
+# What the vLLM run recorded of its prompts (tests/fixtures/formats/README.md): random prompts
+# of about 32 tokens, 8 output tokens.
+INPUT_TOKENS, OUTPUT_TOKENS = 32, 8
+
+
+def unlabelled_vllm_file(folder):
+    """vLLM's own `--append-result` file with the GPU keys taken out (a run saved without
+    `--metadata`); it never said its dataset."""
+    lines = []
+    for line in VLLM_FILE.read_text().splitlines():
+        result = json.loads(line)
+        del result["gpu_name"], result["gpu_count"]
+        assert "dataset_name" not in result
+        lines.append(json.dumps(result))
+    path = folder / "my-vllm-run.json"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def choose(page, label: str, option: str) -> None:
+    """Pick `option` in the selectbox labelled `label`."""
+    box = page.locator("[data-testid='stSelectbox']").filter(
+        has=page.locator("label", has_text=label)
+    )
+    box.locator("input").click()
+    page.get_by_role("option", name=option, exact=True).click()
+
+
+def type_number(page, label: str, value: int) -> None:
+    field = page.get_by_label(label, exact=True)
+    field.fill(str(value))
+    field.press("Enter")
+
+
+def settle(page, title: str) -> None:
+    page.wait_for_timeout(500)  # let the rerun start before waiting for it to end
+    wait_rendered(page, title)
+    assert page.locator("[data-testid='stException']").count() == 0
+
+
+def test_an_unlabelled_upload_is_labelled_imported_and_planned_on(
+    dashboard_url, browser_page, tmp_path
+):
+    page = browser_page
+    page.set_viewport_size({"width": 1440, "height": 900})
+    ARTIFACTS.mkdir(exist_ok=True)
+    # through the navigation, as a user goes (and as the router lays the page out)
+    page.goto(dashboard_url)
+    wait_rendered(page, "Plan a fleet")
+    page.get_by_role("link", name="Upload runs").click()
+    wait_rendered(page, "Upload runs")
+    page.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(
+        str(unlabelled_vllm_file(tmp_path))
+    )
+    refused = page.get_by_text("choose the GPU and GPUs per server above the upload")
+    refused.first.wait_for(timeout=60_000)
+    settle(page, "Upload runs")
+    assert page.get_by_text("--gpu").count() == 0
+
+    choose(page, "GPU", "rtx-4090")
+    settle(page, "Upload runs")
+    type_number(page, "GPUs per server", 1)
+    settle(page, "Upload runs")
+    page.get_by_text("label the traffic above").wait_for(timeout=60_000)
+    choose(page, "Dataset", "random input/output tokens")
+    settle(page, "Upload runs")
+    type_number(page, "Input tokens", INPUT_TOKENS)
+    settle(page, "Upload runs")
+    type_number(page, "Output tokens", OUTPUT_TOKENS)
+    settle(page, "Upload runs")
+    commit = page.get_by_role("button", name="Import 1 file(s)")
+    commit.wait_for(timeout=60_000)
+    assert commit.is_enabled()
+    page.screenshot(path=str(ARTIFACTS / "upload-before-import.png"), full_page=True)
+
+    commit.click()
+    page.get_by_text("my-vllm-run.json: 1 run(s)").wait_for(timeout=60_000)
+    settle(page, "Upload runs")
+    present = page.locator("[data-testid='stAlert']").filter(has_text="(already present)")
+    assert "my-vllm-run.json" in present.first.inner_text()
+    assert page.get_by_role("button", name="Import 0 file(s)").is_disabled()
+    page.screenshot(path=str(ARTIFACTS / "upload-after-import.png"), full_page=True)
+
+    # plan on it: its model, on the GPU it was labelled with
+    page.get_by_role("link", name="Plan").first.click()
+    wait_rendered(page, "Plan a fleet")
+    choose(page, "Model", "tiny-llama")
+    settle(page, "Plan a fleet")
+    page.get_by_text("Cost per month").first.wait_for(timeout=60_000)
+    assert page.get_by_text("cannot be planned").count() == 0
+    assert page.get_by_text("several kinds of traffic").count() == 0
+    metrics = page.locator("[data-testid='stMetricValue']").all_inner_texts()
+    assert any("rtx-4090" in m for m in metrics), metrics
+    # the page scrolls inside Streamlit's own container: bring the plan's figures into view
+    page.locator("[data-testid='stMetric']").first.scroll_into_view_if_needed()
+    page.screenshot(path=str(ARTIFACTS / "plan-on-upload.png"))
