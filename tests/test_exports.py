@@ -114,8 +114,9 @@ def test_the_cli_exports_carry_the_inputs_and_every_row_can_be_recomputed(
     path = tmp_path / "s.json"
     path.write_text(json.dumps(_scenario(tables)))
     out_csv, out_json = tmp_path / "p.csv", tmp_path / "p.json"
-    fleetplan("plan", "--warehouse", sample_warehouse_path, "--scenario", path,
-              "--csv", out_csv, "--json", out_json, check=True)  # fmt: skip
+    done = fleetplan("plan", "--warehouse", sample_warehouse_path, "--scenario", path,
+                     "--csv", out_csv, "--json", out_json, check=True)  # fmt: skip
+    assert "Trade-off: " in done.stdout  # cheapest against cleanest, in one sentence
     text = out_csv.read_text()
     assert text.startswith("# fleetplan plan: one row per pool")
     rows = pd.read_csv(out_csv, comment="#")

@@ -35,6 +35,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from fleetplan.core.errors import InputError
+    from fleetplan.planner.explain import trade_off
     from fleetplan.planner.report import summary
     from fleetplan.services.exports import plan_csv, plan_inputs, plan_json
     from fleetplan.services.planning import load_scenario, plan_from_warehouse
@@ -60,6 +61,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"fleetplan plan: cannot read {args.scenario}: {error.strerror}", file=sys.stderr)
         return EXIT_PROBLEMS
     sys.stdout.write(summary(result))
+    between = trade_off(result)
+    if between is not None:
+        print(f"\nTrade-off: {between.sentence()}")
     if args.csv:
         Path(args.csv).write_text(plan_csv(result, inputs), encoding="utf-8")
         print(f"pools -> {args.csv}", file=sys.stderr)
