@@ -224,7 +224,7 @@ def plan_csv(plan: Plan, inputs: dict[str, Any]) -> str:
     buffer.write(INPUTS_PREFIX + data + "\n")
     table = rounded(pool_table(plan))
     for column in table.columns:
-        if table[column].dtype == object:
+        if table[column].dtype == object or pd.api.types.is_string_dtype(table[column]):
             table[column] = table[column].map(neutralise)
     table.to_csv(buffer, index=False, lineterminator="\n", quoting=csv.QUOTE_NONNUMERIC)
     return buffer.getvalue()
