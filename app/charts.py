@@ -10,6 +10,7 @@ from collections.abc import Sequence
 import plotly.graph_objects as go
 
 from fleetplan.app.style import OKABE_ITO
+from fleetplan.planner.report import gpus_text
 from fleetplan.planner.results import FleetPlan, ParetoPoint
 from fleetplan.services.load_views import (
     CANNOT_TELL,
@@ -192,33 +193,66 @@ def operating_points_figure(pools: Sequence[PoolOperatingPoint], metric: str) ->
     return figure
 
 
-def baselines_figures(fleets: Sequence[FleetPlan]) -> tuple[go.Figure, go.Figure | None]:
-    """Cost per month of the plan against the simpler fleets; and carbon, where any is known."""
-    names = [f.name for f in fleets]
-    cost = [f.totals.monthly_cost_usd if f.totals else None for f in fleets]
-    carbon = [f.totals.carbon_kgco2e_month if f.totals else None for f in fleets]
+def _wrapped(text: str, width: int = 28) -> str:
+    """`text` broken into lines of about `width` characters for an axis label."""
+    lines: list[str] = []
+    for word in text.split(" "):
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return "<br>".join(lines)
+
+
+def fleet_bar_label(fleet: FleetPlan) -> str:
+    """A fleet's name and, under it, its GPUs and servers (or why it has none)."""
+    if fleet.totals is None:
+        size = f"no fleet: {fleet.status.value}"
+    else:
+        servers = fleet.totals.servers
+        size = f"{gpus_text(fleet.totals.gpus)} ({servers} server{'s' if servers != 1 else ''})"
+    return f"<b>{_wrapped(fleet.name)}</b><br>{_wrapped(size)}"
+
+
+def _bars(
+    fleets: Sequence[FleetPlan], values: list[float | None], *, fmt: str, colour: str, name: str
+) -> go.Figure:
+    """One bar per fleet, its value written on it ("unknown" where it is not known)."""
     figure = go.Figure()
     figure.add_bar(
-        x=names,
-        y=cost,
-        name="$ / month",
-        marker_color="#0072B2",
+        x=[fleet_bar_label(f) for f in fleets],
+        y=[0 if v is None else v for v in values],
+        name=name,
+        marker_color=colour,
         text=[
-            f"${c:,.0f}" if c is not None else f.status.value
-            for c, f in zip(cost, fleets, strict=True)
+            fmt.format(v) if v is not None else ("unknown" if f.totals else f.status.value)
+            for v, f in zip(values, fleets, strict=True)
         ],
         textposition="outside",
+        cliponaxis=False,
+        hovertemplate="%{x}<br>%{text}<extra></extra>",
     )
+    figure.update_layout(xaxis_title=None, margin={"b": 120}, xaxis_tickangle=0)
+    return figure
+
+
+def baselines_figures(fleets: Sequence[FleetPlan]) -> tuple[go.Figure, go.Figure | None]:
+    """Cost per month of the plan against the simpler fleets; and carbon, where any is known.
+    Each bar says its value, and its fleet's GPUs and servers under its name."""
+    cost = [f.totals.monthly_cost_usd if f.totals else None for f in fleets]
+    carbon = [f.totals.carbon_kgco2e_month if f.totals else None for f in fleets]
+    figure = _bars(fleets, cost, fmt="${:,.0f}", colour="#0072B2", name="$ / month")
     figure.update_layout(
-        title="Cost per month: the plan against simpler fleets",
-        yaxis_title="$ per month",
-        xaxis_title=None,
+        title="Cost per month: the plan against simpler fleets", yaxis_title="$ per month"
     )
     if not any(c is not None for c in carbon):
         return figure, None
-    carbon_figure = go.Figure()
-    carbon_figure.add_bar(x=names, y=carbon, name="kgCO2e / month", marker_color="#009E73")
-    carbon_figure.update_layout(title="Carbon per month", yaxis_title="kgCO2e per month")
+    carbon_figure = _bars(
+        fleets, carbon, fmt="{:,.0f} kgCO2e", colour="#009E73", name="kgCO2e / month"
+    )
+    carbon_figure.update_layout(
+        title="Carbon per month (operational + embodied)", yaxis_title="kgCO2e per month"
+    )
     return figure, carbon_figure
 
 
@@ -232,9 +266,25 @@ def pareto_figure(
         y=[p.carbon_kgco2e_month for p in pareto],
         mode="lines+markers",
         name="Pareto frontier",
-        text=[", ".join(f"{n} {g}" for g, n in p.gpus.items()) for p in pareto],
-        hovertemplate="$%{x:,.0f}/month, %{y:,.0f} kgCO2e/month<br>%{text}",
+        text=[gpus_text(p.gpus) for p in pareto],
+        hovertemplate="$%{x:,.0f}/month, %{y:,.0f} kgCO2e/month<br>%{text}<extra></extra>",
     )
+    cheapest = min(pareto, key=lambda p: (p.monthly_cost_usd, p.carbon_kgco2e_month))
+    cleanest = min(pareto, key=lambda p: (p.carbon_kgco2e_month, p.monthly_cost_usd))
+    ends = [(cheapest, "cheapest", "top right")]
+    if cleanest != cheapest:
+        ends.append((cleanest, "cleanest", "bottom left"))
+    for point, label, position in ends:
+        frontier.add_scatter(
+            x=[point.monthly_cost_usd],
+            y=[point.carbon_kgco2e_month],
+            mode="text",
+            text=[f"{label}: {gpus_text(point.gpus)}"],
+            textposition=position,
+            showlegend=False,
+            hoverinfo="skip",
+            name=label,
+        )
     if carbon_kgco2e_month is not None:
         frontier.add_scatter(
             x=[monthly_cost_usd],

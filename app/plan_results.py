@@ -7,12 +7,24 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from fleetplan.app.charts import baselines_figures, operating_points_figure, pareto_figure
-from fleetplan.core.tabular import to_csv
-from fleetplan.planner.explain import explain
-from fleetplan.planner.report import pool_table
+from fleetplan.app import data
+from fleetplan.app.charts import (
+    baselines_figures,
+    operating_points_figure,
+    pareto_figure,
+)
+from fleetplan.planner.explain import explain, trade_off
+from fleetplan.planner.report import (
+    capacities_view,
+    energy_view,
+    fleet_view,
+    gpus_text,
+    levels_view,
+    pool_notes,
+)
 from fleetplan.planner.results import FleetPlan, Plan
 from fleetplan.planner.scenario import Scenario
+from fleetplan.services.exports import plan_csv, plan_inputs, plan_json
 from fleetplan.services.load_views import operating_points
 
 
@@ -31,11 +43,7 @@ def show_plan(result: Plan, scenario: Scenario, points: pd.DataFrame) -> None:
     with tabs[2]:
         _frontier(result)
     with tabs[3]:
-        st.dataframe(
-            [row.model_dump() for row in result.capacities],
-            hide_index=True,
-            key="table_capacities",
-        )
+        readable_table(capacities_view(result), "table_capacities")
     with tabs[4]:
         _load_curves(result, scenario, points)
 
@@ -60,42 +68,68 @@ def _headline(result: Plan) -> None:
         help="Operational (energy x PUE x grid) plus embodied (amortised by calendar "
         "hours over the lifetime).",
     )
-    kpis[4].metric("GPUs", " + ".join(f"{n} {g}" for g, n in totals.gpus.items()))
+    kpis[4].metric(
+        "GPUs",
+        f"{sum(totals.gpus.values())} on {totals.servers} servers",
+        help="Which GPUs: the line below the figures.",
+    )
+    st.caption(f"Fleet: {gpus_text(totals.gpus)}")
     if result.status.value != "optimal":
         st.warning(f"Not proven optimal: {result.message}")
 
 
-POOL_COLUMNS = {
-    "rate_rps": st.column_config.NumberColumn("Rate (req/s)", format="%.2f"),
-    "capacity_rps_per_server": st.column_config.NumberColumn(
-        "Capacity / server (req/s)", format="%.2f"
-    ),
-    "utilization": st.column_config.NumberColumn("Utilisation", format="percent"),
-    "hourly_cost_usd": st.column_config.NumberColumn("$/h", format="$%.2f"),
-    "monthly_cost_usd": st.column_config.NumberColumn("$/month", format="$%.0f"),
-    "power_kw": st.column_config.NumberColumn("kW", format="%.2f"),
-    "capacity_basis": st.column_config.TextColumn("Capacity basis"),
-    "predicted_ttft_p99_ms": st.column_config.NumberColumn(
-        "Predicted P99 TTFT (ms)", format="%.1f"
-    ),
-    "predicted_tpot_p99_ms": st.column_config.NumberColumn(
-        "Predicted P99 TPOT (ms)", format="%.1f"
-    ),
+# Display formats of the readable tables' columns (planner.report's views), by label.
+_FORMATS = {
+    "Rate (req/s)": "%g",
+    "Capacity per server (req/s)": "%g",
+    "Load per server (req/s)": "%g",
+    "Utilisation (% of full capacity)": "%.1f%%",
+    "Cost ($/h)": "$%.2f",
+    "Cost ($/month)": "localized",
+    "Power (kW)": "%.2f",
+    "Energy (kWh/month)": "localized",
+    "Operational (kgCO2e/month)": "%.1f",
+    "Embodied (kgCO2e/month)": "%.1f",
+    "Predicted P99 TTFT (ms)": "%.1f",
+    "Predicted P99 TPOT (ms)": "%.1f",
+}
+_HELP = {
+    "Capacity per server (req/s)": "The rate one server is planned to carry at the class's "
+    "targets, after the utilisation ceiling.",
+    "Utilisation (% of full capacity)": "The pool's rate over its servers' capacity before "
+    "the utilisation ceiling: at most the ceiling.",
+    "Capacity from": "The latency model (at a measured level, or interpolated between levels) "
+    "or the measured rule (the best measured level meeting the targets).",
+    "Power from": "measured: the server's power at the level; modelled: idle + load x (rated "
+    "- idle) from the GPU table; unknown: neither.",
+    "The server at that level": "Whether the server kept up with the load offered at the "
+    "measured level its capacity rests on.",
 }
 
 
+def readable_table(table: pd.DataFrame, key: str) -> None:
+    """A table of planner.report's views, with each column's format and help."""
+    config = {}
+    for label in table.columns:
+        if label in _FORMATS:
+            config[label] = st.column_config.NumberColumn(
+                label, format=_FORMATS[label], help=_HELP.get(label)
+            )
+        elif label in _HELP:
+            config[label] = st.column_config.TextColumn(label, help=_HELP[label])
+    st.dataframe(table, hide_index=True, key=key, column_config=config)
+
+
 def _fleet(result: Plan, scenario: Scenario) -> None:
-    table = pool_table(result, include_baselines=False)
-    st.dataframe(
-        table.drop(columns=["scenario", "fleet"]),
-        hide_index=True,
-        key="table_pools",
-        column_config=POOL_COLUMNS,
-    )
+    readable_table(fleet_view(result), "table_pools")
+    st.markdown("**Energy and carbon per pool**")
+    readable_table(energy_view(result), "table_pool_energy")
+    st.markdown("**The measured level behind each pool**")
+    readable_table(levels_view(result), "table_pool_levels")
     st.markdown("**Why this fleet**")
     for line in explain(result, scenario):
         st.markdown(f"- {line}")
-    for note in result.notes:
+    for note in [*pool_notes(result), *result.notes]:
         st.caption(note)
 
 
@@ -113,6 +147,9 @@ def _compared(result: Plan) -> None:
 def _frontier(result: Plan) -> None:
     totals = result.recommended.totals
     if result.pareto:
+        between = trade_off(result)
+        if between is not None:
+            st.markdown(between.sentence())
         frontier = pareto_figure(
             result.pareto,
             monthly_cost_usd=totals.monthly_cost_usd,
@@ -141,14 +178,28 @@ def _load_curves(result: Plan, scenario: Scenario, points: pd.DataFrame) -> None
 
 
 def downloads(result: Plan | None, scenario: Scenario, column) -> None:
-    """The plan (CSV, where there is a fleet) and the scenario (JSON) to download."""
+    """The plan (CSV and JSON, with the inputs it rests on, where there is a fleet) and the
+    scenario (JSON) to download: the files `fleetplan plan --csv/--json` writes."""
     if result is not None and result.recommended.totals is not None:
+        inputs = plan_inputs(
+            scenario, catalog=data.catalog(), prices=data.prices(), regions=data.regions()
+        )
         column[0].download_button(
             "Download plan (CSV)",
-            data=to_csv(pool_table(result)),
+            data=plan_csv(result, inputs),
             file_name="fleetplan-plan.csv",
             mime="text/csv",
             key="download_plan_csv",
+            icon=":material/download:",
+            help="One row per pool, after '# ' lines with the prices, power figures and sites "
+            "it rests on, each with its source (pandas: read_csv(path, comment='#')).",
+        )
+        column[0].download_button(
+            "Download plan (JSON)",
+            data=plan_json(result, inputs),
+            file_name="fleetplan-plan.json",
+            mime="application/json",
+            key="download_plan_json",
             icon=":material/download:",
         )
     column[1].download_button(

@@ -58,6 +58,8 @@ def pool_plan(pool: PoolEconomics, servers: int, rate: float) -> PoolPlan:
         capacity_basis=pool.capacity.basis,
         predicted_ttft_p99_ms=predicted.ttft_p99_ms if predicted else None,
         predicted_tpot_p99_ms=predicted.tpot_p99_ms if predicted else None,
+        level_power_w=level.avg_power_w,
+        notes=list(pool.notes),
     )
 
 

@@ -1,14 +1,18 @@
-"""A plan for people: one table row per pool (the CSV export) and a readable summary."""
+"""A plan for people: one table row per pool (the CSV export, rounded per column), the readable
+tables the dashboard shows, short labels for GPUs and rates, and a summary for a terminal."""
 
 from __future__ import annotations
+
+import math
 
 import pandas as pd
 
 from fleetplan.planner.results import FleetPlan, Plan, PlanStatus, PoolPlan
 
 # The CSV's columns, in order: where the pool is, what it carries, what it costs and emits, the
-# measured level its capacity rests on, and the basis of that capacity with the P99s the
-# configuration's curve predicts at the pool's load per server.
+# measured level its capacity rests on (with the server's measured power there, where measured),
+# the basis of that capacity with the P99s the configuration's curve predicts at the pool's load
+# per server, and notes on the pool's figures.
 POOL_COLUMNS: tuple[str, ...] = (
     "scenario",
     "fleet",
@@ -38,11 +42,40 @@ POOL_COLUMNS: tuple[str, ...] = (
     "capacity_basis",
     "predicted_ttft_p99_ms",
     "predicted_tpot_p99_ms",
+    "level_power_w",
+    "notes",
 )
+
+# Decimal places each number column of the CSV is rounded to: enough to recompute a row's cost,
+# power and carbon from the inputs exported with it (to these digits), none of the float noise
+# (0.8000000000000002). Rates to 0.0001 req/s (a pool may carry 0.02 req/s); the measured
+# throughput a pool's power is computed from to 1e-6 req/s; money to 0.0001 $/h and 0.01 $/month;
+# power to 0.1 W; energy to 0.01 kWh; carbon to 1 g; latencies to 0.01 ms.
+CSV_DIGITS: dict[str, int] = {
+    "rate_rps": 4,
+    "capacity_rps_per_server": 4,
+    "utilization": 4,
+    "hourly_cost_usd": 4,
+    "monthly_cost_usd": 2,
+    "power_kw": 4,
+    "energy_kwh_month": 2,
+    "operational_kgco2e_month": 3,
+    "embodied_kgco2e_month": 3,
+    "output_tokens_per_s": 2,
+    "total_tokens_per_s": 2,
+    "level_offered_rate_rps": 4,
+    "level_throughput_rps": 6,
+    "level_ttft_p99_ms": 2,
+    "level_tpot_p99_ms": 2,
+    "predicted_ttft_p99_ms": 2,
+    "predicted_tpot_p99_ms": 2,
+    "level_power_w": 1,
+}
 
 
 def pool_table(plan: Plan, *, include_baselines: bool = True) -> pd.DataFrame:
-    """One row per pool of the recommended fleet (and of each baseline, marked in `fleet`)."""
+    """One row per pool of the recommended fleet (and of each baseline, marked in `fleet`);
+    unrounded (`rounded` gives the CSV's digits)."""
     fleets: list[FleetPlan] = [plan.recommended]
     if include_baselines:
         fleets += plan.baselines
@@ -58,9 +91,178 @@ def pool_table(plan: Plan, *, include_baselines: bool = True) -> pd.DataFrame:
                     "level_behind": row.pop("behind"),
                     **row,
                     "energy_basis": pool.energy_basis.value,
+                    "notes": "; ".join(pool.notes),
                 }
             )
     return pd.DataFrame(rows, columns=list(POOL_COLUMNS))
+
+
+def rounded(table: pd.DataFrame) -> pd.DataFrame:
+    """The pool table with each number column rounded to its `CSV_DIGITS` (inf stays inf)."""
+    out = table.copy()
+    for column, digits in CSV_DIGITS.items():
+        if column in out.columns:
+            out[column] = out[column].map(lambda v, d=digits: _round(v, d))
+    return out
+
+
+def _round(value: object, digits: int) -> object:
+    if value is None or not isinstance(value, int | float) or not math.isfinite(value):
+        return value
+    return round(float(value), digits)
+
+
+# -- labels for people --------------------------------------------------------------------------
+
+_GPU_WORDS = {"pcie": "PCIe", "ti": "Ti", "super": "Super", "ada": "Ada", "nvl": "NVL"}
+
+
+def gpu_label(gpu_model: str) -> str:
+    """A canonical GPU id as people write it: `h100-pcie` -> "H100 PCIe", `rtx-4090` ->
+    "RTX 4090"."""
+    return " ".join(_GPU_WORDS.get(word, word.upper()) for word in gpu_model.split("-"))
+
+
+def gpus_text(gpus: dict[str, int]) -> str:
+    """A fleet's GPUs in words: "3 x H100 PCIe + 4 x RTX 4090"."""
+    return " + ".join(f"{n} x {gpu_label(g)}" for g, n in gpus.items()) or "no GPUs"
+
+
+def rate_text(rps: float) -> str:
+    """A rate with enough significant digits to be true: 12, 5.98, 0.0213 (never "0.0")."""
+    if rps == 0 or not math.isfinite(rps):
+        return f"{rps:g}"
+    if abs(rps) >= 100:
+        return f"{rps:,.0f}"
+    return f"{rps:.3g}"
+
+
+def share_text(share: float) -> str:
+    """A share as a percentage; below 1 % with one significant digit (never a false "0%")."""
+    if 0 < share < 0.01:
+        return f"{share * 100:.1g}%"
+    return f"{share:.0%}"
+
+
+def _sig(value: float | None, digits: int = 3) -> float | None:
+    """`value` to `digits` significant digits (5.98271 -> 5.98; 0.021345 -> 0.0213)."""
+    if value is None or value == 0 or not math.isfinite(value):
+        return value
+    return round(value, digits - 1 - math.floor(math.log10(abs(value))))
+
+
+def _fixed(value: float | None, digits: int) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+def server_label(pool: PoolPlan) -> str:
+    return f"{pool.gpus_per_server}x {gpu_label(pool.gpu_model)}"
+
+
+def level_text(pool: PoolPlan) -> str:
+    """The measured level a pool's capacity rests on, and whether the server kept up there."""
+    offered = pool.level_offered_rate_rps
+    load = (
+        "all requests at once"
+        if offered is not None and math.isinf(offered)
+        else f"{rate_text(offered)} req/s offered"
+        if offered is not None
+        else "a fixed concurrency"
+    )
+    return f"{load}, {rate_text(pool.level_throughput_rps)} req/s achieved"
+
+
+KEPT_UP = "kept up"
+FELL_BEHIND = "fell behind: its queue grew at that level, so steady traffic at this rate may queue"
+
+
+def fleet_view(plan: Plan) -> pd.DataFrame:
+    """The recommended fleet's pools as the dashboard shows them: labels with units, rounded."""
+    rows = [
+        {
+            "Class": p.traffic_class,
+            "Server": server_label(p),
+            "Servers": p.servers,
+            "GPUs": p.gpus,
+            "Rate (req/s)": _sig(p.rate_rps),
+            "Capacity per server (req/s)": _sig(p.capacity_rps_per_server),
+            "Utilisation (% of full capacity)": _fixed(p.utilization * 100, 1),
+            "Cost ($/h)": _fixed(p.hourly_cost_usd, 2),
+            "Cost ($/month)": _fixed(p.monthly_cost_usd, 0),
+            "Capacity from": p.capacity_basis,
+        }
+        for p in plan.recommended.pools
+    ]
+    return pd.DataFrame(rows)
+
+
+def energy_view(plan: Plan) -> pd.DataFrame:
+    """Each pool's power, energy and carbon, what its power rests on, and notes on them."""
+    rows = [
+        {
+            "Class": p.traffic_class,
+            "Server": server_label(p),
+            "Power (kW)": _fixed(p.power_kw, 2),
+            "Energy (kWh/month)": _fixed(p.energy_kwh_month, 0),
+            "Operational (kgCO2e/month)": _fixed(p.operational_kgco2e_month, 1),
+            "Embodied (kgCO2e/month)": _fixed(p.embodied_kgco2e_month, 1),
+            "Power from": p.energy_basis.value,
+            "Notes": "; ".join(p.notes) or "",
+        }
+        for p in plan.recommended.pools
+    ]
+    return pd.DataFrame(rows)
+
+
+def levels_view(plan: Plan) -> pd.DataFrame:
+    """The measured level behind each pool's capacity, whether the server kept up there, and the
+    P99s its curve predicts at the pool's load per server."""
+    rows = [
+        {
+            "Class": p.traffic_class,
+            "Server": server_label(p),
+            "Measured level": level_text(p),
+            "The server at that level": FELL_BEHIND if p.behind else KEPT_UP,
+            "Load per server (req/s)": _sig(p.rate_per_server_rps),
+            "Predicted P99 TTFT (ms)": _fixed(p.predicted_ttft_p99_ms, 1),
+            "Predicted P99 TPOT (ms)": _fixed(p.predicted_tpot_p99_ms, 1),
+            "Measured in": p.level_source_file,
+        }
+        for p in plan.recommended.pools
+    ]
+    return pd.DataFrame(rows)
+
+
+def capacities_view(plan: Plan) -> pd.DataFrame:
+    """Why each class can or cannot run on each configuration, for people."""
+    rows = []
+    for row in plan.capacities:
+        count, gpu_model = row.configuration.split("x ", 1)
+        serves = row.capacity_rps_per_server > 0
+        rows.append(
+            {
+                "Class": row.traffic_class,
+                "Server": f"{count}x {gpu_label(gpu_model)}",
+                "Capacity per server (req/s)": _sig(row.capacity_rps_per_server),
+                "Meets the targets": "yes" if serves else "no",
+                "Why not": "" if serves else (row.reason or "no level meets the targets"),
+                "Capacity from": row.basis,
+                "Measured level": row.level or "",
+                "The server at that level": (FELL_BEHIND if row.behind else KEPT_UP)
+                if row.level
+                else "",
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def pool_notes(plan: Plan) -> list[str]:
+    """The pools' notes on their figures (e.g. idle power unknown), once per server and note."""
+    seen: dict[str, None] = {}
+    for pool in plan.recommended.pools:
+        for note in pool.notes:
+            seen.setdefault(f"{server_label(pool)} ({pool.traffic_class}): {note}", None)
+    return list(seen)
 
 
 def _money(value: float | None) -> str:
@@ -100,7 +302,8 @@ def summary(plan: Plan) -> str:
         for pool in fleet.pools:
             lines.append(
                 f"  {pool.traffic_class:<16} {pool.servers:>4} x {pool.gpus_per_server}x "
-                f"{pool.gpu_model:<10} {pool.rate_rps:8.2f} req/s  util {pool.utilization:5.0%}  "
+                f"{pool.gpu_model:<10} {rate_text(pool.rate_rps):>8} req/s  "
+                f"util {share_text(pool.utilization):>5}  "
                 f"{_money(pool.hourly_cost_usd)}/h  energy {pool.energy_basis.value}"
             )
             lines.append(f"      {_capacity_line(pool)}")

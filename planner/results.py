@@ -72,6 +72,15 @@ class PoolPlan(_Out):
     predicted_tpot_p99_ms: float | None = Field(
         default=None, description="P99 TPOT predicted likewise."
     )
+    level_power_w: float | None = Field(
+        default=None,
+        description="Measured power of one server (all its GPUs) at the level; None where not "
+        "measured. With idle and rated power it is what the pool's power is computed from.",
+    )
+    notes: list[str] = Field(
+        default_factory=list,
+        description="What a reader of this pool's figures should know (e.g. idle power unknown).",
+    )
 
     @property
     def rate_per_server_rps(self) -> float:

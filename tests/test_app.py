@@ -212,13 +212,13 @@ def test_load_curves_show_each_pool_at_its_planned_load(monkeypatch, sample_ware
             assert star["x"] == [pytest.approx(pool.rate_rps / pool.servers)]
             predicted = getattr(pool, f"predicted_{metric}_p99_ms")
             assert star["y"] == [pytest.approx(predicted)]
-    fleet = frame_with(at, "capacity_basis")
-    assert all(basis.startswith("model") for basis in fleet["capacity_basis"])
+    fleet = frame_with(at, "Capacity from")
+    assert all(basis.startswith("model") for basis in fleet["Capacity from"])
     # today's rule, chosen on the page: the pools say so
     at.radio(key="w_capacity_rule_0").set_value("measured").run()
     assert not at.exception
     assert at.session_state["s_current"].capacity_rule == "measured"
-    assert set(frame_with(at, "capacity_basis")["capacity_basis"]) == {"measured rule"}
+    assert set(frame_with(at, "Capacity from")["Capacity from"]) == {"measured rule"}
 
 
 def upload_scenario(at: AppTest, scenario: dict, name: str = "s.json") -> AppTest:
@@ -254,7 +254,7 @@ def test_loading_a_scenario_restores_every_input_and_a_tighter_target_changes_th
     assert loaded == Scenario.model_validate(tighter)  # every input restored (round trip)
     after = {m.label: m.value for m in at.metric}["Cost per month"]
     assert after != before
-    assert "h100-pcie" in {m.label: m.value for m in at.metric}["GPUs"]
+    assert any(c.value.startswith("Fleet: ") and "H100 PCIe" in c.value for c in at.caption)
 
 
 def test_infeasible_scenario_shows_the_reason(monkeypatch, sample_warehouse_path):

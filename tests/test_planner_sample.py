@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from fleetplan.planner.report import CSV_DIGITS
 from fleetplan.planner.unit_costs import server_unit_costs
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.queries import benchmark_points
@@ -64,7 +65,7 @@ def test_plan_command_prints_writes_csv_and_json(tmp_path, sample_warehouse_path
                      "--csv", tmp_path / "p.csv", "--json", tmp_path / "p.json")  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "Recommended fleet:" in done.stdout and "all-H100" in done.stdout
-    rows = list(csv.DictReader(io.StringIO((tmp_path / "p.csv").read_text())))
+    rows = plan_rows(tmp_path / "p.csv")
     recommended = [r for r in rows if r["fleet"] == "recommended"]
     assert {r["class"] for r in recommended} == {"realtime", "batch"}
     required = [
@@ -95,6 +96,19 @@ def test_plan_command_prints_writes_csv_and_json(tmp_path, sample_warehouse_path
     )
 
 
+def plan_rows(path) -> list[dict[str, str]]:
+    """The rows of a plan CSV, after its commented header of inputs (lines starting '#')."""
+    lines = path.read_text().splitlines(keepends=True)
+    return list(csv.DictReader(line for line in lines if not line.startswith("#")))
+
+
+def _rounded(column: str, value: str) -> str:
+    digits = CSV_DIGITS.get(column)
+    if digits is None or value in ("", "inf"):
+        return value
+    return repr(round(float(value), digits))
+
+
 def test_plan_command_exit_codes(tmp_path, sample_warehouse_path):
     infeasible = {**SCENARIO, "classes": [{"name": "instant", "rate_rps": 1, "ttft_p99_ms": 5}]}
     path = tmp_path / "inf.json"
@@ -120,7 +134,7 @@ def test_formula_class_names_are_neutralised_in_the_plan_csv(tmp_path, sample_wa
     path.write_text(json.dumps(scenario))
     fleetplan("plan", "--warehouse", sample_warehouse_path, "--scenario", path,
               "--csv", tmp_path / "p.csv", check=True)  # fmt: skip
-    row = next(csv.DictReader(io.StringIO((tmp_path / "p.csv").read_text())))
+    row = plan_rows(tmp_path / "p.csv")[0]
     assert row["class"] == "'=cmd|' /C calc'!A0"
 
 
@@ -143,7 +157,10 @@ def test_plan_command_takes_the_capacity_rule_and_says_which(tmp_path, sample_wa
                      "--capacity-rule", "measured", "--csv", tmp_path / "p.csv")  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "capacity rule: measured" in done.stdout and "(measured rule)" in done.stdout
-    rows = list(csv.DictReader(io.StringIO((tmp_path / "p.csv").read_text())))
+    rows = plan_rows(tmp_path / "p.csv")
     old = list(csv.DictReader(io.StringIO(before.read_text())))
-    assert [{k: r[k] for k in old[0]} for r in rows] == old
+    # the same rows, to the digits the CSV is rounded to since issue 13 (report.CSV_DIGITS)
+    assert [{k: r[k] for k in old[0]} for r in rows] == [
+        {k: _rounded(k, v) for k, v in r.items()} for r in old
+    ]
     assert {r["capacity_basis"] for r in rows} == {"measured rule"}

@@ -22,15 +22,24 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="how a server's capacity is found (overrides the scenario's capacity_rule): 'model',"
         " the latency-against-load curve; 'measured', the best measured level meeting the targets",
     )
-    plan.add_argument("--csv", metavar="OUT", help="write one row per pool as CSV")
-    plan.add_argument("--json", metavar="OUT", help="write the whole plan as JSON")
+    plan.add_argument(
+        "--csv",
+        metavar="OUT",
+        help="write one row per pool as CSV, after '# ' lines with the inputs it rests on "
+        "(prices, power figures and sites with their sources); pandas: read_csv(OUT, comment='#')",
+    )
+    plan.add_argument(
+        "--json", metavar="OUT", help="write the whole plan as JSON, with its inputs in 'inputs'"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     from fleetplan.core.errors import InputError
-    from fleetplan.core.tabular import to_csv
-    from fleetplan.planner.report import pool_table, summary
+    from fleetplan.planner.explain import trade_off
+    from fleetplan.planner.report import summary
+    from fleetplan.services.exports import plan_csv, plan_inputs, plan_json
     from fleetplan.services.planning import load_scenario, plan_from_warehouse
+    from fleetplan.warehouse import queries
     from fleetplan.warehouse.db import Warehouse
 
     try:
@@ -39,6 +48,12 @@ def run(args: argparse.Namespace) -> int:
             scenario = scenario.model_copy(update={"capacity_rule": args.capacity_rule})
         with Warehouse.open(args.warehouse, read_only=True) as warehouse:
             result = plan_from_warehouse(warehouse, scenario)
+            inputs = plan_inputs(
+                scenario,
+                catalog=queries.gpu_catalog(warehouse),
+                prices=queries.gpu_prices(warehouse),
+                regions=queries.regions(warehouse),
+            )
     except InputError as error:
         print(f"fleetplan plan: {error}", file=sys.stderr)
         return EXIT_PROBLEMS
@@ -46,11 +61,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"fleetplan plan: cannot read {args.scenario}: {error.strerror}", file=sys.stderr)
         return EXIT_PROBLEMS
     sys.stdout.write(summary(result))
+    between = trade_off(result)
+    if between is not None:
+        print(f"\nTrade-off: {between.sentence()}")
     if args.csv:
-        Path(args.csv).write_text(to_csv(pool_table(result)), encoding="utf-8")
+        Path(args.csv).write_text(plan_csv(result, inputs), encoding="utf-8")
         print(f"pools -> {args.csv}", file=sys.stderr)
     if args.json:
-        Path(args.json).write_text(result.model_dump_json(indent=1), encoding="utf-8")
+        Path(args.json).write_text(plan_json(result, inputs), encoding="utf-8")
         print(f"plan -> {args.json}", file=sys.stderr)
     if result.recommended.totals is None:
         print(f"fleetplan plan: no plan: {result.message}", file=sys.stderr)

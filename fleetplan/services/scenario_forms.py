@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from fleetplan.core.errors import InputError
 from fleetplan.planner.economics import GpuFacts
 from fleetplan.planner.scenario import CapacityRule, CarbonPrice, Scenario
+from fleetplan.services.exports import follow_model
 
 CLASS_COLUMNS = ("name", "rate_rps", "share_pct", "ttft_p99_ms", "tpot_p99_ms")
 GPU_COLUMNS = (
@@ -126,6 +127,7 @@ def scenario_from_forms(
     """The scenario the page's inputs describe; InputError names the table, row and column."""
     raw = base.model_dump(mode="json")
     raw |= {
+        "name": follow_model(base.name, old_model=base.model, new_model=model),
         "model": model,
         "classes": _rates_from_shares(_records(classes, CLASS_COLUMNS), total_rps),
         "gpus": [

@@ -1,0 +1,103 @@
+"""The Plan page's results in a real headless Chromium at 1440x900: every results tab drawn
+without a Streamlit exception, the fleet's GPUs in words (not cut off), the trade-off sentence,
+and a screenshot of each tab in test-artifacts/ to look at."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+import pytest
+
+from tests.support.paths import ROOT
+
+ARTIFACTS = ROOT / "test-artifacts"
+TABS = ("Fleet", "Compared", "Cost vs carbon", "Capacities")
+
+
+@pytest.fixture
+def page_1440():
+    from playwright.sync_api import sync_playwright
+
+    executable = os.environ.get("FLEETPLAN_CHROMIUM") or shutil.which("chromium")
+    if executable is None:
+        if os.environ.get("CI"):
+            pytest.fail("Debian's chromium is not installed (apt-get install chromium)")
+        pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=executable, args=["--no-sandbox", "--disable-gpu", "--no-first-run"]
+        )
+        yield browser.new_page(viewport={"width": 1440, "height": 900})
+        browser.close()
+
+
+def _settled(page) -> None:
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
+        " && !document.querySelector('[data-testid=\"stSkeleton\"]')",
+        timeout=60_000,
+    )
+    page.wait_for_timeout(1000)
+
+
+def _with_h100_power(template, tmp_path):
+    """The page's default scenario with the H100's power given: carbon, and a frontier."""
+    from fleetplan.services.scenario_defaults import default_scenario
+    from fleetplan.warehouse.db import Warehouse
+    from fleetplan.warehouse.queries import benchmark_points, gpu_catalog, gpu_prices, regions
+
+    with Warehouse.open(template, read_only=True) as wh:
+        tables = (benchmark_points(wh), gpu_catalog(wh), gpu_prices(wh), regions(wh))
+    raw = default_scenario(*tables).model_dump(mode="json")
+    for offer in raw["gpus"]:
+        if offer["gpu_model"] == "h100-pcie":
+            offer |= {"idle_w": 60, "rated_w": 350}
+    path = tmp_path / "with-power.json"
+    path.write_text(json.dumps(raw))
+    return path
+
+
+def _shoot_tabs(page, prefix: str) -> None:
+    for tab in TABS:
+        page.get_by_role("tab", name=tab).click()
+        panel = page.get_by_role("tabpanel", name=tab)
+        page.wait_for_timeout(1500)
+        assert page.locator("[data-testid='stException']").count() == 0, tab
+        slug = tab.lower().replace(" ", "-")
+        panel.screenshot(path=str(ARTIFACTS / f"{prefix}-{slug}.png"))
+
+
+def test_the_results_tabs_in_a_real_browser(
+    dashboard_url, page_1440, _sample_warehouse_template, tmp_path
+):
+    page = page_1440
+    page.goto(dashboard_url)
+    page.get_by_role("heading", name="Plan a fleet").first.wait_for(timeout=60_000)
+    page.get_by_text("Cost per month").first.wait_for(timeout=60_000)
+    _settled(page)
+    fleet = page.get_by_text("Fleet: ").first.inner_text()
+    assert " x " in fleet and "..." not in fleet and "\u2026" not in fleet
+    gpus = page.locator("[data-testid='stMetricValue']").nth(4)
+    assert "servers" in gpus.inner_text()
+    # the metric's value fits its box: nothing cut off with an ellipsis
+    assert gpus.evaluate("e => e.scrollWidth <= e.clientWidth + 1")
+    ARTIFACTS.mkdir(exist_ok=True)
+    _shoot_tabs(page, "plan-results")
+    page.screenshot(path=str(ARTIFACTS / "plan-results-page.png"), full_page=True)
+
+    # with every GPU's power known: carbon, the frontier and the trade-off sentence
+    uploader = page.locator("[data-testid='stFileUploaderDropzoneInput']").last
+    uploader.set_input_files(str(_with_h100_power(_sample_warehouse_template, tmp_path)))
+    page.wait_for_function(
+        "() => document.querySelectorAll('[data-testid=\"stMetricValue\"]')[3]?.innerText"
+        " !== 'unknown'",
+        timeout=60_000,
+    )
+    _settled(page)
+    assert page.locator("[data-testid='stException']").count() == 0
+    _shoot_tabs(page, "plan-results-carbon")
+    page.get_by_role("tab", name="Cost vs carbon").click()
+    said = page.get_by_role("tabpanel", name="Cost vs carbon").inner_text()
+    assert "per tonne of CO2e avoided" in said or "no trade-off" in said
