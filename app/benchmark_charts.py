@@ -50,7 +50,7 @@ def throughput_figure(
                 "size": 9,
                 "symbol": "circle-open" if _mine(series) else "circle",
             },
-            customdata=rows[["repeats"]],
+            customdata=rows[["repeats"]].to_numpy(),
             hovertemplate=f"Offered load: %{{x:.3g}} req/s<br>{label}: %{{y:,.1f}} {unit}"
             "<br>Runs averaged: %{customdata[0]}<extra>" + series + "</extra>",
         )
@@ -79,7 +79,7 @@ def _questioned_trace(points: pd.DataFrame, x: str, y: str, y_label: str) -> go.
             "color": QUESTIONED_COLOUR,
             "line": {"width": 2},
         },
-        customdata=flagged[["configuration", "question"]],
+        customdata=flagged[["configuration", "question"]].to_numpy(),
         hovertemplate=f"%{{customdata[0]}}: {y_label} %{{y:,.0f}} ms"
         "<br><b>Questioned:</b> %{customdata[1]}<extra></extra>",
     )
@@ -105,7 +105,7 @@ def latency_throughput_figure(
                 "size": 9,
                 "symbol": "circle-open" if _mine(series) else "circle",
             },
-            customdata=rows[["offered_rate_rps", "tpot_p99_ms", "source_file"]],
+            customdata=rows[["offered_rate_rps", "tpot_p99_ms", "source_file"]].to_numpy(),
             hovertemplate="Achieved: %{x:.2f} req/s (offered %{customdata[0]:.3g})"
             "<br>P99 TTFT: %{y:,.0f} ms<br>P99 TPOT: %{customdata[1]:,.1f} ms"
             "<br>File: %{customdata[2]}<extra>" + series + "</extra>",
@@ -143,7 +143,7 @@ def cost_latency_figure(costs: pd.DataFrame, *, colours: dict[str, str]) -> go.F
                 "size": [15 if p else 8 for p in rows["pareto"]],
                 "symbol": ["star" if p else "circle-open" for p in rows["pareto"]],
             },
-            customdata=rows[["offered_rate_rps", "total_throughput_tps", "point"]],
+            customdata=rows[["offered_rate_rps", "total_throughput_tps", "point"]].to_numpy(),
             hovertemplate="P99 TTFT: %{x:,.0f} ms<br>$%{y:,.3f} per million tokens"
             "<br>Offered %{customdata[0]:.3g} req/s, %{customdata[1]:,.0f} tokens/s"
             "<br>%{customdata[2]}<extra>" + series + "</extra>",
@@ -179,7 +179,7 @@ def energy_figure(energy: pd.DataFrame, *, colours: dict[str, str]) -> go.Figure
                     "size": 9,
                     "symbol": "circle-open" if modelled else "circle",
                 },
-                customdata=part[["offered_rate_rps", "tokens_per_kwh", "energy_how"]],
+                customdata=part[["offered_rate_rps", "tokens_per_kwh", "energy_how"]].to_numpy(),
                 hovertemplate="Achieved: %{x:.2f} req/s (offered %{customdata[0]:.3g})"
                 "<br>%{y:.3f} J per token (%{customdata[1]:,.0f} tokens per kWh)"
                 "<br>%{customdata[2]}<extra>" + f"{series} ({basis})" + "</extra>",

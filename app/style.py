@@ -10,16 +10,20 @@ OKABE_ITO = ("#E69F00", "#0072B2", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "
 _FIXED = {"rtx-4090": "#E69F00", "h100-pcie": "#0072B2", "h100-sxm": "#009E73", "h200": "#CC79A7"}
 
 
-def gpu_colours(gpu_models: list[str]) -> dict[str, str]:
-    free = [c for c in OKABE_ITO if c not in _FIXED.values()]
-    colours, extra = {}, 0
-    for gpu in sorted(set(gpu_models)):
-        if gpu in _FIXED:
-            colours[gpu] = _FIXED[gpu]
-        else:
-            colours[gpu] = free[extra % len(free)]
-            extra += 1
-    return colours
+def series_colours(series_gpus: dict[str, str]) -> dict[str, str]:
+    """A distinct colour per series (a configuration), in order: the first series of a GPU model
+    takes that model's colour (as everywhere in the app), the others the free colours, yellow
+    last (it is faint on white); the palette repeats past eight."""
+    colours: dict[str, str] = {}
+    for series, gpu in series_gpus.items():
+        fixed = _FIXED.get(gpu)
+        if fixed and fixed not in colours.values():
+            colours[series] = fixed
+    free = [c for c in OKABE_ITO if c not in colours.values() and c != "#F0E442"] + ["#F0E442"]
+    rest = [s for s in series_gpus if s not in colours]
+    for i, series in enumerate(rest):
+        colours[series] = free[i] if i < len(free) else OKABE_ITO[i % len(OKABE_ITO)]
+    return {series: colours[series] for series in series_gpus}
 
 
 # A log axis labelled at 1, 2 and 5 per decade (fewer over wide ranges, more over narrow ones),

@@ -12,7 +12,8 @@ from fleetplan.app.benchmark_charts import (
     latency_throughput_figure,
     throughput_figure,
 )
-from fleetplan.app.charts import METRIC_NAMES, distinct_colours, load_curves_figure
+from fleetplan.app.charts import METRIC_NAMES, load_curves_figure
+from fleetplan.app.style import series_colours
 from fleetplan.core.tabular import to_csv
 from fleetplan.services.benchmark_views import (
     filter_choices,
@@ -21,7 +22,7 @@ from fleetplan.services.benchmark_views import (
     points_table,
     priced_points,
     select_points,
-    series_order,
+    series_gpus,
     with_source_kind,
 )
 from fleetplan.services.energy_views import (
@@ -131,7 +132,7 @@ subset = select_points(
 if subset.empty:
     st.warning("Nothing matches these filters.")
     st.stop()
-colours = distinct_colours(series_order(subset))
+colours = series_colours(series_gpus(subset))
 
 tabs = st.tabs(
     ["Throughput vs load", "Latency vs load", "Latency vs throughput", "Cost vs latency", "Energy"]

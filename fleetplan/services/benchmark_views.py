@@ -60,9 +60,10 @@ def series_labels(points: pd.DataFrame) -> pd.Series:
     return pd.Series(labels, index=points.index, dtype=object)
 
 
-def series_order(points: pd.DataFrame) -> list[str]:
-    """The series of these points in one order for every chart (GPU model, GPUs per server,
-    published before the user's runs), so that each keeps its colour from tab to tab."""
+def series_gpus(points: pd.DataFrame) -> dict[str, str]:
+    """The series of these points with their GPU model, in one order for every chart (GPU
+    model, GPUs per server, published before the user's runs), so that each series keeps its
+    colour from tab to tab."""
     kinds = points["source_kind"] if "source_kind" in points.columns else PUBLISHED
     frame = pd.DataFrame(
         {
@@ -72,7 +73,8 @@ def series_order(points: pd.DataFrame) -> list[str]:
             "series": series_labels(points.assign(configuration=configurations(points))),
         }
     ).drop_duplicates("series")
-    return frame.sort_values(["gpu_model", "gpu_count", "yours"])["series"].tolist()
+    ordered = frame.sort_values(["gpu_model", "gpu_count", "yours"])
+    return dict(zip(ordered["series"], ordered["gpu_model"], strict=True))
 
 
 def _datasets(points: pd.DataFrame) -> pd.Series:
