@@ -1,5 +1,5 @@
-"""Shared look: colour-blind-safe colours (Okabe-Ito), one colour per GPU model everywhere, and
-log axes labelled in plain numbers."""
+"""Shared look: colour-blind-safe colours (Okabe-Ito), a distinct colour per configuration (a GPU
+model's first configuration in that model's colour), and log axes labelled in plain numbers."""
 
 from __future__ import annotations
 
