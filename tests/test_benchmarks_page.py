@@ -46,9 +46,10 @@ def _add_user_run(path, tmp_path) -> None:
     """A user's own run of the 14B model on one H100 PCIe at 4 req/s: the same configuration
     and rate as published levels."""
     run = tmp_path / "mine.json"
-    run.write_text(json.dumps(make_result(seed=5, rate=4.0, model=QWEN)))
+    gpu = {"gpu_name": "NVIDIA H100 PCIe", "gpu_count": "1"}
+    run.write_text(json.dumps(make_result(seed=5, rate=4.0, model=QWEN, metadata=gpu)))
     with Warehouse.open(path) as wh:
-        (outcome,) = ingest_paths(wh, [run], ImportOptions(gpu="H100 PCIe", gpu_count=1))
+        (outcome,) = ingest_paths(wh, [run], ImportOptions())
     assert outcome.points == 1, outcome
 
 

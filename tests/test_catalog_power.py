@@ -71,14 +71,17 @@ def test_the_default_plan_on_the_bundled_data_has_carbon_and_a_frontier(sample_w
     assert totals.carbon_kgco2e_month > 0
     assert len(result.pareto) >= 1, result.pareto_message
     assert all(p.carbon_kgco2e_month is not None for p in result.pareto)
-    # without the idle figure, the same plan's carbon is unknown: the catalog is what changed
+    # the H100 PCIe fleet's carbon rests on the assumed idle figure: unknown without it
+    h100 = next(f for f in result.baselines if f.name == "all-H100")
+    assert h100.totals.gpus == {"h100-pcie": 3} and h100.totals.carbon_kgco2e_month > 0
     blanked = catalog.assign(
         idle_power_w=catalog["idle_power_w"].where(catalog["gpu_id"] != "h100-pcie")
     )
     before = plan_from_tables(scenario, points, blanked)
-    used = set(totals.gpus)
-    if "h100-pcie" in used:
-        assert before.recommended.totals.carbon_kgco2e_month is None
+    assert (
+        next(f for f in before.baselines if f.name == "all-H100").totals.carbon_kgco2e_month is None
+    )
+    assert not before.pareto and before.pareto_message
 
 
 def test_the_plan_page_shows_a_carbon_figure_and_the_data_page_the_assumption(
