@@ -119,6 +119,31 @@ def _levels_trace(curve: ConfigurationCurve, metric: str, colour: str) -> go.Sca
     )
 
 
+def _capacity(figure: go.Figure, curve: ConfigurationCurve, metric: str, colour: str) -> None:
+    """The configuration's capacity at the targets: a star on its curve, a dotted line under it."""
+    at_capacity = curve.capacity_ttft_p99_ms if metric == "ttft" else curve.capacity_tpot_p99_ms
+    if curve.capacity_rps <= 0 or at_capacity is None:
+        return
+    figure.add_vline(x=curve.capacity_rps, line_dash="dot", line_color=colour)
+    figure.add_scatter(
+        x=[curve.capacity_rps],
+        y=[at_capacity],
+        mode="markers+text",
+        name=f"{curve.configuration} capacity",
+        legendgroup=curve.configuration,
+        showlegend=False,
+        marker={"symbol": "star", "size": 16, "color": colour, "line": {"width": 1}},
+        text=[f"{curve.capacity_rps:.2f} req/s"],
+        textposition="top left",
+        textfont={"color": colour},
+        hovertemplate="Capacity at your targets: %{x:.2f} req/s per server<br>"
+        + METRIC_NAMES[metric]
+        + ": %{y:,.0f} ms predicted<extra>"
+        + curve.configuration
+        + "</extra>",
+    )
+
+
 def load_curves_figure(
     curves: Sequence[ConfigurationCurve],
     metric: str,
@@ -149,26 +174,7 @@ def load_curves_figure(
             + "</extra>",
         )
         figure.add_trace(_levels_trace(curve, metric, colour))
-        at_capacity = curve.capacity_ttft_p99_ms if metric == "ttft" else curve.capacity_tpot_p99_ms
-        if curve.capacity_rps > 0 and at_capacity is not None:
-            figure.add_vline(x=curve.capacity_rps, line_dash="dot", line_color=colour)
-            figure.add_scatter(
-                x=[curve.capacity_rps],
-                y=[at_capacity],
-                mode="markers+text",
-                name=f"{curve.configuration} capacity",
-                legendgroup=curve.configuration,
-                showlegend=False,
-                marker={"symbol": "star", "size": 16, "color": colour, "line": {"width": 1}},
-                text=[f"{curve.capacity_rps:.2f} req/s"],
-                textposition="top left",
-                textfont={"color": colour},
-                hovertemplate="Capacity at your targets: %{x:.2f} req/s per server<br>"
-                + METRIC_NAMES[metric]
-                + ": %{y:,.0f} ms predicted<extra>"
-                + curve.configuration
-                + "</extra>",
-            )
+        _capacity(figure, curve, metric, colour)
     _status_key(figure)
     if target_ms is not None:
         target_line(figure, target_ms, label=f"target {target_ms:g} ms", colour=TARGET_COLOUR)
