@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from numbers import Real
 
 import plotly.graph_objects as go
 
-from fleetplan.app.style import OKABE_ITO
+from fleetplan.app.style import OKABE_ITO, log_ticks
 from fleetplan.planner.report import gpus_text
 from fleetplan.planner.results import FleetPlan, ParetoPoint
 from fleetplan.services.load_views import (
@@ -21,7 +22,13 @@ from fleetplan.services.load_views import (
 )
 
 TARGET_COLOUR = "#D55E00"
-SYMBOLS = {KEPT_UP: "circle", FELL_BEHIND: "x-thin-open", CANNOT_TELL: "diamond-open"}
+OUTLIER = "questioned (outlier)"
+SYMBOLS = {
+    KEPT_UP: "circle",
+    FELL_BEHIND: "x-thin-open",
+    CANNOT_TELL: "diamond-open",
+    OUTLIER: "circle-x-open",
+}
 METRIC_NAMES = {"ttft": "P99 TTFT", "tpot": "P99 TPOT"}
 
 
@@ -51,6 +58,24 @@ def _xy(pairs: Sequence[tuple[float, float]]) -> tuple[list[float], list[float]]
     return [x for x, _ in pairs], [y for _, y in pairs]
 
 
+def readable_log_axes(
+    figure: go.Figure, *, x: bool = False, y: bool = False, also: Sequence[float] = ()
+) -> go.Figure:
+    """Label the figure's log axes at 1-2-5 per decade in plain numbers (`style.log_ticks`),
+    from the data its traces carry (and `also`, e.g. a target line's value, on y)."""
+    for name, wanted in (("x", x), ("y", y)):
+        if not wanted:
+            continue
+        values = [float(v) for v in (also if name == "y" else ())]
+        for trace in figure.data:
+            data = getattr(trace, name, None)
+            values += [] if data is None else [float(v) for v in data if isinstance(v, Real)]
+        ticks = log_ticks(values)
+        if ticks:
+            figure.update_layout({f"{name}axis": {"tickmode": "array", **ticks}})
+    return figure
+
+
 def _status_key(figure: go.Figure) -> None:
     """Legend entries for the kinds of measured level (grey: they apply to every colour)."""
     for status, symbol in SYMBOLS.items():
@@ -68,6 +93,7 @@ def _levels_trace(curve: ConfigurationCurve, metric: str, colour: str) -> go.Sca
     """The measured levels, one symbol per judgement; in the legend only where the
     configuration has no curve for `metric` (its levels are all it shows)."""
     levels = [lv for lv in curve.levels if getattr(lv, f"{metric}_p99_ms") is not None]
+    statuses = [OUTLIER if lv.outlier else lv.status for lv in levels]
     return go.Scatter(
         x=[lv.offered_rps for lv in levels],
         y=[getattr(lv, f"{metric}_p99_ms") for lv in levels],
@@ -77,23 +103,61 @@ def _levels_trace(curve: ConfigurationCurve, metric: str, colour: str) -> go.Sca
         showlegend=not curve.samples(metric),
         marker={
             "color": colour,
-            "size": 10,
-            "symbol": [SYMBOLS[lv.status] for lv in levels],
+            "symbol": [SYMBOLS[status] for status in statuses],
+            "size": [16 if status == OUTLIER else 10 for status in statuses],
             "line": {"color": colour, "width": 2},
         },
-        customdata=[[lv.status, lv.reason, lv.source_file] for lv in levels],
-        hovertemplate="%{x:g} req/s offered: %{y:,.1f} ms<br>%{customdata[0]}: %{customdata[1]}"
-        "<br>%{customdata[2]}<extra>" + curve.configuration + "</extra>",
+        customdata=[
+            [lv.status, lv.reason, lv.source_file, f"<br><b>Questioned:</b> {lv.outlier}"]
+            if lv.outlier
+            else [lv.status, lv.reason, lv.source_file, ""]
+            for lv in levels
+        ],
+        hovertemplate="Offered load: %{x:.3g} req/s<br>"
+        + METRIC_NAMES[metric]
+        + ": %{y:,.0f} ms<br>%{customdata[0]}: %{customdata[1]}%{customdata[3]}"
+        "<br>File: %{customdata[2]}<extra>" + curve.configuration + "</extra>",
+    )
+
+
+def _capacity(figure: go.Figure, curve: ConfigurationCurve, metric: str, colour: str) -> None:
+    """The configuration's capacity at the targets: a star on its curve, a dotted line under it."""
+    at_capacity = curve.capacity_ttft_p99_ms if metric == "ttft" else curve.capacity_tpot_p99_ms
+    if curve.capacity_rps <= 0 or at_capacity is None:
+        return
+    figure.add_vline(x=curve.capacity_rps, line_dash="dot", line_color=colour)
+    figure.add_scatter(
+        x=[curve.capacity_rps],
+        y=[at_capacity],
+        mode="markers+text",
+        name=f"{curve.configuration} capacity",
+        legendgroup=curve.configuration,
+        showlegend=False,
+        marker={"symbol": "star", "size": 16, "color": colour, "line": {"width": 1}},
+        text=[f"{curve.capacity_rps:.2f} req/s"],
+        textposition="top left",
+        textfont={"color": colour},
+        hovertemplate="Capacity at your targets: %{x:.2f} req/s per server<br>"
+        + METRIC_NAMES[metric]
+        + ": %{y:,.0f} ms predicted<extra>"
+        + curve.configuration
+        + "</extra>",
     )
 
 
 def load_curves_figure(
-    curves: Sequence[ConfigurationCurve], metric: str, *, target_ms: float | None, title: str
+    curves: Sequence[ConfigurationCurve],
+    metric: str,
+    *,
+    target_ms: float | None,
+    title: str,
+    colours: dict[str, str] | None = None,
 ) -> go.Figure:
     """Each configuration's fitted curve through its measured levels, the target line and each
-    configuration's capacity at the targets (a star on the curve and a dotted vertical line)."""
+    configuration's capacity at the targets (a star on the curve and a dotted vertical line).
+    `colours` (by configuration) keeps each one's colour from the page's other charts."""
     figure = go.Figure()
-    colours = distinct_colours([c.configuration for c in curves])
+    colours = {**distinct_colours([c.configuration for c in curves]), **(colours or {})}
     for curve in curves:
         colour = colours[curve.configuration]
         x, y = _xy(curve.samples(metric))
@@ -104,29 +168,14 @@ def load_curves_figure(
             name=curve.configuration,
             legendgroup=curve.configuration,
             line={"color": colour, "width": 2.5},
-            hovertemplate="%{x:.2f} req/s: %{y:,.1f} ms (curve)<extra>"
+            hovertemplate="Offered load: %{x:.2f} req/s<br>"
+            + METRIC_NAMES[metric]
+            + ": %{y:,.0f} ms (fitted curve)<extra>"
             + curve.configuration
             + "</extra>",
         )
         figure.add_trace(_levels_trace(curve, metric, colour))
-        at_capacity = curve.capacity_ttft_p99_ms if metric == "ttft" else curve.capacity_tpot_p99_ms
-        if curve.capacity_rps > 0 and at_capacity is not None:
-            figure.add_vline(x=curve.capacity_rps, line_dash="dot", line_color=colour)
-            figure.add_scatter(
-                x=[curve.capacity_rps],
-                y=[at_capacity],
-                mode="markers+text",
-                name=f"{curve.configuration} capacity",
-                legendgroup=curve.configuration,
-                showlegend=False,
-                marker={"symbol": "star", "size": 16, "color": colour, "line": {"width": 1}},
-                text=[f"{curve.capacity_rps:.2f} req/s"],
-                textposition="top left",
-                textfont={"color": colour},
-                hovertemplate="capacity %{x:.2f} req/s: %{y:,.1f} ms predicted<extra>"
-                + curve.configuration
-                + "</extra>",
-            )
+        _capacity(figure, curve, metric, colour)
     _status_key(figure)
     if target_ms is not None:
         target_line(figure, target_ms, label=f"target {target_ms:g} ms", colour=TARGET_COLOUR)
@@ -137,7 +186,7 @@ def load_curves_figure(
         yaxis_type="log",
         legend_title_text="Configuration",
     )
-    return figure
+    return readable_log_axes(figure, y=True, also=[target_ms] if target_ms else [])
 
 
 def operating_points_figure(pools: Sequence[PoolOperatingPoint], metric: str) -> go.Figure:
@@ -155,7 +204,11 @@ def operating_points_figure(pools: Sequence[PoolOperatingPoint], metric: str) ->
             name=pool.label,
             legendgroup=pool.label,
             line={"color": colour, "width": 2.5},
-            hovertemplate="%{x:.2f} req/s: %{y:,.1f} ms (curve)<extra>" + pool.label + "</extra>",
+            hovertemplate="Load per server: %{x:.2f} req/s<br>"
+            + METRIC_NAMES[metric]
+            + ": %{y:,.0f} ms (fitted curve)<extra>"
+            + pool.label
+            + "</extra>",
         )
         figure.add_trace(_levels_trace(pool.curve, metric, colour).update(legendgroup=pool.label))
         value = pool.ttft_p99_ms if metric == "ttft" else pool.tpot_p99_ms
@@ -172,8 +225,11 @@ def operating_points_figure(pools: Sequence[PoolOperatingPoint], metric: str) ->
                 # pools on one configuration share a curve: their labels go either side
                 textposition="bottom right" if index % 2 == 0 else "top left",
                 textfont={"color": colour},
-                hovertemplate="planned %{x:.2f} req/s per server: %{y:,.1f} ms predicted"
-                "<extra>" + pool.label + "</extra>",
+                hovertemplate="Planned load: %{x:.2f} req/s per server<br>"
+                + METRIC_NAMES[metric]
+                + ": %{y:,.0f} ms predicted<extra>"
+                + pool.label
+                + "</extra>",
             )
         if pool.curve.capacity_rps > 0:
             figure.add_vline(x=pool.curve.capacity_rps, line_dash="dot", line_color=colour)
@@ -190,7 +246,8 @@ def operating_points_figure(pools: Sequence[PoolOperatingPoint], metric: str) ->
         yaxis_type="log",
         legend_title_text="Pool",
     )
-    return figure
+    targets = [p.targets.get(metric) for p in pools]
+    return readable_log_axes(figure, y=True, also=[t for t in targets if t])
 
 
 def _wrapped(text: str, width: int = 28) -> str:

@@ -41,6 +41,11 @@ def points() -> pd.DataFrame:
 
 
 @st.cache_data(show_spinner=False, ttl=300)
+def run_origins() -> dict[str, str]:
+    return queries.run_origins(warehouse_or_stop())
+
+
+@st.cache_data(show_spinner=False, ttl=300)
 def catalog() -> pd.DataFrame:
     return queries.gpu_catalog(warehouse_or_stop())
 

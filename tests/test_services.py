@@ -293,7 +293,8 @@ def test_load_curve_notes_say_what_the_curve_leaves_out():
     curve.attrs["saturation_levels"] = 3
     assert load_curve_notes(curve) == (
         "3 saturation level(s) (all requests at once) are in the table only; "
-        "levels measured more than once show the mean of the repeats."
+        "levels measured more than once show the mean of the repeats (of one kind of source: "
+        "your runs are never averaged with published ones)."
     )
     assert load_curve_notes(pd.DataFrame({"repeats": [1]})) is None
 

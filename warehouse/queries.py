@@ -80,6 +80,8 @@ def configurations(points: pd.DataFrame) -> pd.Series:
 
 def load_curve(points: pd.DataFrame, metric: str) -> pd.DataFrame:
     """Achieved `metric` per (configuration, offered rate): mean over repeats, with the count.
+    Where the points carry `source_kind` (published or the user's runs), repeats are only those
+    of one kind: a user's run is never averaged with published ones.
 
     Levels at an infinite offered rate (all requests at once) have no place on a rate axis and are
     left out; `saturation_levels` counts them so the caller can say so.
@@ -89,15 +91,28 @@ def load_curve(points: pd.DataFrame, metric: str) -> pd.DataFrame:
     frame = points[points["offered_rate_rps"].notna()].copy()
     finite = frame["offered_rate_rps"] != float("inf")
     frame["configuration"] = configurations(frame)
+    apart = ["source_kind"] if "source_kind" in frame.columns else []
+    keys = ["configuration", "gpu_model", "gpu_count", *apart, "offered_rate_rps"]
     curve = (
         frame[finite]
-        .groupby(["configuration", "gpu_model", "gpu_count", "offered_rate_rps"], as_index=False)
+        .groupby(keys, as_index=False)
         .agg(value=(metric, "mean"), repeats=(metric, "size"))
-        .sort_values(["gpu_model", "gpu_count", "offered_rate_rps"], kind="stable")
+        .sort_values(["gpu_model", "gpu_count", *apart, "offered_rate_rps"], kind="stable")
         .reset_index(drop=True)
     )
     curve.attrs["saturation_levels"] = int((~finite).sum())
     return curve
+
+
+def run_origins(warehouse: Warehouse) -> dict[str, str]:
+    """Each run's source origin (`sample_data`, `upload` or `cli`), by run id: whose points
+    they are, so that views keep a user's runs apart from the published ones."""
+    rows = (
+        warehouse.cursor()
+        .execute("SELECT r.run_id, s.origin FROM runs r JOIN sources s USING (source_id)")
+        .fetchall()
+    )
+    return dict(rows)
 
 
 def gpu_catalog(warehouse: Warehouse) -> pd.DataFrame:

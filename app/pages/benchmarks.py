@@ -3,31 +3,46 @@ the table with provenance. What is shown is computed in `fleetplan.services.benc
 
 from __future__ import annotations
 
-import plotly.express as px
 import streamlit as st
 
 from fleetplan.app import data
-from fleetplan.app.charts import METRIC_NAMES, TARGET_COLOUR, load_curves_figure, target_line
-from fleetplan.app.style import gpu_colours
+from fleetplan.app.benchmark_charts import (
+    cost_latency_figure,
+    energy_figure,
+    latency_throughput_figure,
+    throughput_figure,
+)
+from fleetplan.app.charts import METRIC_NAMES, load_curves_figure
+from fleetplan.app.style import series_colours
 from fleetplan.core.tabular import to_csv
 from fleetplan.services.benchmark_views import (
-    PARETO_LABELS,
     filter_choices,
     levels_meeting_ttft,
     load_curve_notes,
-    measured_energy,
     points_table,
     priced_points,
     select_points,
+    series_gpus,
+    with_source_kind,
+)
+from fleetplan.services.energy_views import (
+    MEASURED,
+    MODELLED,
+    UNKNOWN,
+    energy_per_token,
+    figures_used,
+    power_figures,
 )
 from fleetplan.services.load_views import benchmark_curves, curve_notes, traffic_shapes
+from fleetplan.services.outliers import outlier_reasons
 from fleetplan.services.scenario_defaults import default_price
 from fleetplan.warehouse.queries import load_curve, models_by_coverage
 
+# Each throughput as the chart names it and its unit.
 METRICS = {
-    "total_throughput_tps": "Total tokens/s (input + output)",
-    "output_throughput_tps": "Output tokens/s",
-    "request_throughput_rps": "Completed requests/s",
+    "total_throughput_tps": ("Total throughput (input + output)", "tokens/s"),
+    "output_throughput_tps": ("Output throughput", "tokens/s"),
+    "request_throughput_rps": ("Completed requests", "requests/s"),
 }
 # What a capacity planner reads first; provenance after it; internal ids last.
 TABLE_COLUMNS = (
@@ -38,6 +53,8 @@ TABLE_COLUMNS = (
     "sustained_rps",
     "kept_up",
     "load_reason",
+    "question",
+    "source_kind",
     "output_throughput_tps",
     "total_throughput_tps",
     "ttft_p50_ms",
@@ -72,7 +89,7 @@ TABLE_COLUMNS = (
 )
 
 st.title("Benchmarks")
-frame = data.points()
+frame = with_source_kind(data.points(), data.run_origins())
 if frame.empty:
     st.info(
         "No benchmark results in the warehouse yet. Build it from the bundled sample data with "
@@ -84,7 +101,12 @@ if frame.empty:
 
 left, right = st.columns([2, 1])
 model = left.selectbox("Model", models_by_coverage(frame), key="w_model")
-metric = right.selectbox("Throughput", list(METRICS), format_func=METRICS.get, key="w_metric")
+metric = right.selectbox(
+    "Throughput",
+    list(METRICS),
+    format_func=lambda m: f"{METRICS[m][0]} ({METRICS[m][1]})",
+    key="w_metric",
+)
 choices = filter_choices(frame, model)
 filters = st.columns(3)
 # One widget per model, so that switching models starts from all of its configurations.
@@ -110,7 +132,7 @@ subset = select_points(
 if subset.empty:
     st.warning("Nothing matches these filters.")
     st.stop()
-colours = gpu_colours(list(frame["gpu_model"].unique()))
+colours = series_colours(series_gpus(subset))
 
 tabs = st.tabs(
     ["Throughput vs load", "Latency vs load", "Latency vs throughput", "Cost vs latency", "Energy"]
@@ -120,24 +142,14 @@ with tabs[0]:
     if curve.empty:
         st.warning("No finite offered-rate levels for this selection.")
     else:
-        figure = px.line(
+        label, unit = METRICS[metric]
+        figure = throughput_figure(
             curve,
-            x="offered_rate_rps",
-            y="value",
-            color="gpu_model",
-            line_dash="configuration",
-            markers=True,
-            color_discrete_map=colours,
-            hover_data={"repeats": True, "configuration": True},
-            labels={
-                "offered_rate_rps": "Offered load (requests/s, Poisson)",
-                "value": METRICS[metric],
-                "gpu_model": "GPU",
-                "configuration": "Configuration",
-            },
-            title=f"{METRICS[metric]} vs offered load: {model}",
+            colours=colours,
+            label=label,
+            unit=unit,
+            title=f"{label} against offered load: {model}",
         )
-        figure.update_layout(legend_title_text="GPU / configuration", hovermode="x unified")
         st.plotly_chart(figure, key="chart_load")
         notes = load_curve_notes(curve)
         if notes:
@@ -159,34 +171,29 @@ with tabs[1]:
             metric,
             target_ms=metric_target,
             title=f"{METRIC_NAMES[metric]} against offered load: {model}",
+            colours=colours,
         )
         st.plotly_chart(figure, key=f"chart_curve_{metric}")
     st.caption(
         "Lines: each configuration's fitted curve, through the levels where the server kept up "
         "(the drain left out), ending at the highest of them: nothing is extrapolated. Stars and "
-        "dotted lines: the capacity at your targets.  \n" + "  \n".join(curve_notes(curves))
+        "dotted lines: the capacity at your targets. Crossed circles: levels to question (a P99 "
+        "far above those at higher rates), which the curve leaves out; hover for why.  \n"
+        + "  \n".join(curve_notes(curves))
     )
 with tabs[2]:
-    latency = px.scatter(
-        subset.sort_values("request_throughput_rps"),
-        x="request_throughput_rps",
-        y="ttft_p99_ms",
-        color="gpu_model",
-        symbol="configuration",
-        color_discrete_map=colours,
-        log_y=True,
-        hover_data=["offered_rate_rps", "tpot_p99_ms", "source_file"],
-        labels={
-            "request_throughput_rps": "Achieved throughput (requests/s)",
-            "ttft_p99_ms": "P99 TTFT (ms, log scale)",
-            "gpu_model": "GPU",
-        },
-        title="P99 time to first token against achieved throughput",
+    questioned = subset.assign(question=outlier_reasons(subset))
+    st.plotly_chart(
+        latency_throughput_figure(questioned, colours=colours, target_ms=target),
+        key="chart_latency",
     )
-    target_line(latency, target, label=f"target {target:g} ms", colour=TARGET_COLOUR)
-    st.plotly_chart(latency, key="chart_latency")
     meets = levels_meeting_ttft(subset, target)
-    st.caption(f"{meets} of {len(subset)} levels meet {target:g} ms.")
+    flagged = int(questioned["question"].notna().sum())
+    st.caption(
+        f"{meets} of {len(subset)} levels meet {target:g} ms. Lines join each configuration's "
+        "levels in order of offered load."
+        + (f" Ringed: {flagged} level(s) to question (hover, or see the table)." if flagged else "")
+    )
 with tabs[3]:
     gpus = sorted(subset["gpu_model"].unique())
     price_cols = st.columns(max(len(gpus), 1))
@@ -203,59 +210,41 @@ with tabs[3]:
             help=f"Default: {source}" if source else "No reference price",
         )
     costs = priced_points(subset, prices)
-    sweet = px.scatter(
-        costs,
-        x="ttft_p99_ms",
-        y="usd_per_million_total_tokens",
-        color="gpu_model",
-        symbol="point",
-        symbol_map={PARETO_LABELS[True]: "star", PARETO_LABELS[False]: "circle-open"},
-        color_discrete_map=colours,
-        log_x=True,
-        hover_data=["configuration", "offered_rate_rps", "total_throughput_tps", "source_file"],
-        labels={
-            "ttft_p99_ms": "P99 TTFT (ms, log scale)",
-            "usd_per_million_total_tokens": "$ per million total tokens",
-            "gpu_model": "GPU",
-        },
-        title="Cost per million tokens against P99 TTFT (one fully loaded server per level)",
-    )
-    st.plotly_chart(sweet, key="chart_cost_latency")
+    st.plotly_chart(cost_latency_figure(costs, colours=colours), key="chart_cost_latency")
     st.caption(
         "$ per million tokens = GPUs x price / (total tokens/s x 3,600) x 10^6 at the level's "
         "measured throughput; stars: no other level is both cheaper and faster."
     )
 with tabs[4]:
-    measured, unmeasured = measured_energy(subset)
-    if measured.empty:
-        st.info(
-            "Energy not measured for this selection: the sources carry no GPU energy "
-            "(the io.net results, for one, measured none). Runs measured with NVML energy "
-            "counters show up here."
-        )
+    figures = power_figures(data.catalog())
+    energy = energy_per_token(subset, figures)
+    counts = energy["energy_basis"].value_counts()
+    if energy["j_per_token"].notna().any():
+        st.plotly_chart(energy_figure(energy, colours=colours), key="chart_energy")
     else:
-        chart = px.bar(
-            measured,
-            x="configuration",
-            y="tokens_per_kwh",
-            color="gpu_model",
-            barmode="group",
-            color_discrete_map=colours,
-            hover_data=["offered_rate_rps", "energy_method"],
-            labels={"tokens_per_kwh": "Tokens per kWh (GPU energy)"},
-            title="Tokens per kWh of GPU energy",
+        st.info(
+            "Energy per token is unknown for this selection: no level measured GPU energy, and "
+            "the GPU catalog lacks idle or rated power for these GPUs (Data page)."
         )
-        st.plotly_chart(chart, key="chart_energy")
-        if unmeasured:
-            st.caption(
-                f"{unmeasured} level(s) without measured energy are left out (not measured)."
-            )
+    lines = [
+        f"Measured (NVML energy counter or sampled power): {counts.get(MEASURED, 0)} level(s). "
+        f"Modelled: {counts.get(MODELLED, 0)} level(s), not measured: a server of n GPUs draws "
+        "n x (idle + u x (rated - idle)) W, u = the level's tokens/s over the busiest level of "
+        "the same configuration and traffic; joules per token = that power / tokens/s. GPU only, "
+        "before PUE. Power figures from the GPU catalog (Data page; override them on the Plan "
+        "page):"
+    ]
+    lines += [f"- {line}" for line in figures_used(subset, figures)]
+    if counts.get(UNKNOWN, 0):
+        lines.append(f"{counts[UNKNOWN]} level(s) unknown: neither measured nor modellable.")
+    st.caption("  \n".join(lines))
 
 st.subheader("Points")
 st.caption(
     "One row per run and load level. Latency statistics in ms over completed requests; empty = "
     "not in the source. Achieved = completed / wall time, which counts the drain after the last "
-    "arrival; sustained leaves the drain out. Provenance columns at the right."
+    "arrival; sustained leaves the drain out. “Question this level”: a P99 far above those at "
+    "higher rates (the latency curve leaves such levels out). Provenance columns at the right."
 )
 st.dataframe(
     points_table(subset),
@@ -277,6 +266,14 @@ st.dataframe(
             "Kept up", help="Did latency stay bounded at this offered load? Why: next column"
         ),
         "load_reason": st.column_config.TextColumn("Why", width="medium"),
+        "question": st.column_config.TextColumn(
+            "Question this level",
+            width="medium",
+            help="Why a reader should doubt this level (empty: nothing found)",
+        ),
+        "source_kind": st.column_config.TextColumn(
+            "Whose", help="published: the bundled sample data; your runs: what you imported"
+        ),
         "load_basis": st.column_config.TextColumn(
             "Judged from", help="send times (fleetplan's own runs) or estimated from statistics"
         ),

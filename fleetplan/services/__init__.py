@@ -9,6 +9,9 @@ or warehouse/, and tested without a browser.
 - `scenario_defaults`: a first scenario, workload presets and region figures for sites, from the
   warehouse's reference data.
 - `benchmark_views`: the Benchmarks page's filters, priced points and energy per level.
+- `outliers`: the levels a reader should question, each with its reason.
+- `energy_views`: energy per token per level, measured or modelled from the catalog's power.
+- `load_views`: the latency-against-load curves the Benchmarks and Plan pages draw.
 - `paper_check`: the io.net paper's claims against the warehouse's points and catalog.
 - `upload_views`: the Upload page's labels (GPU, dataset) as import options, its summary, runs
   with their token shapes, problems in full and short file ids.

@@ -1,7 +1,8 @@
 """What the dashboard's Benchmarks page shows, computed without Streamlit: the filter choices for a
-model, the points those filters keep, each level priced per million tokens with its Pareto flag,
-tokens per kWh where energy was measured, notes on the load curve, and the points table with
-whether each level kept up in words. The page only draws these.
+model, the points those filters keep, whose points they are (published, or the user's own runs:
+never averaged together), each level priced per million tokens with its Pareto flag, tokens per
+kWh where energy was measured, notes on the load curve, and the points table with whether each
+level kept up in words and why a reader should question it. The page only draws these.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from fleetplan.planner.unit_costs import pareto_efficient, server_unit_costs, tokens_per_kwh
+from fleetplan.services.outliers import outlier_reasons
 from fleetplan.warehouse.queries import configurations
 
 UNNAMED_DATASET = "(unnamed)"  # how a point without a dataset name is listed and filtered
@@ -20,6 +22,10 @@ KEPT_UP_LABELS = {True: "yes", False: "no"}
 BURST_LABEL = "burst: cannot tell"  # too short for a steady state, or all requests at once
 CLOSED_LOOP_LABEL = "closed loop: cannot tell"  # a concurrency level offers no rate
 UNKNOWN_LABEL = "cannot tell"  # too few requests, or no latency statistics
+# Whose points: the bundled sample data (public results) or the user's own imports and uploads.
+PUBLISHED = "published"
+YOURS = "your runs"
+_KIND_OF_ORIGIN = {"sample_data": PUBLISHED, "upload": YOURS, "cli": YOURS}
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +35,46 @@ class PointFilters:
     configurations: list[str]
     datasets: list[str]
     sources: list[str]  # the imported files the points came from
+
+
+def with_source_kind(points: pd.DataFrame, origins: dict[str, str]) -> pd.DataFrame:
+    """The points with `source_kind`: PUBLISHED for the bundled sample data, YOURS for what the
+    user imported (`fleetplan ingest`) or uploaded; `origins` maps run ids to their source's
+    origin (`queries.run_origins`). A run of unknown origin counts as the user's."""
+    kinds = [_KIND_OF_ORIGIN.get(origins.get(str(run), ""), YOURS) for run in points["run_id"]]
+    return points.assign(source_kind=pd.Series(kinds, index=points.index, dtype=object))
+
+
+def series_label(configuration: str, source_kind: object = PUBLISHED) -> str:
+    """A chart series: a configuration, marked when the points are the user's own."""
+    return configuration if source_kind != YOURS else f"{configuration} ({YOURS})"
+
+
+def series_labels(points: pd.DataFrame) -> pd.Series:
+    """The series of each point (needs `configuration`; `source_kind` where known)."""
+    kinds = points["source_kind"] if "source_kind" in points.columns else None
+    labels = [
+        series_label(c, PUBLISHED if kinds is None else kinds[i])
+        for i, c in zip(points.index, points["configuration"], strict=True)
+    ]
+    return pd.Series(labels, index=points.index, dtype=object)
+
+
+def series_gpus(points: pd.DataFrame) -> dict[str, str]:
+    """The series of these points with their GPU model, in one order for every chart (GPU
+    model, GPUs per server, published before the user's runs), so that each series keeps its
+    colour from tab to tab."""
+    kinds = points["source_kind"] if "source_kind" in points.columns else PUBLISHED
+    frame = pd.DataFrame(
+        {
+            "gpu_model": points["gpu_model"],
+            "gpu_count": points["gpu_count"],
+            "yours": pd.Series(kinds, index=points.index) == YOURS,
+            "series": series_labels(points.assign(configuration=configurations(points))),
+        }
+    ).drop_duplicates("series")
+    ordered = frame.sort_values(["gpu_model", "gpu_count", "yours"])
+    return dict(zip(ordered["series"], ordered["gpu_model"], strict=True))
 
 
 def _datasets(points: pd.DataFrame) -> pd.Series:
@@ -91,7 +137,10 @@ def load_curve_notes(curve: pd.DataFrame) -> str | None:
         count = curve.attrs["saturation_levels"]
         notes.append(f"{count} saturation level(s) (all requests at once) are in the table only")
     if (curve["repeats"] > 1).any():
-        notes.append("levels measured more than once show the mean of the repeats")
+        notes.append(
+            "levels measured more than once show the mean of the repeats (of one kind of source: "
+            "your runs are never averaged with published ones)"
+        )
     return "; ".join(notes) + "." if notes else None
 
 
@@ -105,10 +154,14 @@ def _kept_up(stable: object, basis: object, reason: object) -> str:
 
 def points_table(points: pd.DataFrame) -> pd.DataFrame:
     """The points as the page's table lists them: with `kept_up`, the level's stored judgement
-    (`stable`, see `fleetplan.warehouse.load`) in words: yes, no, or why it cannot tell."""
+    (`stable`, see `fleetplan.warehouse.load`) in words: yes, no, or why it cannot tell; and
+    `question`, why a reader should question the level (`services.outliers`), or empty."""
     stable = [None if pd.isna(value) else bool(value) for value in points["stable"]]
     labels = [
         _kept_up(*row)
         for row in zip(stable, points["load_basis"], points["load_reason"], strict=True)
     ]
-    return points.assign(kept_up=pd.Series(labels, index=points.index, dtype=object))
+    return points.assign(
+        kept_up=pd.Series(labels, index=points.index, dtype=object),
+        question=outlier_reasons(points),
+    )

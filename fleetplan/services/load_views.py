@@ -2,7 +2,9 @@
 
 - the Benchmarks page: for one model and traffic shape, each configuration's fitted P99 TTFT and
   P99 TPOT curve (`LoadCurve.sample`), its measured levels (kept up, fell behind, or a burst that
-  cannot tell), and its capacity at the page's targets (`ConfigurationCurve`);
+  cannot tell; outliers with the reason the curve sets them aside), and its capacity at the page's
+  targets (`ConfigurationCurve`); a user's own runs make a curve of their own, never pooled with
+  the published levels;
 - the Plan page: each pool of the recommended fleet on its configuration's curve, at its planned
   load per server (`PoolOperatingPoint`), so a reader sees how close to the knee a plan runs.
 
@@ -19,7 +21,9 @@ from fleetplan.planner.capacity import points_for_class, points_for_model
 from fleetplan.planner.load_model import LoadCurve, Metric, fit_curve
 from fleetplan.planner.results import Plan
 from fleetplan.planner.scenario import Scenario
+from fleetplan.services.benchmark_views import series_label
 from fleetplan.services.capacity import describe_shape
+from fleetplan.services.outliers import level_outliers
 from fleetplan.warehouse.queries import configuration_label
 
 KEPT_UP = "kept up"
@@ -37,13 +41,14 @@ class MeasuredLevel:
     sustained_rps: float | None
     reason: str
     source_file: str
+    outlier: str | None = None  # why a reader should question this level (the curve left it out)
 
 
 @dataclass(frozen=True, slots=True)
 class ConfigurationCurve:
     """One configuration's curve for one traffic shape, and its capacity at the targets."""
 
-    configuration: str  # "1x h100-pcie"
+    configuration: str  # "1x h100-pcie", or "1x h100-pcie (your runs)"
     gpu_model: str
     ttft: list[tuple[float, float]]  # (offered req/s, P99 ms) along the curve
     tpot: list[tuple[float, float]]
@@ -79,8 +84,12 @@ def configuration_curve(
     curve = curve or fit_curve(rows)
     estimate = curve.capacity(ttft_p99_ms=ttft_p99_ms, tpot_p99_ms=tpot_p99_ms)
     first = rows.iloc[0]
+    questioned = level_outliers(curve.levels)
     return ConfigurationCurve(
-        configuration=configuration_label(first["gpu_model"], first["gpu_count"]),
+        configuration=series_label(
+            configuration_label(first["gpu_model"], first["gpu_count"]),
+            first.get("source_kind"),
+        ),
         gpu_model=str(first["gpu_model"]),
         ttft=curve.sample("ttft"),
         tpot=curve.sample("tpot"),
@@ -93,6 +102,7 @@ def configuration_curve(
                 sustained_rps=level.sustained_rps,
                 reason=level.load_reason,
                 source_file=level.source_file,
+                outlier=questioned.get((level.run_id, level.level_index)),
             )
             for level in curve.levels
         ],
@@ -107,10 +117,12 @@ def configuration_curve(
 def benchmark_curves(
     points: pd.DataFrame, *, ttft_p99_ms: float | None, tpot_p99_ms: float | None
 ) -> list[ConfigurationCurve]:
-    """Each configuration's curve, from points of one model and one traffic shape."""
+    """Each configuration's curve, from points of one model and one traffic shape; a user's own
+    runs (`source_kind`) make a curve apart from the published ones."""
+    apart = ["source_kind"] if "source_kind" in points.columns else []
     return [
         configuration_curve(rows, ttft_p99_ms=ttft_p99_ms, tpot_p99_ms=tpot_p99_ms)
-        for _, rows in points.groupby(["gpu_model", "gpu_count"], sort=True)
+        for _, rows in points.groupby(["gpu_model", "gpu_count", *apart], sort=True)
     ]
 
 

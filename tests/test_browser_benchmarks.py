@@ -1,0 +1,67 @@
+"""The Benchmarks page in a real headless Chromium at 1440x900: every tab draws its charts with
+readable axes, and a screenshot of each is saved to test-artifacts/ to look at."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+
+import pytest
+
+from tests.support.paths import ROOT
+
+ARTIFACTS = ROOT / "test-artifacts"
+ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-dev-shm-usage"]
+TABS = {  # tab -> the charts it draws
+    "Throughput vs load": 1,
+    "Latency vs load": 2,
+    "Latency vs throughput": 1,
+    "Cost vs latency": 1,
+    "Energy": 1,
+}
+
+
+@pytest.fixture
+def page():
+    from playwright.sync_api import sync_playwright
+
+    executable = os.environ.get("FLEETPLAN_CHROMIUM") or shutil.which("chromium")
+    if executable is None:
+        if os.environ.get("CI"):
+            pytest.fail("Debian's chromium is not installed (apt-get install chromium)")
+        pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, args=ARGS)
+        yield browser.new_page(viewport={"width": 1440, "height": 900})
+        browser.close()
+
+
+def _rendered(page) -> None:
+    page.get_by_role("heading", name="Benchmarks").first.wait_for(timeout=60_000)
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
+        " && !document.querySelector('[data-testid=\"stSkeleton\"]')",
+        timeout=60_000,
+    )
+    page.wait_for_timeout(1000)
+
+
+def test_every_benchmarks_tab_draws_readable_charts(dashboard_url, page):
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.goto(f"{dashboard_url}/benchmarks")
+    _rendered(page)
+    page.screenshot(path=str(ARTIFACTS / "benchmarks-1440x900.png"))
+    for number, (tab, charts) in enumerate(TABS.items(), start=1):
+        page.get_by_role("tab", name=tab).click()
+        panel = page.get_by_role("tabpanel", name=tab)
+        panel.locator(".js-plotly-plot").nth(charts - 1).wait_for(timeout=30_000)
+        page.wait_for_timeout(1000)
+        assert page.locator("[data-testid='stException']").count() == 0, tab
+        ticks = panel.locator(".xtick text, .ytick text").all_text_contents()
+        # plain numbers: no "10k", no "2, 5, 2" minor labels without their decade
+        assert ticks and not any(re.search(r"\d[kKM]$", t) for t in ticks), (tab, ticks)
+        slug = re.sub(r"\W+", "-", tab.lower())
+        panel.screenshot(path=str(ARTIFACTS / f"benchmarks-tab{number}-{slug}.png"))
+    page.get_by_role("heading", name="Points").scroll_into_view_if_needed()
+    page.screenshot(path=str(ARTIFACTS / "benchmarks-table-1440x900.png"))
