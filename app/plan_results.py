@@ -81,9 +81,9 @@ def _headline(result: Plan) -> None:
 # Display formats of the readable tables' columns (planner.report's views), by label.
 _FORMATS = {
     "Rate (req/s)": "%g",
-    "Capacity per server (req/s)": "%g",
+    "Capacity/server (req/s)": "%g",
     "Load per server (req/s)": "%g",
-    "Utilisation (% of full capacity)": "%.1f%%",
+    "Utilisation (%)": "%.1f%%",
     "Cost ($/h)": "$%.2f",
     "Cost ($/month)": "localized",
     "Power (kW)": "%.2f",
@@ -94,9 +94,9 @@ _FORMATS = {
     "Predicted P99 TPOT (ms)": "%.1f",
 }
 _HELP = {
-    "Capacity per server (req/s)": "The rate one server is planned to carry at the class's "
+    "Capacity/server (req/s)": "The rate one server is planned to carry at the class's "
     "targets, after the utilisation ceiling.",
-    "Utilisation (% of full capacity)": "The pool's rate over its servers' capacity before "
+    "Utilisation (%)": "The pool's rate over its servers' capacity before "
     "the utilisation ceiling: at most the ceiling.",
     "Capacity from": "The latency model (at a measured level, or interpolated between levels) "
     "or the measured rule (the best measured level meeting the targets).",

@@ -62,7 +62,7 @@ def test_the_tables_speak_in_labels_with_units(page):
         for label in table.value.columns:
             assert "_" not in label, label
     fleet = next(df.value for df in page.dataframe if "Rate (req/s)" in df.value.columns)
-    assert "Utilisation (% of full capacity)" in fleet.columns
+    assert "Utilisation (%)" in fleet.columns
     capacities = next(df.value for df in page.dataframe if "Meets the targets" in df.value.columns)
     assert set(capacities["Meets the targets"]) <= {"yes", "no"}
     assert (capacities.loc[capacities["Meets the targets"] == "no", "Why not"] != "").all()

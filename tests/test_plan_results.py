@@ -213,7 +213,7 @@ def test_readable_tables_have_labels_with_units_and_rounded_numbers(example_plan
             for value in view[column].dropna():
                 assert len(repr(float(value)).split(".")[-1]) <= 4, (column, value)
     fleet = fleet_view(plan)
-    assert {"Rate (req/s)", "Cost ($/month)", "Utilisation (% of full capacity)"} <= set(fleet)
+    assert {"Rate (req/s)", "Cost ($/month)", "Utilisation (%)"} <= set(fleet)
     assert all(re.fullmatch(r"\d+x [A-Z0-9]+( [A-Za-z0-9]+)?", s) for s in fleet["Server"])
     said = levels_view(plan)["The server at that level"]
     assert all(s == "kept up" or s.startswith("fell behind: its queue grew") for s in said)
