@@ -3,6 +3,11 @@
 DuckDB lets one process open a file for writing, and a second process cannot open it at all
 meanwhile. Opening here waits (up to `wait_s`) for the other process to let go, then fails with
 `WarehouseBusyError` naming that process, never with DuckDB's raw IOException.
+
+Only an existing DuckDB database, or a path where nothing is yet, is a warehouse: DuckDB opens
+any other file (a results JSON given as `--warehouse` by mistake) as a temporary in-memory
+database, so everything "imported" into it would be lost without a word. A damaged database is
+said to be damaged (with how to rebuild or restore it), never "in use", and is not waited for.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from pathlib import Path
 
 import duckdb
 
-from fleetplan.core.errors import WarehouseBusyError, WarehouseError
+from fleetplan.core.errors import WarehouseBusyError, WarehouseDamagedError, WarehouseError
 from fleetplan.core.paths import project_root
 from fleetplan.warehouse.migrations import MIGRATIONS
 
@@ -27,6 +32,15 @@ log = logging.getLogger(__name__)
 
 ENV_VAR = "FLEETPLAN_WAREHOUSE"
 _LOCK_HOLDER = re.compile(r"Conflicting lock is held in (?P<program>.+?) \(PID (?P<pid>\d+)\)")
+# DuckDB's own words when another process holds the file. Matched whole: its corruption message
+# ("... in block at location ...") also contains "lock".
+_BUSY = ("Could not set lock on file", "Conflicting lock is held")
+_DAMAGED = ("Corrupt database file", "not a valid DuckDB database")
+# How the user chose the path: messages name the option to change.
+_OPTION = "--warehouse (or $FLEETPLAN_WAREHOUSE)"
+# A DuckDB database file: a checksum (8 bytes), then this magic.
+_MAGIC = b"DUCK"
+_MAGIC_AT = 8
 
 
 def default_path() -> Path:
@@ -43,9 +57,54 @@ def utc_now() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
 
 
+def check_path(path: Path, *, read_only: bool) -> None:
+    """Refuse, before DuckDB sees it, a path that is neither a DuckDB database nor a new file."""
+    if path.exists():
+        if path.is_dir():
+            raise WarehouseError(
+                f"cannot open the warehouse {path}: it is a folder; give {_OPTION} a file "
+                f"path such as {path / 'fleetplan.duckdb'}"
+            )
+        try:
+            with path.open("rb") as handle:
+                head = handle.read(_MAGIC_AT + len(_MAGIC)) if path.is_file() else b""
+        except OSError as error:
+            raise WarehouseError(
+                f"cannot open the warehouse {path}: {error.strerror or error}"
+            ) from None
+        if head[_MAGIC_AT:] != _MAGIC:
+            raise WarehouseError(
+                f"cannot open the warehouse {path}: it is not a DuckDB database (a results file "
+                f"given as the warehouse?). Give {_OPTION} an existing warehouse or a new "
+                "path; files to import go after the options, as PATH"
+            )
+        return
+    if read_only:
+        raise WarehouseError(f"no warehouse at {path}: build it with `fleetplan build`")
+    for parent in path.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise WarehouseError(
+                    f"cannot create the warehouse {path}: {parent} is a file, not a folder; "
+                    f"give {_OPTION} a path inside a folder"
+                )
+            break
+
+
+def _damaged(path: Path, error: Exception) -> WarehouseError | None:
+    text = str(error)
+    if not any(words in text for words in _DAMAGED):
+        return None
+    return WarehouseDamagedError(
+        f"the warehouse {path} is damaged ({text.strip()[:200]}). Restore it from a backup, or "
+        f"move it aside and rebuild it: `fleetplan build --warehouse {path}` (sample data and "
+        "reference tables), then `fleetplan ingest` your result files again"
+    )
+
+
 def _busy(path: Path, error: Exception) -> WarehouseBusyError | None:
     text = str(error)
-    if "lock" not in text.lower():
+    if not any(words in text for words in _BUSY):
         return None
     holder = _LOCK_HOLDER.search(text)
     who = (
@@ -79,10 +138,15 @@ class Warehouse:
         """Open (and migrate) the warehouse. Another process holding it is waited for, up to
         `wait_s`; `on_wait` is told once when the waiting starts."""
         resolved = resolve_path(path)
-        if read_only and not resolved.exists():
-            raise WarehouseError(f"no warehouse at {resolved}: build it with `fleetplan build`")
+        check_path(resolved, read_only=read_only)
         if not read_only:
-            resolved.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                resolved.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as error:
+                raise WarehouseError(
+                    f"cannot create the warehouse {resolved}: {error.strerror or error}; give "
+                    f"{_OPTION} a path in a folder you can write"
+                ) from None
         deadline = time.monotonic() + wait_s
         delay = 0.05
         while True:
@@ -90,6 +154,9 @@ class Warehouse:
                 connection = duckdb.connect(str(resolved), read_only=read_only)
                 break
             except duckdb.Error as error:
+                damaged = _damaged(resolved, error)
+                if damaged is not None:
+                    raise damaged from error
                 busy = _busy(resolved, error)
                 if busy is None:
                     raise WarehouseError(
@@ -108,6 +175,12 @@ class Warehouse:
                 warehouse.migrate()
             else:
                 warehouse.check_schema()
+        except duckdb.Error as error:
+            connection.close()
+            damaged = _damaged(resolved, error)
+            if damaged is not None:
+                raise damaged from error
+            raise WarehouseError(f"cannot use the warehouse {resolved}: {error}") from error
         except Exception:
             connection.close()
             raise

@@ -37,3 +37,7 @@ class WarehouseError(FleetplanError):
 
 class WarehouseBusyError(WarehouseError):
     """Another process holds the warehouse (DuckDB allows one writing process per file)."""
+
+
+class WarehouseDamagedError(WarehouseError):
+    """The warehouse file is corrupt: rebuild or restore it (waiting would not help)."""
