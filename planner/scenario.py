@@ -11,12 +11,39 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from fleetplan.core.gpus import canonical_gpu
+from fleetplan.core.text import PlainName
 
 HOURS_PER_YEAR = 8760.0
 
-Name = Annotated[str, Field(min_length=1, max_length=200)]
+# Names reach output (tables, CSV, the terminal): one line of plain text (fleetplan.core.text).
+Name = Annotated[str, Field(min_length=1, max_length=200), PlainName]
 NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+
+# Bounds on what a scenario may say: each well past any real deployment, so that a typo (1e308,
+# 1e-300) is refused naming the field instead of reaching the solver, where it overflowed,
+# read as infeasible or stopped with a status code. Each is stated in the field's description.
+MAX_RATE_RPS = 1e6  # a million requests/s: beyond any one model's deployment
+MAX_TTFT_MS = 3_600_000.0  # an hour to the first token
+MAX_TPOT_MS = 60_000.0  # a minute per output token
+MAX_TOKENS = 10_000_000  # ten million tokens in a prompt or a response
+MAX_HOURLY_USD = 1_000.0  # per GPU-hour (an H100 rents for a few dollars)
+MAX_PURCHASE_USD = 1_000_000.0  # per GPU
+MIN_LIFETIME_YEARS, MAX_LIFETIME_YEARS = 0.1, 50.0
+MAX_GPUS = 10_000_000
+MAX_USD_PER_KWH = 10.0  # electricity (retail prices are below 1)
+MAX_GCO2_PER_KWH = 2_000.0  # grid intensity (coal is about 1,000)
+MAX_KGCO2E_PER_GPU = 100_000.0  # embodied carbon of one GPU (estimates are hundreds of kg)
+MAX_GPU_W = 10_000.0  # one GPU's power
+MAX_CARBON_PRICE_USD_PER_T = 1_000_000.0
+MAX_PER_HOUR = 1e9  # a budget (USD/h) or a carbon cap (kg/h)
+
+
+def _bounded(low: float, high: float, *, strict_low: bool = False):
+    """A finite number from `low` (excluded when `strict_low`) to `high`."""
+    if strict_low:
+        return Annotated[float, Field(gt=low, le=high, allow_inf_nan=False)]
+    return Annotated[float, Field(ge=low, le=high, allow_inf_nan=False)]
 
 
 class _Model(BaseModel):
@@ -27,36 +54,59 @@ class TrafficClass(_Model):
     """A kind of traffic with its own latency targets; served by pools of its own."""
 
     name: Name
-    rate_rps: Positive = Field(description="Peak request rate to serve (requests/s).")
-    ttft_p99_ms: Positive | None = Field(default=None, description="P99 time to first token.")
-    tpot_p99_ms: Positive | None = Field(default=None, description="P99 time per output token.")
+    rate_rps: _bounded(0, MAX_RATE_RPS, strict_low=True) = Field(
+        description="Peak request rate to serve (requests/s), above 0 and at most 1,000,000."
+    )
+    ttft_p99_ms: _bounded(0, MAX_TTFT_MS, strict_low=True) | None = Field(
+        default=None, description="P99 time to first token (ms), at most 3,600,000 (an hour)."
+    )
+    tpot_p99_ms: _bounded(0, MAX_TPOT_MS, strict_low=True) | None = Field(
+        default=None, description="P99 time per output token (ms), at most 60,000 (a minute)."
+    )
     dataset: Name | None = Field(default=None, description="Benchmark dataset of this traffic.")
-    input_len: Annotated[int, Field(ge=1)] | None = None
-    output_len: Annotated[int, Field(ge=1)] | None = None
+    input_len: Annotated[int, Field(ge=1, le=MAX_TOKENS)] | None = Field(
+        default=None, description="Input tokens per request, 1 to 10,000,000."
+    )
+    output_len: Annotated[int, Field(ge=1, le=MAX_TOKENS)] | None = Field(
+        default=None, description="Output tokens per request, 1 to 10,000,000."
+    )
 
 
 class GpuOffer(_Model):
     """A GPU model the fleet may use, at a price, in a site."""
 
     gpu_model: Name
-    hourly_usd: NonNegative | None = Field(default=None, description="Price per GPU-hour.")
-    purchase_usd: NonNegative | None = Field(default=None, description="Price of one GPU.")
-    lifetime_years: Positive | None = Field(
-        default=None, description="Amortisation period of a purchase (and of embodied carbon)."
+    hourly_usd: _bounded(0, MAX_HOURLY_USD) | None = Field(
+        default=None, description="Price per GPU-hour (USD), 0 to 1,000."
+    )
+    purchase_usd: _bounded(0, MAX_PURCHASE_USD) | None = Field(
+        default=None, description="Price of one GPU (USD), 0 to 1,000,000."
+    )
+    lifetime_years: _bounded(MIN_LIFETIME_YEARS, MAX_LIFETIME_YEARS) | None = Field(
+        default=None,
+        description="Amortisation period of a purchase (and of embodied carbon), 0.1 to 50 years.",
     )
     electricity_included: bool = Field(
         default=True, description="True for rented capacity; False adds energy x PUE x price."
     )
     site: Name
-    max_gpus: Annotated[int, Field(ge=0)] | None = None
+    max_gpus: Annotated[int, Field(ge=0, le=MAX_GPUS)] | None = Field(
+        default=None, description="The most GPUs of this offer, 0 to 10,000,000; null: no limit."
+    )
     include_embodied: bool = Field(
         default=True,
         description="False for hardware that already exists and would sit idle (its manufacture "
         "is not caused by this fleet).",
     )
-    embodied_kgco2e: NonNegative | None = Field(default=None, description="Overrides the catalog.")
-    idle_w: NonNegative | None = Field(default=None, description="Overrides the catalog.")
-    rated_w: Positive | None = Field(default=None, description="Overrides the catalog.")
+    embodied_kgco2e: _bounded(0, MAX_KGCO2E_PER_GPU) | None = Field(
+        default=None, description="Overrides the catalog (kg CO2e per GPU, 0 to 100,000)."
+    )
+    idle_w: _bounded(0, MAX_GPU_W) | None = Field(
+        default=None, description="Overrides the catalog (W per GPU, 0 to 10,000)."
+    )
+    rated_w: _bounded(0, MAX_GPU_W, strict_low=True) | None = Field(
+        default=None, description="Overrides the catalog (W per GPU, above 0, at most 10,000)."
+    )
 
     @field_validator("gpu_model")
     @classmethod
@@ -88,13 +138,19 @@ class GpuOffer(_Model):
 
 class Site(_Model):
     name: Name
-    electricity_usd_per_kwh: NonNegative
-    grid_gco2_per_kwh: NonNegative
+    electricity_usd_per_kwh: _bounded(0, MAX_USD_PER_KWH) = Field(
+        description="Electricity price (USD/kWh), 0 to 10."
+    )
+    grid_gco2_per_kwh: _bounded(0, MAX_GCO2_PER_KWH) = Field(
+        description="Grid carbon intensity (gCO2e/kWh), 0 to 2,000."
+    )
     pue: Annotated[float, Field(ge=1, le=5, allow_inf_nan=False)] = 1.0
 
 
 class CarbonPrice(_Model):
-    carbon_price_usd_per_t: NonNegative
+    carbon_price_usd_per_t: _bounded(0, MAX_CARBON_PRICE_USD_PER_T) = Field(
+        description="Price of a tonne of CO2e (USD), 0 to 1,000,000."
+    )
 
 
 Objective = Literal["cost", "carbon"] | CarbonPrice
@@ -121,8 +177,12 @@ class Scenario(_Model):
         "whose P99s the configuration's latency-against-load curve predicts within the targets; "
         "'measured', the highest achieved throughput among measured levels that meet them.",
     )
-    budget_usd_per_hour: NonNegative | None = None
-    carbon_cap_kg_per_hour: NonNegative | None = None
+    budget_usd_per_hour: _bounded(0, MAX_PER_HOUR) | None = Field(
+        default=None, description="The most the fleet may cost (USD/h), 0 to 1e9."
+    )
+    carbon_cap_kg_per_hour: _bounded(0, MAX_PER_HOUR) | None = Field(
+        default=None, description="The most CO2e the fleet may emit (kg/h), 0 to 1e9."
+    )
     time_limit_s: Annotated[float, Field(gt=0, le=3600)] = 10.0
 
     @model_validator(mode="after")

@@ -134,8 +134,8 @@ def test_unseen_gpu_label_is_stored_verbatim_and_flagged(warehouse, tmp_path):
 
 
 @pytest.mark.parametrize(
-    "name", ["'); DROP TABLE runs; --", '=HYPERLINK("http://x","y")', "모델 \u202e ünïcode"]
-)
+    "name", ["'); DROP TABLE runs; --", '=HYPERLINK("http://x","y")', "모델 ünïcode"]
+)  # direction marks and other control characters are refused: tests/test_hardening_inputs.py
 def test_names_from_files_are_data(warehouse, tmp_path, name):
     ingest(warehouse, write_json(tmp_path / "n.json", make_result(model=name)))
     frame = benchmark_points(warehouse)

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
-from fleetplan.cli.common import warehouse_arg
+from fleetplan.cli.common import output_file, warehouse_arg, write_output
 from fleetplan.core.exits import EXIT_OK
 
 NAME = "benchmarks"
@@ -28,7 +27,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     bench.add_argument("--format", choices=("csv", "json"), default="csv")
     bench.add_argument("--model", help="model id, or its name after the '/'")
     bench.add_argument("--gpu", help="GPU model, any common label (e.g. 4090, h100-pcie)")
-    bench.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of stdout")
+    bench.add_argument(
+        "--output", "-o", type=output_file, metavar="FILE", help="write to FILE instead of stdout"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -40,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
         frame = benchmark_points(warehouse, model=args.model, gpu=args.gpu)
     text = to_csv(frame) if args.format == "csv" else to_json_records(frame)
     if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
+        write_output(args.output, text, option="--output")
         print(f"{len(frame)} rows -> {args.output}", file=sys.stderr)
     else:
         sys.stdout.write(text)

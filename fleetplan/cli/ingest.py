@@ -6,13 +6,14 @@ import argparse
 import sys
 
 from fleetplan.cli.common import (
-    positive_float,
+    limit_arg,
     positive_int,
     print_outcomes,
     wait_arg,
     warehouse_arg,
 )
 from fleetplan.core.exits import EXIT_OK, EXIT_PROBLEMS
+from fleetplan.core.files import MAX_FILE_MB_CEILING, MAX_VALUES_CEILING
 
 NAME = "ingest"
 
@@ -36,11 +37,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     ingest.add_argument("--input-len", type=positive_int, help="input tokens per request")
     ingest.add_argument("--output-len", type=positive_int, help="output tokens per request")
     ingest.add_argument(
-        "--max-file-mb", type=positive_float, help="refuse larger files (default 32)"
+        "--max-file-mb",
+        type=limit_arg(option="--max-file-mb", whole=False, ceiling=MAX_FILE_MB_CEILING),
+        help="refuse larger files (default 32, at most 1024; or $FLEETPLAN_MAX_FILE_MB)",
     )
     ingest.add_argument(
         "--max-values",
-        type=positive_int,
+        type=limit_arg(option="--max-values", whole=True, ceiling=MAX_VALUES_CEILING),
         help="refuse files with more values than this (default 5,000,000)",
     )
     wait_arg(ingest)
@@ -59,8 +62,11 @@ def run(args: argparse.Namespace) -> int:
         input_len=args.input_len,
         output_len=args.output_len,
         max_file_bytes=int(args.max_file_mb * 1024 * 1024) if args.max_file_mb else None,
-        max_values=args.max_values,
+        max_values=int(args.max_values) if args.max_values else None,
     )
+    # $FLEETPLAN_MAX_FILE_MB / $FLEETPLAN_MAX_VALUES checked once, before any file is read.
+    options.size_limit()
+    options.value_limit()
 
     def waiting(busy: Exception) -> None:
         print(f"{busy}\nwaiting up to {args.wait:g} s (--wait) ...", file=sys.stderr, flush=True)

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from fleetplan.cli.common import warehouse_arg
+from fleetplan.cli.common import output_file, warehouse_arg, write_output
 from fleetplan.core.exits import EXIT_INFEASIBLE, EXIT_OK, EXIT_PROBLEMS
 
 NAME = "plan"
@@ -24,12 +24,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     plan.add_argument(
         "--csv",
+        type=output_file,
         metavar="OUT",
         help="write one row per pool as CSV, after '# ' lines with the inputs it rests on "
         "(prices, power figures and sites with their sources); pandas: read_csv(OUT, comment='#')",
     )
     plan.add_argument(
-        "--json", metavar="OUT", help="write the whole plan as JSON, with its inputs in 'inputs'"
+        "--json",
+        type=output_file,
+        metavar="OUT",
+        help="write the whole plan as JSON, with its inputs in 'inputs'",
     )
 
 
@@ -65,10 +69,10 @@ def run(args: argparse.Namespace) -> int:
     if between is not None:
         print(f"\nTrade-off: {between.sentence()}")
     if args.csv:
-        Path(args.csv).write_text(plan_csv(result, inputs), encoding="utf-8")
+        write_output(args.csv, plan_csv(result, inputs), option="--csv")
         print(f"pools -> {args.csv}", file=sys.stderr)
     if args.json:
-        Path(args.json).write_text(plan_json(result, inputs), encoding="utf-8")
+        write_output(args.json, plan_json(result, inputs), option="--json")
         print(f"plan -> {args.json}", file=sys.stderr)
     if result.recommended.totals is None:
         print(f"fleetplan plan: no plan: {result.message}", file=sys.stderr)

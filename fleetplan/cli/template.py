@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
+from fleetplan.cli.common import output_file, write_output
 from fleetplan.core.exits import EXIT_OK
 
 NAME = "template"
@@ -13,7 +13,9 @@ NAME = "template"
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     template = sub.add_parser(NAME, help="write an empty benchmark table (CSV) to fill in")
-    template.add_argument("--output", "-o", metavar="FILE", help="write to FILE, not stdout")
+    template.add_argument(
+        "--output", "-o", type=output_file, metavar="FILE", help="write to FILE, not stdout"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -21,7 +23,7 @@ def run(args: argparse.Namespace) -> int:
 
     text = template_text()
     if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
+        write_output(args.output, text, option="--output")
         print(f"template -> {args.output}", file=sys.stderr)
     else:
         sys.stdout.write(text)

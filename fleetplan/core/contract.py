@@ -33,6 +33,7 @@ from pydantic import (
 
 from fleetplan.core.errors import InputError
 from fleetplan.core.gpus import canonical_gpu
+from fleetplan.core.text import PlainName, PlainText
 
 LATENCY_METRICS: tuple[str, ...] = ("ttft", "tpot", "itl", "e2el")
 LATENCY_STATS: tuple[str, ...] = ("mean", "p50", "p90", "p95", "p99")
@@ -46,7 +47,8 @@ NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 INT32_MAX = 2**31 - 1  # the warehouse stores counts as 32-bit integers
 Count = Annotated[int, Field(ge=0, le=INT32_MAX)]
-Text = Annotated[str, Field(min_length=1, max_length=500)]
+# A name or label: one line of plain text (fleetplan.core.text: no control or direction marks).
+Text = Annotated[str, Field(min_length=1, max_length=500), PlainName]
 
 
 class EnergyMethod(StrEnum):
@@ -200,7 +202,7 @@ class Provenance(_Strict):
     commit: Text | None = None
     path: Text | None = None
     licence: Text | None = None
-    notes: Annotated[str, Field(max_length=2000)] | None = None
+    notes: Annotated[str, Field(max_length=2000), PlainText] | None = None
 
 
 class Run(_Strict):
@@ -230,7 +232,8 @@ class Run(_Strict):
     source_index: Count | None = None
     provenance: Provenance | None = None
     metadata: dict[
-        Annotated[str, Field(max_length=200)], Annotated[str, Field(max_length=2000)]
+        Annotated[str, Field(max_length=200), PlainName],
+        Annotated[str, Field(max_length=2000), PlainText],
     ] = Field(default_factory=dict)
     # strict=False on collections only: a list is as good as a tuple; numbers stay strict.
     points: Annotated[tuple[Point, ...], Field(min_length=1, max_length=10_000, strict=False)]
@@ -260,14 +263,18 @@ class RunFile(_Strict):
     format: Literal[RUN_FILE_FORMAT]
     format_version: Literal[1]
     generator: Text | None = None
-    description: Annotated[str, Field(max_length=5000)] | None = None
+    description: Annotated[str, Field(max_length=5000), PlainText] | None = None
     runs: Annotated[tuple[Run, ...], Field(min_length=1, strict=False)]
 
 
 def validation_message(error: ValidationError, *, file: str | None = None) -> InputError:
     """Turn pydantic's error into one InputError that names the field and the offending value."""
-    first = error.errors(include_url=False)[0]
-    field = ".".join(str(part) for part in first["loc"]) or None
+    errors = error.errors(include_url=False)
+    # A value that may be one of several kinds (a scenario's objective: 'cost', or an object
+    # with a carbon price) fails once per kind: the error to show is the one from the kind that
+    # was given (an object), not "should be 'cost' or 'carbon'"; the kinds' tags are no field.
+    first = min(errors, key=lambda e: any(_is_branch(p) and "[" in str(p) for p in e["loc"]))
+    field = ".".join(str(part) for part in first["loc"] if not _is_branch(part)) or None
     value = first.get("input")
     shown = repr(value)
     if len(shown) > 80:
@@ -277,3 +284,10 @@ def validation_message(error: ValidationError, *, file: str | None = None) -> In
     if first["type"] not in {"missing", "value_error", "assertion_error"}:
         message = f"{message}, got {shown}"
     return InputError(f"{message}{extra}", file=file, field=field)
+
+
+def _is_branch(part: object) -> bool:
+    """A part of pydantic's error location that names a union's member (`literal['a','b']`,
+    `CarbonPrice`), not a field: fields are snake_case."""
+    text = str(part)
+    return text.startswith("literal[") or (text[:1].isupper() and text.isidentifier())

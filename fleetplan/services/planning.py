@@ -12,6 +12,7 @@ from pydantic import ValidationError
 
 from fleetplan.core.contract import validation_message
 from fleetplan.core.errors import FileTooLargeError
+from fleetplan.core.files import read_bounded
 from fleetplan.planner.economics import GpuFacts
 from fleetplan.planner.plan import plan
 from fleetplan.planner.results import Plan
@@ -53,7 +54,8 @@ def load_scenario(
     before parsing it (an upload). OSError from reading a path is the caller's to report."""
     if isinstance(source, Path):
         name = name or str(source)
-        source = source.read_bytes()
+        # Read no further than the limit, and only a regular file (never /dev/zero, a FIFO).
+        source = read_bounded(source, limit=max_bytes or MAX_SCENARIO_BYTES)
     if max_bytes is not None and len(source) > max_bytes:
         raise FileTooLargeError(
             f"a scenario is small JSON; this file is over {max_bytes / 1e6:g} MB", file=name

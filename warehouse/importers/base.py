@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -33,6 +32,7 @@ from pydantic import ValidationError
 
 from fleetplan.core.contract import Run, validation_message
 from fleetplan.core.errors import InputError
+from fleetplan.core.files import MAX_FILE_MB_CEILING, MAX_VALUES_CEILING, limit_from_env
 from fleetplan.core.gpus import canonical_gpu
 from fleetplan.warehouse.importers.document import Document
 
@@ -85,12 +85,15 @@ class ImportOptions:
     def value_limit(self) -> int:
         if self.max_values is not None:
             return self.max_values
-        return int(os.environ.get(MAX_VALUES_ENV, DEFAULT_MAX_VALUES))
+        ceiling = MAX_VALUES_CEILING
+        return int(limit_from_env(MAX_VALUES_ENV, DEFAULT_MAX_VALUES, whole=True, ceiling=ceiling))
 
     def size_limit(self) -> int:
         if self.max_file_bytes is not None:
             return self.max_file_bytes
-        return int(float(os.environ.get(MAX_FILE_ENV, DEFAULT_MAX_FILE_MB)) * 1024 * 1024)
+        ceiling = MAX_FILE_MB_CEILING
+        megabytes = limit_from_env(MAX_FILE_ENV, DEFAULT_MAX_FILE_MB, whole=False, ceiling=ceiling)
+        return int(megabytes * 1024 * 1024)
 
     def name_of(self, key: str) -> str:
         """What the user calls the option `key` ("gpu"): "--gpu", or "the GPU given above"."""

@@ -144,7 +144,13 @@ def parse(document: Document, source: FileInput, options: ImportOptions) -> Pars
 
 def _header(reader: csv.DictReader, file: str) -> list[str]:
     """The table's columns: every one a column of the canonical table, the required ones there."""
+    # Spaces around a column name (`model, gpu_model`, as people type CSV) are not part of it:
+    # the rows are read under the stripped names, and a name given twice is refused.
     header = [h.strip() for h in (reader.fieldnames or [])]
+    twice = sorted({h for h in header if header.count(h) > 1})
+    if twice:
+        raise InputError(f"column(s) {', '.join(twice)} given twice", file=file, field=twice[0])
+    reader.fieldnames = header
     unknown = sorted(set(header) - set(CANONICAL_COLUMNS))
     if unknown:
         raise InputError(

@@ -15,7 +15,10 @@ import zlib
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from fleetplan.core.errors import FileTooLargeError, InputError, NotResultsError, UnknownFormatError
+from fleetplan.core.files import megabytes
 from fleetplan.warehouse.importers.jsonstream import decode_json_stream
 
 _CSV_HEADER = re.compile(r"^(?:\ufeff)?[^\n]*\bmodel\b[^\n]*\bgpu_model\b", re.MULTILINE)
@@ -28,11 +31,6 @@ class Document:
     values: list[Any]  # the JSON/YAML values one after another; for CSV, empty
     text: str  # the text, for CSV
     data: bytes  # the bytes after unpacking
-
-
-def megabytes(size: float) -> str:
-    """A size as the limits are set (--max-file-mb counts MiB): 32 MB, 0.5 MB, 15.2 MB."""
-    return f"{size / 2**20:.3g} MB"
 
 
 def unpack(data: bytes, *, name: str, limit: int) -> bytes:
@@ -53,9 +51,29 @@ def unpack(data: bytes, *, name: str, limit: int) -> bytes:
     return out.getvalue()
 
 
+# A quoted string (JSON's escapes); what is left once strings are blanked is structure and bare
+# scalars (numbers, literals, YAML's and CSV's unquoted text).
+_QUOTED = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+# Each byte's part in a value: 0 separates (space, `,` `:` `]` `}`), 1 opens a container (`{`
+# `[`: each one is a value), 2 is inside a bare scalar, 3 a sign (`1-1-1` is three numbers).
+_ROLE = np.full(256, 2, dtype=np.uint8)
+_ROLE[list(b" \t\r\n,:]}")] = 0
+_ROLE[list(b"{[")] = 1
+_ROLE[list(b"-+")] = 3
+
+
 def count_values(data: bytes) -> int:
-    """An upper bound of the values in a JSON/YAML/CSV text: separators plus one (fast)."""
-    return data.count(b",") + data.count(b"\n") + 1
+    """An upper bound of the values a JSON/YAML/CSV text parses into, counted on the bytes before
+    any is parsed: strings, containers (`{}{}{}` is three values with no separator) and bare
+    scalars, or the separators plus one (a CSV's empty fields), whichever is more."""
+    separators = data.count(b",") + data.count(b"\n") + 1
+    blanked, strings = _QUOTED.subn(b" ", data)
+    roles = _ROLE[np.frombuffer(blanked, dtype=np.uint8)]
+    containers = int(np.count_nonzero(roles == 1))
+    signs = int(np.count_nonzero(roles == 3))
+    inside = roles == 2
+    scalars = int(np.count_nonzero(inside[1:] & ~inside[:-1])) + int(inside[:1].sum())
+    return max(separators, strings + containers + signs + scalars)
 
 
 def read_document(data: bytes, *, name: str, max_values: int) -> Document:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from fleetplan.core.errors import FileTooLargeError, InputError, NotResultsError, UnknownFormatError
+from fleetplan.core.files import read_bounded
 from fleetplan.warehouse.importers import (
     csv_table,
     fleetplan_json,
@@ -42,15 +43,9 @@ def refuse_large(name: str, size: int, options: ImportOptions, *, advice: str = 
 
 
 def read_file(path: Path, options: ImportOptions) -> FileInput:
-    """Read a file whole, refusing it before reading when it is over the size limit."""
-    try:
-        advice = f" (raise it with --max-file-mb or ${MAX_FILE_ENV})"
-        refuse_large(str(path), path.stat().st_size, options, advice=advice)
-        data = path.read_bytes()
-    except OSError as error:
-        raise InputError(
-            f"cannot read the file: {error.strerror or error}", file=str(path)
-        ) from None
+    """Read a regular file whole, never past the size limit (fleetplan.core.files)."""
+    advice = f" (raise it with --max-file-mb or ${MAX_FILE_ENV})"
+    data = read_bounded(path, limit=options.size_limit(), advice=advice)
     return FileInput.from_bytes(str(path), data)
 
 
