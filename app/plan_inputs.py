@@ -270,18 +270,33 @@ def _classes(base: Scenario, gen: int, points: pd.DataFrame):
     return classes, total_rps, preset, apply_preset
 
 
+# Pixel widths that show every header whole; at 1440 px the columns up to Lifetime show without
+# scrolling (price, power, site and purchase first: what a plan's cost and carbon rest on).
+_GPU_WIDTHS = {
+    "gpu_model": 85,
+    "hourly_usd": 118,
+    "electricity_included": 128,
+    "idle_w": 82,
+    "rated_w": 92,
+    "site": 95,
+    "purchase_usd": 145,
+    "lifetime_years": 135,
+    "max_gpus": 98,
+    "include_embodied": 140,
+    "embodied_kgco2e": 155,
+}
+
+
 def _gpu_columns() -> dict:
     number, labels = st.column_config.NumberColumn, GPU_LABELS
     power = "Watts per GPU; blank = the catalog has no figure (needed when Power in price is off)."
-    return {
+    columns = {
         "gpu_model": st.column_config.TextColumn(labels["gpu_model"], required=True),
-        "hourly_usd": number(labels["hourly_usd"], min_value=0.0, format="%.2f", width="small"),
-        "electricity_included": st.column_config.CheckboxColumn(
-            labels["electricity_included"], width="small"
-        ),
-        "idle_w": number(labels["idle_w"], min_value=0.0, width="small", help=power),
-        "rated_w": number(labels["rated_w"], min_value=0.0, width="small", help=power),
-        "site": st.column_config.TextColumn(labels["site"], required=True, width="small"),
+        "hourly_usd": number(labels["hourly_usd"], min_value=0.0, format="%.2f"),
+        "electricity_included": st.column_config.CheckboxColumn(labels["electricity_included"]),
+        "idle_w": number(labels["idle_w"], min_value=0.0, help=power),
+        "rated_w": number(labels["rated_w"], min_value=0.0, help=power),
+        "site": st.column_config.TextColumn(labels["site"], required=True),
         "purchase_usd": number(
             labels["purchase_usd"],
             min_value=0.0,
@@ -296,10 +311,13 @@ def _gpu_columns() -> dict:
             help="Years a purchase (and its embodied carbon) is spread over; the catalog's "
             "default is shown.",
         ),
-        "max_gpus": number(labels["max_gpus"], min_value=0, step=1, width="small"),
+        "max_gpus": number(labels["max_gpus"], min_value=0, step=1),
         "include_embodied": st.column_config.CheckboxColumn(labels["include_embodied"]),
         "embodied_kgco2e": number(labels["embodied_kgco2e"], min_value=0.0),
     }
+    for name, column in columns.items():
+        column["width"] = _GPU_WIDTHS[name]
+    return columns
 
 
 def _gpus(base: Scenario, gen: int) -> pd.DataFrame:

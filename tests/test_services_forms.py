@@ -239,3 +239,20 @@ def test_a_loaded_file_for_an_unmeasured_model_says_what_the_page_shows_instead(
     assert notes[0].startswith("Model 'nobody/unmeasured' has no benchmark results here")
     short = FULL.model_copy(update={"model": "m"})  # the name after the '/': same model
     assert for_the_page(short, two_kinds(), {})[0].model == "acme/m"
+
+
+def test_the_planners_power_question_reaches_the_page_in_its_words():
+    unpowered = Scenario.model_validate(
+        scenario(
+            [{"name": "chat", "rate_rps": 1, "dataset": "sharegpt"}],
+            [gpu("h100-pcie", 2.0, electricity_included=False)],
+        )
+    )
+    facts = {"h100-pcie": GpuFacts("h100-pcie", rated_w=350)}  # no idle power known
+    with pytest.raises(InputError) as caught:
+        plan(unpowered, two_kinds(), facts)
+    assert caught.value.field == "gpus.h100-pcie.idle_w"  # the scenario file's words
+    message = page_message(caught.value)
+    assert message.startswith("GPUs on offer, h100-pcie: electricity is not included")
+    assert "Idle W and Rated W" in message and message.endswith("(or tick Power in price)")
+    assert "idle_w" not in message
