@@ -49,7 +49,7 @@ from fleetplan.services.scenario_forms import (
     sites_table,
 )
 from fleetplan.services.scenario_link import scenario_from_link, scenario_to_link
-from fleetplan.services.traffic_shapes import datasets, with_default_shapes
+from fleetplan.services.traffic_shapes import datasets, unmeasured_shapes, with_default_shapes
 from fleetplan.warehouse.queries import models_by_coverage
 
 OBJECTIVES = {"cost": "Lowest cost", "carbon": "Lowest carbon", "price": "Cost + carbon price"}
@@ -156,6 +156,8 @@ def scenario_inputs(base: Scenario, gen: int, points: pd.DataFrame) -> Scenario:
     shaped, notes = with_default_shapes(scenario, points)
     if apply_preset or shaped != scenario:
         restart(shaped, notes)
+    for warning in unmeasured_shapes(scenario, points):
+        st.warning(warning, icon=":material/warning:")
     return scenario
 
 

@@ -30,7 +30,12 @@ from fleetplan.services.scenario_link import (
     scenario_from_link,
     scenario_to_link,
 )
-from fleetplan.services.traffic_shapes import datasets, traffic_kinds, with_default_shapes
+from fleetplan.services.traffic_shapes import (
+    datasets,
+    traffic_kinds,
+    unmeasured_shapes,
+    with_default_shapes,
+)
 from tests.support.planner_points import gpu, level, points, scenario
 
 FULL = Scenario.model_validate(
@@ -213,17 +218,34 @@ def test_a_class_without_a_shape_is_planned_on_the_most_measured_kind_and_told_s
     assert plan(shaped, two_kinds(), {}).recommended.totals is not None
 
 
-def test_a_class_asking_for_unmeasured_traffic_is_moved_and_told_so():
+def test_a_class_asking_for_unmeasured_traffic_is_kept_and_told_so():
     base = Scenario.model_validate(
         scenario(
             [{"name": "sum", "rate_rps": 1, "dataset": "longdocs", "input_len": 8000}],
             [gpu("h100-pcie", 2.0)],
         )
     )
-    shaped, (note,) = with_default_shapes(base, two_kinds())
-    moved = shaped.classes[0]
-    assert (moved.dataset, moved.input_len, moved.output_len) == ("sharegpt", None, None)
-    assert "asked for longdocs 8000/? tokens, which m was not measured with" in note
+    assert with_default_shapes(base, two_kinds()) == (base, [])  # as the command line has it
+    (warning,) = unmeasured_shapes(base, two_kinds())
+    assert "'sum' asks for longdocs 8000/? tokens, which m was not measured with" in warning
+    assert "(sharegpt: 3 levels; random: 2 levels)" in warning
+    assert plan(base, two_kinds(), {}).recommended.totals is None  # nothing can serve it
+    assert unmeasured_shapes(with_default_shapes(base, two_kinds())[0], two_kinds())
+
+
+def test_a_shape_several_kinds_share_is_narrowed_to_the_most_measured():
+    shared = points(("h100-pcie", 1, [level(1, 1)] * 3), dataset="sharegpt")
+    shared[["input_len", "output_len"]] = [256, 256]
+    longer = points(("h100-pcie", 1, [level(1, 1)]), dataset="sharegpt")
+    longer[["input_len", "output_len"]] = [2048, 256]
+    both = pd.concat([shared, longer], ignore_index=True)
+    base = Scenario.model_validate(
+        scenario([{"name": "c", "rate_rps": 1, "dataset": "sharegpt"}], [gpu("h100-pcie", 2)])
+    )
+    shaped, (note,) = with_default_shapes(base, both)
+    narrowed = shaped.classes[0]
+    assert (narrowed.dataset, narrowed.input_len, narrowed.output_len) == ("sharegpt", 256, 256)
+    assert "asked for sharegpt, which matches several kinds" in note
 
 
 def test_one_kind_of_traffic_needs_no_shape():

@@ -4,7 +4,9 @@ stated default for a class that names none.
 The planner refuses a class without a shape when the model's results hold several kinds of
 traffic (it cannot guess which one the class is). The page instead fills in the most-measured
 kind, writes it into the class (so the scenario it shows, downloads and puts in its link says
-so, and the command line plans the same), and tells the user, who can choose another.
+so, and the command line plans the same), and tells the user, who can choose another. A
+class that asks for traffic the model was never measured with is kept as asked (the command
+line cannot serve it either) and `unmeasured_shapes` says which kinds there are.
 """
 
 from __future__ import annotations
@@ -96,11 +98,12 @@ def _matches(kind: TrafficKind, traffic: TrafficClass) -> bool:
 
 
 def with_default_shapes(scenario: Scenario, points: pd.DataFrame) -> tuple[Scenario, list[str]]:
-    """The scenario with each class's traffic shape picking exactly one kind the model was
-    measured with, and one sentence per class changed: a class that names no shape (where the
-    model has several kinds), names several or names one never measured gets the most-measured
-    of those it could mean (or of all). A class that already picks one kind, or names none when
-    the model has only one, is kept as it is (so this is idempotent)."""
+    """The scenario with each class's traffic shape picking one kind the model was measured
+    with, where it could mean several, and one sentence per class changed: a class that names
+    no shape (where the model has several kinds) or a shape several kinds share gets the
+    most-measured of those it could mean. A class that picks one kind, names none when the
+    model has only one, or names one never measured (`unmeasured_shapes`) is kept as it is, so
+    this is idempotent."""
     kinds = traffic_kinds(points, scenario.model)
     if not kinds:
         return scenario, []
@@ -110,10 +113,10 @@ def with_default_shapes(scenario: Scenario, points: pd.DataFrame) -> tuple[Scena
     classes, notes = [], []
     for traffic in scenario.classes:
         matching = [k for k in kinds if _matches(k, traffic)]
-        if len(matching) == 1:
-            classes.append(traffic)
+        if len(matching) == 1 or (_has_shape(traffic) and not matching):
+            classes.append(traffic)  # one kind; or none: `unmeasured_shapes` says so
             continue
-        choosable = [k for k in (matching or kinds) if k.fields(model_points) is not None]
+        choosable = [k for k in matching if k.fields(model_points) is not None]
         if not choosable:
             classes.append(traffic)  # nothing a class can name: the planner says what is wrong
             continue
@@ -123,8 +126,6 @@ def with_default_shapes(scenario: Scenario, points: pd.DataFrame) -> tuple[Scena
         classes.append(traffic.model_copy(update=fields))
         if not _has_shape(traffic):
             why = "named no traffic shape"
-        elif not matching:
-            why = f"asked for {_asked(traffic)}, which {short} was not measured with"
         else:
             why = f"asked for {_asked(traffic)}, which matches several kinds"
         notes.append(
@@ -133,6 +134,22 @@ def with_default_shapes(scenario: Scenario, points: pd.DataFrame) -> tuple[Scena
             "column (or give Input tokens and Output tokens)."
         )
     return scenario.model_copy(update={"classes": classes}), notes
+
+
+def unmeasured_shapes(scenario: Scenario, points: pd.DataFrame) -> list[str]:
+    """One sentence per class whose traffic shape the model was never measured with: it is
+    kept as the user gave it (the command line plans the same file alike, and cannot serve that
+    class), and the sentence says which kinds there are."""
+    kinds = traffic_kinds(points, scenario.model)
+    short = scenario.model.split("/")[-1]
+    listed = "; ".join(f"{k.label()}: {k.levels} levels" for k in kinds)
+    return [
+        f"Traffic class {traffic.name!r} asks for {_asked(traffic)}, which {short} was not "
+        f"measured with, so no configuration can serve it: choose one it was measured with "
+        f"({listed}) in its Dataset column, or upload runs of that traffic."
+        for traffic in scenario.classes
+        if kinds and _has_shape(traffic) and not any(_matches(k, traffic) for k in kinds)
+    ]
 
 
 def _most(kind: TrafficKind, kinds: list[TrafficKind]) -> str:
