@@ -17,6 +17,7 @@ from fleetplan.services.scenario_link import scenario_to_link
 from fleetplan.warehouse.db import ENV_VAR
 from tests.support.paths import ROOT
 from tests.support.processes import fleetplan
+from tests.support.vllm_results import make_result
 
 MAIN = str(ROOT / "app" / "main.py")
 PLAN, BENCHMARKS = "pages/plan.py", "pages/benchmarks.py"
@@ -173,3 +174,26 @@ def test_the_page_and_the_command_line_plan_every_scenario_file_alike(
         page = on_the_page[name]
         assert page["model"].endswith(cli["model"])  # the file may name the model short
         assert {**page, "model": cli["model"]} == cli, name
+
+
+def test_runs_without_a_dataset_label_do_not_stop_the_plan(
+    monkeypatch, sample_warehouse_path, tmp_path
+):
+    """The issue's dead end: a vLLM file without a dataset label, imported for the bundled model,
+    made the page stop with "measured with several kinds of traffic". Now each class is planned
+    on the most-measured kind, written into its Dataset column and said."""
+    model = "deepseek-ai/DeepSeek-R1-Distill-Llama-8B"
+    for seed, rate in ((31, 2.0), (32, 4.0)):
+        run = tmp_path / f"vllm-{seed}.json"
+        run.write_text(json.dumps(make_result(seed=seed, rate=rate, model=model)))
+        fleetplan("ingest", "--warehouse", sample_warehouse_path, run, check=True)
+    at = open_app(monkeypatch, sample_warehouse_path)
+    shown: Scenario = at.session_state["s_current"]
+    assert shown.model == model
+    assert {c.dataset for c in shown.classes} == {"sharegpt"}  # the most measured
+    notes = at.session_state["s_notes"]
+    assert len(notes) == len(shown.classes)
+    assert all("named no traffic shape" in n and "unlabelled" in n for n in notes)
+    assert any("planned on sharegpt, the most measured" in i.value for i in at.info)
+    assert not at.error, [e.value for e in at.error]
+    assert metric(at, "Cost per month").startswith("$")
