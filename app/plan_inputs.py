@@ -1,10 +1,20 @@
-"""The Plan page's inputs: model, objective, capacity rule and headroom; traffic classes; GPUs on
-offer; sites and region presets; budget and carbon limits. `scenario_inputs` draws them and
-returns the scenario they make. The scenario the widgets start from is `st.session_state.s_base`;
-a preset, a region or a loaded file replaces it and renews every widget (`restart`). What the
-tables hold and how they become a scenario is fleetplan/services/scenario_forms.py."""
+"""The Plan page's inputs: model, objective, capacity rule and headroom; traffic classes (with
+their traffic shapes); GPUs on offer (rented or bought); sites and region presets; budget and
+carbon limits. `scenario_inputs` draws them and returns the scenario they make.
+
+The widgets start from `st.session_state.s_base`, under keys that end in a generation number
+(`s_gen`). A preset, a region, a loaded file or a traffic shape filled in replaces the base and
+renews every widget (`restart`). Streamlit forgets a widget's value when a run does not draw it
+(another page was shown): `start` notices that the inputs are gone and restarts them from the
+last scenario they made (`s_current`), so that nothing the user typed is lost across pages. The
+scenario also lives in the page's link (`keep_in_link`, `fleetplan.services.scenario_link`): a
+reload or a sent link starts from it. What the tables hold and how they become a scenario is
+fleetplan/services/scenario_forms.py.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import pandas as pd
 import streamlit as st
@@ -14,7 +24,9 @@ from fleetplan.core.errors import InputError
 from fleetplan.planner.defaults import DEFAULT_CARBON_PRICE_USD_PER_T, DEFAULT_REGION
 from fleetplan.planner.presets import PRESETS
 from fleetplan.planner.scenario import CarbonPrice, Scenario
+from fleetplan.services.planning import for_the_page
 from fleetplan.services.scenario_defaults import (
+    default_scenario,
     describe_region,
     region_preset,
     with_preset,
@@ -23,36 +35,93 @@ from fleetplan.services.scenario_defaults import (
 from fleetplan.services.scenario_forms import (
     CAPACITY_RULE_LABELS,
     CAPACITY_RULES,
+    CLASS_LABELS,
+    GPU_LABELS,
     OBJECTIVE_CHOICES,
+    SITE_LABELS,
     classes_table,
     gpus_table,
     objective_choice,
+    page_message,
     scenario_from_forms,
     scenario_settings,
     site_names,
     sites_table,
 )
+from fleetplan.services.scenario_link import scenario_from_link, scenario_to_link
+from fleetplan.services.traffic_shapes import datasets, unmeasured_shapes, with_default_shapes
 from fleetplan.warehouse.queries import models_by_coverage
 
 OBJECTIVES = {"cost": "Lowest cost", "carbon": "Lowest carbon", "price": "Cost + carbon price"}
+LINK_PARAM, REGION_PARAM = "s", "region"
 
 
-def restart(scenario: Scenario) -> None:
-    """New inputs for every widget (a preset, a loaded file, a region): fresh widget keys."""
-    st.session_state.s_base = scenario
-    st.session_state.s_gen += 1
+def start(points: pd.DataFrame) -> tuple[Scenario, int]:
+    """The scenario the widgets start from, and their generation: the link's (or the default)
+    on a new session; the last scenario the inputs made when their widgets were forgotten."""
+    state = st.session_state
+    if "s_base" not in state:
+        state.s_gen, state.s_notes = 0, []
+        state.s_base = _first_scenario(points)
+        state.s_current = state.s_base
+        region = st.query_params.get(REGION_PARAM)
+        if region in set(data.regions()["region_id"]):
+            state.s_region = region
+    elif f"w_model_{state.s_gen}" not in state:  # back from another page
+        state.s_base = state.s_current
+        state.s_gen += 1
+    return state.s_base, state.s_gen
+
+
+def _first_scenario(points: pd.DataFrame) -> Scenario:
+    default = default_scenario(points, data.catalog(), data.prices(), data.regions())
+    link = st.query_params.get(LINK_PARAM)
+    if not link:
+        return default
+    try:
+        loaded = scenario_from_link(link)
+    except InputError as error:
+        st.session_state.s_notes = [
+            f"This page's link holds no plan that can be read ({error}): showing the default "
+            "plan instead."
+        ]
+        return default
+    scenario, notes = for_the_page(loaded, points, data.facts())
+    st.session_state.s_notes = notes
+    return scenario
+
+
+def restart(scenario: Scenario, notes: Sequence[str] = ()) -> None:
+    """New inputs for every widget (a preset, a loaded file, a region, a traffic shape filled
+    in): fresh widget keys, and what the page says about the change."""
+    state = st.session_state
+    state.s_base = state.s_current = scenario
+    state.s_notes = list(notes)
+    state.s_gen += 1
     st.rerun()
+
+
+def keep_in_link(scenario: Scenario) -> None:
+    """The scenario (and the region preset chosen) in the page's URL, for a reload or a link."""
+    link = scenario_to_link(scenario)
+    if link is None:
+        st.query_params.pop(LINK_PARAM, None)
+        st.caption("This scenario is too large for the page's link: download it to share it.")
+    elif st.query_params.get(LINK_PARAM) != link:
+        st.query_params[LINK_PARAM] = link
+    region = st.session_state.get("s_region")
+    if region and st.query_params.get(REGION_PARAM) != region:
+        st.query_params[REGION_PARAM] = region
 
 
 def scenario_inputs(base: Scenario, gen: int, points: pd.DataFrame) -> Scenario:
     """Every input of the page, drawn; the scenario they make (the page stops with the reason
     when they make none). Applies a preset or a region when its button was pressed."""
+    for note in st.session_state.get("s_notes", []):
+        st.info(note, icon=":material/info:")
     model, objective, capacity_rule, headroom, carbon_price = _top(base, gen, points)
-    left, right = st.columns(2)
-    with left:
-        preset, apply_preset, classes, total_rps = _classes(base, gen)
-    with right:
-        gpus = _gpus(base, gen)
+    classes, total_rps, preset, apply_preset = _classes(base, gen, points)
+    gpus = _gpus(base, gen)
     left, right = st.columns(2)
     with left:
         sites = _sites(base, gen)
@@ -78,12 +147,17 @@ def scenario_inputs(base: Scenario, gen: int, points: pd.DataFrame) -> Scenario:
             total_rps=total_rps or None,
         )
     except InputError as error:
-        st.error(f"Check the inputs: {error}", icon=":material/edit:")
+        st.error(f"Check the inputs: {page_message(error)}", icon=":material/edit:")
         st.stop()
     if apply_preset:
-        restart(with_preset(scenario, preset))
+        scenario = with_preset(scenario, preset)
     if apply_region:
         restart(with_region_site(scenario, target_site, region))
+    shaped, notes = with_default_shapes(scenario, points)
+    if apply_preset or shaped != scenario:
+        restart(shaped, notes)
+    for warning in unmeasured_shapes(scenario, points):
+        st.warning(warning, icon=":material/warning:")
     return scenario
 
 
@@ -117,7 +191,7 @@ def _top(base: Scenario, gen: int, points: pd.DataFrame):
     )
     headroom = top[3].slider(
         "Utilisation ceiling",
-        0.3,
+        min(0.3, float(base.max_utilization)),  # a loaded file's lower ceiling stays shown
         1.0,
         float(base.max_utilization),
         0.05,
@@ -127,49 +201,65 @@ def _top(base: Scenario, gen: int, points: pd.DataFrame):
     )
     carbon_price = None
     if objective == "price":
+        price = (
+            base.objective.carbon_price_usd_per_t
+            if isinstance(base.objective, CarbonPrice)
+            else DEFAULT_CARBON_PRICE_USD_PER_T
+        )
         carbon_price = st.number_input(
             "Carbon price ($ per tCO2e)",
             0.0,
-            10_000.0,
-            base.objective.carbon_price_usd_per_t
-            if isinstance(base.objective, CarbonPrice)
-            else DEFAULT_CARBON_PRICE_USD_PER_T,
+            max(10_000.0, price),
+            price,
             step=10.0,
             key=f"w_carbon_price_{gen}",
         )
     return model, objective, capacity_rule, headroom, carbon_price
 
 
-CLASS_COLUMNS = {
-    "name": st.column_config.TextColumn("Class", required=True),
-    "rate_rps": st.column_config.NumberColumn("Rate (req/s)", min_value=0.0, format="%.2f"),
-    "share_pct": st.column_config.NumberColumn(
-        "or % of total",
-        min_value=0.0,
-        max_value=100.0,
-        format="%.0f%%",
-        help="Leave the rate empty and give a share of the total rate below.",
-    ),
-    "ttft_p99_ms": st.column_config.NumberColumn("P99 TTFT (ms)", min_value=0.0),
-    "tpot_p99_ms": st.column_config.NumberColumn("P99 TPOT (ms)", min_value=0.0),
-}
+def _class_columns(options: list[str]) -> dict:
+    number = st.column_config.NumberColumn
+    labels = CLASS_LABELS
+    return {
+        "name": st.column_config.TextColumn(labels["name"], required=True),
+        "rate_rps": number(labels["rate_rps"], min_value=0.0, format="%.2f"),
+        "share_pct": number(
+            labels["share_pct"],
+            min_value=0.0,
+            max_value=100.0,
+            format="%.0f%%",
+            help="Leave the rate empty and give a share of the total rate below.",
+        ),
+        "ttft_p99_ms": number(labels["ttft_p99_ms"], min_value=0.0),
+        "tpot_p99_ms": number(labels["tpot_p99_ms"], min_value=0.0),
+        "dataset": st.column_config.SelectboxColumn(
+            labels["dataset"],
+            options=options,
+            help="The benchmark data this traffic is planned on: the datasets the model was "
+            "measured with. Or leave it empty and give Input and Output tokens.",
+        ),
+        "input_len": number(labels["input_len"], min_value=1, step=1, format="%d"),
+        "output_len": number(labels["output_len"], min_value=1, step=1, format="%d"),
+    }
 
 
-def _classes(base: Scenario, gen: int):
-    st.markdown("**Traffic classes** — peak request rate and P99 targets (empty = no target)")
-    preset_row = st.columns([3, 1])
-    preset = preset_row[0].selectbox(
-        "Preset", list(PRESETS), key=f"w_preset_{gen}", label_visibility="collapsed"
+def _classes(base: Scenario, gen: int, points: pd.DataFrame):
+    st.markdown(
+        "**Traffic classes** — peak request rate, P99 targets (empty = no target) and the "
+        "traffic each is planned on"
     )
-    apply_preset = preset_row[1].button("Use preset", key=f"w_apply_preset_{gen}")
+    table = classes_table(base)
+    options = sorted(set(datasets(points, base.model)) | set(table["dataset"].dropna()))
     classes = st.data_editor(
-        classes_table(base),
+        table,
         num_rows="dynamic",
         hide_index=True,
         key=f"w_classes_{gen}",
-        column_config=CLASS_COLUMNS,
+        column_config=_class_columns(options),
     )
-    total_rps = st.number_input(
+    # Below the table: the editor's toolbar floats above its top edge and would cover them.
+    row = st.columns([2, 2, 1], vertical_alignment="bottom")
+    total_rps = row[0].number_input(
         "Total rate for the shares (req/s)",
         0.0,
         1e6,
@@ -177,30 +267,72 @@ def _classes(base: Scenario, gen: int):
         key=f"w_total_rps_{gen}",
         help="Only used by classes given as a share of the total.",
     )
-    return preset, apply_preset, classes, total_rps
+    preset = row[1].selectbox("Workload preset", list(PRESETS), key=f"w_preset_{gen}")
+    apply_preset = row[2].button("Use preset", key=f"w_apply_preset_{gen}")
+    return classes, total_rps, preset, apply_preset
 
 
-GPU_COLUMNS = {
-    "gpu_model": st.column_config.TextColumn("GPU", required=True),
-    "hourly_usd": st.column_config.NumberColumn("$ / GPU-hour", min_value=0.0, format="%.2f"),
-    "electricity_included": st.column_config.CheckboxColumn("Power in price"),
-    "site": st.column_config.TextColumn("Site", required=True),
-    "max_gpus": st.column_config.NumberColumn("Max GPUs", min_value=0, step=1),
-    "include_embodied": st.column_config.CheckboxColumn("Count embodied"),
-    "idle_w": st.column_config.NumberColumn("Idle W", min_value=0.0),
-    "rated_w": st.column_config.NumberColumn("Rated W", min_value=0.0),
-    "embodied_kgco2e": st.column_config.NumberColumn("Embodied kgCO2e", min_value=0.0),
+# Pixel widths that show every header whole; at 1440 px the columns up to Lifetime show without
+# scrolling (price, power, site and purchase first: what a plan's cost and carbon rest on).
+_GPU_WIDTHS = {
+    "gpu_model": 85,
+    "hourly_usd": 118,
+    "electricity_included": 128,
+    "idle_w": 82,
+    "rated_w": 92,
+    "site": 95,
+    "purchase_usd": 145,
+    "lifetime_years": 135,
+    "max_gpus": 98,
+    "include_embodied": 140,
+    "embodied_kgco2e": 155,
 }
 
 
+def _gpu_columns() -> dict:
+    number, labels = st.column_config.NumberColumn, GPU_LABELS
+    power = "Watts per GPU; blank = the catalog has no figure (needed when Power in price is off)."
+    columns = {
+        "gpu_model": st.column_config.TextColumn(labels["gpu_model"], required=True),
+        "hourly_usd": number(labels["hourly_usd"], min_value=0.0, format="%.2f"),
+        "electricity_included": st.column_config.CheckboxColumn(labels["electricity_included"]),
+        "idle_w": number(labels["idle_w"], min_value=0.0, help=power),
+        "rated_w": number(labels["rated_w"], min_value=0.0, help=power),
+        "site": st.column_config.TextColumn(labels["site"], required=True),
+        "purchase_usd": number(
+            labels["purchase_usd"],
+            min_value=0.0,
+            format="%.0f",
+            help="Buying instead of renting: clear $ / GPU-hour and give the price of one GPU "
+            "and its Lifetime; the price is spread over the lifetime's hours.",
+        ),
+        "lifetime_years": number(
+            labels["lifetime_years"],
+            min_value=0.0,
+            format="%.1f",
+            help="Years a purchase (and its embodied carbon) is spread over; the catalog's "
+            "default is shown.",
+        ),
+        "max_gpus": number(labels["max_gpus"], min_value=0, step=1),
+        "include_embodied": st.column_config.CheckboxColumn(labels["include_embodied"]),
+        "embodied_kgco2e": number(labels["embodied_kgco2e"], min_value=0.0),
+    }
+    for name, column in columns.items():
+        column["width"] = _GPU_WIDTHS[name]
+    return columns
+
+
 def _gpus(base: Scenario, gen: int) -> pd.DataFrame:
-    st.markdown("**GPUs on offer** — price per GPU-hour; blank power = the catalog has none")
+    st.markdown(
+        "**GPUs on offer** — rented (price per GPU-hour) or bought (price and lifetime); "
+        "blank power = the catalog has none"
+    )
     return st.data_editor(
         gpus_table(base, data.facts()),
         num_rows="dynamic",
         hide_index=True,
         key=f"w_gpus_{gen}",
-        column_config=GPU_COLUMNS,
+        column_config=_gpu_columns(),
     )
 
 
@@ -212,11 +344,15 @@ def _sites(base: Scenario, gen: int) -> pd.DataFrame:
         hide_index=True,
         key=f"w_sites_{gen}",
         column_config={
-            "name": st.column_config.TextColumn("Site", required=True),
-            "electricity_usd_per_kwh": st.column_config.NumberColumn("$ / kWh", format="%.4f"),
-            "grid_gco2_per_kwh": st.column_config.NumberColumn("gCO2e / kWh", format="%.0f"),
+            "name": st.column_config.TextColumn(SITE_LABELS["name"], required=True),
+            "electricity_usd_per_kwh": st.column_config.NumberColumn(
+                SITE_LABELS["electricity_usd_per_kwh"], format="%.4f"
+            ),
+            "grid_gco2_per_kwh": st.column_config.NumberColumn(
+                SITE_LABELS["grid_gco2_per_kwh"], format="%.0f"
+            ),
             "pue": st.column_config.NumberColumn(
-                "PUE", min_value=1.0, max_value=5.0, format="%.2f"
+                SITE_LABELS["pue"], min_value=1.0, max_value=5.0, format="%.2f"
             ),
         },
     )
@@ -226,16 +362,18 @@ def _regions(base: Scenario, gen: int, sites: pd.DataFrame):
     st.markdown("**Region presets** — fill a site from public figures")
     regions = data.regions()
     labels = dict(zip(regions["region_id"], regions["name"], strict=True))
-    row = st.columns([2, 3, 1])
+    row = st.columns([2, 3, 1], vertical_alignment="bottom")
     target_site = row[0].selectbox("Site", site_names(sites, base), key=f"w_region_site_{gen}")
     region_ids = list(labels)
+    chosen = st.session_state.get("s_region", DEFAULT_REGION)  # kept across restarts and pages
     region_id = row[1].selectbox(
         "Region",
         region_ids,
-        index=region_ids.index(DEFAULT_REGION) if DEFAULT_REGION in region_ids else 0,
+        index=region_ids.index(chosen) if chosen in region_ids else 0,
         format_func=lambda r: f"{labels[r]} ({r})",
         key=f"w_region_{gen}",
     )
+    st.session_state.s_region = region_id
     apply_region = row[2].button("Apply", key=f"w_apply_region_{gen}")
     region = region_preset(regions, region_id)
     for line in describe_region(region):

@@ -4,23 +4,14 @@ page renders without a Streamlit exception, a plan runs, and its CSV download is
 from __future__ import annotations
 
 import json
-import os
 import shutil
 
 import pytest
 
-from tests.support.paths import ROOT
+from tests.support.browser import ARTIFACTS, screenshot, wait_rendered
+from tests.support.browser import browser_page as open_browser
 from tests.support.processes import fleetplan
 
-ARTIFACTS = ROOT / "test-artifacts"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-dev-shm-usage",
-]
 PAGES = {
     "": "Plan a fleet",
     "benchmarks": "Benchmarks",
@@ -30,47 +21,21 @@ PAGES = {
 }
 
 
-def chromium() -> str:
-    found = os.environ.get("FLEETPLAN_CHROMIUM") or shutil.which("chromium")
-    if found is None:
-        message = "Debian's chromium is not installed (apt-get install chromium)"
-        if os.environ.get("CI"):
-            pytest.fail(message)  # in CI a missing browser is a failure, not a skip
-        pytest.skip(message)
-    return found
-
-
-@pytest.fixture
-def browser_page():
-    from playwright.sync_api import sync_playwright
-
-    executable = chromium()
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1440, "height": 1100}, accept_downloads=True)
+@pytest.fixture(name="browser_page")
+def _browser_page():
+    with open_browser() as page:
         yield page
-        browser.close()
-
-
-def wait_rendered(page, title: str) -> None:
-    page.get_by_role("heading", name=title).first.wait_for(timeout=60_000)
-    # While the script runs Streamlit shows a status widget and grey skeletons for elements
-    # that are not drawn yet: wait for both to go.
-    page.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
-        " && !document.querySelector('[data-testid=\"stSkeleton\"]')",
-        timeout=60_000,
-    )
-    page.wait_for_timeout(1000)
 
 
 def test_every_page_renders_in_a_real_browser(dashboard_url, browser_page):
-    ARTIFACTS.mkdir(exist_ok=True)
+    """Every page at 1440x900, screenshots in test-artifacts/page-*.png: the whole page, and what
+    shows before any scrolling."""
     for path, title in PAGES.items():
         browser_page.goto(f"{dashboard_url}/{path}")
         wait_rendered(browser_page, title)
         assert browser_page.locator("[data-testid='stException']").count() == 0, path
-        browser_page.screenshot(path=str(ARTIFACTS / f"page-{path or 'plan'}.png"), full_page=True)
+        screenshot(browser_page, f"page-{path or 'plan'}.png")
+        screenshot(browser_page, f"page-{path or 'plan'}-1440x900.png", full_page=False)
 
 
 def test_plan_runs_and_its_csv_download_is_the_clis(
@@ -119,8 +84,7 @@ def test_plan_runs_and_its_csv_download_is_the_clis(
     wait_rendered(page, "Plan a fleet")
     assert page.locator("[data-testid='stException']").count() == 0
     assert "H100 PCIe" in page.get_by_text("Fleet: ").first.inner_text()
-    ARTIFACTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / "plan-tighter.png"), full_page=True)
+    screenshot(page, "plan-tighter.png")
 
 
 def test_the_load_curves_are_drawn_in_a_real_browser(dashboard_url, browser_page):

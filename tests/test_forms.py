@@ -58,23 +58,23 @@ def test_shares_of_a_total_rate_become_rates():
     table.loc[1, "rate_rps"] = None
     table.loc[1, "share_pct"] = 25
     assert rebuild(classes=table, total_rps=40).classes[1].rate_rps == 10
-    with pytest.raises(InputError, match="row 2, column share_pct"):
+    with pytest.raises(InputError, match=r"Traffic classes, row 2, or % of total"):
         rebuild(classes=table)
 
 
-def test_empty_rows_from_the_editor_are_ignored_and_errors_name_table_row_and_column():
+def test_empty_rows_from_the_editor_are_ignored_and_errors_name_table_row_and_column_label():
     table = pd.concat([classes_table(BASE), pd.DataFrame([{}])], ignore_index=True)
     assert len(rebuild(classes=table).classes) == 2
     bad = classes_table(BASE)
     bad.loc[0, "rate_rps"] = -3
     with pytest.raises(InputError) as caught:
         rebuild(classes=bad)
-    assert caught.value.field == "Traffic classes, row 1, column rate_rps"
+    assert caught.value.field == "Traffic classes, row 1, Rate (req/s)"
     sites = sites_table(BASE)
     sites.loc[0, "pue"] = 0.5
-    with pytest.raises(InputError, match="Sites, row 1, column pue"):
+    with pytest.raises(InputError, match="Sites, row 1, PUE"):
         rebuild(sites=sites)
     gpus = gpus_table(BASE)
     gpus.loc[0, "gpu_model"] = "Quantum 9"
-    with pytest.raises(InputError, match="GPUs, row 1, column gpu_model"):
+    with pytest.raises(InputError, match="GPUs on offer, row 1, GPU"):
         rebuild(gpus=gpus)

@@ -1,19 +1,19 @@
 """Plan: the workload mix, prices and sites in (`app/plan_inputs.py`); the recommended fleet, its
 comparisons and the cost/carbon frontier out (`app/plan_results.py`). Logic lives in planner/ and
-fleetplan/services/ (the forms' tables, defaults, loading a scenario file); this page only
-arranges."""
+fleetplan/services/ (the forms' tables, defaults, loading a scenario file or link); this page
+only arranges. The scenario survives a visit to another page (session state) and a reload or a
+sent link (the URL): see `app/plan_inputs.py`."""
 
 from __future__ import annotations
 
 import streamlit as st
 
 from fleetplan.app import data
-from fleetplan.app.plan_inputs import restart, scenario_inputs
+from fleetplan.app.plan_inputs import keep_in_link, restart, scenario_inputs, start
 from fleetplan.app.plan_results import downloads, show_plan
 from fleetplan.core.errors import InputError
-from fleetplan.planner.scenario import Scenario
-from fleetplan.services.planning import MAX_SCENARIO_BYTES, load_scenario
-from fleetplan.services.scenario_defaults import default_scenario
+from fleetplan.services.planning import MAX_SCENARIO_BYTES, for_the_page, load_scenario
+from fleetplan.services.scenario_forms import page_message
 
 st.title("Plan a fleet")
 points = data.points()
@@ -27,20 +27,19 @@ if points.empty:
     st.stop()
 
 state = st.session_state
-if "s_base" not in state:
-    state.s_base = default_scenario(points, data.catalog(), data.prices(), data.regions())
-    state.s_gen = 0
-base: Scenario = state.s_base
-
-scenario = scenario_inputs(base, state.s_gen, points)
-state.s_current = scenario  # what the downloads hold; tests read it too
+base, gen = start(points)
+scenario = scenario_inputs(base, gen, points)
+state.s_current = scenario  # what the downloads and the link hold; tests read it too
+keep_in_link(scenario)
 
 # -- the plan -----------------------------------------------------------------------------------
+state.pop("s_result", None)
 try:
     result = data.plan_for(scenario.model_dump_json())
 except InputError as error:
-    st.error(f"The scenario cannot be planned: {error.detail}", icon=":material/error:")
+    st.error(f"The scenario cannot be planned: {page_message(error)}", icon=":material/error:")
     st.stop()
+state.s_result = result  # the plan shown (tests compare it with the command line's)
 show_plan(result, scenario, points)
 
 # -- files --------------------------------------------------------------------------------------
@@ -56,6 +55,6 @@ if uploaded is not None and uploaded.file_id != state.get("s_loaded_file"):
     except InputError as error:
         state.s_load_error = str(error)
     else:
-        restart(loaded)
+        restart(*for_the_page(loaded, points, data.facts()))
 if uploaded is not None and state.get("s_load_error"):
     st.error(f"This scenario cannot be loaded: {state.s_load_error}", icon=":material/error:")

@@ -5,7 +5,11 @@ or warehouse/, and tested without a browser.
 
 - `planning`: load a scenario (a file or an upload, the same checks for both), GPU facts from the
   catalog, a plan from the warehouse or from tables already read.
-- `scenario_forms`: the Plan page's editable tables <-> a `Scenario`, and its single inputs.
+- `scenario_forms`: the Plan page's editable tables <-> a `Scenario`, and its single inputs; the
+  page's label for every scenario field (messages name what the user sees).
+- `scenario_link`: a scenario in the Plan page's URL (compact, bounded, checked like a file).
+- `traffic_shapes`: the kinds of traffic a model was measured with; a stated default for a class
+  that names none.
 - `scenario_defaults`: a first scenario, workload presets and region figures for sites, from the
   warehouse's reference data.
 - `benchmark_views`: the Benchmarks page's filters, priced points and energy per level.

@@ -11,14 +11,17 @@ import pandas as pd
 from pydantic import ValidationError
 
 from fleetplan.core.contract import validation_message
-from fleetplan.core.errors import FileTooLargeError
+from fleetplan.core.errors import FileTooLargeError, InputError
 from fleetplan.core.files import read_bounded
+from fleetplan.planner.capacity import points_for_model
 from fleetplan.planner.economics import GpuFacts
 from fleetplan.planner.plan import plan
 from fleetplan.planner.results import Plan
 from fleetplan.planner.scenario import Scenario
+from fleetplan.services.scenario_forms import changed_fields, through_the_page
+from fleetplan.services.traffic_shapes import with_default_shapes
 from fleetplan.warehouse.db import Warehouse
-from fleetplan.warehouse.queries import benchmark_points, gpu_catalog
+from fleetplan.warehouse.queries import benchmark_points, gpu_catalog, models_by_coverage
 
 # A scenario is small JSON (at most 500 classes and 100 GPU offers): a larger upload is a mistake.
 MAX_SCENARIO_BYTES = 1_000_000
@@ -64,6 +67,32 @@ def load_scenario(
         return Scenario.model_validate_json(source)
     except ValidationError as error:
         raise validation_message(error, file=name) from None
+
+
+def for_the_page(
+    scenario: Scenario, points: pd.DataFrame, facts: dict[str, GpuFacts]
+) -> tuple[Scenario, list[str]]:
+    """A loaded scenario (a file, a link) as the Plan page holds it, and one sentence for each
+    thing the page holds otherwise than the file said: a model without results here, a field
+    the page's inputs do not keep, a traffic shape filled in (`with_default_shapes`)."""
+    notes = []
+    models = models_by_coverage(points)
+    try:
+        named = sorted(points_for_model(points, scenario.model)["model"].unique())
+    except InputError:
+        named = []
+    if named:
+        scenario = scenario.model_copy(update={"model": named[0]})
+    elif models:
+        notes.append(
+            f"Model {scenario.model!r} has no benchmark results here: showing {models[0]}, the "
+            "best-covered model (upload its runs on the Upload page to plan it)."
+        )
+        scenario = scenario.model_copy(update={"model": models[0]})
+    shown = through_the_page(scenario, facts)
+    notes += [f"Not kept by the page: {change}" for change in changed_fields(scenario, shown)]
+    shaped, shape_notes = with_default_shapes(shown, points)
+    return shaped, notes + shape_notes
 
 
 def plan_from_tables(

@@ -9,6 +9,7 @@ add its name to that table's columns here (and a column config on the page).
 from __future__ import annotations
 
 import math
+import re
 from typing import Any, get_args
 
 import pandas as pd
@@ -19,19 +20,58 @@ from fleetplan.planner.economics import GpuFacts
 from fleetplan.planner.scenario import CapacityRule, CarbonPrice, Scenario
 from fleetplan.services.exports import follow_model
 
-CLASS_COLUMNS = ("name", "rate_rps", "share_pct", "ttft_p99_ms", "tpot_p99_ms")
-GPU_COLUMNS = (
-    "gpu_model",
-    "hourly_usd",
-    "electricity_included",
-    "site",
-    "max_gpus",
-    "include_embodied",
-    "idle_w",
-    "rated_w",
-    "embodied_kgco2e",
-)
-SITE_COLUMNS = ("name", "electricity_usd_per_kwh", "grid_gco2_per_kwh", "pue")
+# Every column of the page's tables, with the label the page shows: the page's column configs
+# and every message that names a field (`place`, `in_page_words`) read them here, so that a
+# message names the column the user sees, never the scenario's field name.
+CLASS_LABELS = {
+    "name": "Class",
+    "rate_rps": "Rate (req/s)",
+    "share_pct": "or % of total",
+    "ttft_p99_ms": "P99 TTFT (ms)",
+    "tpot_p99_ms": "P99 TPOT (ms)",
+    "dataset": "Dataset",
+    "input_len": "Input tokens",
+    "output_len": "Output tokens",
+}
+# Power and price first: at 1440 px Idle W and Rated W show without scrolling the table.
+GPU_LABELS = {
+    "gpu_model": "GPU",
+    "hourly_usd": "$ / GPU-hour",
+    "electricity_included": "Power in price",
+    "idle_w": "Idle W",
+    "rated_w": "Rated W",
+    "site": "Site",
+    "purchase_usd": "Purchase $ / GPU",
+    "lifetime_years": "Lifetime (years)",
+    "max_gpus": "Max GPUs",
+    "include_embodied": "Count embodied",
+    "embodied_kgco2e": "Embodied kgCO2e",
+}
+SITE_LABELS = {
+    "name": "Site",
+    "electricity_usd_per_kwh": "$ / kWh",
+    "grid_gco2_per_kwh": "gCO2e / kWh",
+    "pue": "PUE",
+}
+SETTING_LABELS = {
+    "name": "Scenario name",
+    "model": "Model",
+    "objective": "Objective",
+    "carbon_price_usd_per_t": "Carbon price",
+    "max_utilization": "Utilisation ceiling",
+    "capacity_rule": "Capacity from",
+    "budget_usd_per_hour": "Budget",
+    "carbon_cap_kg_per_hour": "Carbon cap",
+    "time_limit_s": "Solver time limit (scenario file only)",
+}
+TABLES = {
+    "classes": ("Traffic classes", CLASS_LABELS),
+    "gpus": ("GPUs on offer", GPU_LABELS),
+    "sites": ("Sites", SITE_LABELS),
+}
+CLASS_COLUMNS = tuple(CLASS_LABELS)
+GPU_COLUMNS = tuple(GPU_LABELS)
+SITE_COLUMNS = tuple(SITE_LABELS)
 # The objective as the page offers it: a carbon price is "price" with its own number.
 OBJECTIVE_CHOICES = ("cost", "carbon", "price")
 # The scenario's `capacity_rule`, as the page offers it.
@@ -55,7 +95,15 @@ def classes_table(scenario: Scenario) -> pd.DataFrame:
     """Traffic classes; `share_pct` (of a total rate) is an alternative way to give a rate."""
     rows = [{c: getattr(k, c, None) for c in CLASS_COLUMNS} for k in scenario.classes]
     return pd.DataFrame(rows, columns=list(CLASS_COLUMNS)).astype(
-        {"rate_rps": float, "share_pct": float, "ttft_p99_ms": float, "tpot_p99_ms": float}
+        {
+            "rate_rps": float,
+            "share_pct": float,
+            "ttft_p99_ms": float,
+            "tpot_p99_ms": float,
+            "dataset": object,
+            "input_len": "Int64",
+            "output_len": "Int64",
+        }
     )
 
 
@@ -66,25 +114,29 @@ def _rates_from_shares(classes: list[dict[str, Any]], total_rps: float | None) -
         share = row.pop("share_pct", None)
         if row.get("rate_rps") is None and share is not None:
             if not total_rps:
-                where = f"Traffic classes, row {i + 1}, column share_pct"
+                where = place(f"classes.{i}.share_pct")
                 raise InputError("a share needs the total rate below the table", field=where)
             row["rate_rps"] = total_rps * share / 100
         out.append(row)
     return out
 
 
-_FACTS_SHOWN = ("idle_w", "rated_w", "embodied_kgco2e")
+_FACTS_SHOWN = ("idle_w", "rated_w", "embodied_kgco2e", "lifetime_years")
 _GPU_TYPES = {
     "hourly_usd": float,
+    "purchase_usd": float,
+    "lifetime_years": float,
     "idle_w": float,
     "rated_w": float,
     "embodied_kgco2e": float,
     "max_gpus": "Int64",
 }
+_INTEGERS = ("max_gpus", "input_len", "output_len")
 
 
 def gpus_table(scenario: Scenario, facts: dict[str, GpuFacts] | None = None) -> pd.DataFrame:
-    """GPU offers; power and embodied figures the scenario leaves open show the catalog's."""
+    """GPU offers; power, embodied and lifetime figures the scenario leaves open show the
+    catalog's."""
     rows = []
     for offer in scenario.gpus:
         row = {c: getattr(offer, c) for c in GPU_COLUMNS}
@@ -107,11 +159,10 @@ def _records(table: pd.DataFrame, columns: tuple[str, ...]) -> list[dict[str, An
         cleaned = {c: cell_value(row.get(c)) for c in columns}
         if all(v is None for v in cleaned.values()):
             continue  # an empty row the editor added
-        records.append({k: v for k, v in cleaned.items() if v is not None})
+        records.append(
+            {k: int(v) if k in _INTEGERS else v for k, v in cleaned.items() if v is not None}
+        )
     return records
-
-
-_TABLE_OF = {"classes": "Traffic classes", "gpus": "GPUs", "sites": "Sites"}
 
 
 def scenario_from_forms(
@@ -124,16 +175,14 @@ def scenario_from_forms(
     settings: dict[str, Any],
     total_rps: float | None = None,
 ) -> Scenario:
-    """The scenario the page's inputs describe; InputError names the table, row and column."""
+    """The scenario the page's inputs describe; InputError names the table, row and column as
+    the page shows them."""
     raw = base.model_dump(mode="json")
     raw |= {
         "name": follow_model(base.name, old_model=base.model, new_model=model),
         "model": model,
         "classes": _rates_from_shares(_records(classes, CLASS_COLUMNS), total_rps),
-        "gpus": [
-            {**g, "max_gpus": int(g["max_gpus"])} if "max_gpus" in g else g
-            for g in _records(gpus, GPU_COLUMNS)
-        ],
+        "gpus": _records(gpus, GPU_COLUMNS),
         "sites": _records(sites, SITE_COLUMNS),
         **settings,
     }
@@ -141,13 +190,61 @@ def scenario_from_forms(
         return Scenario.model_validate(raw)
     except ValidationError as error:
         first = error.errors(include_url=False)[0]
-        loc = [str(part) for part in first["loc"]]
-        where = loc[0] if loc else "scenario"
-        if where in _TABLE_OF and len(loc) >= 2 and loc[1].isdigit():
-            column = f", column {loc[2]}" if len(loc) > 2 else ""
-            where = f"{_TABLE_OF[where]}, row {int(loc[1]) + 1}{column}"
-        message = first["msg"].removeprefix("Value error, ")
-        raise InputError(message, field=where) from None
+        path = ".".join(str(part) for part in first["loc"])
+        message = in_page_words(first["msg"].removeprefix("Value error, "))
+        raise InputError(message, field=place(path) if path else "scenario") from None
+
+
+def place(field: str) -> str:
+    """Where a scenario field is on the page: `gpus.h100-pcie.idle_w` or `gpus.0.idle_w` ->
+    "GPUs on offer, h100-pcie, Idle W" / "GPUs on offer, row 1, Idle W"; a setting -> its
+    label. A field the page does not show is returned as it is."""
+    parts = field.split(".")
+    if parts[0] in TABLES and len(parts) >= 2:
+        title, labels = TABLES[parts[0]]
+        row = f"row {int(parts[1]) + 1}" if parts[1].isdigit() else parts[1]
+        column = [labels.get(parts[2], parts[2])] if len(parts) > 2 else []
+        return ", ".join([title, row, *column])
+    if parts[0] == "objective" and len(parts) > 1:
+        return SETTING_LABELS.get(parts[1], field)
+    return SETTING_LABELS.get(parts[0], field)
+
+
+# Field names a message may quote: those with an underscore (plain words such as "name" or
+# "site" read as English). Longest first, so that `idle_w` never eats part of a longer name.
+_QUOTED = sorted(
+    {n for t in (CLASS_LABELS, GPU_LABELS, SITE_LABELS, SETTING_LABELS) for n in t if "_" in n}
+    | {"dataset"},
+    key=len,
+    reverse=True,
+)
+_ALL_LABELS = CLASS_LABELS | SITE_LABELS | SETTING_LABELS | GPU_LABELS
+_NAME = re.compile(r"`?\b(" + "|".join(map(re.escape, _QUOTED)) + r")\b`?")
+
+
+def in_page_words(message: str) -> str:
+    """A message with the scenario's field names replaced by the labels the page shows."""
+    return _NAME.sub(lambda m: _ALL_LABELS[m.group(1)], message)
+
+
+# What the user can do about a field, said in the page's words, where the message alone does
+# not say it (the planner speaks to scenario files as well as to the page).
+_HINTS = {
+    ("gpus", "idle_w"): "or tick Power in price",
+    ("gpus", "rated_w"): "or tick Power in price",
+}
+
+
+def page_message(error: InputError) -> str:
+    """An error from the planner or the forms, for the page: where (table, row, column as
+    shown) and what, without the scenario's internal field names; a hint where one helps."""
+    reason = in_page_words(error.reason)
+    if not error.field:
+        return reason
+    parts = error.field.split(".")
+    hint = _HINTS.get((parts[0], parts[-1])) if len(parts) == 3 else None
+    where = place(".".join(parts[:2])) if hint else place(error.field)
+    return f"{where}: {reason}" + (f" ({hint})" if hint else "")
 
 
 def objective_choice(scenario: Scenario) -> str:
@@ -183,3 +280,38 @@ def site_names(sites: pd.DataFrame, scenario: Scenario) -> list[str]:
     """The sites named in the (edited) sites table, or the scenario's when it names none."""
     named = [s for s in sites["name"].dropna().tolist() if s]
     return named or [s.name for s in scenario.sites]
+
+
+def through_the_page(scenario: Scenario, facts: dict[str, GpuFacts] | None = None) -> Scenario:
+    """The scenario as the page's tables and inputs hold it (what a loaded file becomes)."""
+    return scenario_from_forms(
+        scenario,
+        model=scenario.model,
+        classes=classes_table(scenario),
+        gpus=gpus_table(scenario, facts),
+        sites=sites_table(scenario),
+        settings={},
+    )
+
+
+def changed_fields(loaded: Scenario, shown: Scenario) -> list[str]:
+    """Each field the loaded scenario gives that the page shows otherwise (or not at all), in
+    the page's words: the page never drops a loaded field without saying so."""
+    return [
+        f"{place(path)}: {before!r} in the file, {'empty' if after is None else repr(after)} here"
+        for path, before, after in _differences(
+            loaded.model_dump(mode="json"), shown.model_dump(mode="json"), ""
+        )
+        if before is not None
+    ]
+
+
+def _differences(before: Any, after: Any, path: str):
+    if isinstance(before, dict) and isinstance(after, dict):
+        for key, value in before.items():
+            yield from _differences(value, after.get(key), f"{path}.{key}".lstrip("."))
+    elif isinstance(before, list) and isinstance(after, list) and len(before) == len(after):
+        for i, (one, other) in enumerate(zip(before, after, strict=True)):
+            yield from _differences(one, other, f"{path}.{i}")
+    elif before != after:
+        yield path, before, after

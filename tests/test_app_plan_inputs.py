@@ -1,0 +1,199 @@
+"""The Plan page's inputs through Streamlit's AppTest: they survive a visit to another page, they
+live in the page's link (a reload or a sent link restores the plan; a broken link gives the
+default plan and says why), a region preset stays chosen, a loaded file's traffic shapes and
+purchases are kept, and the page plans every scenario file as `fleetplan plan` does."""
+
+from __future__ import annotations
+
+import gc
+import json
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from fleetplan.planner import Scenario
+from fleetplan.services.scenario_link import scenario_to_link
+from fleetplan.warehouse.db import ENV_VAR
+from tests.support.paths import ROOT
+from tests.support.processes import fleetplan
+from tests.support.vllm_results import make_result
+
+MAIN = str(ROOT / "app" / "main.py")
+PLAN, BENCHMARKS = "pages/plan.py", "pages/benchmarks.py"
+
+
+@pytest.fixture(autouse=True)
+def _fresh_caches():
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    yield
+    st.cache_data.clear()
+    st.cache_resource.clear()
+
+
+def open_app(monkeypatch, warehouse_path, link: str | None = None) -> AppTest:
+    monkeypatch.setenv(ENV_VAR, str(warehouse_path))
+    at = AppTest.from_file(MAIN, default_timeout=120)
+    if link is not None:
+        at.query_params["s"] = link
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def key(at: AppTest, name: str) -> str:
+    return f"{name}_{at.session_state['s_gen']}"
+
+
+def metric(at: AppTest, label: str) -> str:
+    return {m.label: m.value for m in at.metric}[label]
+
+
+def test_inputs_survive_a_visit_to_another_page(monkeypatch, sample_warehouse_path):
+    at = open_app(monkeypatch, sample_warehouse_path)
+    at.slider(key=key(at, "w_headroom")).set_value(0.6).run()
+    at.radio(key=key(at, "w_capacity_rule")).set_value("measured").run()
+    changed: Scenario = at.session_state["s_current"]
+    cost = metric(at, "Cost per month")
+    assert changed.max_utilization == 0.6 and changed.capacity_rule == "measured"
+    at.switch_page(BENCHMARKS).run()
+    assert not at.exception, at.exception
+    at.switch_page(PLAN).run()
+    assert not at.exception, at.exception
+    assert at.session_state["s_current"] == changed
+    assert at.slider(key=key(at, "w_headroom")).value == 0.6
+    assert at.radio(key=key(at, "w_capacity_rule")).value == "measured"
+    assert metric(at, "Cost per month") == cost
+
+
+def test_the_link_holds_the_plan_and_restores_it(monkeypatch, sample_warehouse_path):
+    at = open_app(monkeypatch, sample_warehouse_path)
+    at.slider(key=key(at, "w_headroom")).set_value(0.55).run()
+    scenario: Scenario = at.session_state["s_current"]
+    link = at.query_params["s"]
+    assert link == scenario_to_link(scenario)
+    cost = metric(at, "Cost per month")
+
+    st.cache_data.clear()
+    again = open_app(monkeypatch, sample_warehouse_path, link=link)  # a reload, a sent link
+    assert again.session_state["s_current"] == scenario
+    assert again.slider(key=key(again, "w_headroom")).value == 0.55
+    assert metric(again, "Cost per month") == cost
+    assert again.session_state["s_notes"] == []  # nothing to say about its own link
+
+
+@pytest.mark.parametrize("link", ["1.garbage", "not-a-plan", "1." + "A" * 9000])
+def test_a_broken_link_gives_the_default_plan_and_says_why(
+    monkeypatch, sample_warehouse_path, link
+):
+    default = open_app(monkeypatch, sample_warehouse_path).session_state["s_current"]
+    at = open_app(monkeypatch, sample_warehouse_path, link=link)
+    assert at.session_state["s_current"] == default
+    assert any("link holds no plan that can be read" in i.value for i in at.info)
+    assert metric(at, "Cost per month").startswith("$")
+    assert at.query_params["s"] == scenario_to_link(default)  # the link is mended
+
+
+def test_a_region_preset_stays_chosen_after_it_is_applied(monkeypatch, sample_warehouse_path):
+    at = open_app(monkeypatch, sample_warehouse_path)
+    at.selectbox(key=key(at, "w_region_site")).set_value("datacenter")
+    at.selectbox(key=key(at, "w_region")).set_value("eu-paper").run()
+    at.button(key=key(at, "w_apply_region")).click().run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key=key(at, "w_region")).value == "eu-paper"
+    assert any(c.value.startswith("Grid 242 gCO2e/kWh") for c in at.caption)
+    assert at.query_params["region"] == "eu-paper"
+
+
+def upload(at: AppTest, scenario: dict, name: str) -> AppTest:
+    at.file_uploader(key="w_scenario_file").set_value(
+        (name, json.dumps(scenario).encode(), "application/json")
+    ).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def scenario_files(default: Scenario) -> dict[str, dict]:
+    """Scenario files a team might write: the bundled example, a bought GPU, a class with its
+    dataset, a carbon price on today's measured rule, a budget and a power figure of its own."""
+    example = json.loads((ROOT / "examples" / "chat-batch-qwen14b.json").read_text())
+    base = default.model_dump(mode="json", exclude_none=True)
+    bought = json.loads(json.dumps(base))
+    h100 = next(g for g in bought["gpus"] if g["gpu_model"] == "h100-pcie")
+    h100.pop("hourly_usd")
+    h100 |= {"purchase_usd": 25_000, "lifetime_years": 4}
+    shaped = json.loads(json.dumps(base))
+    shaped["classes"][-1]["dataset"] = "sharegpt"
+    priced = json.loads(json.dumps(example))
+    priced |= {"objective": {"carbon_price_usd_per_t": 120}, "capacity_rule": "measured"}
+    priced["gpus"][0] |= {"idle_w": 70}  # a carbon price needs both GPUs' power
+    limited = json.loads(json.dumps(example))
+    limited["gpus"][1] |= {"idle_w": 30, "rated_w": 400}
+    limited["budget_usd_per_hour"] = 100
+    return {
+        "example.json": example,
+        "bought.json": bought,
+        "shaped.json": shaped,
+        "priced.json": priced,
+        "limited.json": limited,
+    }
+
+
+def test_the_page_and_the_command_line_plan_every_scenario_file_alike(
+    monkeypatch, sample_warehouse_path, tmp_path
+):
+    at = open_app(monkeypatch, sample_warehouse_path)
+    files = scenario_files(at.session_state["s_current"])
+    on_the_page = {}
+    for name, content in files.items():
+        upload(at, content, name)
+        shown: Scenario = at.session_state["s_current"]
+        assert at.session_state["s_notes"] == []  # nothing dropped, nothing filled in
+        assert shown.classes == Scenario.model_validate(content).classes
+        offer = Scenario.model_validate(content).offer("h100-pcie")
+        assert shown.offer("h100-pcie").purchase_usd == offer.purchase_usd
+        on_the_page[name] = at.session_state["s_result"].model_dump(mode="json")
+
+    st.cache_resource.clear()
+    gc.collect()  # DuckDB: one process per file; the command line is another process
+    for name, content in files.items():
+        path = tmp_path / name
+        path.write_text(json.dumps(content))
+        fleetplan(
+            "plan",
+            "--warehouse",
+            sample_warehouse_path,
+            "--scenario",
+            path,
+            "--json",
+            tmp_path / f"{name}.plan.json",
+            check=True,
+        )
+        cli = json.loads((tmp_path / f"{name}.plan.json").read_text())
+        page = on_the_page[name]
+        assert page["model"].endswith(cli["model"])  # the file may name the model short
+        assert {**page, "model": cli["model"]} == cli, name
+
+
+def test_runs_without_a_dataset_label_do_not_stop_the_plan(
+    monkeypatch, sample_warehouse_path, tmp_path
+):
+    """The issue's dead end: a vLLM file without a dataset label, imported for the bundled model,
+    made the page stop with "measured with several kinds of traffic". Now each class is planned
+    on the most-measured kind, written into its Dataset column and said."""
+    model = "deepseek-ai/DeepSeek-R1-Distill-Llama-8B"
+    for seed, rate in ((31, 2.0), (32, 4.0)):
+        run = tmp_path / f"vllm-{seed}.json"
+        run.write_text(json.dumps(make_result(seed=seed, rate=rate, model=model)))
+        fleetplan("ingest", "--warehouse", sample_warehouse_path, run, check=True)
+    at = open_app(monkeypatch, sample_warehouse_path)
+    shown: Scenario = at.session_state["s_current"]
+    assert shown.model == model
+    assert {c.dataset for c in shown.classes} == {"sharegpt"}  # the most measured
+    notes = at.session_state["s_notes"]
+    assert len(notes) == len(shown.classes)
+    assert all("named no traffic shape" in n and "unlabelled" in n for n in notes)
+    assert any("planned on sharegpt, the most measured" in i.value for i in at.info)
+    assert not at.error, [e.value for e in at.error]
+    assert metric(at, "Cost per month").startswith("$")

@@ -1,0 +1,137 @@
+"""The Plan page's state in a real Chromium: an input changed on the page is still there, with
+the same plan, after a visit to another page and after reloading the page's URL."""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+
+from fleetplan.planner import Scenario
+from fleetplan.services.scenario_link import scenario_from_link
+from tests.support.browser import VIEWPORT, screenshot, wait_rendered
+from tests.support.browser import browser_page as open_browser
+
+PLAN = "Plan a fleet"
+
+
+@pytest.fixture(name="browser_page")
+def _browser_page():
+    with open_browser() as page:
+        yield page
+
+
+def headroom(page):
+    """The Utilisation ceiling slider's input (its `aria-valuetext` is the value shown)."""
+    slider = page.locator("[data-testid='stSlider']").filter(has_text="Utilisation ceiling")
+    return slider.locator("input[type='range']")
+
+
+def headline(page) -> list[str]:
+    """Every figure of the plan's headline (cost, carbon, GPUs, ...), as shown."""
+    values = page.locator("[data-testid='stMetricValue']")
+    values.first.wait_for(timeout=60_000)
+    return values.all_inner_texts()
+
+
+def test_an_input_survives_another_page_and_a_reload(dashboard_url, browser_page):
+    page = browser_page
+    page.goto(dashboard_url)
+    wait_rendered(page, PLAN)
+    default = headline(page)
+    handle = headroom(page)
+    assert handle.get_attribute("aria-valuetext") == "0.80"
+    handle.focus()
+    page.keyboard.press("Home")  # 0.80 -> 0.30: more servers, another plan
+    page.wait_for_function(
+        "before => [...document.querySelectorAll('[data-testid=\"stMetricValue\"]')]"
+        ".map(e => e.innerText).join('|') !== before",
+        arg="|".join(default),
+        timeout=60_000,
+    )
+    wait_rendered(page, PLAN)
+    changed = headline(page)
+    assert headroom(page).get_attribute("aria-valuetext") == "0.30"
+    assert changed != default  # the plan follows the input
+    assert "s=" in page.url  # the scenario is in the link
+    screenshot(page, "state-1-changed.png", full_page=False)
+
+    page.get_by_role("link", name="Benchmarks").first.click()
+    wait_rendered(page, "Benchmarks")
+    page.get_by_role("link", name="Plan").first.click()
+    wait_rendered(page, PLAN)
+    assert headroom(page).get_attribute("aria-valuetext") == "0.30"
+    assert headline(page) == changed
+    screenshot(page, "state-2-back-from-benchmarks.png", full_page=False)
+
+    link = page.url
+    page.reload()
+    wait_rendered(page, PLAN)
+    assert headroom(page).get_attribute("aria-valuetext") == "0.30"
+    assert headline(page) == changed
+    assert page.locator("[data-testid='stException']").count() == 0
+
+    fresh = page.context.browser.new_page(viewport=VIEWPORT)  # the link, sent to someone
+    fresh.goto(link)
+    wait_rendered(fresh, PLAN)
+    assert headroom(fresh).get_attribute("aria-valuetext") == "0.30"
+    assert headline(fresh) == changed
+    screenshot(fresh, "state-3-from-the-link.png", full_page=False)
+
+
+def test_a_broken_link_shows_the_default_plan_and_says_why(dashboard_url, browser_page):
+    page = browser_page
+    page.goto(f"{dashboard_url}/?s=1.broken")
+    wait_rendered(page, PLAN)
+    page.get_by_text("link holds no plan that can be read").first.wait_for(timeout=10_000)
+    assert headroom(page).get_attribute("aria-valuetext") == "0.80"
+    assert page.locator("[data-testid='stException']").count() == 0
+
+
+def test_a_table_edit_and_a_region_survive_another_page(dashboard_url, browser_page):
+    """The issue's own steps: the chat rate set to 20 in the Traffic classes table, a region
+    preset applied; Benchmarks and back: 20 again, the region still chosen and described."""
+    page = browser_page
+    page.goto(dashboard_url)
+    wait_rendered(page, PLAN)
+    classes = page.locator("[data-testid='stDataFrame']").first
+    box = classes.bounding_box()
+    assert box is not None
+    # The grid is a canvas: the chat row's Rate cell by its place (header and cells ~35 px).
+    before = page.url
+    page.mouse.click(box["x"] + 180, box["y"] + 52)
+    page.keyboard.type("20", delay=100)  # typing on a chosen cell replaces its value
+    screenshot(page, "state-4-editing.png", full_page=False)
+    page.keyboard.press("Enter")
+    page.wait_for_function("before => location.href !== before", arg=before, timeout=60_000)
+    wait_rendered(page, PLAN)
+    assert scenario_in(page.url).classes[0].rate_rps == 20
+
+    region = page.locator("[data-testid='stSelectbox']").filter(has_text="Region")
+    region.click()
+    page.get_by_role("option", name="Poland").first.click()
+    wait_rendered(page, PLAN)
+    page.get_by_role("button", name="Apply").click()
+    wait_rendered(page, PLAN)
+    screenshot(page, "state-5-region-applied.png")
+    page.get_by_role("link", name="Benchmarks").first.click()
+    wait_rendered(page, "Benchmarks")
+    page.get_by_role("link", name="Plan").first.click()
+    wait_rendered(page, PLAN)
+    screenshot(page, "state-6-back-with-region.png")
+    back = scenario_in(page.url)
+    assert back.classes[0].rate_rps == 20
+    datacenter = next(site for site in back.sites if site.name == "datacenter")
+    shown = region.inner_text() + " ".join(  # the chosen option is an input's value
+        field.input_value() for field in region.locator("input").all()
+    )
+    assert "Poland (pl)" in shown  # still the region chosen
+    # and its notes describe what the Sites table holds
+    page.get_by_text(f"Grid {datacenter.grid_gco2_per_kwh:.0f} gCO2e/kWh").wait_for()
+    assert "region=pl" in page.url
+
+
+def scenario_in(url: str) -> Scenario:
+    """The scenario the page's URL holds."""
+    (link,) = parse_qs(urlparse(url).query)["s"]
+    return scenario_from_link(link)
