@@ -12,10 +12,11 @@ import pytest
 
 from fleetplan.planner.report import POOL_COLUMNS
 from fleetplan.planner.scenario import Scenario
-from fleetplan.services.exports import follow_model, plan_csv, plan_inputs, read_inputs
+from fleetplan.services.exports import plan_csv, plan_inputs, read_inputs
 from fleetplan.services.planning import plan_from_tables
 from fleetplan.services.scenario_forms import (
     classes_table,
+    follow_model,
     gpus_table,
     scenario_from_forms,
     sites_table,

@@ -243,19 +243,3 @@ def read_inputs(csv_text: str) -> dict[str, Any]:
 def plan_json(plan: Plan, inputs: dict[str, Any]) -> str:
     """The whole plan as JSON, with the inputs it rests on in `inputs`."""
     return json.dumps({**plan.model_dump(mode="json"), "inputs": inputs}, indent=1) + "\n"
-
-
-def short_model(model: str) -> str:
-    """A model's name without its organisation, as default scenario names use it."""
-    return model.split("/")[-1]
-
-
-def follow_model(name: str, *, old_model: str, new_model: str) -> str:
-    """A scenario's name after its model changed: a name ending in " on <old model>" (the
-    default names, "chatbot + batch eval on Qwen-14B") ends in the new model instead, so that
-    the plan and its exports do not carry the previous model's name; any other name is the
-    user's and stays."""
-    old = f" on {short_model(old_model)}"
-    if old_model != new_model and name.endswith(old):
-        return name.removesuffix(old) + f" on {short_model(new_model)}"
-    return name

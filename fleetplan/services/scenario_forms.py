@@ -18,7 +18,6 @@ from pydantic import ValidationError
 from fleetplan.core.errors import InputError
 from fleetplan.planner.economics import GpuFacts
 from fleetplan.planner.scenario import CapacityRule, CarbonPrice, Scenario
-from fleetplan.services.exports import follow_model
 
 # Every column of the page's tables, with the label the page shows: the page's column configs
 # and every message that names a field (`place`, `in_page_words`) read them here, so that a
@@ -315,3 +314,19 @@ def _differences(before: Any, after: Any, path: str):
             yield from _differences(one, other, f"{path}.{i}")
     elif before != after:
         yield path, before, after
+
+
+def short_model(model: str) -> str:
+    """A model's name without its organisation, as default scenario names use it."""
+    return model.split("/")[-1]
+
+
+def follow_model(name: str, *, old_model: str, new_model: str) -> str:
+    """A scenario's name after its model changed: a name ending in " on <old model>" (the
+    default names, "chatbot + batch eval on Qwen-14B") ends in the new model instead, so that
+    the plan and its exports do not carry the previous model's name; any other name is the
+    user's and stays."""
+    old = f" on {short_model(old_model)}"
+    if old_model != new_model and name.endswith(old):
+        return name.removesuffix(old) + f" on {short_model(new_model)}"
+    return name
