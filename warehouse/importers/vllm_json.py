@@ -89,6 +89,18 @@ _KNOWN = {
     "total_input_sequences",
     "input_sequence_throughput",
     *_SETUP_STRINGS,
+    # read by `_setup`, which takes a number as well as text (`--metadata gpu_count=2` is text,
+    # a result edited by hand may hold the number 2): read, so never "ignored"
+    *_GPU_KEYS,
+    *_GPU_COUNT_KEYS,
+    *_TP_KEYS,
+    "vllm_version",
+    "engine_version",
+    "dtype",
+    "host",
+    "hostname",
+    "dataset_name",
+    "dataset",
 }
 
 
