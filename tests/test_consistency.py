@@ -173,3 +173,27 @@ def test_no_real_file_of_any_tool_contradicts_itself():
             assert all(contradiction(point) is None for point in run.points)
         checked += 1
     assert checked >= 20  # the fixtures alone hold more than that
+
+
+def test_every_format_goes_through_the_check(monkeypatch):
+    from fleetplan.warehouse.importers import registry
+
+    checked: dict[str, int] = {}
+    real = registry.check_runs
+
+    def recording(runs, *, file):
+        checked[file] = sum(len(run.points) for run in runs)
+        real(runs, file=file)
+
+    monkeypatch.setattr(registry, "check_runs", recording)
+    formats = set()
+    for name, data in seed_files().values():
+        try:
+            parsed = parse(
+                FileInput.from_bytes(name, data), ImportOptions(gpu="rtx-4090", gpu_count=1)
+            )
+        except InputError:
+            continue  # seeds that are not results on their own
+        assert checked.pop(name) == parsed.points
+        formats.add(parsed.importer)
+    assert len(formats) == len(registry.FORMATS)  # all six
