@@ -197,3 +197,21 @@ def test_every_format_goes_through_the_check(monkeypatch):
         assert checked.pop(name) == parsed.points
         formats.add(parsed.importer)
     assert len(formats) == len(registry.FORMATS)  # all six
+
+
+@needs_ionet
+def test_ingest_refuses_the_poisoned_file_and_the_warehouse_keeps_its_runs(
+    sample_warehouse_path, tmp_path
+):
+    from tests.support.processes import fleetplan
+
+    before = fleetplan("benchmarks", "--warehouse", sample_warehouse_path, check=True).stdout
+    poisoned = ionet_file() | {"request_throughput": 1e6, "mean_ttft_ms": 1.0, "mean_tpot_ms": 1.0}
+    path = tmp_path / FOUR_090
+    path.write_text(json.dumps(poisoned))
+    done = fleetplan("ingest", "--warehouse", sample_warehouse_path, path)
+    assert done.returncode == 1, done
+    assert "request throughput 1e+06 req/s" in done.stdout
+    assert "completed requests 200 / duration 51.473 s" in done.stdout
+    after = fleetplan("benchmarks", "--warehouse", sample_warehouse_path, check=True).stdout
+    assert after == before
