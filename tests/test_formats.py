@@ -420,7 +420,10 @@ def test_folder_of_every_tool_imports_results_and_passes_over_the_rest(warehouse
     # the one refusal: vLLM's file says "cpu" while --gpu says RTX 4090
     assert by_status.get(Status.REJECTED) == ["vllm-bench-serve-0.32.0/vllm-bench-serve.json"]
     imported = by_status[Status.IMPORTED]
-    assert len(imported) == 11 + shared.get(Status.IMPORTED, 0), imported
+    assert len(imported) == 8 + shared.get(Status.IMPORTED, 0), imported
+    # GuideLLM's YAML report beside its JSON one is the same run in other bytes: present already
+    yaml = [f"guidellm-{v}/benchmarks.yaml" for v in ("0.3.1", "0.4.0", "0.6.1")]
+    assert by_status[Status.DUPLICATE] == yaml
     assert all(
         name.endswith(
             (
@@ -446,7 +449,7 @@ def test_folder_of_every_tool_imports_results_and_passes_over_the_rest(warehouse
     # again: every imported file is recognised as already present, nothing doubles
     points = len(benchmark_points(warehouse))
     again = list(ingest_paths(warehouse, folders, options))
-    assert sum(o.status is Status.DUPLICATE for o in again) == len(imported)
+    assert sum(o.status is Status.DUPLICATE for o in again) == len(imported) + len(yaml)
     assert len(benchmark_points(warehouse)) == points
 
 

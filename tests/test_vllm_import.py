@@ -58,6 +58,12 @@ def test_tpot_is_per_request_and_differs_from_pooled_itl():
     result["itls"] = [[0.010] * 100, [0.100, 0.100]]
     result["ttfts"] = [0.05, 0.05]
     result["total_output_tokens"] = 104
+    # a file must agree with itself (warehouse.consistency): the 1.05 s request fits in its
+    # duration, and its throughputs follow its tokens
+    result["duration"] = 2.0
+    result["request_throughput"] = 2 / 2.0
+    result["output_throughput"] = 104 / result["duration"]
+    result["total_token_throughput"] = (result["total_input_tokens"] + 104) / result["duration"]
     for key in [k for k in result if k.endswith("_ms")]:
         del result[key]
     point = parse_obj(result).runs[0].points[0]

@@ -99,9 +99,10 @@ def test_opening_waits_for_the_other_process_to_let_go(warehouse_path):
         assert holder.wait(timeout=10) == 0  # it held the file when the open began, then let go
 
 
-def test_a_failure_inside_a_store_rolls_everything_back(warehouse):
+def test_a_failure_inside_a_store_rolls_everything_back(warehouse, monkeypatch):
     import json
 
+    from fleetplan.warehouse import store
     from tests.support.vllm_results import make_result
 
     data = json.dumps(make_result(detailed=False)).encode()
@@ -109,9 +110,18 @@ def test_a_failure_inside_a_store_rolls_everything_back(warehouse):
     run = parsed.runs[0]
     source = SourceFile("a.json", parsed.file.sha256, len(data), parsed.importer, "1")
     before = table_snapshot(warehouse)
-    # Two runs claiming the same origin violate the unique key half-way through the insert.
+    # The points violate a constraint half-way through the insert, after the source and run.
+    # (A run twice in one file is no longer such a failure: it is stored once.)
+    insert = store._insert
+
+    def failing(con, table, columns, rows):
+        rows = rows + rows if table == "points" else rows  # a duplicate primary key
+        insert(con, table, columns, rows)
+
+    monkeypatch.setattr(store, "_insert", failing)
     with pytest.raises(duckdb.ConstraintException):
-        store_runs(warehouse, source, [run, run])
+        store_runs(warehouse, source, [run])
+    monkeypatch.undo()
     assert table_snapshot(warehouse) == before
     assert store_runs(warehouse, source, [run]).runs_added == 1
 

@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 import duckdb
 
+from fleetplan.warehouse.identity import stored_keys
 from fleetplan.warehouse.load import backfill
 
 Step = str | Callable[[duckdb.DuckDBPyConnection], None]
@@ -34,6 +35,65 @@ ALTER TABLE points ADD COLUMN load_reason VARCHAR;
 """
     )
     backfill(con)
+
+
+# `runs` as 001 made it, less UNIQUE (origin_sha256, origin_index), plus the content key.
+_RUNS_005 = """
+CREATE TABLE runs_005 (
+    run_id VARCHAR PRIMARY KEY,
+    source_id VARCHAR NOT NULL,
+    origin_sha256 VARCHAR NOT NULL,         -- the file the numbers were first read from, as said
+    origin_index INTEGER NOT NULL,          -- the run's position in that file
+    tool VARCHAR NOT NULL,
+    tool_version VARCHAR,
+    engine VARCHAR,
+    engine_version VARCHAR,
+    model VARCHAR NOT NULL,
+    dtype VARCHAR,
+    gpu_model VARCHAR NOT NULL,
+    gpu_label VARCHAR,
+    gpu_known BOOLEAN NOT NULL,
+    gpu_count INTEGER NOT NULL,
+    tensor_parallel_size INTEGER,
+    host VARCHAR,
+    dataset VARCHAR,
+    input_len INTEGER,
+    output_len INTEGER,
+    created_at TIMESTAMP,
+    source_file VARCHAR NOT NULL,
+    provenance_repository VARCHAR,
+    provenance_commit VARCHAR,
+    provenance_path VARCHAR,
+    provenance_licence VARCHAR,
+    provenance_notes VARCHAR,
+    metadata VARCHAR NOT NULL DEFAULT '{}',
+    run_key VARCHAR NOT NULL UNIQUE         -- the run's identity: its content (warehouse.identity)
+);
+"""
+
+
+def _identify_runs(con: duckdb.DuckDBPyConnection) -> None:
+    """A run's identity becomes its content (`fleetplan.warehouse.identity`): `run_key`, unique,
+    computed for the rows already there. The origin a file claims stays, as provenance, without
+    its UNIQUE constraint (a file could claim another file's origin and block it). DuckDB cannot
+    drop a constraint: the table is rebuilt, in this migration's transaction."""
+    import pandas as pd
+
+    keys = stored_keys(con)
+    frame = pd.DataFrame({"run_id": list(keys), "run_key": list(keys.values())}, dtype=object)
+    con.execute(_RUNS_005)
+    con.register("_fleetplan_keys", frame)
+    try:
+        con.execute(
+            "INSERT INTO runs_005 SELECT r.*, k.run_key FROM runs r "
+            "JOIN _fleetplan_keys k ON k.run_id = r.run_id"
+        )
+    finally:
+        con.unregister("_fleetplan_keys")
+    con.execute("DROP INDEX runs_source")
+    con.execute("DROP TABLE runs")
+    con.execute("ALTER TABLE runs_005 RENAME TO runs")
+    con.execute("CREATE INDEX runs_source ON runs (source_id)")
 
 
 MIGRATIONS: tuple[tuple[str, Step], ...] = (
@@ -179,4 +239,5 @@ ALTER TABLE points ADD COLUMN gpu_utilization_pct DOUBLE;
 """,
     ),
     ("004_point_load", _judge_points),
+    ("005_run_identity", _identify_runs),
 )

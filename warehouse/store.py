@@ -1,5 +1,6 @@
 """Writing runs to the warehouse and removing them: one source file per transaction. Each point
-is stored with its load judgement (`fleetplan.warehouse.load`)."""
+is stored with its load judgement (`fleetplan.warehouse.load`). A run already stored (the same
+content, `fleetplan.warehouse.identity`, whatever file brought it) is not stored again."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from fleetplan.core.contract import LATENCY_FIELDS, Run
 from fleetplan.core.load import judge_point
 from fleetplan.warehouse.columns import LOAD_COLUMNS
 from fleetplan.warehouse.db import Warehouse, utc_now
+from fleetplan.warehouse.identity import run_key
 from fleetplan.warehouse.load import load_values
 
 log = logging.getLogger("fleetplan.store")
@@ -44,6 +46,7 @@ _RUN_COLUMNS = (
     "provenance_licence",
     "provenance_notes",
     "metadata",
+    "run_key",
 )
 _POINT_COLUMNS = (
     "run_id",
@@ -111,17 +114,15 @@ def find_source(warehouse: Warehouse, sha256: str) -> tuple[str, str] | None:
 
 
 def _origin(run: Run, source: SourceFile, position: int) -> tuple[str, int]:
-    return _origin_of(run, source.sha256, position)
-
-
-def _origin_of(run: Run, file_sha256: str, position: int) -> tuple[str, int]:
-    """A run's identity: the file its numbers were first read from, and its position there."""
-    sha = run.source_sha256 or file_sha256
+    """Where a run's numbers were first read from, as the file says (a run file derived from
+    another keeps that file's checksum and position), else this file: provenance, never the
+    run's identity (a file could claim any checksum)."""
+    sha = run.source_sha256 or source.sha256
     index = run.source_index if run.source_index is not None else position
     return sha, index
 
 
-def _run_row(run: Run, run_id: str, source: SourceFile, position: int) -> tuple:
+def _run_row(run: Run, run_id: str, source: SourceFile, position: int, key: str) -> tuple:
     origin_sha, origin_index = _origin(run, source, position)
     prov = run.provenance
     return (
@@ -152,6 +153,7 @@ def _run_row(run: Run, run_id: str, source: SourceFile, position: int) -> tuple:
         prov.licence if prov else None,
         prov.notes if prov else None,
         json.dumps(run.metadata, sort_keys=True, ensure_ascii=False),
+        key,
     )
 
 
@@ -172,68 +174,78 @@ def _point_rows(run: Run, run_id: str) -> list[tuple]:
 
 
 def runs_present(warehouse: Warehouse, sha256: str, runs: Sequence[Run]) -> dict[int, str]:
-    """Which of a file's runs the warehouse holds already (the same origin file and position,
-    as `store_runs` decides), by position: the name of the file that brought each."""
-    origins = [_origin_of(run, sha256, i) for i, run in enumerate(runs)]
-    held = _held(warehouse.cursor(), origins)
-    return {i: held[origin] for i, origin in enumerate(origins) if origin in held}
+    """Which of a file's runs the warehouse holds already (the same content, as `store_runs`
+    decides), by position: the name of the file that brought each. `sha256` (the file's) is
+    not used: a run's identity is its content, not its file."""
+    del sha256
+    keys = [run_key(run) for run in runs]
+    held = _held(warehouse.cursor(), keys)
+    return {i: held[key] for i, key in enumerate(keys) if key in held}
 
 
-def _held(con, origins: Sequence[tuple[str, int]]) -> dict[tuple[str, int], str]:
-    """The origins among `origins` that stored runs have, with the name of the file that
-    brought each. One cheap lookup per file (this runs for every file of a large ingest)."""
-    if not origins:
+def _held(con, keys: Sequence[str]) -> dict[str, str]:
+    """The keys among `keys` that stored runs have, with the name of the file that brought
+    each. One cheap lookup per file (this runs for every file of a large ingest)."""
+    if not keys:
         return {}
-    wanted = set(origins)
-    shas = sorted({sha for sha, _ in origins})
-    marks = ", ".join("?" for _ in shas)  # placeholders only; the values are parameters
+    wanted = sorted(set(keys))
+    marks = ", ".join("?" for _ in wanted)  # placeholders only; the values are parameters
     sql = (
-        "SELECT r.origin_sha256, r.origin_index, s.file_name FROM runs r "  # noqa: S608
-        f"JOIN sources s ON s.source_id = r.source_id WHERE r.origin_sha256 IN ({marks})"
+        "SELECT r.run_key, s.file_name FROM runs r "  # noqa: S608
+        f"JOIN sources s ON s.source_id = r.source_id WHERE r.run_key IN ({marks})"
     )
-    rows = con.execute(sql, shas).fetchall()
-    return {(sha, idx): name for sha, idx, name in rows if (sha, idx) in wanted}
+    return dict(con.execute(sql, wanted).fetchall())
 
 
 def store_runs(warehouse: Warehouse, source: SourceFile, runs: Sequence[Run]) -> StoreResult:
-    """Store a file's runs in one transaction. Runs already stored (same origin file and
-    position, e.g. the raw file behind a sample-data file) are skipped and counted."""
-    origins = [_origin(run, source, i) for i, run in enumerate(runs)]
+    """Store a file's runs in one transaction. Runs already stored (the same content, e.g. the
+    raw file behind a sample-data file, or this file re-serialised), or twice in this file, are
+    skipped and counted."""
+    keys = [run_key(run) for run in runs]
     with warehouse.transaction() as con:
-        held = _held(con, origins)
-        already = set(held)
+        held = _held(con, keys)
         present_in = set(held.values())
         run_rows, point_rows = [], []
-        for position, (run, origin) in enumerate(zip(runs, origins, strict=True)):
-            if origin in already:
+        seen = set(held)
+        already = 0
+        for position, (run, key) in enumerate(zip(runs, keys, strict=True)):
+            if key in seen:
+                already += 1
+                if key not in held:  # twice in this file
+                    present_in.add(source.name)
                 continue
+            seen.add(key)
             run_id = f"{source.sha256[:16]}-{position}"
-            run_rows.append(_run_row(run, run_id, source, position))
+            run_rows.append(_run_row(run, run_id, source, position, key))
             point_rows.extend(_point_rows(run, run_id))
         if run_rows:
             log.info(
                 "storing %s: %d run(s), %d point(s)", source.name, len(run_rows), len(point_rows)
             )
-            con.execute(
-                "INSERT INTO sources VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    source.sha256,
-                    source.name,
-                    source.size_bytes,
-                    source.importer,
-                    source.importer_version,
-                    source.origin,
-                    utc_now(),
-                    json.dumps(list(source.warnings), ensure_ascii=False),
-                ],
-            )
+            _insert_source(con, source)
             _insert(con, "runs", _RUN_COLUMNS, run_rows)
             _insert(con, "points", _STORED_COLUMNS, point_rows)
     return StoreResult(
         runs_added=len(run_rows),
         points_added=len(point_rows),
-        runs_already_present=len(already),
+        runs_already_present=already,
         present_in=tuple(sorted(present_in)),
+    )
+
+
+def _insert_source(con, source: SourceFile) -> None:
+    con.execute(
+        "INSERT INTO sources VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            source.sha256,
+            source.name,
+            source.size_bytes,
+            source.importer,
+            source.importer_version,
+            source.origin,
+            utc_now(),
+            json.dumps(list(source.warnings), ensure_ascii=False),
+        ],
     )
 
 

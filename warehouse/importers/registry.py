@@ -12,6 +12,7 @@ from pathlib import Path
 
 from fleetplan.core.errors import FileTooLargeError, InputError, NotResultsError, UnknownFormatError
 from fleetplan.core.files import read_bounded
+from fleetplan.warehouse.consistency import check_runs
 from fleetplan.warehouse.importers import (
     csv_table,
     fleetplan_json,
@@ -64,6 +65,7 @@ def parse(file: FileInput, options: ImportOptions | None = None) -> ParsedFile:
     if format_ is None:
         raise _not_importable(document, file.name)
     runs, warnings = format_.parse(document, file, options)
+    check_runs(runs, file=file.name)  # once, for every format: a file that contradicts itself
     return ParsedFile(file, format_.IMPORTER, format_.VERSION, tuple(runs), tuple(warnings))
 
 

@@ -90,6 +90,23 @@ _KNOWN = {
     "input_sequence_throughput",
     *_SETUP_STRINGS,
 }
+# Read by `_setup`, which takes a number as well as text (`--metadata gpu_count=2` is text, a
+# result edited by hand may hold the number 2): never reported as ignored. Text values are also
+# kept as the run's metadata, as the tool wrote them.
+_READ_BY_SETUP = frozenset(
+    (
+        *_GPU_KEYS,
+        *_GPU_COUNT_KEYS,
+        *_TP_KEYS,
+        "vllm_version",
+        "engine_version",
+        "dtype",
+        "host",
+        "hostname",
+        "dataset_name",
+        "dataset",
+    )
+)
 
 
 # Keys every vLLM serving result has; three of them identify the format, so that a result missing
@@ -148,7 +165,10 @@ def parse(document: Document, source: FileInput, options: ImportOptions) -> Pars
         unknown = sorted(
             k
             for k in obj
-            if k not in _KNOWN and not _STAT_KEY.match(k) and not isinstance(obj[k], str)
+            if k not in _KNOWN
+            and k not in _READ_BY_SETUP
+            and not _STAT_KEY.match(k)
+            and not isinstance(obj[k], str)
         )
         if unknown:
             warnings.append(f"{where}: ignored keys {', '.join(unknown)}")

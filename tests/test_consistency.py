@@ -1,0 +1,217 @@
+"""A file whose figures contradict each other is refused, naming both, whatever its format; every
+real file of every tool still imports."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from fleetplan.core.errors import InputError
+from fleetplan.warehouse.consistency import agree, contradiction
+from fleetplan.warehouse.importers import FileInput, ImportOptions, parse
+from fleetplan.warehouse.preview import companion_pairs
+from tests.support.fuzzing import seed_files
+from tests.support.paths import ROOT, ionet_results_dir, tool_outputs_dir
+from tests.support.vllm_results import make_result
+
+IONET = ionet_results_dir()
+FOUR_090 = (
+    "vllm_200prompts16qps_DeepSeek-R1-Distill-Qwen-14B_sharegpt_2xNVIDIA-GeForce-RTX-4090.json"
+)
+needs_ionet = pytest.mark.skipif(IONET is None, reason="the io.net results are not beside this")
+
+
+def ionet_file() -> dict:
+    return json.loads((IONET / FOUR_090).read_text())
+
+
+def refusal(name: str, value: object, options: ImportOptions | None = None) -> InputError:
+    data = value if isinstance(value, bytes) else json.dumps(value).encode()
+    with pytest.raises(InputError) as caught:
+        parse(FileInput.from_bytes(name, data), options or ImportOptions())
+    return caught.value
+
+
+@needs_ionet
+def test_the_real_file_imports_as_it_is():
+    (run,) = parse(FileInput.from_bytes(FOUR_090, (IONET / FOUR_090).read_bytes())).runs
+    assert run.gpu_count == 2 and run.points[0].completed == 200
+
+
+@needs_ionet
+def test_a_throughput_of_a_million_beside_200_requests_in_51_s_is_refused():
+    poisoned = ionet_file() | {"request_throughput": 1e6, "mean_ttft_ms": 1.0, "mean_tpot_ms": 1.0}
+    error = refusal(FOUR_090, poisoned)
+    assert "contradicts itself" in str(error) and error.field == "request_throughput_rps"
+    assert "request throughput 1e+06 req/s" in str(error)
+    assert "completed requests 200 / duration 51.473 s = 3.88553" in str(error)
+
+
+@needs_ionet
+@pytest.mark.parametrize(
+    ("change", "field", "named"),
+    [
+        ({"mean_ttft_ms": 1.0, "mean_tpot_ms": 1.0}, "ttft_mean_ms", "mean TTFT 1 ms is below"),
+        ({"mean_tpot_ms": 1.0}, "tpot_mean_ms", "0.5 x p50 TPOT 96.8169 ms"),
+        ({"completed": 201}, "completed", "exceeds requests sent 200"),
+        ({"duration": 1e-300}, "request_throughput_rps", "duration 1e-300 s"),
+        ({"output_throughput": 1e308}, "output_throughput_tps", "output throughput 1e+308"),
+        ({"total_token_throughput": 1e308}, "total_throughput_tps", "total throughput 1e+308"),
+        ({"request_throughput": 1e308}, "request_throughput_rps", "request throughput 1e+308"),
+    ],
+)
+def test_each_contradiction_is_refused_naming_both_figures(change, field, named):
+    error = refusal(FOUR_090, ionet_file() | change)
+    assert error.field == field and named in str(error), str(error)
+    assert "run 1 of 1, level 1 of 1" in str(error)
+
+
+def test_a_p99_ttft_above_the_p99_e2el_is_refused():
+    document = make_result(detailed=False)  # statistics as stated, with E2EL
+    name = "vllm.json"
+    document["p99_ttft_ms"] = document["p99_e2el_ms"] * 1.5
+    error = refusal(name, document)
+    assert error.field == "ttft_p99_ms" and "exceeds p99 E2EL" in str(error), str(error)
+
+
+@needs_ionet
+def test_a_duration_shorter_than_its_latencies_is_refused_without_throughputs():
+    tiny = ionet_file() | {"duration": 1e-300}
+    for key in ("request_throughput", "output_throughput", "total_token_throughput"):
+        tiny.pop(key)
+    error = refusal(FOUR_090, tiny)
+    assert "longer than the duration 1e-300 s" in str(error)
+
+
+def test_rounding_is_tolerated_and_contradictions_are_not():
+    assert agree(3.89, 3.885530416444041)  # two decimals
+    assert agree(100.0, 104.0) and not agree(100.0, 106.0)
+    assert not agree(1e6, 3.885)
+
+
+# -- every format: the check runs once, on the canonical points --------------------------------
+
+
+def _seed(label: str) -> tuple[str, bytes]:
+    return seed_files()[label]
+
+
+def test_a_fleetplan_run_file_that_contradicts_itself_is_refused():
+    name, data = _seed("fleetplan-run")
+    document = json.loads(data)
+    point = document["runs"][0]["points"][0]
+    point["request_throughput_rps"] = point["completed"] / point["duration_s"] * 100
+    error = refusal(name, document)
+    assert error.field == "request_throughput_rps"
+
+
+def test_a_csv_table_row_that_contradicts_itself_is_refused():
+    name, data = _seed("csv-table")
+    rows = list(csv.DictReader(io.StringIO(data.decode())))
+    rows[0]["e2el_p99_ms"] = "0.5"
+    rows[0]["ttft_p99_ms"] = "1000"
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=list(rows[0]))
+    writer.writeheader()
+    writer.writerows(rows)
+    error = refusal(name, out.getvalue().encode())
+    assert "contradicts itself" in str(error), str(error)
+
+
+def test_a_genai_perf_export_that_contradicts_itself_is_refused():
+    name, data = _seed("genai-perf")
+    document = json.loads(data)
+    document["request_throughput"]["avg"] *= 1000
+    error = refusal(name, document, ImportOptions(gpu="rtx-4090", gpu_count=1))
+    # GenAI-Perf states no duration: it is read as count / request throughput, so it is the
+    # output throughput that no longer agrees
+    assert error.field == "output_throughput_tps" and "contradicts itself" in str(error)
+
+
+def test_a_vllm_bench_file_that_contradicts_itself_is_refused():
+    name, data = _seed("vllm")
+    document = json.loads(data)
+    document["request_throughput"] *= 1000
+    error = refusal(name, document)
+    assert error.field == "request_throughput_rps"
+
+
+# -- every real file of every tool still imports -------------------------------------------------
+
+
+def _real_files() -> list[Path]:
+    roots = [ROOT / "tests" / "fixtures" / "formats", tool_outputs_dir(), IONET]
+    files = []
+    for root in filter(None, roots):
+        files += [p for p in sorted(root.rglob("*")) if p.is_file() and p.suffix in _RESULTS]
+    return files
+
+
+_RESULTS = {".json", ".yaml", ".jsonl", ".csv", ".gz"}
+
+
+def test_no_real_file_of_any_tool_contradicts_itself():
+    files = _real_files()
+    pairs = companion_pairs(str(p) for p in files)
+    checked = 0
+    for path in files:
+        companions = {}
+        if str(path) in pairs:
+            partner = Path(pairs[str(path)])
+            companions = {partner.name: partner.read_bytes()}
+        options = ImportOptions(gpu="rtx-4090", gpu_count=1, companions=companions)
+        try:
+            parsed = parse(FileInput.from_bytes(str(path), path.read_bytes()), options)
+        except InputError as error:
+            assert "contradicts itself" not in str(error), str(error)
+            continue
+        for run in parsed.runs:
+            assert all(contradiction(point) is None for point in run.points)
+        checked += 1
+    assert checked >= 20  # the fixtures alone hold more than that
+
+
+def test_every_format_goes_through_the_check(monkeypatch):
+    from fleetplan.warehouse.importers import registry
+
+    checked: dict[str, int] = {}
+    real = registry.check_runs
+
+    def recording(runs, *, file):
+        checked[file] = sum(len(run.points) for run in runs)
+        real(runs, file=file)
+
+    monkeypatch.setattr(registry, "check_runs", recording)
+    formats = set()
+    for name, data in seed_files().values():
+        try:
+            parsed = parse(
+                FileInput.from_bytes(name, data), ImportOptions(gpu="rtx-4090", gpu_count=1)
+            )
+        except InputError:
+            continue  # seeds that are not results on their own
+        assert checked.pop(name) == parsed.points
+        formats.add(parsed.importer)
+    assert len(formats) == len(registry.FORMATS)  # all six
+
+
+@needs_ionet
+def test_ingest_refuses_the_poisoned_file_and_the_warehouse_keeps_its_runs(
+    sample_warehouse_path, tmp_path
+):
+    from tests.support.processes import fleetplan
+
+    before = fleetplan("benchmarks", "--warehouse", sample_warehouse_path, check=True).stdout
+    poisoned = ionet_file() | {"request_throughput": 1e6, "mean_ttft_ms": 1.0, "mean_tpot_ms": 1.0}
+    path = tmp_path / FOUR_090
+    path.write_text(json.dumps(poisoned))
+    done = fleetplan("ingest", "--warehouse", sample_warehouse_path, path)
+    assert done.returncode == 1, done
+    assert "request throughput 1e+06 req/s" in done.stdout
+    assert "completed requests 200 / duration 51.473 s" in done.stdout
+    after = fleetplan("benchmarks", "--warehouse", sample_warehouse_path, check=True).stdout
+    assert after == before
