@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -75,6 +76,29 @@ def test_urls_for_some_gpu_types_are_refused_before_any_host_starts():
     assert jobs_without_url(plan_jobs(campaign, hosts, only_types=["4090"])) is None
     every = check_campaign({"name": "c", "probes": [{**probe, "base_url": "http://x"}]}, "c")
     assert jobs_without_url(plan_jobs(every, hosts)) is None
+
+
+def test_rays_own_messages_go_to_stderr_and_a_closed_stream_stops_only_the_printing(capsys):
+    pytest.importorskip("ray")
+    from ray._private.worker import print_to_stdstream
+
+    from fleetplan.collectors.ray_campaign import report
+
+    with report.guarded_output():
+        # what Ray's error listener does with a "(raylet)" message while the driver runs
+        print_to_stdstream(
+            {"lines": ["[state-dump] NodeManager:"], "pid": "raylet", "is_err": False},
+            ignore_prefix=False,
+        )
+        report.out("summary line")
+    captured = capsys.readouterr()
+    assert "summary line" in captured.out and "state-dump" not in captured.out
+    assert "(raylet)" in captured.err and "[state-dump] NodeManager:" in captured.err
+    read, write = os.pipe()
+    os.close(read)
+    stream = report.Guarded(os.fdopen(write, "w"))
+    assert stream.write("lost\n") == 5 and stream.lost  # BrokenPipeError, not raised
+    stream.write("and more\n")
 
 
 @pytest.fixture(scope="module")
@@ -189,8 +213,10 @@ def test_ctrl_c_keeps_each_hosts_partial_run_as_incomplete(ray_cluster, stream_s
     urls = {t: stream_server(ttft_ms=50, tpot_ms=20) for t in TYPES}
     campaign, out = campaign_file(tmp_path, urls, name="halt"), tmp_path / "runs"
     driver = Driver("--ray", ray_cluster.address, "--campaign", campaign, "--out", out)
-    for gpu_type in TYPES:
-        driver.wait_for(f"[{gpu_type} #1", "level 1 of 2")
+    measuring: set[str] = set()
+    while measuring != set(TYPES):  # the two hosts' lines come in either order
+        line = driver.wait_for("level 1 of 2")
+        measuring |= {t for t in TYPES if f"[{t} #1" in line}
     time.sleep(2)  # some requests of the first level done
     driver.process.send_signal(signal.SIGINT)
     code, stdout, stderr = driver.finish()

@@ -3,6 +3,7 @@ reports to, the GPU its run records, and, for the driver, its failure in words."
 
 from __future__ import annotations
 
+import _thread
 import os
 import shutil
 import signal
@@ -114,7 +115,8 @@ def stoppable(board: Any) -> Iterator[None]:
         while not finished.wait(1.0):
             try:
                 if ray.get(board.should_stop.remote(), timeout=30):
-                    signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+                    # not a real signal: Ray's workers block SIGINT; this runs the handler
+                    _thread.interrupt_main(signal.SIGINT)
                     return
             except Exception:  # the driver is gone: Ray ends this task itself
                 return
