@@ -60,6 +60,9 @@ CANONICAL_COLUMNS: tuple[str, ...] = (
     "source_commit",
     "source_path",
     "source_licence",
+    # the run's metadata, a JSON object (a campaign's stamp: campaign, probe, Ray node id; the
+    # tool's settings): empty where the run has none
+    "run_metadata",
     "imported_from",
     "imported_at",
 )

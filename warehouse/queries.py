@@ -18,6 +18,7 @@ SELECT
     r.source_file, r.origin_sha256 AS source_sha256, r.origin_index AS source_index,
     r.provenance_repository AS source_repository, r.provenance_commit AS source_commit,
     r.provenance_path AS source_path, r.provenance_licence AS source_licence,
+    nullif(r.metadata, '{}') AS run_metadata,
     s.file_name AS imported_from, s.imported_at
 FROM points p
 JOIN runs r USING (run_id)

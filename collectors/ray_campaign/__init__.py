@@ -13,7 +13,9 @@ collect`, with the probe's options, and returns its run file to the driver, whic
 A task that fails or loses its host is run once more (on the same host if it is still there, else
 on another host of the same type), then reported; the command exits 1 if anything failed. What
 finished is kept in `<out>/campaign-<name>.json` (the resume state): running the same campaign
-again skips it.
+again skips it. A run with an incomplete level (its server stopped mid-level, or Ctrl-C, which
+every host takes as a single-host collect does) lands as incomplete: kept, reported, measured
+again next time. A closed stdout or stderr stops the printing, never the campaign (`report`).
 
 Modules, in the order a campaign meets them:
 - `campaign_file`: the campaign file (probes, per type, retries) and each probe's options.

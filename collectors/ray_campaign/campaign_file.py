@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -145,6 +146,14 @@ class Probe(BaseModel):
         url = (self.base_urls or {}).get(gpu_type) or self.base_url
         return url.replace("{node_ip}", node_ip) if url else None
 
+    def types_without_url(self, gpu_types: Iterable[str]) -> list[str]:
+        """The GPU types among `gpu_types` this probe has no server URL for, where it needs one
+        (the openai backend measures a running server; vllm and torch start their own)."""
+        if self.backend != "openai" or self.base_url:
+            return []
+        types = dict.fromkeys(canonical_gpu(str(t)).gpu_id for t in gpu_types)
+        return [t for t in types if t not in (self.base_urls or {})]
+
     def options(self, gpu_type: str, node_ip: str) -> CollectOptions:
         """The `fleetplan collect` options of this probe on one host (checked again)."""
         settings = {name: getattr(self, name) for name in _SETTINGS}
@@ -206,6 +215,13 @@ def check_campaign(raw: object, source: str) -> Campaign:
                 '"http://{node_ip}:8000") or base_urls per GPU type',
                 file=source,
                 field="base_url",
+            )
+        if lacking := probe.types_without_url(probe.gpu_types or ()):
+            raise InputError(
+                f"probe {label}: base_urls has no URL for {', '.join(lacking)}, which its "
+                "gpu_types name: add them to base_urls, or give base_url for every other type",
+                file=source,
+                field="base_urls",
             )
         try:  # checked, and its suite planned, as the host will
             probe.options("gpu", "127.0.0.1").measure.plan()

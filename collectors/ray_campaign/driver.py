@@ -5,6 +5,7 @@ come back, and sums up."""
 from __future__ import annotations
 
 import socket
+import time
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ from fleetplan.collectors.ray_campaign import report
 from fleetplan.collectors.ray_campaign.campaign_file import Campaign
 from fleetplan.collectors.ray_campaign.hosts import hosts_from_nodes
 from fleetplan.collectors.ray_campaign.ingest import ingest_finished
-from fleetplan.collectors.ray_campaign.jobs import Job, plan_jobs
+from fleetplan.collectors.ray_campaign.jobs import Job, jobs_without_url, plan_jobs
 from fleetplan.collectors.ray_campaign.resume import ResumeState
 from fleetplan.collectors.ray_campaign.task import (
     HostOrder,
@@ -30,14 +31,15 @@ def run_campaign(campaign: Campaign, options: CampaignOptions) -> int:
     """Run the campaign on the cluster at `options.address`; the exit code. Raises CollectError
     when Ray is missing, no cluster answers or nothing is left to run."""
     ray = _import_ray()
-    _connect(ray, options.address)
-    try:
-        return _run(ray, campaign, options)
-    except KeyboardInterrupt:
-        report.interrupted(options.out / f"campaign-{campaign.name}.json")
-        return EXIT_INTERRUPTED
-    finally:
-        ray.shutdown()
+    with report.guarded_output():
+        _connect(ray, options.address)
+        try:
+            return _run(ray, campaign, options)
+        except KeyboardInterrupt:
+            report.interrupted(options.out / f"campaign-{campaign.name}.json")
+            return EXIT_INTERRUPTED
+        finally:
+            ray.shutdown()
 
 
 def _import_ray() -> Any:
@@ -101,6 +103,8 @@ def _run(ray: Any, campaign: Campaign, options: CampaignOptions) -> int:
     jobs = plan_jobs(campaign, hosts, only_types=options.gpu_types, per_type=options.per_type)
     if not jobs:
         raise CollectError(report.nothing_to_run(hosts, len(ray.nodes()), options.gpu_types))
+    if lacking := jobs_without_url(jobs):  # before any host starts
+        raise CollectError(lacking)
     report.starting(campaign, jobs, hosts)
     _resume(jobs, state)
     for job in jobs:
@@ -109,8 +113,9 @@ def _run(ray: Any, campaign: Campaign, options: CampaignOptions) -> int:
             state.record(job)
     _Dispatcher(ray, campaign, state, out).run(jobs)
     report.summary(jobs)
-    done = [job for job in jobs if job.state == "done"]
-    loaded = ingest_finished(options.ingest, out, done) if options.ingest else True
+    # an incomplete run is loaded as a single-host collect loads it: its levels marked incomplete
+    landed = [job for job in jobs if job.state in ("done", "incomplete")]
+    loaded = ingest_finished(options.ingest, out, landed) if options.ingest else True
     failed = [job for job in jobs if job.state != "done"]
     troubled = [job for job in jobs if job.problems]
     return EXIT_PROBLEMS if failed or troubled or not loaded else EXIT_OK
@@ -150,11 +155,34 @@ class _Dispatcher:
         for job in jobs:
             if job.state == "queued":
                 self.submit(job)
-        while self.pending:
+        try:
+            while self.pending:
+                ready, _ = self.ray.wait(list(self.pending), num_returns=1, timeout=0.5)
+                self.show_status()
+                for ref in ready:
+                    self.finish(self.pending.pop(ref), ref)
+        except KeyboardInterrupt:
+            self.stop()
+            raise
+
+    def stop(self, wait_s: float = 60) -> None:
+        """Ctrl-C: every host stops as a single-host collect does (the level in flight marked
+        incomplete) and sends its partial run, which lands as incomplete. Nothing is retried."""
+        if not self.pending:
+            return
+        report.stopping(len(self.pending))
+        self.board.stop.remote()
+        deadline = time.monotonic() + wait_s
+        while self.pending and time.monotonic() < deadline:
             ready, _ = self.ray.wait(list(self.pending), num_returns=1, timeout=0.5)
-            self.show_status()
             for ref in ready:
-                self.finish(self.pending.pop(ref), ref)
+                job = self.pending.pop(ref)
+                try:
+                    self.land(job, self.ray.get(ref))
+                except Exception as error:  # stopped before it measured anything
+                    job.state, job.error = "failed", f"interrupted: {failure_reason(error)}"
+                    report.say(job, f"stopped: {job.error}")
+                    self.state.record(job)
 
     def submit(self, job: Job) -> None:
         assert job.host is not None
@@ -205,16 +233,27 @@ class _Dispatcher:
         except Exception as error:  # the task failed or its host went away
             self.failed(job, error)
             return
+        self.land(job, result)
+
+    def land(self, job: Job, result: dict[str, Any]) -> None:
+        """Writes the run file a host sent; its job is done, or incomplete (a level the server
+        or Ctrl-C cut short), which the same command measures again."""
         name = f"{job.key.replace('/', '--')}--{result['name']}"
         folder = self.out / self.campaign.name
         partial = folder / f".{name}.part"  # a killed driver leaves no half run file
         partial.write_bytes(result["data"])
         partial.replace(folder / name)
-        job.state, job.run_file = "done", f"{self.campaign.name}/{name}"
+        job.run_file = f"{self.campaign.name}/{name}"
         job.problems = result["problems"]
         job.searches = result.get("searches", [])
+        if result.get("interrupted"):
+            job.state, job.detail = "incomplete", "interrupted"
+        elif result.get("incomplete", False):
+            job.state, job.detail = "incomplete", "a level was cut short"
+        else:
+            job.state = "done"
         extra = f" ({len(job.problems)} problem(s))" if job.problems else ""
-        report.say(job, f"done: {folder / name}{extra}")
+        report.say(job, f"{job.state}: {folder / name}{extra}")
         for found in job.searches:
             report.say(job, f"capacity search, {found}")
         for problem in job.problems:

@@ -3,10 +3,10 @@ driver loads them, never the hosts)."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from fleetplan.collectors.options import IngestOptions
+from fleetplan.collectors.ray_campaign import report
 from fleetplan.collectors.ray_campaign.jobs import Job
 from fleetplan.core.errors import WarehouseError
 
@@ -24,12 +24,11 @@ def ingest_finished(ingest: IngestOptions, out: Path, jobs: list[Job]) -> bool:
             outcomes = list(ingest_paths(warehouse, paths))
     except WarehouseError as error:
         folders = " ".join(sorted({str(p.parent) for p in paths}))
-        print(
+        report.err(
             f"fleetplan collect: the runs were not ingested ({error}); they are kept: "
-            f"`fleetplan ingest {folders}` later, or upload them in the dashboard",
-            file=sys.stderr,
+            f"`fleetplan ingest {folders}` later, or upload them in the dashboard"
         )
         return False
     for outcome in outcomes:
-        print(f"{outcome.status.value}: {Path(outcome.file).name}: {outcome.message}")
+        report.out(f"{outcome.status.value}: {Path(outcome.file).name}: {outcome.message}")
     return all(outcome.status is not Status.REJECTED for outcome in outcomes)

@@ -67,3 +67,23 @@ def plan_jobs(
                     )
                 jobs.append(job)
     return jobs
+
+
+def jobs_without_url(jobs: list[Job]) -> str | None:
+    """Why some planned jobs could not run, in words, or None: an openai probe with `base_urls`
+    for some GPU types and no `base_url` has no server on a host of another type. Checked
+    before any host starts, with the types the cluster turned out to have."""
+    lacking: dict[str, list[str]] = {}
+    for job in jobs:
+        if job.state == "queued" and job.probe.types_without_url([job.gpu_type]):
+            lacking.setdefault(job.label, [])
+            if job.gpu_type not in lacking[job.label]:
+                lacking[job.label].append(job.gpu_type)
+    if not lacking:
+        return None
+    said = "; ".join(f"probe {label}: {', '.join(types)}" for label, types in lacking.items())
+    return (
+        f"no server URL for these GPU types, which the cluster has ({said}): add them to the "
+        "probe's base_urls, give base_url (with {node_ip}) for the rest, limit the probe with "
+        "gpu_types, or leave them out with --gpu-types"
+    )

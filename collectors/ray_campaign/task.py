@@ -3,9 +3,14 @@ reports to, the GPU its run records, and, for the driver, its failure in words."
 
 from __future__ import annotations
 
+import _thread
 import os
 import shutil
+import signal
 import tempfile
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,12 +39,19 @@ class StatusBoard:
 
     def __init__(self) -> None:
         self.rows: dict[str, dict[str, Any]] = {}
+        self.stopping = False
 
     def update(self, key: str, **fields: Any) -> None:
         self.rows.setdefault(key, {}).update(fields)
 
     def snapshot(self) -> dict[str, dict[str, Any]]:
         return self.rows
+
+    def stop(self) -> None:  # Ctrl-C on the driver
+        self.stopping = True
+
+    def should_stop(self) -> bool:
+        return self.stopping
 
 
 def probe_on_host(order: HostOrder, board: Any) -> dict[str, Any]:
@@ -65,11 +77,17 @@ def probe_on_host(order: HostOrder, board: Any) -> dict[str, Any]:
             board.update.remote(order.key, detail=f"{shape}: level {level + 1} of {levels}")
 
         stamp = {**order.metadata, "ray_node_id": node, "ray_gpu_type": order.gpu_type}
-        with observing(LevelEvents(on_level=on_level, metadata=stamp)):
+        with observing(LevelEvents(on_level=on_level, metadata=stamp)), stoppable(board):
             result = execute(options, out)
         return {
             "name": result.path.name,
             "data": result.path.read_bytes(),
+            "incomplete": any(
+                not point.complete or point.failed
+                for run in result.run_file.runs
+                for point in run.points
+            ),
+            "interrupted": result.interrupted and any("interrupted" in p for p in result.problems),
             # every incomplete level is among the problems (what makes a host's exit code 1)
             "problems": [*([warning] if warning else []), *result.problems],
             # `--find-capacity`: what each traffic shape's search found, for the summary
@@ -77,6 +95,40 @@ def probe_on_host(order: HostOrder, board: Any) -> dict[str, Any]:
         }
     finally:
         shutil.rmtree(out, ignore_errors=True)
+
+
+@contextmanager
+def stoppable(board: Any) -> Iterator[None]:
+    """While a host collects: when the driver is stopped (Ctrl-C), this task gets a Ctrl-C of
+    its own, which a collection takes as a single-host `fleetplan collect` does (the level in
+    flight marked incomplete, the run file written). The collection's event loop hears SIGINT
+    only in the main thread and with Python's own handler in place, so that is set for it."""
+    import ray
+
+    if threading.current_thread() is not threading.main_thread():
+        yield  # no way to interrupt it: Ray stops the task with the driver
+        return
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    finished = threading.Event()
+
+    def watch() -> None:
+        while not finished.wait(1.0):
+            try:
+                if ray.get(board.should_stop.remote(), timeout=30):
+                    # not a real signal: Ray's workers block SIGINT; this runs the handler
+                    _thread.interrupt_main(signal.SIGINT)
+                    return
+            except Exception:  # the driver is gone: Ray ends this task itself
+                return
+
+    watcher = threading.Thread(target=watch, name="fleetplan-stop", daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        finished.set()
+        if before is not None:  # None: a handler set outside Python, which stays
+            signal.signal(signal.SIGINT, before)
 
 
 def settle_gpu(

@@ -21,7 +21,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "rate the server sustained (sustained_rps, the drain left out), whether it kept up "
         "(stable: true, false, or empty where a burst or a closed-loop level cannot tell), "
         "what that rests on (load_basis: send times, estimated, or concurrency for a closed-loop "
-        "level) and why (load_reason).",
+        "level) and why (load_reason); each run's metadata (a campaign's stamp) is a JSON "
+        "object in run_metadata.",
     )
     warehouse_arg(bench)
     bench.add_argument("--format", choices=("csv", "json"), default="csv")

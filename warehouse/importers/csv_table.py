@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import math
 from datetime import datetime
 from pathlib import PurePath
@@ -55,6 +56,7 @@ RUN_COLUMNS = {
     "source_file": "source_file",
     "source_sha256": "source_sha256",
     "source_index": "source_index",
+    "run_metadata": "metadata",  # JSON text here, an object once the run is built (`_run`)
 }
 PROVENANCE_COLUMNS = {
     "source_repository": "repository",
@@ -206,6 +208,23 @@ def _run(group: dict[str, Any], position: int, source: FileInput) -> Run:
         values["source_file"] = PurePath(source.name).name
     if "source_sha256" not in values:
         values |= {"source_sha256": source.sha256, "source_index": position}
+    if "metadata" in values:
+        values["metadata"] = _metadata(values["metadata"], f"row {group['row']}", source.name)
     with validation(source.name, f"row {group['row']}"):
         provenance = Provenance(**group["provenance"]) if group["provenance"] else None
         return Run(**values, provenance=provenance, points=tuple(group["points"]))
+
+
+def _metadata(text: str, where: str, file: str) -> dict[str, Any]:
+    """The run_metadata cell: the JSON object `fleetplan benchmarks` wrote."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        value = None
+    if not isinstance(value, dict):
+        raise InputError(
+            f'{where}: expected a JSON object such as {{"campaign": "fleet"}}, got {text!r:.40}',
+            file=file,
+            field="run_metadata",
+        )
+    return value
