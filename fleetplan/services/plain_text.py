@@ -1,0 +1,31 @@
+"""Text from a file (a name, a model, a GPU label, a message quoting a value) shown on a page as
+the characters it is, never as Markdown: Streamlit renders the strings given to st.markdown,
+st.caption, st.error, st.warning, st.info, st.success and expander labels as Markdown, so a
+file name `[x](https://…)` would become a link and `![x](https://…)` an image fetched from
+anywhere.
+
+`plain` escapes every ASCII punctuation character (CommonMark renders a backslash-escaped
+punctuation character as itself), which also stops Streamlit's own `:color[…]`, `:icon:` and
+`$math$` syntax, and replaces control characters (a newline would start a new Markdown block).
+"""
+
+from __future__ import annotations
+
+import string
+
+_PUNCTUATION = frozenset(string.punctuation)
+
+
+def plain(text: object) -> str:
+    """`text` escaped so that Markdown shows it as written, on one line."""
+    out = []
+    for char in str(text):
+        if char in _PUNCTUATION:
+            out.append("\\" + char)
+        elif char in "\r\n\t":
+            out.append(" ")
+        elif ord(char) < 32 or ord(char) == 127:
+            out.append(f"\\\\x{ord(char):02x}")
+        else:
+            out.append(char)
+    return "".join(out)
