@@ -8,6 +8,7 @@ from fleetplan.app import data
 from fleetplan.app.pages import navigation
 
 st.set_page_config(page_title="fleetplan", page_icon=":material/dns:", layout="wide")
+page = navigation()
 if data.read_only():
     st.sidebar.caption(":material/lock: Read-only: uploading and deleting runs are turned off.")
-navigation().run()
+page.run()

@@ -7,19 +7,26 @@ anywhere.
 `plain` escapes every ASCII punctuation character (CommonMark renders a backslash-escaped
 punctuation character as itself), which also stops Streamlit's own `:color[…]`, `:icon:` and
 `$math$` syntax, and replaces control characters (a newline would start a new Markdown block).
+Escapes do not stop GitHub-flavoured autolinks (`www.x.org`, `https://x.org`, `a@x.org`: found
+in the text after escapes are read), so an invisible word joiner (U+2060) goes where each would
+begin: the text reads the same, and nothing becomes a link.
 """
 
 from __future__ import annotations
 
+import re
 import string
 
 _PUNCTUATION = frozenset(string.punctuation)
+WORD_JOINER = "\u2060"
+# Where GitHub-flavoured Markdown starts a link in plain text: `www.`, `scheme:` and `@`.
+_AUTOLINK = re.compile(r"(?i)(www)(\.)|(\w)(:)|(@)()")
 
 
 def plain(text: object) -> str:
     """`text` escaped so that Markdown shows it as written, on one line."""
     out = []
-    for char in str(text):
+    for char in _AUTOLINK.sub(_joined, str(text)):
         if char in _PUNCTUATION:
             out.append("\\" + char)
         elif char in "\r\n\t":
@@ -29,3 +36,8 @@ def plain(text: object) -> str:
         else:
             out.append(char)
     return "".join(out)
+
+
+def _joined(match: re.Match[str]) -> str:
+    before, after = [g for g in match.groups() if g is not None]
+    return before + WORD_JOINER + after

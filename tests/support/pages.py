@@ -14,9 +14,9 @@ _ESCAPED = re.compile(r"\\(.)")
 
 
 def seen(markdown: str) -> str:
-    """The text a reader sees of Markdown from the pages: backslash escapes undone (file names
-    and messages quoting a file are escaped, fleetplan.services.plain_text)."""
-    return _ESCAPED.sub(r"\1", markdown)
+    """The text a reader sees of Markdown from the pages: backslash escapes and word joiners
+    undone (file names and messages quoting a file are escaped, fleetplan.services.plain_text)."""
+    return _ESCAPED.sub(r"\1", markdown).replace("\u2060", "")
 
 
 def read_warehouse(query: Callable[[Warehouse], T]) -> T:
