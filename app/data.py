@@ -1,8 +1,18 @@
-"""The dashboard's access to the warehouse, and nothing else: one connection per process, and
-Streamlit's caches over the warehouse's queries and over plans. What to do with the data is in
-fleetplan/services/ (and planner/, warehouse/), where it is tested without Streamlit."""
+"""The dashboard's access to the warehouse, and nothing else: the file is held only while a page
+reads or writes it (open, query, close), so that `fleetplan ingest`, `fleetplan benchmarks` and a
+campaign's `--ingest` can use it while the dashboard runs. Streamlit's caches keep what was read,
+keyed by the file's modification time and size: new data written by another process is read on
+the next rerun. What to do with the data is in fleetplan/services/ (and planner/, warehouse/),
+where it is tested without Streamlit."""
 
 from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TypeVar
 
 import pandas as pd
 import streamlit as st
@@ -14,20 +24,81 @@ from fleetplan.services.planning import facts_from_catalog, load_scenario, plan_
 from fleetplan.warehouse import queries
 from fleetplan.warehouse.db import Warehouse, resolve_path
 
+READ_ONLY_ENV = "FLEETPLAN_READ_ONLY"  # set by `fleetplan app --read-only`
+# How long a page waits for another process (an ingest) to let go of the file.
+WAIT_S = 15.0
+# One connection at a time in this process: DuckDB refuses a second connection to a file that
+# is open in another mode (read-only beside read-write), and sessions run in threads.
+_LOCK = threading.Lock()
+_HELD = threading.local()
+T = TypeVar("T")
+
+Stamp = tuple[str, int, int, int, int]
+
+
+def read_only() -> bool:
+    """Whether the dashboard was started read-only: no upload, no delete, no migration."""
+    return os.environ.get(READ_ONLY_ENV, "").strip().lower() in ("1", "true", "yes")
+
+
+def _size_and_time(path: Path) -> tuple[int, int]:
+    try:
+        status = path.stat()
+    except FileNotFoundError:
+        return (-1, -1)
+    return (status.st_size, status.st_mtime_ns)
+
+
+def stamp() -> Stamp:
+    """What the cached reads are keyed by: the warehouse path, and the size and modification
+    time of its file and of DuckDB's write-ahead log beside it (any write changes one)."""
+    path = resolve_path()
+    wal = path.with_name(path.name + ".wal")
+    return (str(path), *_size_and_time(path), *_size_and_time(wal))
+
 
 @st.cache_resource(show_spinner=False)
-def warehouse() -> Warehouse:
-    return Warehouse.open(resolve_path())
+def _prepared(path: str) -> bool:
+    """Create or migrate the warehouse once per process (a read-write open, closed at once)."""
+    with Warehouse.open(path, wait_s=WAIT_S):
+        return True
 
 
-def warehouse_or_stop() -> Warehouse:
-    """The warehouse, or a clear message on the page (busy, unreadable) and the page stops."""
-    try:
-        return warehouse()
-    except WarehouseError as error:
-        st.error(f"The warehouse cannot be opened. {error}", icon=":material/error:")
-        st.stop()
-        raise  # unreachable: st.stop() raises
+def _open(*, write: bool) -> Warehouse:
+    path = resolve_path()
+    if read_only():
+        if write:
+            raise WarehouseError("this dashboard is read-only: nothing can be changed here")
+        return Warehouse.open(path, read_only=True, wait_s=WAIT_S)
+    _prepared(str(path))
+    return Warehouse.open(path, read_only=not write, wait_s=WAIT_S, migrate=write)
+
+
+@contextmanager
+def holding(*, write: bool = False) -> Iterator[Warehouse]:
+    """The warehouse, open for the `with` block only, then closed (so other processes may use
+    it). On failure (busy, unreadable, read-only) the page says so and stops."""
+    if getattr(_HELD, "open", False):
+        # The lock is not re-entrant: read what the block needs before entering it.
+        raise RuntimeError("the warehouse is already open in this thread")
+    with _LOCK:
+        try:
+            warehouse = _open(write=write)
+        except WarehouseError as error:
+            st.error(f"The warehouse cannot be opened. {error}", icon=":material/error:")
+            st.stop()
+            raise  # unreachable: st.stop() raises
+        _HELD.open = True
+        try:
+            yield warehouse
+        finally:
+            _HELD.open = False
+            warehouse.close()
+
+
+def _read(query: Callable[[Warehouse], T]) -> T:
+    with holding() as warehouse:
+        return query(warehouse)
 
 
 def refresh() -> None:
@@ -35,39 +106,70 @@ def refresh() -> None:
     st.cache_data.clear()
 
 
-@st.cache_data(show_spinner=False, ttl=300)
+# Cached reads: the stamp is part of the key (a parameter without a leading underscore, which
+# Streamlit would leave out of the key), so a changed file is read again; a few entries only, as
+# older stamps are never asked for again.
+@st.cache_data(show_spinner=False, max_entries=4)
+def _points(key: Stamp) -> pd.DataFrame:
+    return _read(queries.benchmark_points)
+
+
+@st.cache_data(show_spinner=False, max_entries=4)
+def _run_origins(key: Stamp) -> dict[str, str]:
+    return _read(queries.run_origins)
+
+
+@st.cache_data(show_spinner=False, max_entries=4)
+def _catalog(key: Stamp) -> pd.DataFrame:
+    return _read(queries.gpu_catalog)
+
+
+@st.cache_data(show_spinner=False, max_entries=4)
+def _prices(key: Stamp) -> pd.DataFrame:
+    return _read(queries.gpu_prices)
+
+
+@st.cache_data(show_spinner=False, max_entries=4)
+def _regions(key: Stamp) -> pd.DataFrame:
+    return _read(queries.regions)
+
+
+@st.cache_data(show_spinner=False, max_entries=4)
+def _sources(key: Stamp) -> pd.DataFrame:
+    return _read(queries.sources)
+
+
+@st.cache_data(show_spinner=False, max_entries=4)
+def _counts(key: Stamp) -> dict[str, int]:
+    return _read(queries.counts)
+
+
 def points() -> pd.DataFrame:
-    return queries.benchmark_points(warehouse_or_stop())
+    return _points(stamp())
 
 
-@st.cache_data(show_spinner=False, ttl=300)
 def run_origins() -> dict[str, str]:
-    return queries.run_origins(warehouse_or_stop())
+    return _run_origins(stamp())
 
 
-@st.cache_data(show_spinner=False, ttl=300)
 def catalog() -> pd.DataFrame:
-    return queries.gpu_catalog(warehouse_or_stop())
+    return _catalog(stamp())
 
 
-@st.cache_data(show_spinner=False, ttl=300)
 def prices() -> pd.DataFrame:
-    return queries.gpu_prices(warehouse_or_stop())
+    return _prices(stamp())
 
 
-@st.cache_data(show_spinner=False, ttl=300)
 def regions() -> pd.DataFrame:
-    return queries.regions(warehouse_or_stop())
+    return _regions(stamp())
 
 
-@st.cache_data(show_spinner=False, ttl=300)
 def sources() -> pd.DataFrame:
-    return queries.sources(warehouse_or_stop())
+    return _sources(stamp())
 
 
-@st.cache_data(show_spinner=False, ttl=300)
 def counts() -> dict[str, int]:
-    return queries.counts(warehouse_or_stop())
+    return _counts(stamp())
 
 
 def facts() -> dict[str, GpuFacts]:
@@ -75,8 +177,13 @@ def facts() -> dict[str, GpuFacts]:
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def plan_for(scenario_json: str) -> Plan:
-    """Plans are cached by scenario (its JSON is the cache key): going back to an earlier input
-    is instant. Planned as `fleetplan plan` plans, from the same tables."""
+def _plan_for(scenario_json: str, key: Stamp) -> Plan:
     scenario = load_scenario(scenario_json.encode(), name="scenario")
     return plan_from_tables(scenario, points(), catalog())
+
+
+def plan_for(scenario_json: str) -> Plan:
+    """Plans are cached by scenario (its JSON is the cache key) and warehouse stamp: going back
+    to an earlier input is instant, new data plans again. Planned as `fleetplan plan` plans,
+    from the same tables."""
+    return _plan_for(scenario_json, stamp())

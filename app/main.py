@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import streamlit as st
 
+from fleetplan.app import data
 from fleetplan.app.pages import navigation
 
 st.set_page_config(page_title="fleetplan", page_icon=":material/dns:", layout="wide")
-navigation().run()
+page = navigation()
+if data.read_only():
+    st.sidebar.caption(":material/lock: Read-only: uploading and deleting runs are turned off.")
+page.run()

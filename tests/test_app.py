@@ -14,8 +14,9 @@ from streamlit.testing.v1 import AppTest
 
 from fleetplan.app.pages import PAGE_PATHS
 from fleetplan.planner import Scenario
-from fleetplan.warehouse.db import ENV_VAR, Warehouse
+from fleetplan.warehouse.db import ENV_VAR
 from fleetplan.warehouse.queries import sources
+from tests.support.pages import read_warehouse, seen
 from tests.support.paths import ROOT
 from tests.support.processes import fleetplan, held_by_another_process
 from tests.support.vllm_results import make_result
@@ -205,9 +206,8 @@ def test_load_curves_show_each_pool_at_its_planned_load(monkeypatch, sample_ware
     at = run_app(monkeypatch, sample_warehouse_path)
     scenario: Scenario = at.session_state["s_current"]
     assert scenario.capacity_rule == "model"
-    result = plan_from_tables(
-        scenario, benchmark_points(at_warehouse()), gpu_catalog(at_warehouse())
-    )
+    points, catalog = read_warehouse(benchmark_points), read_warehouse(gpu_catalog)
+    result = plan_from_tables(scenario, points, catalog)
     charts = {c.key: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
     for metric in ("ttft", "tpot"):
         drawn = traces(charts[f"chart_pool_{metric}"])
@@ -312,13 +312,6 @@ def test_a_preset_and_a_region_preset_fill_the_inputs(monkeypatch, sample_wareho
 # -- Upload -------------------------------------------------------------------------------------
 
 
-def at_warehouse() -> Warehouse:
-    """The app's own connection (the test runs in the app's process)."""
-    from fleetplan.app.data import warehouse
-
-    return warehouse()
-
-
 def test_upload_good_bad_and_duplicate_files(monkeypatch, sample_warehouse_path):
     at = run_app(monkeypatch, sample_warehouse_path, "pages/upload.py")
     good = json.dumps(make_result(seed=21, model="acme/uploaded")).encode()
@@ -333,8 +326,8 @@ def test_upload_good_bad_and_duplicate_files(monkeypatch, sample_warehouse_path)
     assert "duration" in summary.loc["bad.json", "problem"]
     at.button(key="w_upload_commit").click().run()
     assert not at.exception
-    assert any("good.json" in s.value for s in at.success)
-    listed = sources(at_warehouse())
+    assert any("good.json" in seen(s.value) for s in at.success)
+    listed = read_warehouse(sources)
     assert "good.json" in set(listed["file_name"]) and "bad.json" not in set(listed["file_name"])
     # the same file again: previewed as already imported, nothing to commit
     summary = frame_with(at, "status").set_index("file")
@@ -401,12 +394,12 @@ def test_upload_reads_every_tool_format_with_a_preview(monkeypatch, sample_wareh
     assert summary.loc["benchmarks.json", "points"] == 2
     assert summary.loc["benchmarks.json", "GPU"] == "1x rtx-4090"
     # each file's preview: one row per load level, with what would be stored
-    previews = [e for e in at.expander if e.label.startswith("profile_export_aiperf.json")]
+    previews = [e for e in at.expander if seen(e.label).startswith("profile_export_aiperf.json")]
     preview = previews[0].dataframe[0].value
     assert preview.iloc[0]["offered_rate_rps"] == 4.0 and preview.iloc[0]["completed"] == 20
     at.button(key="w_upload_commit").click().run()
     assert not at.exception
-    stored = set(sources(at_warehouse())["file_name"])
+    stored = set(read_warehouse(sources)["file_name"])
     assert set(expected) <= stored
     assert "inputs.json" not in stored and "profile_export.jsonl" not in stored
 

@@ -15,6 +15,7 @@ from fleetplan.planner.explain import trade_off
 from fleetplan.services.planning import plan_from_tables
 from fleetplan.warehouse.db import ENV_VAR
 from fleetplan.warehouse.queries import benchmark_points, gpu_catalog
+from tests.support.pages import read_warehouse
 from tests.support.paths import ROOT
 
 MAIN = str(ROOT / "app" / "main.py")
@@ -47,11 +48,9 @@ def page(monkeypatch, sample_warehouse_path) -> AppTest:
 
 
 def _plan(at: AppTest):
-    from fleetplan.app.data import warehouse
-
     scenario: Scenario = at.session_state["s_current"]
-    wh = warehouse()
-    return plan_from_tables(scenario, benchmark_points(wh), gpu_catalog(wh))
+    points, catalog = read_warehouse(benchmark_points), read_warehouse(gpu_catalog)
+    return plan_from_tables(scenario, points, catalog)
 
 
 def test_the_tables_speak_in_labels_with_units(page):

@@ -13,9 +13,10 @@ from streamlit.testing.v1 import AppTest
 
 from fleetplan.core.contract import RUN_FILE_FORMAT, RunFile
 from fleetplan.services.upload_views import RANDOM_TOKENS, UploadLabels
-from fleetplan.warehouse.db import ENV_VAR, Warehouse
+from fleetplan.warehouse.db import ENV_VAR
 from fleetplan.warehouse.importers import FileInput, parse
 from fleetplan.warehouse.queries import benchmark_points, sources
+from tests.support.pages import read_warehouse, seen
 from tests.support.paths import ROOT
 from tests.support.vllm_results import make_result
 
@@ -41,13 +42,6 @@ def upload_page(monkeypatch, warehouse_path) -> AppTest:
     return at
 
 
-def app_warehouse() -> Warehouse:
-    """The app's own connection (the test runs in the app's process)."""
-    from fleetplan.app.data import warehouse
-
-    return warehouse()
-
-
 def table(at: AppTest, column: str):
     """The table on the page that has `column` (AppTest finds tables by order, not key)."""
     return next(df.value for df in at.dataframe if column in df.value.columns)
@@ -66,7 +60,7 @@ def test_a_file_without_gpu_or_dataset_is_labelled_in_the_page(monkeypatch, samp
     summary = table(at, "status").set_index("file")
     assert summary.loc["mine.json", "status"] == "rejected"
     # the reason names the fields above the upload, in full below the table
-    reasons = [w.value for w in at.warning if "mine.json" in w.value]
+    reasons = [seen(w.value) for w in at.warning if "mine.json" in seen(w.value)]
     assert any("choose the GPU and GPUs per server above the upload" in r for r in reasons)
     assert not any("--gpu" in r for r in reasons)
     assert at.button(key="w_upload_commit").disabled
@@ -88,8 +82,8 @@ def test_a_file_without_gpu_or_dataset_is_labelled_in_the_page(monkeypatch, samp
 
     at.button(key="w_upload_commit").click().run()
     assert not at.exception, at.exception
-    assert any("mine.json" in s.value for s in at.success)
-    stored = benchmark_points(app_warehouse(), model="acme/unlabelled")
+    assert any("mine.json" in seen(s.value) for s in at.success)
+    stored = read_warehouse(lambda wh: benchmark_points(wh, model="acme/unlabelled"))
     assert stored[
         ["gpu_model", "dataset", "input_len", "output_len"]
     ].drop_duplicates().values.tolist() == [["rtx-4090", "synthetic", round(measured), 20]]
@@ -117,11 +111,14 @@ def test_runs_already_in_the_warehouse_are_present_before_import(monkeypatch, wa
     assert summary.loc[0, "status"] == "already present"
     assert "mine.json" in summary.loc[0, "problem"]
     assert at.button(key="w_upload_commit").disabled
-    assert any("copy.json" in i.value and "already in the warehouse" in i.value for i in at.info)
+    assert any(
+        "copy.json" in seen(i.value) and "already in the warehouse" in seen(i.value)
+        for i in at.info
+    )
     assert table(at, "in the warehouse").loc[0, "in the warehouse"] == (
         "already present (from mine.json)"
     )
-    assert list(sources(app_warehouse())["file_name"]) == ["mine.json"]
+    assert list(read_warehouse(sources)["file_name"]) == ["mine.json"]
 
 
 def test_imported_files_show_a_short_id(monkeypatch, sample_warehouse_path):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from fleetplan.app import data
+from fleetplan.services.plain_text import plain
 from fleetplan.warehouse.db import resolve_path
 
 st.title("Data")
@@ -22,7 +23,8 @@ for col, (label, key) in zip(
     strict=True,
 ):
     col.metric(label, f"{counts[key]:,}")
-st.caption(f"Warehouse: {resolve_path()}")
+mode = " (read-only: uploads and deletions are off)" if data.read_only() else ""
+st.caption(f"Warehouse: {plain(resolve_path())}{mode}")
 
 st.subheader("GPU catalog")
 st.caption(

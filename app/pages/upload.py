@@ -11,6 +11,7 @@ import streamlit as st
 
 from fleetplan.app import data
 from fleetplan.core.gpus import KNOWN_GPU_IDS
+from fleetplan.services.plain_text import plain
 from fleetplan.services.upload_views import (
     RANDOM_TOKENS,
     UploadLabels,
@@ -24,7 +25,7 @@ from fleetplan.services.upload_views import (
 from fleetplan.warehouse.importers import ImportOptions, ParsedFile
 from fleetplan.warehouse.importers.document import megabytes
 from fleetplan.warehouse.ingest import ingest_parsed
-from fleetplan.warehouse.preview import Status, preview_rows, preview_uploads
+from fleetplan.warehouse.preview import Preview, Status, preview_rows, preview_uploads
 from fleetplan.warehouse.store import delete_source
 
 st.title("Upload runs")
@@ -37,19 +38,18 @@ st.caption(
     "from the content. Files up to "
     f"{megabytes(options_limit)}; each file is stored whole or not at all."
 )
-warehouse = data.warehouse_or_stop()
 for kind, message in st.session_state.pop("s_upload_flash", []):
-    (st.success if kind == "ok" else st.info)(message)
+    (st.success if kind == "ok" else st.info)(plain(message))
 
 
 def show_preview(parsed: ParsedFile, label: str) -> None:
     """A file's warnings and the points it would store, folded away."""
-    with st.expander(label):
+    with st.expander(plain(label)):
         for warning in parsed.warnings:
-            st.warning(warning)
+            st.warning(plain(warning))
         unknown = sorted({r.gpu_model for r in parsed.runs if not r.gpu_known})
         if unknown:
-            st.warning(f"GPU not recognised, kept as written: {', '.join(unknown)}")
+            st.warning(f"GPU not recognised, kept as written: {plain(', '.join(unknown))}")
         st.dataframe(pd.DataFrame(preview_rows(parsed)), hide_index=True)
 
 
@@ -109,12 +109,31 @@ def labels() -> UploadLabels:
     )
 
 
-options = labels().options()
-files = st.file_uploader("Result files", accept_multiple_files=True, key="w_upload_files")
-previews = preview_uploads(warehouse, [(f.name, f.getvalue()) for f in files or []], options)
-ready = [p.parsed for p in previews if p.status is Status.READY and p.parsed is not None]
+def upload() -> None:
+    """The labels, the file picker, the preview of what the files hold and the import button."""
+    options = labels().options()
+    files = st.file_uploader("Result files", accept_multiple_files=True, key="w_upload_files")
+    if not files:
+        return
+    known_points = data.points()  # read before the warehouse is held for the preview
+    with data.holding() as warehouse:
+        previews = preview_uploads(warehouse, [(f.name, f.getvalue()) for f in files], options)
+    show_previews(previews, known_points)
+    ready = [p.parsed for p in previews if p.status is Status.READY and p.parsed is not None]
+    if st.button(
+        f"Import {len(ready)} file(s)", disabled=not ready, type="primary", key="w_upload_commit"
+    ):
+        messages = []
+        with data.holding(write=True) as warehouse:
+            for parsed in ready:
+                outcome = ingest_parsed(warehouse, parsed, origin="upload")
+                kind = "ok" if outcome.status is Status.IMPORTED else "info"
+                messages.append((kind, f"{outcome.file}: {outcome.message}"))
+        finish(messages)
 
-if previews:
+
+def show_previews(previews: list[Preview], known_points: pd.DataFrame) -> None:
+    """Every file's line, its problems in full, the runs to label and each file's details."""
     st.dataframe(
         pd.DataFrame([summary_row(p) for p in previews]),
         hide_index=True,
@@ -124,10 +143,10 @@ if previews:
     )
     for file, status, message in problems(previews):
         (st.info if status == "already present" else st.warning)(
-            f"**{file}** ({status}): {message}"
+            f"**{plain(file)}** ({status}): {plain(message)}"
         )
-    for warning in unlabelled_runs(previews, data.points()):
-        st.warning(warning, icon=":material/label:")
+    for warning in unlabelled_runs(previews, known_points):
+        st.warning(plain(warning), icon=":material/label:")
     runs = run_rows(previews)
     if not runs.empty:
         unlabelled = (runs["traffic"] == "not labelled").any()
@@ -137,22 +156,19 @@ if previews:
     for preview in previews:
         if preview.parsed is not None:
             show_preview(preview.parsed, f"{preview.file}: {preview.points} point(s), details")
-    if st.button(
-        f"Import {len(ready)} file(s)", disabled=not ready, type="primary", key="w_upload_commit"
-    ):
-        messages = []
-        for parsed in ready:
-            outcome = ingest_parsed(warehouse, parsed, origin="upload")
-            kind = "ok" if outcome.status is Status.IMPORTED else "info"
-            messages.append((kind, f"{outcome.file}: {outcome.message}"))
-        finish(messages)
 
-st.subheader("Imported files")
-listed = data.sources()
-if listed.empty:
-    st.info("Nothing imported yet.")
-else:
+
+def imported_files() -> None:
+    """The files the warehouse holds; ticked ones are deleted with their runs (not read-only)."""
+    st.subheader("Imported files")
+    listed = data.sources()
+    if listed.empty:
+        st.info("Nothing imported yet.")
+        return
     listed = sources_table(listed)
+    if data.read_only():
+        st.dataframe(listed.drop(columns=["delete"]), hide_index=True, key="table_sources_read")
+        return
     edited = st.data_editor(
         listed,
         hide_index=True,
@@ -177,7 +193,19 @@ else:
         key="w_delete_sources",
     ):
         messages = []
-        for source_id, name in zip(chosen["source_id"], chosen["file_name"], strict=True):
-            runs = delete_source(warehouse, source_id)
-            messages.append(("ok", f"Deleted {name} and its {runs} run(s)"))
+        with data.holding(write=True) as warehouse:
+            for source_id, name in zip(chosen["source_id"], chosen["file_name"], strict=True):
+                runs = delete_source(warehouse, source_id)
+                messages.append(("ok", f"Deleted {name} and its {runs} run(s)"))
         finish(messages)
+
+
+if data.read_only():
+    st.info(
+        "This dashboard is read-only (started with `fleetplan app --read-only`): uploading and "
+        "deleting are turned off here. Load runs on the host with `fleetplan ingest`.",
+        icon=":material/lock:",
+    )
+else:
+    upload()
+imported_files()
