@@ -2,14 +2,15 @@
 warehouse/. Pages draw; they do not decide.
 
 - `main.py`: the entry point Streamlit runs; it only routes to the pages.
-- `pages/`: one script per page; the list of pages (path, title, icon) is `pages/__init__.py`'s
+- `views/`: one script per page (not `pages/`: Streamlit would route a first request to such a
+  folder itself, around `main.py`); the list of pages (path, title, icon) is `views/__init__.py`'s
   `PAGES`, read by the router, the tests and the benchmark.
 - `data.py`: the warehouse connection and Streamlit's caches over queries and plans; nothing else.
 - `style.py`: the shared look (one colour per GPU model on every chart).
 - `charts.py`: figures that take more than a call or two (the load curves, the plan's
   comparisons), built from what services compute; a page passes them to `st.plotly_chart`.
 
-To add a page: write `pages/NAME.py` and add it to `PAGES`. Keep the page to widgets and charts:
+To add a page: write `views/NAME.py` and add it to `PAGES`. Keep the page to widgets and charts:
 whatever it computes (filtering, validation, defaults, unit costs, missing-value handling) goes
 into a function in fleetplan/services/ (or planner/, warehouse/) with a test that needs no
 Streamlit, and the page calls it. Widget keys (`key=`) are what tests/test_app.py finds elements

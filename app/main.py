@@ -1,11 +1,11 @@
-"""Dashboard entry point: only routes to the pages (`fleetplan.app.pages.PAGES`)."""
+"""Dashboard entry point: only routes to the pages (`fleetplan.app.views.PAGES`)."""
 
 from __future__ import annotations
 
 import streamlit as st
 
 from fleetplan.app import data
-from fleetplan.app.pages import navigation
+from fleetplan.app.views import navigation
 
 st.set_page_config(page_title="fleetplan", page_icon=":material/dns:", layout="wide")
 page = navigation()

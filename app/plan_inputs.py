@@ -24,6 +24,7 @@ from fleetplan.core.errors import InputError
 from fleetplan.planner.defaults import DEFAULT_CARBON_PRICE_USD_PER_T, DEFAULT_REGION
 from fleetplan.planner.presets import PRESETS
 from fleetplan.planner.scenario import CarbonPrice, Scenario
+from fleetplan.services.plain_text import plain
 from fleetplan.services.planning import for_the_page
 from fleetplan.services.scenario_defaults import (
     default_scenario,
@@ -118,7 +119,7 @@ def scenario_inputs(base: Scenario, gen: int, points: pd.DataFrame) -> Scenario:
     """Every input of the page, drawn; the scenario they make (the page stops with the reason
     when they make none). Applies a preset or a region when its button was pressed."""
     for note in st.session_state.get("s_notes", []):
-        st.info(note, icon=":material/info:")
+        st.info(plain(note), icon=":material/info:")
     model, objective, capacity_rule, headroom, carbon_price = _top(base, gen, points)
     classes, total_rps, preset, apply_preset = _classes(base, gen, points)
     gpus = _gpus(base, gen)
@@ -147,7 +148,7 @@ def scenario_inputs(base: Scenario, gen: int, points: pd.DataFrame) -> Scenario:
             total_rps=total_rps or None,
         )
     except InputError as error:
-        st.error(f"Check the inputs: {page_message(error)}", icon=":material/edit:")
+        st.error(f"Check the inputs: {plain(page_message(error))}", icon=":material/edit:")
         st.stop()
     if apply_preset:
         scenario = with_preset(scenario, preset)
@@ -157,7 +158,7 @@ def scenario_inputs(base: Scenario, gen: int, points: pd.DataFrame) -> Scenario:
     if apply_preset or shaped != scenario:
         restart(shaped, notes)
     for warning in unmeasured_shapes(scenario, points):
-        st.warning(warning, icon=":material/warning:")
+        st.warning(plain(warning), icon=":material/warning:")
     return scenario
 
 

@@ -26,13 +26,16 @@ from fleetplan.planner.results import FleetPlan, Plan
 from fleetplan.planner.scenario import Scenario
 from fleetplan.services.exports import plan_csv, plan_inputs, plan_json
 from fleetplan.services.load_views import operating_points
+from fleetplan.services.plain_text import plain
 
 
 def show_plan(result: Plan, scenario: Scenario, points: pd.DataFrame) -> None:
     """The plan's results, or why there is no fleet."""
     fleet = result.recommended
     if fleet.totals is None:
-        st.error(f"No fleet can serve this workload: {result.message}", icon=":material/block:")
+        st.error(
+            f"No fleet can serve this workload: {plain(result.message)}", icon=":material/block:"
+        )
         return
     _headline(result)
     tabs = st.tabs(["Fleet", "Compared", "Cost vs carbon", "Capacities", "Load curves"])
@@ -73,9 +76,9 @@ def _headline(result: Plan) -> None:
         f"{sum(totals.gpus.values())} on {totals.servers} servers",
         help="Which GPUs: the line below the figures.",
     )
-    st.caption(f"Fleet: {gpus_text(totals.gpus)}")
+    st.caption(f"Fleet: {plain(gpus_text(totals.gpus))}")
     if result.status.value != "optimal":
-        st.warning(f"Not proven optimal: {result.message}")
+        st.warning(f"Not proven optimal: {plain(result.message)}")
 
 
 # Display formats of the readable tables' columns (planner.report's views), by label.
@@ -128,9 +131,9 @@ def _fleet(result: Plan, scenario: Scenario) -> None:
     readable_table(levels_view(result), "table_pool_levels")
     st.markdown("**Why this fleet**")
     for line in explain(result, scenario):
-        st.markdown(f"- {line}")
+        st.markdown(f"- {plain(line)}")
     for note in [*pool_notes(result), *result.notes]:
-        st.caption(note)
+        st.caption(plain(note))
 
 
 def _compared(result: Plan) -> None:
@@ -141,7 +144,9 @@ def _compared(result: Plan) -> None:
         st.plotly_chart(carbon_figure, key="chart_baselines_carbon")
     for base_fleet in result.baselines:
         if base_fleet.totals is None:
-            st.caption(f"{base_fleet.name}: {base_fleet.status.value} — {base_fleet.message}")
+            st.caption(
+                plain(f"{base_fleet.name}: {base_fleet.status.value} — {base_fleet.message}")
+            )
 
 
 def _frontier(result: Plan) -> None:
@@ -157,7 +162,7 @@ def _frontier(result: Plan) -> None:
         )
         st.plotly_chart(frontier, key="chart_pareto")
         if result.pareto_message:
-            st.caption(result.pareto_message)
+            st.caption(plain(result.pareto_message))
     else:
         st.info(
             f"No cost/carbon frontier: {result.pareto_message}. Fill the missing power or "

@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 import streamlit as st  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
-from fleetplan.app.pages import PAGE_PATHS  # noqa: E402
+from fleetplan.app.views import PAGE_PATHS  # noqa: E402
 from fleetplan.warehouse.db import ENV_VAR, Warehouse  # noqa: E402
 from fleetplan.warehouse.sample_data import build  # noqa: E402
 

@@ -110,3 +110,12 @@ def stream_server():
     for process in started:
         process.kill()
         process.wait()
+
+
+@pytest.fixture
+def browser_page():
+    """A page in a fresh headless Chromium at 1440x900 (tests/support/browser.py)."""
+    from tests.support.browser import browser_page as open_browser
+
+    with open_browser() as page:
+        yield page

@@ -12,7 +12,7 @@ import requests
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from fleetplan.app.pages import PAGE_PATHS
+from fleetplan.app.views import PAGE_PATHS
 from fleetplan.planner import Scenario
 from fleetplan.warehouse.db import ENV_VAR
 from fleetplan.warehouse.queries import sources
@@ -59,7 +59,7 @@ def test_every_page_renders_on_the_sample_data(monkeypatch, sample_warehouse_pat
 def test_every_page_explains_an_empty_warehouse(monkeypatch, warehouse_path, page):
     at = run_app(monkeypatch, warehouse_path, page)
     assert not at.exception
-    if page in ("pages/plan.py", "pages/benchmarks.py"):
+    if page in ("views/plan.py", "views/benchmarks.py"):
         assert "Upload" in at.info[0].value and "make run" in at.info[0].value
 
 
@@ -69,7 +69,7 @@ def test_every_page_explains_an_empty_warehouse(monkeypatch, warehouse_path, pag
 def test_benchmarks_page_shows_sample_data_with_charts_and_table(
     monkeypatch, sample_warehouse_path
 ):
-    at = run_app(monkeypatch, sample_warehouse_path, "pages/benchmarks.py")
+    at = run_app(monkeypatch, sample_warehouse_path, "views/benchmarks.py")
     model = at.selectbox(key="w_model")
     assert "meta-llama/Meta-Llama-3-8B-Instruct" in model.options
     model.set_value("deepseek-ai/DeepSeek-R1-Distill-Qwen-14B").run()
@@ -100,7 +100,7 @@ def test_benchmarks_page_shows_sample_data_with_charts_and_table(
 def test_benchmarks_table_says_what_each_level_sustained_and_whether_it_kept_up(
     monkeypatch, sample_warehouse_path
 ):
-    at = run_app(monkeypatch, sample_warehouse_path, "pages/benchmarks.py")
+    at = run_app(monkeypatch, sample_warehouse_path, "views/benchmarks.py")
     at.selectbox(key="w_model").set_value("deepseek-ai/DeepSeek-R1-Distill-Qwen-14B").run()
     at.multiselect(key="w_configs:deepseek-ai/DeepSeek-R1-Distill-Qwen-14B").set_value(
         ["1x h100-pcie"]
@@ -127,7 +127,7 @@ def traces(chart: dict) -> dict[str, dict]:
 def test_benchmarks_latency_vs_load_draws_each_configurations_curve_and_capacity(
     monkeypatch, sample_warehouse_path
 ):
-    at = run_app(monkeypatch, sample_warehouse_path, "pages/benchmarks.py")
+    at = run_app(monkeypatch, sample_warehouse_path, "views/benchmarks.py")
     at.selectbox(key="w_model").set_value("deepseek-ai/DeepSeek-R1-Distill-Qwen-14B").run()
     assert not at.exception
     charts = {c.key: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
@@ -313,7 +313,7 @@ def test_a_preset_and_a_region_preset_fill_the_inputs(monkeypatch, sample_wareho
 
 
 def test_upload_good_bad_and_duplicate_files(monkeypatch, sample_warehouse_path):
-    at = run_app(monkeypatch, sample_warehouse_path, "pages/upload.py")
+    at = run_app(monkeypatch, sample_warehouse_path, "views/upload.py")
     good = json.dumps(make_result(seed=21, model="acme/uploaded")).encode()
     bad = json.dumps({**make_result(seed=22), "duration": "soon"}).encode()
     at.file_uploader(key="w_upload_files").set_value(
@@ -372,7 +372,7 @@ def test_upload_reads_every_tool_format_with_a_preview(monkeypatch, sample_wareh
             "application/yaml",
         )
     )
-    at = run_app(monkeypatch, sample_warehouse_path, "pages/upload.py")
+    at = run_app(monkeypatch, sample_warehouse_path, "views/upload.py")
     at.selectbox(key="w_upload_gpu").set_value("rtx-4090")
     at.number_input(key="w_upload_count").set_value(1)
     at.file_uploader(key="w_upload_files").set_value(uploads).run()
@@ -406,7 +406,7 @@ def test_upload_reads_every_tool_format_with_a_preview(monkeypatch, sample_wareh
 
 def test_upload_size_limit_is_enforced_in_code(monkeypatch, sample_warehouse_path):
     monkeypatch.setenv("FLEETPLAN_MAX_FILE_MB", "0.001")
-    at = run_app(monkeypatch, sample_warehouse_path, "pages/upload.py")
+    at = run_app(monkeypatch, sample_warehouse_path, "views/upload.py")
     at.file_uploader(key="w_upload_files").set_value(
         [("big.json", json.dumps(make_result(seed=3)).encode(), "application/json")]
     ).run()
@@ -418,7 +418,7 @@ def test_upload_size_limit_is_enforced_in_code(monkeypatch, sample_warehouse_pat
 
 
 def test_paper_check_shows_every_claim_with_a_verdict(monkeypatch, sample_warehouse_path):
-    at = run_app(monkeypatch, sample_warehouse_path, "pages/paper.py")
+    at = run_app(monkeypatch, sample_warehouse_path, "views/paper.py")
     claims = frame_with(at, "verdict")
     assert len(claims) == 7
     verdicts = dict(zip(claims["claim"], claims["verdict"], strict=True))
@@ -430,7 +430,7 @@ def test_paper_check_shows_every_claim_with_a_verdict(monkeypatch, sample_wareho
 
 
 def test_data_page_shows_catalog_regions_and_counts(monkeypatch, sample_warehouse_path):
-    at = run_app(monkeypatch, sample_warehouse_path, "pages/data.py")
+    at = run_app(monkeypatch, sample_warehouse_path, "views/data.py")
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Load levels"] == "130"
     catalog = frame_with(at, "rated_power_source")

@@ -20,7 +20,7 @@ from tests.support.processes import fleetplan
 from tests.support.vllm_results import make_result
 
 MAIN = str(ROOT / "app" / "main.py")
-PLAN, BENCHMARKS = "pages/plan.py", "pages/benchmarks.py"
+PLAN, BENCHMARKS = "views/plan.py", "views/benchmarks.py"
 
 
 @pytest.fixture(autouse=True)

@@ -132,7 +132,7 @@ def page(monkeypatch, warehouse: Path, path: str, *, read_only: bool) -> AppTest
 
 def test_read_only_upload_page_offers_no_upload_and_no_delete(monkeypatch, sample_warehouse_path):
     before = sample_warehouse_path.read_bytes()
-    at = page(monkeypatch, sample_warehouse_path, "pages/upload.py", read_only=True)
+    at = page(monkeypatch, sample_warehouse_path, "views/upload.py", read_only=True)
     assert any("read-only" in i.value for i in at.info)
     assert not at.get("file_uploader")
     assert not at.get("arrow_data_frame") or all(
@@ -147,13 +147,13 @@ def test_read_only_upload_page_offers_no_upload_and_no_delete(monkeypatch, sampl
 def test_upload_page_offers_upload_and_delete_when_not_read_only(
     monkeypatch, sample_warehouse_path
 ):
-    at = page(monkeypatch, sample_warehouse_path, "pages/upload.py", read_only=False)
+    at = page(monkeypatch, sample_warehouse_path, "views/upload.py", read_only=False)
     assert at.get("file_uploader")
     assert not any("read-only" in i.value for i in at.info)
 
 
 def test_read_only_data_page_says_so(monkeypatch, sample_warehouse_path):
-    at = page(monkeypatch, sample_warehouse_path, "pages/data.py", read_only=True)
+    at = page(monkeypatch, sample_warehouse_path, "views/data.py", read_only=True)
     assert any("read-only" in seen(c.value) for c in at.caption)
 
 
@@ -167,7 +167,7 @@ def test_a_read_only_dashboard_refuses_to_write(monkeypatch, sample_warehouse_pa
 
 
 def test_read_only_needs_an_existing_warehouse(monkeypatch, tmp_path):
-    at = page(monkeypatch, tmp_path / "none.duckdb", "pages/data.py", read_only=True)
+    at = page(monkeypatch, tmp_path / "none.duckdb", "views/data.py", read_only=True)
     assert "fleetplan build" in at.error[0].value
     assert not (tmp_path / "none.duckdb").exists()
 

@@ -37,7 +37,7 @@ def _fresh_caches():
 def upload_page(monkeypatch, warehouse_path) -> AppTest:
     monkeypatch.setenv(ENV_VAR, str(warehouse_path))
     at = AppTest.from_file(MAIN, default_timeout=120).run()
-    at.switch_page("pages/upload.py").run()
+    at.switch_page("views/upload.py").run()
     assert not at.exception, at.exception
     return at
 

@@ -157,7 +157,7 @@ def test_log_ticks_are_plain_numbers_at_one_two_five():
 def _page(monkeypatch, path) -> AppTest:
     monkeypatch.setenv(ENV_VAR, str(path))
     at = AppTest.from_file(str(ROOT / "app" / "main.py"), default_timeout=120).run()
-    at.switch_page("pages/benchmarks.py").run()
+    at.switch_page("views/benchmarks.py").run()
     assert not at.exception, at.exception
     at.selectbox(key="w_model").set_value(QWEN).run()
     assert not at.exception, at.exception

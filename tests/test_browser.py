@@ -6,10 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 
-import pytest
-
 from tests.support.browser import ARTIFACTS, screenshot, wait_rendered
-from tests.support.browser import browser_page as open_browser
 from tests.support.processes import fleetplan
 
 PAGES = {
@@ -19,12 +16,6 @@ PAGES = {
     "paper": "Paper check",
     "data": "Data",
 }
-
-
-@pytest.fixture(name="browser_page")
-def _browser_page():
-    with open_browser() as page:
-        yield page
 
 
 def test_every_page_renders_in_a_real_browser(dashboard_url, browser_page):

@@ -8,15 +8,10 @@ from __future__ import annotations
 
 import json
 
-try:  # the browser harness may move to tests/support/browser.py
-    from tests.support.browser import ARTIFACTS, browser_page, wait_rendered  # type: ignore
-except ImportError:
-    from tests.test_browser import ARTIFACTS, browser_page, wait_rendered
+from tests.support.browser import ARTIFACTS, wait_rendered
 from tests.support.processes import fleetplan
 from tests.support.vllm_results import make_result
 from tests.test_app_serving import served
-
-__all__ = ["browser_page"]  # a fixture, used by name
 
 EVIL = "evil.example"
 # A file name, a model and a GPU label that are Markdown: a link, an image, a bare address.
@@ -26,12 +21,21 @@ GPU = f"![gpu](https://{EVIL}/g.png)"
 
 
 def open_page(page, url: str, path: str, title: str) -> None:
-    """The Plan page first, then `path`: a fresh server's first request straight to a page's
-    path is drawn by Streamlit's own pages/ folder router, not app/main.py (seen in 1.67)."""
-    page.goto(url)
-    wait_rendered(page, "Plan a fleet")
+    """Straight to `path`, as a shared link does."""
     page.goto(f"{url}/{path}")
     wait_rendered(page, title)
+
+
+def test_a_link_straight_to_a_page_gets_the_apps_navigation(sample_warehouse_path, browser_page):
+    """A fresh server's first request to a page's path: drawn through app/main.py (the app's
+    navigation, wide layout), not by Streamlit's own router over a `pages/` folder, which drew
+    it with a sidebar of file names ("main, benchmarks, ...") while the pages lived in pages/."""
+    page = browser_page
+    with served(sample_warehouse_path) as (url, _, _):
+        open_page(page, url, "upload", "Upload runs")
+        nav = page.locator("[data-testid='stSidebarNav']").inner_text()
+        assert "Paper check" in nav and "Upload runs" in nav, nav
+        assert "main" not in nav.split(), nav
 
 
 def nothing_from_the_file(page) -> None:

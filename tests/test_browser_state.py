@@ -5,20 +5,11 @@ from __future__ import annotations
 
 from urllib.parse import parse_qs, urlparse
 
-import pytest
-
 from fleetplan.planner import Scenario
 from fleetplan.services.scenario_link import scenario_from_link
 from tests.support.browser import VIEWPORT, screenshot, wait_rendered
-from tests.support.browser import browser_page as open_browser
 
 PLAN = "Plan a fleet"
-
-
-@pytest.fixture(name="browser_page")
-def _browser_page():
-    with open_browser() as page:
-        yield page
 
 
 def headroom(page):

@@ -8,13 +8,8 @@ from __future__ import annotations
 
 import json
 
-try:  # the browser harness may move to tests/support/browser.py
-    from tests.support.browser import ARTIFACTS, browser_page, wait_rendered  # type: ignore
-except ImportError:
-    from tests.test_browser import ARTIFACTS, browser_page, wait_rendered
+from tests.support.browser import ARTIFACTS, wait_rendered
 from tests.support.paths import ROOT
-
-__all__ = ["browser_page"]  # a fixture, used by name
 
 VLLM_FILE = (
     ROOT / "tests" / "fixtures" / "formats" / "vllm-bench-serve-0.32.0" / "vllm-bench-serve.json"

@@ -93,7 +93,7 @@ def test_the_plan_page_shows_a_carbon_figure_and_the_data_page_the_assumption(
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["kgCO2e per month"] != "unknown"
     assert float(metrics["kgCO2e per month"].replace(",", "")) > 0
-    at.switch_page("pages/data.py").run()
+    at.switch_page("views/data.py").run()
     assert not at.exception, at.exception
     (catalog,) = [d for d in at.dataframe if "idle_power_basis" in d.value.columns]
     row = catalog.value.set_index("gpu_id").loc["h100-pcie"]

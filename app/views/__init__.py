@@ -1,7 +1,7 @@
 """The dashboard's pages, listed once: the router (`app/main.py`), the tests and the benchmark
 read this list.
 
-To add a page: write `app/pages/NAME.py` as a thin script (it draws; what it shows comes from
+To add a page: write `app/views/NAME.py` as a thin script (it draws; what it shows comes from
 functions in warehouse/, planner/ or fleetplan/services/ that can be tested without Streamlit),
 add it to `PAGES` below, and it appears in the navigation and in the page tests.
 """
@@ -20,11 +20,11 @@ class PageEntry:
 
 
 PAGES: tuple[PageEntry, ...] = (
-    PageEntry("pages/plan.py", "Plan", ":material/hub:", default=True),
-    PageEntry("pages/benchmarks.py", "Benchmarks", ":material/monitoring:"),
-    PageEntry("pages/upload.py", "Upload runs", ":material/upload_file:"),
-    PageEntry("pages/paper.py", "Paper check", ":material/fact_check:"),
-    PageEntry("pages/data.py", "Data", ":material/database:"),
+    PageEntry("views/plan.py", "Plan", ":material/hub:", default=True),
+    PageEntry("views/benchmarks.py", "Benchmarks", ":material/monitoring:"),
+    PageEntry("views/upload.py", "Upload runs", ":material/upload_file:"),
+    PageEntry("views/paper.py", "Paper check", ":material/fact_check:"),
+    PageEntry("views/data.py", "Data", ":material/database:"),
 )
 PAGE_PATHS: tuple[str, ...] = tuple(page.path for page in PAGES)
 

@@ -35,6 +35,7 @@ from fleetplan.services.energy_views import (
 )
 from fleetplan.services.load_views import benchmark_curves, curve_notes, traffic_shapes
 from fleetplan.services.outliers import outlier_reasons
+from fleetplan.services.plain_text import plain
 from fleetplan.services.scenario_defaults import default_price
 from fleetplan.warehouse.queries import load_curve, models_by_coverage
 
@@ -153,7 +154,7 @@ with tabs[0]:
         st.plotly_chart(figure, key="chart_load")
         notes = load_curve_notes(curve)
         if notes:
-            st.caption(notes)
+            st.caption(plain(notes))
 with tabs[1]:
     inputs = st.columns(3)
     target = inputs[0].number_input(

@@ -12,6 +12,7 @@ from fleetplan.app import data
 from fleetplan.app.plan_inputs import keep_in_link, restart, scenario_inputs, start
 from fleetplan.app.plan_results import downloads, show_plan
 from fleetplan.core.errors import InputError
+from fleetplan.services.plain_text import plain
 from fleetplan.services.planning import MAX_SCENARIO_BYTES, for_the_page, load_scenario
 from fleetplan.services.scenario_forms import page_message
 
@@ -37,7 +38,9 @@ state.pop("s_result", None)
 try:
     result = data.plan_for(scenario.model_dump_json())
 except InputError as error:
-    st.error(f"The scenario cannot be planned: {page_message(error)}", icon=":material/error:")
+    st.error(
+        f"The scenario cannot be planned: {plain(page_message(error))}", icon=":material/error:"
+    )
     st.stop()
 state.s_result = result  # the plan shown (tests compare it with the command line's)
 show_plan(result, scenario, points)
@@ -57,4 +60,6 @@ if uploaded is not None and uploaded.file_id != state.get("s_loaded_file"):
     else:
         restart(*for_the_page(loaded, points, data.facts()))
 if uploaded is not None and state.get("s_load_error"):
-    st.error(f"This scenario cannot be loaded: {state.s_load_error}", icon=":material/error:")
+    st.error(
+        f"This scenario cannot be loaded: {plain(state.s_load_error)}", icon=":material/error:"
+    )
