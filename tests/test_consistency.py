@@ -196,7 +196,7 @@ def test_every_format_goes_through_the_check(monkeypatch):
             continue  # seeds that are not results on their own
         assert checked.pop(name) == parsed.points
         formats.add(parsed.importer)
-    assert len(formats) == len(registry.FORMATS)  # all six
+    assert len(formats) == len(registry.FORMATS)  # all seven
 
 
 @needs_ionet

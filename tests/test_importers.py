@@ -23,6 +23,7 @@ def test_detection_order_is_unchanged():
         "guidellm",
         "llmperf",
         "genai-perf-aiperf",
+        "ml-energy",
         "csv-table",
     ]
 

@@ -33,6 +33,7 @@ def seed_files() -> dict[str, tuple[str, bytes]]:
         files["llmperf"] = next(_files(SHARED / "llmperf-2023-08-31", "*_summary.json"))
         aiperf = SHARED / "aiperf-repo-example"
         files["aiperf"] = next(_files(aiperf, "profile_export_aiperf.json"))
+        files["ml-energy"] = _ml_energy_on_a_4090(SHARED / "ml-energy-leaderboard")
     for label, pattern in (("guidellm", "guidellm-*"), ("aiperf", "aiperf-0.*")):
         for folder in sorted(FORMATS.glob(pattern)):
             for name, data in _files(folder, "*.json*"):
@@ -58,6 +59,17 @@ def _as_on_a_4090(folder: Path) -> tuple[str, bytes]:
     """The real appended vLLM file, its "cpu" device read as the GPU the fuzz options name."""
     name, data = next(_files(folder, "*.json"))
     return name, data.replace(b'"gpu_name": "cpu"', b'"gpu_name": "NVIDIA GeForce RTX 4090"')
+
+
+def _ml_energy_on_a_4090(folder: Path) -> tuple[str, bytes]:
+    """ML.ENERGY's GPQA file, its H100 configurations only, their GPU read as the one the fuzz
+    options name (the file lists several GPUs; the options name one)."""
+    name, data = next(_files(folder, "*gpqa.json"))
+    document = json.loads(data)
+    configs = [c for c in document["configurations"] if c["gpu_model"] == "H100"]
+    for config in configs:
+        config["gpu_model"] = "NVIDIA GeForce RTX 4090"
+    return name, json.dumps({**document, "configurations": configs}, indent=1).encode()
 
 
 def _csv_table() -> bytes:

@@ -9,7 +9,7 @@ Where things live:
   value limits, before any format looks at it.
 - one module per format: `fleetplan_json`, `vllm_json` (+ `vllm_requests`), `guidellm`,
   `llmperf`, `genai_perf` (+ `genai_perf_metrics`, `genai_perf_records`, `genai_perf_telemetry`),
-  `csv_table`.
+  `ml_energy`, `csv_table`.
 - `registry`: the formats in detection order, `parse` and `read_file`.
 
 To add a format: write one module following `base.Format` (IMPORTER, VERSION, `detect`, `parse`;

@@ -19,6 +19,7 @@ from fleetplan.warehouse.importers import (
     genai_perf,
     guidellm,
     llmperf,
+    ml_energy,
     vllm_json,
 )
 from fleetplan.warehouse.importers.base import (
@@ -31,7 +32,15 @@ from fleetplan.warehouse.importers.base import (
 from fleetplan.warehouse.importers.document import Document, megabytes, read_document, unpack
 
 # Tried in this order on the file's content; the first whose `detect` says yes reads it.
-FORMATS: tuple[Format, ...] = (fleetplan_json, vllm_json, guidellm, llmperf, genai_perf, csv_table)
+FORMATS: tuple[Format, ...] = (
+    fleetplan_json,
+    vllm_json,
+    guidellm,
+    llmperf,
+    genai_perf,
+    ml_energy,
+    csv_table,
+)
 
 
 def refuse_large(name: str, size: int, options: ImportOptions, *, advice: str = "") -> None:
@@ -75,8 +84,8 @@ def _not_importable(document: Document, name: str) -> InputError:
         return NotResultsError(companion, file=name)
     return UnknownFormatError(
         f"not a format fleetplan can import ({_describe(first)}); it reads vLLM `bench serve` "
-        "results, GuideLLM reports, LLMPerf results, GenAI-Perf/AIPerf exports, fleetplan run "
-        "files and the CSV table of `fleetplan benchmarks`",
+        "results, GuideLLM reports, LLMPerf results, GenAI-Perf/AIPerf exports, ML.ENERGY "
+        "leaderboard model files, fleetplan run files and the CSV table of `fleetplan benchmarks`",
         file=name,
     )
 
