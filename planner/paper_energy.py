@@ -98,10 +98,11 @@ def sweet_spot_at(levels: pd.DataFrame, bound_ms: float | None) -> pd.Series | N
     return None if meeting.empty else meeting.loc[meeting["usd_per_m"].idxmin()]
 
 
-def _level_text(level: pd.Series) -> str:
+def _level_text(level: pd.Series, *, price: bool = True) -> str:
+    cost = f", ${level['usd_per_m']:.3f}" if price else ""
     return (
-        f"{int(level['gpu_count'])}x at {level['offered_rate_rps']:g} req/s, "
-        f"${level['usd_per_m']:.3f} (P99 TTFT {level['ttft_p99_ms']:,.0f} ms)"
+        f"{int(level['gpu_count'])}x at {level['offered_rate_rps']:g} req/s{cost} "
+        f"(P99 TTFT {level['ttft_p99_ms']:,.0f} ms)"
     )
 
 
@@ -129,7 +130,7 @@ def sweet_spot(levels: pd.DataFrame) -> Claim:
         found.append(
             {"what": f"paper's ${figure:.3f}", **level.to_dict(), "sweet_spot": not cheaper}
         )
-        texts.append(f"${figure:.3f} is {_level_text(level)}: {where}")
+        texts.append(f"${figure:.3f} is {_level_text(level, price=False)}: {where}")
     for bound in TTFT_BOUNDS_MS:
         best = sweet_spot_at(consumer, bound)
         label = "no latency bound" if bound is None else f"P99 TTFT <= {bound:,.0f} ms"

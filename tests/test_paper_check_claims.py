@@ -89,8 +89,11 @@ def test_sweet_spot_is_the_cheapest_level_meeting_a_latency_bound(claims):
     claim = claims["sweet_spot"]
     assert claim.verdict == Verdict.FAILS
     text = claim.recomputed
-    assert "$0.111 is 2x at 4 req/s, $0.111 (P99 TTFT 639 ms)" in text
-    assert "$0.149 is 4x at 8 req/s, $0.149 (P99 TTFT 448 ms): beaten by 4x at 16 req/s" in text
+    assert (
+        "$0.111 is 2x at 4 req/s (P99 TTFT 639 ms): the cheapest level with P99 TTFT <= 639 ms"
+        in text
+    )
+    assert "$0.149 is 4x at 8 req/s (P99 TTFT 448 ms): beaten by 4x at 16 req/s, $0.139" in text
     assert "P99 TTFT <= 500 ms: 4x at 16 req/s, $0.139 (P99 TTFT 337 ms)" in text
     assert "P99 TTFT <= 200 ms: no level meets it" in text
     rows = claim.rows.set_index("what")
