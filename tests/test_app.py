@@ -420,13 +420,15 @@ def test_upload_size_limit_is_enforced_in_code(monkeypatch, sample_warehouse_pat
 def test_paper_check_shows_every_claim_with_a_verdict(monkeypatch, sample_warehouse_path):
     at = run_app(monkeypatch, sample_warehouse_path, "views/paper.py")
     claims = frame_with(at, "verdict")
-    assert len(claims) == 7
-    verdicts = dict(zip(claims["claim"], claims["verdict"], strict=True))
-    assert verdicts["H100 is about 3.1x more energy-efficient per token"] == "does not hold"
-    sweet = claims[claims["claim"].str.startswith("Sweet spot")].iloc[0]
-    assert "$0.111 = 2x 4090" in sweet["recomputed"] and "$0.149 = 4x 4090" in sweet["recomputed"]
-    h100 = claims[claims["claim"].str.startswith("H100 keeps")].iloc[0]
-    assert "211 ms at 32 req/s" in h100["recomputed"]
+    assert len(claims) == 8
+    verdicts = dict(zip(claims["id"], claims["verdict"], strict=True))
+    assert verdicts["energy"] == "does not hold"
+    assert verdicts["throughput"] == "not reproducible"
+    recomputed = dict(zip(claims["id"], claims["recomputed"], strict=True))
+    assert "$0.111 is 2x at 4 req/s" in recomputed["sweet_spot"]
+    assert "$0.149 is 4x at 8 req/s" in recomputed["sweet_spot"]
+    assert "193–211 ms (DeepSeek-R1-Distill-Qwen-14B, 2 runs)" in recomputed["h100_ttft"]
+    assert "242" in claims.set_index("id").loc["mixed_fleet", "paper"]
 
 
 def test_data_page_shows_catalog_regions_and_counts(monkeypatch, sample_warehouse_path):

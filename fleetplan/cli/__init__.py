@@ -21,6 +21,7 @@ from fleetplan.cli import (
     capacity,
     collect,
     ingest,
+    paper_check,
     plan,
     sample_data,
     template,
@@ -28,7 +29,18 @@ from fleetplan.cli import (
 from fleetplan.core.errors import FleetplanError
 from fleetplan.core.exits import EXIT_CANNOT_START
 
-SUBCOMMANDS = (ingest, benchmarks, template, build, sample_data, plan, capacity, collect, app)
+SUBCOMMANDS = (
+    ingest,
+    benchmarks,
+    template,
+    build,
+    sample_data,
+    plan,
+    capacity,
+    collect,
+    paper_check,
+    app,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
