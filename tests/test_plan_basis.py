@@ -144,3 +144,23 @@ def test_the_text_report_has_no_stray_spaces(tables):
         line for line in text.splitlines() if re.search(r"\S +[,)]", line)
     ]
     assert not any(line != line.rstrip() for line in text.splitlines())
+
+
+def test_the_plan_page_shows_the_mix_and_the_energy_bases(monkeypatch, sample_warehouse_path):
+    from streamlit.testing.v1 import AppTest
+
+    from fleetplan.warehouse.db import ENV_VAR
+
+    monkeypatch.setenv(ENV_VAR, str(sample_warehouse_path))
+    at = AppTest.from_file(str(ROOT / "app" / "main.py"), default_timeout=120)
+    at.run()
+    assert not at.exception, at.exception
+    captions = [c.value for c in at.caption]
+    assert any(c.startswith("grid carbon intensity mixes bases") for c in captions), captions
+    energy = next(
+        d.value for d in at.dataframe if "Facility energy x PUE (kWh/month)" in d.value.columns
+    )
+    assert "GPU energy before PUE (kWh/month)" in energy.columns
+    assert energy["of which hosts (kgCO2e/month)"].notna().all()
+    shown = at.session_state["s_current"]
+    assert {s.grid_basis for s in shown.sites} == {"direct", "lifecycle"}
