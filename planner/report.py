@@ -328,7 +328,8 @@ def summary(plan: Plan) -> str:
             f"{_money(t.usd_per_million_output_tokens)} per million output tokens, "
             f"{_money(t.usd_per_million_total_tokens)} per million total tokens",
             f"  Energy (kWh/month): GPUs {_number(t.gpu_energy_kwh_month, '', 0)} before PUE, "
-            f"{_number(t.facility_energy_kwh_month, '', 0)} with PUE (what cost and carbon use)",
+            f"{_number(t.facility_energy_kwh_month, '', 0)} with PUE (what energy cost and "
+            "operational carbon use)",
             f"  Carbon (kgCO2e/month): operational {_number(t.operational_kgco2e_month, '', 0)}, "
             f"embodied {_number(t.embodied_kgco2e_month, '', 0)} "
             f"(of which host servers {_number(t.host_embodied_kgco2e_month, '', 0)})",
