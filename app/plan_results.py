@@ -90,9 +90,11 @@ _FORMATS = {
     "Cost ($/h)": "$%.2f",
     "Cost ($/month)": "localized",
     "Power (kW)": "%.2f",
-    "Energy (kWh/month)": "localized",
+    "GPU energy before PUE (kWh/month)": "localized",
+    "Facility energy x PUE (kWh/month)": "localized",
     "Operational (kgCO2e/month)": "%.1f",
-    "Embodied (kgCO2e/month)": "%.1f",
+    "Embodied, GPUs + hosts (kgCO2e/month)": "%.1f",
+    "of which hosts (kgCO2e/month)": "%.1f",
     "Predicted P99 TTFT (ms)": "%.1f",
     "Predicted P99 TPOT (ms)": "%.1f",
 }

@@ -130,6 +130,14 @@ def configurations(points: pd.DataFrame, scenario: Scenario) -> list[Configurati
 def capacities(points: pd.DataFrame, scenario: Scenario) -> list[Capacity]:
     """Capacity of every offered configuration for every class of the scenario."""
     model_points = points_for_model(points, scenario.model)
+    if model_points.empty:
+        # Bad input (exit 1), not an infeasible plan: the name is wrong, not the targets.
+        there = sorted({str(m) for m in points["model"]}) if "model" in points else []
+        raise InputError(
+            f"no benchmark results for model {scenario.model!r}; there are results for: "
+            f"{', '.join(there) or 'no model yet (load benchmark results first)'}",
+            field="model",
+        )
     result = []
     configs = configurations(model_points, scenario)
     curves = Curves()  # one fit per (configuration, traffic shape) for the whole scenario

@@ -7,8 +7,10 @@ Per pool of one configuration serving one class, with s servers carrying r req/s
   neither measured power nor idle and rated power are known;
 - cost ($/h) = s x n x price per GPU-hour, plus energy x PUE x electricity price where
   electricity is not included in the price;
-- operational carbon (kg/h) = energy x PUE x grid intensity; embodied carbon (kg/h) = s x n x
-  embodied kgCO2e / (lifetime x 8,760 h), calendar amortisation, unless switched off.
+- operational carbon (kg/h) = energy x PUE x grid intensity; embodied carbon (kg/h) = s x (n x
+  embodied kgCO2e per GPU + the host's share per server) / (lifetime x 8,760 h), calendar
+  amortisation, unless switched off. The host's share is the offer's per server figure, else the
+  catalog's share per GPU x n; where neither is known the GPUs alone are counted, with a note.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ class GpuFacts:
     rated_w: float | None = None
     idle_w: float | None = None
     embodied_kgco2e: float | None = None
+    host_embodied_kgco2e_per_gpu: float | None = None  # the host server's share, per GPU slot
     lifetime_years: float | None = None
     sources: dict[str, str] = field(default_factory=dict)
 
@@ -51,9 +54,11 @@ class PoolEconomics:
     kw_per_rps: float | None
     kg_per_server_hour: float | None  # operational at idle + embodied
     kg_per_rps_hour: float | None
-    embodied_kg_per_server_hour: float | None
+    embodied_kg_per_server_hour: float | None  # GPUs and host
     energy_basis: EnergyBasis
     notes: tuple[str, ...] = ()
+    host_embodied_kg_per_server_hour: float | None = None  # the host's part of the above
+    pue: float = 1.0  # the site's: facility energy = GPU energy x PUE
 
     @property
     def gpu_model(self) -> str:
@@ -70,7 +75,17 @@ def _effective(scenario: Scenario, facts: dict[str, GpuFacts], gpu_model: str) -
             offer.embodied_kgco2e if offer.embodied_kgco2e is not None else known.embodied_kgco2e
         ),
         "lifetime_years": offer.lifetime_years or known.lifetime_years,
+        "host_per_gpu": known.host_embodied_kgco2e_per_gpu,
+        "host_per_server": offer.host_embodied_kgco2e,
     }
+
+
+def host_kg_per_server(figures: dict, n: int) -> float | None:
+    """The host's embodied kgCO2e per server: the offer's, else the catalog's per GPU x n."""
+    if figures["host_per_server"] is not None:
+        return figures["host_per_server"]
+    per_gpu = figures["host_per_gpu"]
+    return None if per_gpu is None else per_gpu * n
 
 
 def pool_economics(
@@ -100,11 +115,9 @@ def pool_economics(
         usd_fixed = price + fixed_kw * energy_usd
         usd_per_rps = per_rps_kw * energy_usd
     grid_kg = site.pue * site.grid_gco2_per_kwh / 1000
-    embodied = None
-    if not offer.include_embodied:
-        embodied = 0.0
-    elif figures["embodied_kg"] is not None and figures["lifetime_years"]:
-        embodied = n * figures["embodied_kg"] / (figures["lifetime_years"] * HOURS_PER_YEAR)
+    embodied, host = _embodied(offer.include_embodied, figures, n)
+    if embodied is not None and host is None and offer.include_embodied:
+        notes.append("host server's embodied share unknown: embodied carbon counts the GPUs only")
     kg_fixed = kg_per_rps = None
     if fixed_kw is not None and per_rps_kw is not None and embodied is not None:
         kg_fixed = fixed_kw * grid_kg + embodied
@@ -121,7 +134,22 @@ def pool_economics(
         embodied_kg_per_server_hour=embodied,
         energy_basis=basis,
         notes=tuple(notes),
+        host_embodied_kg_per_server_hour=host,
+        pue=site.pue,
     )
+
+
+def _embodied(include: bool, figures: dict, n: int) -> tuple[float | None, float | None]:
+    """Embodied kgCO2e per server-hour (GPUs and host) and the host's part of it; (0, 0) when
+    switched off, (None, None) when the GPU's figure or the lifetime is unknown."""
+    if not include:
+        return 0.0, 0.0
+    if figures["embodied_kg"] is None or not figures["lifetime_years"]:
+        return None, None
+    hours = figures["lifetime_years"] * HOURS_PER_YEAR
+    host_kg = host_kg_per_server(figures, n)
+    host = None if host_kg is None else host_kg / hours
+    return n * figures["embodied_kg"] / hours + (host or 0.0), host
 
 
 def _power(

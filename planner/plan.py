@@ -45,6 +45,7 @@ def plan(
     _check_carbon_is_known(scenario, gaps)
     candidates = Candidates.of(scenario, pools)
     weights = objective_weights(scenario)
+    inputs_notes = unmeasured_offers(caps, scenario) + grid_basis_notes(scenario)
     common = {
         "scenario": scenario.name,
         "model": scenario.model,
@@ -56,18 +57,17 @@ def plan(
     if unservable:
         message = " | ".join(unservable)
         fleet = FleetPlan(name="recommended", status=PlanStatus.INFEASIBLE, message=message)
-        return Plan(status=PlanStatus.INFEASIBLE, message=message, recommended=fleet, **common)
+        return _infeasible(fleet, message, inputs_notes, common)
     limits = scenario_limits(scenario)
     fleet = solve_fleet(candidates, "recommended", weights=weights, limits=limits)
     if fleet.status is PlanStatus.INFEASIBLE:
         message = binding_limits(candidates)
-        fleet = fleet.model_copy(update={"message": message})
-        return Plan(status=PlanStatus.INFEASIBLE, message=message, recommended=fleet, **common)
+        return _infeasible(fleet, message, inputs_notes, common)
     result = Plan(
         status=fleet.status,
         message=fleet.message,
         recommended=fleet,
-        notes=plan_notes(fleet, scenario, gaps),
+        notes=inputs_notes + plan_notes(fleet, scenario, gaps),
         **common,
     )
     updates: dict[str, object] = {}
@@ -77,6 +77,39 @@ def plan(
         frontier, why = pareto_frontier(candidates, gaps, pareto_points)
         updates |= {"pareto": frontier, "pareto_message": why}
     return result.model_copy(update=updates)
+
+
+def _infeasible(fleet: FleetPlan, message: str, notes: list[str], common: dict) -> Plan:
+    fleet = fleet.model_copy(update={"message": message})
+    return Plan(
+        status=PlanStatus.INFEASIBLE, message=message, recommended=fleet, notes=notes, **common
+    )
+
+
+def unmeasured_offers(caps: Sequence[Capacity], scenario: Scenario) -> list[str]:
+    """A note for each offered GPU the plan leaves out because the model was never measured on
+    it (it cannot be planned without its throughput and latency there)."""
+    measured = {c.configuration.gpu_model for c in caps}
+    return [
+        f"{offer.gpu_model} is offered but has no benchmark results for {scenario.model}, so the "
+        "plan leaves it out: measure it (fleetplan collect) or upload its runs to plan it"
+        for offer in scenario.gpus
+        if offer.gpu_model not in measured
+    ]
+
+
+def grid_basis_notes(scenario: Scenario) -> list[str]:
+    """A warning when the sites' grid figures are on different bases (direct figures leave out
+    upstream emissions, so they read lower than lifecycle ones for the same grid)."""
+    bases = scenario.grid_bases()
+    if len(bases) < 2:
+        return []
+    listed = "; ".join(f"{basis}: {', '.join(sites)}" for basis, sites in sorted(bases.items()))
+    return [
+        f"grid carbon intensity mixes bases ({listed}): direct figures count combustion only and "
+        "read lower than lifecycle ones for the same grid, so carbon between these sites is not "
+        "compared like for like; pick regions of one basis, or enter figures of one basis"
+    ]
 
 
 def _check_carbon_is_known(scenario: Scenario, gaps: list[str]) -> None:

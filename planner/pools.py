@@ -23,6 +23,8 @@ def pool_plan(pool: PoolEconomics, servers: int, rate: float) -> PoolPlan:
         servers, rate, per_server=pool.kg_per_server_hour, per_rps=pool.kg_per_rps_hour
     )
     operational = total_kg - embodied if total_kg is not None and embodied is not None else None
+    host_kg = pool.host_embodied_kg_per_server_hour
+    host = servers * host_kg if host_kg is not None else None
     out_tokens = level.output_tokens_mean
     in_tokens = level.input_tokens_mean
     full_capacity = servers * pool.capacity.full_rps
@@ -35,13 +37,16 @@ def pool_plan(pool: PoolEconomics, servers: int, rate: float) -> PoolPlan:
         gpus=servers * pool.gpus_per_server,
         rate_rps=rate,
         capacity_rps_per_server=pool.capacity.capacity_rps,
+        full_capacity_rps_per_server=pool.capacity.full_rps,
         utilization=rate / full_capacity if full_capacity else 0.0,
         hourly_cost_usd=cost,
         monthly_cost_usd=cost * HOURS_PER_MONTH,
         power_kw=power,
-        energy_kwh_month=_monthly(power),
+        gpu_energy_kwh_month=_monthly(power),
+        facility_energy_kwh_month=_monthly(power * pool.pue if power is not None else None),
         operational_kgco2e_month=_monthly(operational),
         embodied_kgco2e_month=_monthly(embodied),
+        host_embodied_kgco2e_month=_monthly(host),
         energy_basis=pool.energy_basis,
         output_tokens_per_s=rate * out_tokens if out_tokens is not None else None,
         total_tokens_per_s=(
@@ -116,9 +121,11 @@ def totals_of(pools: Sequence[PoolPlan]) -> Totals:
         servers=sum(p.servers for p in pools),
         gpus=dict(sorted(gpus.items())),
         power_kw=power,
-        energy_kwh_month=_monthly(power),
+        gpu_energy_kwh_month=_monthly(power),
+        facility_energy_kwh_month=_sum([p.facility_energy_kwh_month for p in pools]),
         operational_kgco2e_month=operational,
         embodied_kgco2e_month=embodied,
+        host_embodied_kgco2e_month=_sum([p.host_embodied_kgco2e_month for p in pools]),
         carbon_kgco2e_month=carbon,
         output_tokens_per_s=out_tps,
         total_tokens_per_s=total_tps,

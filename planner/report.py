@@ -9,7 +9,10 @@ import pandas as pd
 
 from fleetplan.planner.results import FleetPlan, Plan, PlanStatus, PoolPlan
 
-# The CSV's columns, in order: where the pool is, what it carries, what it costs and emits, the
+# The CSV's columns, in order: where the pool is, what it carries (the planned capacity after the
+# utilisation ceiling; the full capacity before it, which `utilization` is measured against), what
+# it costs and emits (power and GPU energy before PUE, facility energy after it, which cost and
+# carbon use; embodied carbon of GPUs and hosts, with the hosts' part), the
 # measured level its capacity rests on (with the server's measured power there, where measured),
 # the basis of that capacity with the P99s the configuration's curve predicts at the pool's load
 # per server, and notes on the pool's figures.
@@ -23,13 +26,16 @@ POOL_COLUMNS: tuple[str, ...] = (
     "gpus",
     "rate_rps",
     "capacity_rps_per_server",
+    "full_capacity_rps_per_server",
     "utilization",
     "hourly_cost_usd",
     "monthly_cost_usd",
     "power_kw",
-    "energy_kwh_month",
+    "gpu_energy_kwh_month",
+    "facility_energy_kwh_month",
     "operational_kgco2e_month",
     "embodied_kgco2e_month",
+    "host_embodied_kgco2e_month",
     "energy_basis",
     "output_tokens_per_s",
     "total_tokens_per_s",
@@ -54,13 +60,16 @@ POOL_COLUMNS: tuple[str, ...] = (
 CSV_DIGITS: dict[str, int] = {
     "rate_rps": 4,
     "capacity_rps_per_server": 4,
+    "full_capacity_rps_per_server": 4,
     "utilization": 4,
     "hourly_cost_usd": 4,
     "monthly_cost_usd": 2,
     "power_kw": 4,
-    "energy_kwh_month": 2,
+    "gpu_energy_kwh_month": 2,
+    "facility_energy_kwh_month": 2,
     "operational_kgco2e_month": 3,
     "embodied_kgco2e_month": 3,
+    "host_embodied_kgco2e_month": 3,
     "output_tokens_per_s": 2,
     "total_tokens_per_s": 2,
     "level_offered_rate_rps": 4,
@@ -203,9 +212,11 @@ def energy_view(plan: Plan) -> pd.DataFrame:
             "Class": p.traffic_class,
             "Server": server_label(p),
             "Power (kW)": _fixed(p.power_kw, 2),
-            "Energy (kWh/month)": _fixed(p.energy_kwh_month, 0),
+            "GPU energy before PUE (kWh/month)": _fixed(p.gpu_energy_kwh_month, 0),
+            "Facility energy x PUE (kWh/month)": _fixed(p.facility_energy_kwh_month, 0),
             "Operational (kgCO2e/month)": _fixed(p.operational_kgco2e_month, 1),
-            "Embodied (kgCO2e/month)": _fixed(p.embodied_kgco2e_month, 1),
+            "Embodied, GPUs + hosts (kgCO2e/month)": _fixed(p.embodied_kgco2e_month, 1),
+            "of which hosts (kgCO2e/month)": _fixed(p.host_embodied_kgco2e_month, 1),
             "Power from": p.energy_basis.value,
             "Notes": "; ".join(p.notes) or "",
         }
@@ -269,8 +280,10 @@ def _money(value: float | None) -> str:
     return "unknown" if value is None else f"${value:,.2f}"
 
 
-def _number(value: float | None, unit: str, digits: int = 1) -> str:
-    return "unknown" if value is None else f"{value:,.{digits}f} {unit}"
+def _number(value: float | None, unit: str = "", digits: int = 1) -> str:
+    if value is None:
+        return "unknown"
+    return f"{value:,.{digits}f} {unit}".rstrip()
 
 
 def _ms(value: float | None) -> str:
@@ -314,9 +327,12 @@ def summary(plan: Plan) -> str:
             f"  Cost: {_money(t.hourly_cost_usd)}/h, {_money(t.monthly_cost_usd)}/month; "
             f"{_money(t.usd_per_million_output_tokens)} per million output tokens, "
             f"{_money(t.usd_per_million_total_tokens)} per million total tokens",
-            f"  Energy: {_number(t.energy_kwh_month, 'kWh/month', 0)}; carbon (kgCO2e/month): "
-            f"operational {_number(t.operational_kgco2e_month, '', 0)}, "
-            f"embodied {_number(t.embodied_kgco2e_month, '', 0)}",
+            f"  Energy (kWh/month): GPUs {_number(t.gpu_energy_kwh_month, '', 0)} before PUE, "
+            f"{_number(t.facility_energy_kwh_month, '', 0)} with PUE (what energy cost and "
+            "operational carbon use)",
+            f"  Carbon (kgCO2e/month): operational {_number(t.operational_kgco2e_month, '', 0)}, "
+            f"embodied {_number(t.embodied_kgco2e_month, '', 0)} "
+            f"(of which host servers {_number(t.host_embodied_kgco2e_month, '', 0)})",
         ]
     if plan.baselines:
         lines += ["", "Compared with simpler fleets:"]

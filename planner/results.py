@@ -39,16 +39,39 @@ class PoolPlan(_Out):
     servers: int
     gpus: int
     rate_rps: float
-    capacity_rps_per_server: float
+    capacity_rps_per_server: float = Field(
+        description="What one server is planned to carry: its capacity after the utilisation "
+        "ceiling (full_capacity_rps_per_server x max_utilization)."
+    )
+    full_capacity_rps_per_server: float | None = Field(
+        default=None,
+        description="One server's capacity before the utilisation ceiling: what `utilization` "
+        "is measured against.",
+    )
     utilization: float = Field(
-        description="Carried rate over the servers' capacity before the utilisation ceiling."
+        description="Carried rate over the servers' capacity before the utilisation ceiling "
+        "(rate_rps / (servers x full_capacity_rps_per_server))."
     )
     hourly_cost_usd: float
     monthly_cost_usd: float
-    power_kw: float | None
-    energy_kwh_month: float | None
+    power_kw: float | None = Field(description="The GPUs' power, before PUE.")
+    gpu_energy_kwh_month: float | None = Field(
+        description="The GPUs' energy in a month, before PUE (power_kw x 730 h)."
+    )
+    facility_energy_kwh_month: float | None = Field(
+        default=None,
+        description="gpu_energy_kwh_month x the site's PUE: the energy cost and operational "
+        "carbon are computed from.",
+    )
     operational_kgco2e_month: float | None
-    embodied_kgco2e_month: float | None
+    embodied_kgco2e_month: float | None = Field(
+        description="Embodied carbon of the GPUs and their host servers, amortised per month."
+    )
+    host_embodied_kgco2e_month: float | None = Field(
+        default=None,
+        description="The host servers' part of embodied_kgco2e_month; None where unknown (then "
+        "embodied_kgco2e_month counts the GPUs only).",
+    )
     energy_basis: EnergyBasis
     output_tokens_per_s: float | None
     total_tokens_per_s: float | None
@@ -98,10 +121,12 @@ class Totals(_Out):
     monthly_cost_usd: float
     servers: int
     gpus: dict[str, int]
-    power_kw: float | None
-    energy_kwh_month: float | None
+    power_kw: float | None  # the GPUs', before PUE
+    gpu_energy_kwh_month: float | None  # before PUE
+    facility_energy_kwh_month: float | None = None  # x PUE: what cost and carbon rest on
     operational_kgco2e_month: float | None
-    embodied_kgco2e_month: float | None
+    embodied_kgco2e_month: float | None  # GPUs and hosts
+    host_embodied_kgco2e_month: float | None = None  # the hosts' part; None where unknown
     carbon_kgco2e_month: float | None
     output_tokens_per_s: float | None
     total_tokens_per_s: float | None
@@ -109,8 +134,8 @@ class Totals(_Out):
     usd_per_million_total_tokens: float | None
     gco2e_per_million_output_tokens: float | None
     gco2e_per_million_total_tokens: float | None
-    kwh_per_million_output_tokens: float | None
-    kwh_per_million_total_tokens: float | None
+    kwh_per_million_output_tokens: float | None  # GPU energy, before PUE
+    kwh_per_million_total_tokens: float | None  # GPU energy, before PUE
 
 
 class FleetPlan(_Out):

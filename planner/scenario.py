@@ -34,6 +34,7 @@ MAX_GPUS = 10_000_000
 MAX_USD_PER_KWH = 10.0  # electricity (retail prices are below 1)
 MAX_GCO2_PER_KWH = 2_000.0  # grid intensity (coal is about 1,000)
 MAX_KGCO2E_PER_GPU = 100_000.0  # embodied carbon of one GPU (estimates are hundreds of kg)
+MAX_KGCO2E_PER_HOST = 100_000.0  # embodied carbon of one server's host (peers: 5,700 kg)
 MAX_GPU_W = 10_000.0  # one GPU's power
 MAX_CARBON_PRICE_USD_PER_T = 1_000_000.0
 MAX_PER_HOUR = 1e9  # a budget (USD/h) or a carbon cap (kg/h)
@@ -101,6 +102,12 @@ class GpuOffer(_Model):
     embodied_kgco2e: _bounded(0, MAX_KGCO2E_PER_GPU) | None = Field(
         default=None, description="Overrides the catalog (kg CO2e per GPU, 0 to 100,000)."
     )
+    host_embodied_kgco2e: _bounded(0, MAX_KGCO2E_PER_HOST) | None = Field(
+        default=None,
+        description="Embodied carbon of one server's host (chassis, CPUs, memory, storage; kg "
+        "CO2e per server whatever its GPU count, 0 to 100,000). Overrides the catalog's host "
+        "share per GPU x GPUs per server.",
+    )
     idle_w: _bounded(0, MAX_GPU_W) | None = Field(
         default=None, description="Overrides the catalog (W per GPU, 0 to 10,000)."
     )
@@ -136,6 +143,9 @@ class GpuOffer(_Model):
         return self.purchase_usd / (self.lifetime_years * HOURS_PER_YEAR)
 
 
+GridBasis = Literal["lifecycle", "direct", "marginal", "unknown"]
+
+
 class Site(_Model):
     name: Name
     electricity_usd_per_kwh: _bounded(0, MAX_USD_PER_KWH) = Field(
@@ -145,6 +155,12 @@ class Site(_Model):
         description="Grid carbon intensity (gCO2e/kWh), 0 to 2,000."
     )
     pue: Annotated[float, Field(ge=1, le=5, allow_inf_nan=False)] = 1.0
+    grid_basis: GridBasis | None = Field(
+        default=None,
+        description="What the grid figure counts: 'direct' (combustion only, e.g. EPA eGRID), "
+        "'lifecycle' (with upstream and construction, e.g. Ember), 'marginal', or 'unknown'. "
+        "A plan whose sites differ in basis says so.",
+    )
 
 
 class CarbonPrice(_Model):
@@ -200,6 +216,16 @@ class Scenario(_Model):
     def site_of(self, gpu_model: str) -> Site:
         offer = self.offer(gpu_model)
         return next(s for s in self.sites if s.name == offer.site)
+
+    def grid_bases(self) -> dict[str, list[str]]:
+        """Sites per grid basis ("unknown" for a site that gives none), for the sites the
+        offered GPUs are in."""
+        used = {g.site for g in self.gpus}
+        bases: dict[str, list[str]] = {}
+        for site in self.sites:
+            if site.name in used:
+                bases.setdefault(site.grid_basis or "unknown", []).append(site.name)
+        return bases
 
     def offer(self, gpu_model: str) -> GpuOffer:
         return next(g for g in self.gpus if g.gpu_model == gpu_model)

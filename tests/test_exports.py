@@ -96,16 +96,23 @@ def _recompute(row: pd.Series, inputs: dict) -> dict[str, float]:
     if not gpu["electricity_included"]:
         cost += power * site["pue"] * site["electricity_usd_per_kwh"]
     hours = inputs["hours_per_month"]
-    embodied = 0.0
+    embodied = host = 0.0
     if gpu["include_embodied"]:
-        per_hour = gpu["embodied_kgco2e"] / (gpu["lifetime_years"] * inputs["hours_per_year"])
-        embodied = servers * n * per_hour * hours
+        amortised = gpu["lifetime_years"] * inputs["hours_per_year"]
+        host_kg = gpu["host_embodied_kgco2e_per_server"] or n * gpu["host_embodied_kgco2e_per_gpu"]
+        host = servers * host_kg / amortised * hours
+        embodied = servers * n * gpu["embodied_kgco2e"] / amortised * hours + host
     return {
         "hourly_cost_usd": cost,
         "power_kw": power,
-        "energy_kwh_month": power * hours,
+        "gpu_energy_kwh_month": power * hours,
+        "facility_energy_kwh_month": power * hours * site["pue"],
         "operational_kgco2e_month": power * hours * site["pue"] * site["grid_gco2_per_kwh"] / 1000,
         "embodied_kgco2e_month": embodied,
+        "host_embodied_kgco2e_month": host,
+        "utilization": rate / (servers * row["full_capacity_rps_per_server"]),
+        "capacity_rps_per_server": row["full_capacity_rps_per_server"]
+        * inputs["scenario"]["max_utilization"],
     }
 
 

@@ -83,7 +83,7 @@ def _pool(**changes) -> PoolPlan:
         "hourly_cost_usd": 4.0,
         "monthly_cost_usd": 2920.0,
         "power_kw": 0.5,
-        "energy_kwh_month": 365.0,
+        "gpu_energy_kwh_month": 365.0,
         "operational_kgco2e_month": 100.0,
         "embodied_kgco2e_month": 20.0,
         "energy_basis": EnergyBasis.MODELLED,

@@ -127,7 +127,7 @@ def test_the_migration_gives_stored_runs_their_content_key(warehouse_path, tmp_p
                 [f"{sha[:16]}-0"],
             )
     with Warehouse.open(warehouse_path) as wh:
-        assert wh.applied_migrations()[-1] == "005_run_identity"
+        assert "005_run_identity" in wh.applied_migrations()  # later migrations may follow
         keys = dict(wh.cursor().execute("SELECT run_id, run_key FROM runs").fetchall())
         assert keys == {"a" * 16 + "-0": today[0], "b" * 16 + "-0": f"{today[0]}-{'b' * 16}-0"}
         # the run is now present by its content, from the first file

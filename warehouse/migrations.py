@@ -240,4 +240,12 @@ ALTER TABLE points ADD COLUMN gpu_utilization_pct DOUBLE;
     ),
     ("004_point_load", _judge_points),
     ("005_run_identity", _identify_runs),
+    (
+        "006_host_embodied",
+        """
+ALTER TABLE gpu_catalog ADD COLUMN host_embodied_kgco2e_per_gpu DOUBLE;
+ALTER TABLE gpu_catalog ADD COLUMN host_embodied_basis VARCHAR;
+ALTER TABLE gpu_catalog ADD COLUMN host_embodied_source VARCHAR;
+""",
+    ),
 )

@@ -77,6 +77,9 @@ class GpuSpec(_Reference):
     embodied_kgco2e_high: Num | None = None
     embodied_basis: str | None = None
     embodied_source: Source | None = None
+    host_embodied_kgco2e_per_gpu: Num | None = None
+    host_embodied_basis: str | None = None
+    host_embodied_source: Source | None = None
     purchase_usd: Num | None = None
     purchase_date: str | None = None
     purchase_source: Source | None = None
@@ -95,6 +98,7 @@ class GpuSpec(_Reference):
         self._require("idle_power_w", "idle_power_source", "idle_power_basis")
         for field in ("embodied_kgco2e", "embodied_kgco2e_low", "embodied_kgco2e_high"):
             self._require(field, "embodied_source", "embodied_basis")
+        self._require("host_embodied_kgco2e_per_gpu", "host_embodied_source", "host_embodied_basis")
         self._require("purchase_usd", "purchase_source", "purchase_date")
         self._require("lifetime_years_default", "lifetime_source")
         return self

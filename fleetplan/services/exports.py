@@ -93,8 +93,31 @@ def _gpu_inputs(
             row[f"{name}_source"] = (
                 f"catalog: {source}" if source else "unknown" if value is None else "catalog"
             )
+        row |= _host_inputs(offer, known)
         rows.append(row)
     return rows
+
+
+def _host_inputs(offer, known: GpuFacts) -> dict[str, Any]:
+    """The host server's embodied share used: the offer's per server, else the catalog's per
+    GPU (x GPUs per server), with its source; unknown when neither gives one."""
+    if offer.host_embodied_kgco2e is not None:
+        return {
+            "host_embodied_kgco2e_per_server": offer.host_embodied_kgco2e,
+            "host_embodied_kgco2e_per_gpu": None,
+            "host_embodied_source": "the scenario (per server)",
+        }
+    per_gpu = known.host_embodied_kgco2e_per_gpu
+    source = known.sources.get("host_embodied_kgco2e_per_gpu")
+    return {
+        "host_embodied_kgco2e_per_server": None,
+        "host_embodied_kgco2e_per_gpu": per_gpu,
+        "host_embodied_source": (
+            "unknown: embodied carbon counts the GPUs only"
+            if per_gpu is None
+            else f"catalog (x GPUs per server): {source}"
+        ),
+    }
 
 
 def _region_match(site, regions: pd.DataFrame) -> tuple[dict | None, dict | None]:
@@ -134,9 +157,8 @@ def _site_inputs(scenario: Scenario, regions: pd.DataFrame) -> list[dict[str, An
                     else ENTERED
                 ),
                 "grid_gco2_per_kwh": site.grid_gco2_per_kwh,
-                "grid_basis": (
-                    _text(grid["grid_basis"], "unknown") if grid else "unknown (entered)"
-                ),
+                "grid_basis": site.grid_basis
+                or (_text(grid["grid_basis"], "unknown") if grid else "unknown (entered)"),
                 "grid_source": (
                     f"region preset {grid['region_id']} "
                     f"({_text(grid['grid_year'], 'year unknown')}): "
@@ -170,9 +192,14 @@ def plan_inputs(
         "power_model": (
             "per server: measured power at the level where measured (level_power_w), else GPUs x "
             "(idle_w + load / level throughput x (rated_w - idle_w)); energy x PUE x grid = "
-            "operational carbon; GPUs x embodied_kgco2e / (lifetime_years x hours_per_year) per "
-            "hour = embodied carbon; cost = GPUs x usd_per_gpu_hour, plus energy x PUE x "
-            "electricity price where electricity is not included"
+            "operational carbon; (GPUs x embodied_kgco2e + host share per server) / "
+            "(lifetime_years x hours_per_year) per hour = embodied carbon, where the host share is "
+            "host_embodied_kgco2e_per_server, else host_embodied_kgco2e_per_gpu x GPUs per server "
+            "(its part in host_embodied_kgco2e_month); cost = GPUs x usd_per_gpu_hour, plus "
+            "energy x PUE x electricity price where electricity is not included. Energy columns: "
+            "gpu_energy_kwh_month is before PUE, facility_energy_kwh_month = it x PUE. "
+            "utilization = rate_rps / (servers x full_capacity_rps_per_server); "
+            "capacity_rps_per_server = full_capacity_rps_per_server x max_utilization"
         ),
     }
 
@@ -202,6 +229,7 @@ def _header(plan: Plan, inputs: dict[str, Any]) -> list[str]:
         for name in ("idle_w", "rated_w", "embodied_kgco2e", "lifetime_years"):
             value = "unknown" if gpu[name] is None else f"{gpu[name]:g}"
             lines.append(f"  {gpu['gpu_model']} {name} {value} from {gpu[f'{name}_source']}")
+        lines.append(f"  {gpu['gpu_model']} host share: {_host_text(gpu)}")
     for site in inputs["sites"]:
         lines.append(
             f"site {site['name']}: electricity ${site['electricity_usd_per_kwh']:g}/kWh from "
@@ -209,7 +237,18 @@ def _header(plan: Plan, inputs: dict[str, Any]) -> list[str]:
             f"({site['grid_basis']}) from {site['grid_source']}; PUE {site['pue']:g} from "
             f"{site['pue_source']}"
         )
+    lines += [f"note: {note}" for note in plan.notes]
     return lines
+
+
+def _host_text(gpu: dict[str, Any]) -> str:
+    if gpu["host_embodied_kgco2e_per_server"] is not None:
+        value = f"{gpu['host_embodied_kgco2e_per_server']:g} kgCO2e per server"
+    elif gpu["host_embodied_kgco2e_per_gpu"] is not None:
+        value = f"{gpu['host_embodied_kgco2e_per_gpu']:g} kgCO2e per GPU"
+    else:
+        value = "unknown"
+    return f"{value} from {gpu['host_embodied_source']}"
 
 
 def plan_csv(plan: Plan, inputs: dict[str, Any]) -> str:

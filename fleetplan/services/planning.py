@@ -30,6 +30,7 @@ _FACT_COLUMNS = {
     "rated_w": ("rated_power_w", "rated_power_source"),
     "idle_w": ("idle_power_w", "idle_power_source"),
     "embodied_kgco2e": ("embodied_kgco2e", "embodied_source"),
+    "host_embodied_kgco2e_per_gpu": ("host_embodied_kgco2e_per_gpu", "host_embodied_source"),
     "lifetime_years": ("lifetime_years_default", "lifetime_source"),
 }
 

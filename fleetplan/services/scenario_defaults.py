@@ -46,13 +46,15 @@ def region_preset(regions: pd.DataFrame, region_id: str) -> dict[str, Any]:
 
 
 def site_from_region(name: str, region: dict[str, Any], pue: float | None = None) -> dict:
-    """A site named `name` with a region preset's electricity price, grid intensity and PUE (an
-    unknown price or intensity is 0 for the user to fill; `pue` overrides the region's)."""
+    """A site named `name` with a region preset's electricity price, grid intensity with its
+    basis, and PUE (an unknown price or intensity is 0 for the user to fill; `pue` overrides the
+    region's)."""
     return {
         "name": name,
         "electricity_usd_per_kwh": cell_value(region.get("electricity_usd_per_kwh")) or 0.0,
         "grid_gco2_per_kwh": cell_value(region.get("grid_gco2_per_kwh")) or 0.0,
         "pue": pue if pue is not None else (cell_value(region.get("pue_default")) or 1.0),
+        "grid_basis": cell_value(region.get("grid_basis")) or "unknown",
     }
 
 

@@ -45,12 +45,14 @@ GPU_LABELS = {
     "max_gpus": "Max GPUs",
     "include_embodied": "Count embodied",
     "embodied_kgco2e": "Embodied kgCO2e",
+    "host_embodied_kgco2e": "Host kgCO2e / server",
 }
 SITE_LABELS = {
     "name": "Site",
     "electricity_usd_per_kwh": "$ / kWh",
     "grid_gco2_per_kwh": "gCO2e / kWh",
     "pue": "PUE",
+    "grid_basis": "Grid basis",
 }
 SETTING_LABELS = {
     "name": "Scenario name",
@@ -128,6 +130,7 @@ _GPU_TYPES = {
     "idle_w": float,
     "rated_w": float,
     "embodied_kgco2e": float,
+    "host_embodied_kgco2e": float,
     "max_gpus": "Int64",
 }
 _INTEGERS = ("max_gpus", "input_len", "output_len")
