@@ -15,6 +15,7 @@ from streamlit.testing.v1 import AppTest
 from fleetplan.planner import Scenario
 from fleetplan.services.scenario_link import scenario_to_link
 from fleetplan.warehouse.db import ENV_VAR
+from tests.support.pages import seen
 from tests.support.paths import ROOT
 from tests.support.processes import fleetplan
 from tests.support.vllm_results import make_result
@@ -195,6 +196,6 @@ def test_runs_without_a_dataset_label_do_not_stop_the_plan(
     notes = at.session_state["s_notes"]
     assert len(notes) == len(shown.classes)
     assert all("named no traffic shape" in n and "unlabelled" in n for n in notes)
-    assert any("planned on sharegpt, the most measured" in i.value for i in at.info)
+    assert any("planned on sharegpt, the most measured" in seen(i.value) for i in at.info)
     assert not at.error, [e.value for e in at.error]
     assert metric(at, "Cost per month").startswith("$")
