@@ -13,6 +13,7 @@ from fleetplan.app.charts import (
     operating_points_figure,
     pareto_figure,
 )
+from fleetplan.planner.capacity import points_for_model, traffic_measured
 from fleetplan.planner.explain import explain, trade_off
 from fleetplan.planner.report import (
     capacities_view,
@@ -40,7 +41,7 @@ def show_plan(result: Plan, scenario: Scenario, points: pd.DataFrame) -> None:
     _headline(result)
     tabs = st.tabs(["Fleet", "Compared", "Cost vs carbon", "Capacities", "Load curves"])
     with tabs[0]:
-        _fleet(result, scenario)
+        _fleet(result, scenario, points)
     with tabs[1]:
         _compared(result)
     with tabs[2]:
@@ -125,12 +126,14 @@ def readable_table(table: pd.DataFrame, key: str) -> None:
     st.dataframe(table, hide_index=True, key=key, column_config=config)
 
 
-def _fleet(result: Plan, scenario: Scenario) -> None:
+def _fleet(result: Plan, scenario: Scenario, points: pd.DataFrame) -> None:
     readable_table(fleet_view(result), "table_pools")
     st.markdown("**Energy and carbon per pool**")
     readable_table(energy_view(result), "table_pool_energy")
     st.markdown("**The measured level behind each pool**")
-    readable_table(levels_view(result), "table_pool_levels")
+    model_points = points_for_model(points, scenario.model)
+    traffic = {c.name: traffic_measured(model_points, c) for c in scenario.classes}
+    readable_table(levels_view(result, traffic), "table_pool_levels")
     st.markdown("**Why this fleet**")
     for line in explain(result, scenario):
         st.markdown(f"- {plain(line)}")

@@ -35,6 +35,7 @@ __all__ = [
     "configurations",
     "points_for_class",
     "points_for_model",
+    "traffic_measured",
 ]
 
 
@@ -71,6 +72,18 @@ def points_for_class(points: pd.DataFrame, traffic: TrafficClass) -> pd.DataFram
             field=f"classes.{traffic.name}.dataset",
         )
     return chosen
+
+
+def traffic_measured(points: pd.DataFrame, traffic: TrafficClass) -> str:
+    """The traffic a class's capacities rest on, in words ("sharegpt", "512/128 tokens"): the
+    one kind of traffic `points_for_class` keeps for it (of one model's points)."""
+    try:
+        shapes = points_for_class(points, traffic)[["dataset", "input_len", "output_len"]]
+    except InputError:
+        return "several kinds: say which"
+    if shapes.empty:
+        return "none measured"
+    return _shape(*shapes.iloc[0])
 
 
 def _shape(dataset: object, input_len: object, output_len: object) -> str:

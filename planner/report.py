@@ -4,6 +4,7 @@ tables the dashboard shows, short labels for GPUs and rates, and a summary for a
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 import pandas as pd
 
@@ -225,13 +226,15 @@ def energy_view(plan: Plan) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def levels_view(plan: Plan) -> pd.DataFrame:
-    """The measured level behind each pool's capacity, whether the server kept up there, and the
+def levels_view(plan: Plan, traffic: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """The measured level behind each pool's capacity, the traffic it was measured with (by
+    class, where given: `capacity.traffic_measured`), whether the server kept up there, and the
     P99s its curve predicts at the pool's load per server."""
     rows = [
         {
             "Class": p.traffic_class,
             "Server": server_label(p),
+            **({"Traffic measured": traffic.get(p.traffic_class, "")} if traffic else {}),
             "Measured level": level_text(p),
             "The server at that level": FELL_BEHIND if p.behind else KEPT_UP,
             "Load per server (req/s)": _sig(p.rate_per_server_rps),

@@ -27,7 +27,7 @@ from fleetplan.planner.report import (
     share_text,
 )
 from fleetplan.planner.results import FleetPlan, ParetoPoint, Plan, PlanStatus, PoolPlan
-from fleetplan.planner.scenario import Scenario
+from fleetplan.planner.scenario import Scenario, TrafficClass
 from fleetplan.services.planning import plan_from_tables
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.queries import benchmark_points, gpu_catalog
@@ -239,3 +239,25 @@ def test_the_csv_has_no_float_noise(example_plan):
             if value != float("inf"):
                 assert value == round(value, digits), (column, value)
                 assert len(repr(value).split(".")[-1]) <= digits, (column, value)
+
+
+def test_the_level_behind_each_pool_says_what_traffic_it_was_measured_with(
+    _sample_warehouse_template,
+):
+    """Next to each pool: the traffic its capacity rests on (issue 13: a class planned on data
+    of another shape must say so next to its pool), the one kind the planner keeps for it."""
+    from fleetplan.planner.capacity import points_for_model, traffic_measured
+    from fleetplan.planner.report import levels_view
+
+    with Warehouse.open(_sample_warehouse_template, read_only=True) as warehouse:
+        points, catalog = benchmark_points(warehouse), gpu_catalog(warehouse)
+    scenario = Scenario.model_validate_json(EXAMPLE.read_text())
+    result = plan_from_tables(scenario, points, catalog, pareto_points=0)
+    model_points = points_for_model(points, scenario.model)
+    traffic = {c.name: traffic_measured(model_points, c) for c in scenario.classes}
+    assert set(traffic.values()) == {"sharegpt"}  # the bundled Qwen-14B data is ShareGPT only
+    view = levels_view(result, traffic)
+    assert list(view["Traffic measured"]) == ["sharegpt"] * len(result.recommended.pools)
+    assert "Traffic measured" not in levels_view(result).columns
+    shaped = TrafficClass(name="long", rate_rps=1, input_len=4096, output_len=512)
+    assert traffic_measured(model_points, shaped) == "none measured"
