@@ -73,9 +73,9 @@ def _headline(result: Plan) -> None:
         "hours over the lifetime).",
     )
     kpis[4].metric(
-        "GPUs",
-        f"{sum(totals.gpus.values())} on {totals.servers} servers",
-        help="Which GPUs: the line below the figures.",
+        "GPUs (servers)",
+        f"{sum(totals.gpus.values())} ({totals.servers})",
+        help="GPUs in the fleet, and the servers they sit in. Which GPUs: the line below.",
     )
     st.caption(f"Fleet: {plain(gpus_text(totals.gpus))}")
     if result.status.value != "optimal":

@@ -71,10 +71,9 @@ def test_the_fleet_is_said_in_words_and_the_trade_off_in_one_sentence(page):
     result = _plan(page)
     (fleet,) = [c.value for c in page.caption if c.value.startswith("Fleet: ")]
     assert " x H100 PCIe" in fleet or " x RTX 4090" in fleet
-    gpus = {m.label: m.value for m in page.metric}["GPUs"]
-    assert gpus == f"{sum(result.recommended.totals.gpus.values())} on " + (
-        f"{result.recommended.totals.servers} servers"
-    )
+    gpus = {m.label: m.value for m in page.metric}["GPUs (servers)"]
+    totals = result.recommended.totals
+    assert gpus == f"{sum(totals.gpus.values())} ({totals.servers})"  # short: never cut off
     between = trade_off(result)
     assert between is not None
     assert between.sentence() in [md.value for md in page.markdown]
