@@ -205,3 +205,11 @@ def test_plain_escapes_every_markup_character(text):
     # what a reader sees is the text on one line, control characters spelled out
     expected = "".join(" " if c in "\r\n\t" else c for c in text).replace("\x1b", "\\x1b")
     assert seen(escaped) == expected
+
+
+def test_plain_leaves_ordinary_colons_alone_and_breaks_autolinks():
+    """A joiner only where an autolink could start (a search of the page for ordinary text, as
+    a reader or a browser test does, must find it)."""
+    assert "\u2060" not in plain("run.json: 1 run(s), gpu: rtx-4090")
+    for link in ("https://evil.example", "HTTP://x.org", "mailto:a", "www.evil.example", "a@b.c"):
+        assert "\u2060" in plain(link), link

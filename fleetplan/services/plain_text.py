@@ -9,7 +9,8 @@ punctuation character as itself), which also stops Streamlit's own `:color[…]`
 `$math$` syntax, and replaces control characters (a newline would start a new Markdown block).
 Escapes do not stop GitHub-flavoured autolinks (`www.x.org`, `https://x.org`, `a@x.org`: found
 in the text after escapes are read), so an invisible word joiner (U+2060) goes where each would
-begin: the text reads the same, and nothing becomes a link.
+begin (`www.`, a scheme such as `https:`, `@`): the text reads the same, and nothing becomes a
+link.
 """
 
 from __future__ import annotations
@@ -19,8 +20,11 @@ import string
 
 _PUNCTUATION = frozenset(string.punctuation)
 WORD_JOINER = "\u2060"
-# Where GitHub-flavoured Markdown starts a link in plain text: `www.`, `scheme:` and `@`.
-_AUTOLINK = re.compile(r"(?i)(www)(\.)|(\w)(:)|(@)()")
+# Where GitHub-flavoured Markdown starts a link in plain text: `www.`, a URL scheme and `@`
+# (remark-gfm's literal autolinks: http, https, ftp, mailto, xmpp). Only there: a joiner after
+# every word before a colon would also sit inside ordinary text ("run.json: 1 run"), where a
+# reader searching the page for it would not find it.
+_AUTOLINK = re.compile(r"(?i)(www)(\.)|\b(https?|ftp|mailto|xmpp)(:)|(@)()")
 
 
 def plain(text: object) -> str:
