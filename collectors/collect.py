@@ -91,37 +91,50 @@ def run_shape(
         target.tokenizer, suite.num_requests + suite.warmup_requests, shape.input_len, suite.seed
     )
     warmup, measured = prompts[: suite.warmup_requests], prompts[suite.warmup_requests :]
-    if warmup:
-        _warm_up(target.endpoint, warmup, shape, suite)
     points: list[Point] = []
     problems: list[str] = []
-    for level, rate in enumerate(suite.rates):
-        level_started(shape.name, level, len(suite.rates))
-        outcome, point = _measure_level(
-            target.endpoint,
-            measured,
-            shape=shape,
-            suite=suite,
-            rate=rate,
-            level=level,
-            telemetry=telemetry,
-            stream=stream,
-        )
-        points.append(point)
-        level_problems, stopped = _level_problems(outcome, point, shape, rate)
-        problems += level_problems
-        if stopped:
-            return points, problems, True
+    try:
+        if warmup:
+            _warm_up(target.endpoint, warmup, shape, suite, interruptible=True)
+        for level, rate in enumerate(suite.rates):
+            level_started(shape.name, level, len(suite.rates))
+            outcome, point = _measure_level(
+                target.endpoint,
+                measured,
+                shape=shape,
+                suite=suite,
+                rate=rate,
+                level=level,
+                telemetry=telemetry,
+                stream=stream,
+            )
+            points.append(point)
+            level_problems, stopped = _level_problems(outcome, point, shape, rate)
+            problems += level_problems
+            if stopped:
+                return points, problems, True
+    except KeyboardInterrupt:  # Ctrl-C outside a level's requests: in the warm-up or between
+        where = f"after {len(points)} level(s)" if points else "in the warm-up"
+        problems.append(f"{shape.name}: interrupted {where}; the levels measured are kept")
+        return points, problems, True
     return points, problems, False
 
 
 def _warm_up(
-    endpoint: Endpoint, prompts: list[tuple[str, int]], shape: TokenShape, suite: Suite
+    endpoint: Endpoint,
+    prompts: list[tuple[str, int]],
+    shape: TokenShape,
+    suite: Suite,
+    *,
+    interruptible: bool = False,
 ) -> float | None:
-    """Send the warm-up requests at once; their median time in the system (s)."""
+    """Send the warm-up requests at once; their median time in the system (s). Ctrl-C during
+    them stops the collection (`interruptible`, as a suite's levels do) instead of passing."""
     outcome = asyncio.run(
         run_level(endpoint, prompts, output_len=shape.output_len, rate=math.inf, seed=suite.seed)
     )
+    if interruptible and outcome.interrupted:
+        raise KeyboardInterrupt
     failed = [r.error for r in outcome.results if not r.ok]
     if len(failed) == len(prompts):
         raise CollectError(f"every warm-up request failed: {failed[0]}")
