@@ -24,6 +24,7 @@ from fleetplan.core.errors import InputError
 from fleetplan.planner.defaults import DEFAULT_CARBON_PRICE_USD_PER_T, DEFAULT_REGION
 from fleetplan.planner.presets import PRESETS
 from fleetplan.planner.scenario import CarbonPrice, Scenario
+from fleetplan.services.energy_views import assumed_idle_notes
 from fleetplan.services.plain_text import plain
 from fleetplan.services.planning import for_the_page
 from fleetplan.services.scenario_defaults import (
@@ -328,13 +329,16 @@ def _gpus(base: Scenario, gen: int) -> pd.DataFrame:
         "**GPUs on offer** — rented (price per GPU-hour) or bought (price and lifetime); "
         "blank power = the catalog has none"
     )
-    return st.data_editor(
+    gpus = st.data_editor(
         gpus_table(base, data.facts()),
         num_rows="dynamic",
         hide_index=True,
         key=f"w_gpus_{gen}",
         column_config=_gpu_columns(),
     )
+    for note in assumed_idle_notes(gpus, data.catalog()):
+        st.caption(plain(note))
+    return gpus
 
 
 def _sites(base: Scenario, gen: int) -> pd.DataFrame:

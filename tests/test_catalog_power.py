@@ -99,3 +99,21 @@ def test_the_plan_page_shows_a_carbon_figure_and_the_data_page_the_assumption(
     row = catalog.value.set_index("gpu_id").loc["h100-pcie"]
     assert row["idle_power_basis"] == "assumed" and row["idle_power_w"] == 40
     assert json.dumps(row["idle_power_source"]).startswith('"ASSUMED')
+
+
+def test_the_plan_pages_gpu_table_says_which_idle_power_is_assumed(sample_warehouse_path):
+    """The H100 PCIe's Idle W in the GPU table is the catalog's assumption: the page says so
+    beside the table; a figure the user typed over it is theirs, and the line goes."""
+    import pandas as pd
+
+    from fleetplan.services.energy_views import assumed_idle_notes
+    from fleetplan.warehouse.db import Warehouse
+    from fleetplan.warehouse.queries import gpu_catalog
+
+    with Warehouse.open(sample_warehouse_path, read_only=True) as warehouse:
+        catalog = gpu_catalog(warehouse)
+    table = pd.DataFrame({"gpu_model": ["h100-pcie", "rtx-4090"], "idle_w": [40.0, 21.0]})
+    (note,) = assumed_idle_notes(table, catalog)
+    assert note.startswith("h100-pcie: Idle W 40 is assumed, not measured (ASSUMED")
+    typed = table.assign(idle_w=[55.0, 21.0])
+    assert assumed_idle_notes(typed, catalog) == []

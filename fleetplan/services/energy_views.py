@@ -85,6 +85,24 @@ def power_figures(catalog: pd.DataFrame) -> dict[str, PowerFigures]:
     }
 
 
+def assumed_idle_notes(gpus: pd.DataFrame, catalog: pd.DataFrame) -> list[str]:
+    """For the Plan page's GPU table (`gpu_model`, `idle_w` columns): one line per GPU whose
+    Idle W is the catalog's figure where the catalog marks that figure as assumed, saying so and
+    how to replace it. A figure the user typed over it is theirs: no line."""
+    figures = power_figures(catalog)
+    notes = []
+    for gpu, idle in zip(gpus.get("gpu_model", []), gpus.get("idle_w", []), strict=True):
+        known = figures.get(str(gpu))
+        if known is None or known.idle_basis != "assumed" or _number(idle) != known.idle_w:
+            continue
+        notes.append(
+            f"{gpu}: Idle W {known.idle_w:g} is assumed, not measured "
+            f"({_short(known.idle_source)}). Put your own reading "
+            "(nvidia-smi --query-gpu=power.draw) in Idle W."
+        )
+    return notes
+
+
 def _utilisation(points: pd.DataFrame) -> pd.Series:
     """Each level's total tokens/s over the highest of its configuration and traffic."""
     keys = [*GROUP_COLUMNS, *(["source_kind"] if "source_kind" in points.columns else [])]
