@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 
 import pytest
@@ -80,7 +81,7 @@ def test_the_results_tabs_in_a_real_browser(
     fleet = page.get_by_text("Fleet: ").first.inner_text()
     assert " x " in fleet and "..." not in fleet and "\u2026" not in fleet
     gpus = page.locator("[data-testid='stMetricValue']").nth(4)
-    assert "servers" in gpus.inner_text()
+    assert re.fullmatch(r"\d+ \(\d+\)", gpus.inner_text()), gpus.inner_text()  # GPUs (servers)
     # the metric's value fits its box: nothing cut off with an ellipsis
     assert gpus.evaluate("e => e.scrollWidth <= e.clientWidth + 1")
     ARTIFACTS.mkdir(exist_ok=True)
