@@ -9,11 +9,11 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from fleetplan.core.contract import LATENCY_FIELDS, Run
+from fleetplan.core.contract import Run
 from fleetplan.core.load import judge_point
 from fleetplan.warehouse.columns import LOAD_COLUMNS
 from fleetplan.warehouse.db import Warehouse, utc_now
-from fleetplan.warehouse.identity import run_key
+from fleetplan.warehouse.identity import POINT_FIELDS, run_key
 from fleetplan.warehouse.load import load_values
 
 log = logging.getLogger("fleetplan.store")
@@ -48,31 +48,10 @@ _RUN_COLUMNS = (
     "metadata",
     "run_key",
 )
-_POINT_COLUMNS = (
-    "run_id",
-    "level_index",
-    "offered_rate_rps",
-    "max_concurrency",
-    "burstiness",
-    "requests_sent",
-    "completed",
-    "failed",
-    "complete",
-    "duration_s",
-    "request_throughput_rps",
-    "output_throughput_tps",
-    "total_throughput_tps",
-    *LATENCY_FIELDS,
-    "stats_source",
-    "input_tokens_mean",
-    "output_tokens_mean",
-    "gpu_energy_j",
-    "avg_power_w",
-    "energy_method",
-    "gpu_memory_used_gb",
-    "gpu_utilization_pct",
-)
-_POINT_FIELDS = _POINT_COLUMNS[2:]
+# The point columns stored: the measured ones a run's identity hashes (`identity.POINT_FIELDS`),
+# and where the latency statistics came from, which is provenance, not a measurement.
+_POINT_FIELDS = (*POINT_FIELDS, "stats_source")
+_POINT_COLUMNS = ("run_id", "level_index", *_POINT_FIELDS)
 # Judged from the point as it arrives, with its request log (send times) where it has one: the
 # log is not stored, so this is the only time that judgement can be made.
 _STORED_COLUMNS = (*_POINT_COLUMNS, *LOAD_COLUMNS)
