@@ -38,6 +38,7 @@ import numpy as np
 import pandas as pd
 
 from fleetplan.core.load import LevelLoad, LoadBasis, judge_row, reference_of
+from fleetplan.core.stats import finite_number
 from fleetplan.core.tabular import records
 from fleetplan.planner.monotone import Pchip, isotonic
 
@@ -255,7 +256,7 @@ def _curve_levels(frame: pd.DataFrame) -> list[CurveLevel]:
     rows = [
         row
         for row in records(frame)
-        if _finite(row.get("offered_rate_rps"))
+        if finite_number(row.get("offered_rate_rps"))
         and bool(row.get("complete", True))
         and not (row.get("failed") or 0)
     ]
@@ -271,8 +272,8 @@ def _curve_levels(frame: pd.DataFrame) -> list[CurveLevel]:
                 offered_rps=float(row["offered_rate_rps"]),
                 sustained_rps=load.sustained_rps,
                 stable=load.stable,
-                ttft_p99_ms=_finite(row.get("ttft_p99_ms")),
-                tpot_p99_ms=_finite(row.get("tpot_p99_ms")),
+                ttft_p99_ms=finite_number(row.get("ttft_p99_ms")),
+                tpot_p99_ms=finite_number(row.get("tpot_p99_ms")),
                 load_reason=load.reason,
             )
         )
@@ -288,19 +289,11 @@ def _stored(row: dict) -> LevelLoad | None:
         return None
     stable = row.get("stable")
     return LevelLoad(
-        _finite(row.get("sustained_rps")),
+        finite_number(row.get("sustained_rps")),
         None if stable is None or pd.isna(stable) else bool(stable),
         LoadBasis(basis),
         str(row.get("load_reason") or ""),
     )
-
-
-def _finite(value: object) -> float | None:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) else None
 
 
 def fit_curve(levels: pd.DataFrame) -> LoadCurve:
@@ -360,9 +353,12 @@ def measured_rule(
         if not bool(row.get("complete", True)) or (row.get("failed") or 0):
             continue
         predicted = Prediction(
-            0.0, _finite(row.get("ttft_p99_ms")), _finite(row.get("tpot_p99_ms")), Basis.MEASURED
+            0.0,
+            finite_number(row.get("ttft_p99_ms")),
+            finite_number(row.get("tpot_p99_ms")),
+            Basis.MEASURED,
         )
-        throughput = _finite(row.get("request_throughput_rps"))
+        throughput = finite_number(row.get("request_throughput_rps"))
         if throughput and _meets(predicted, ttft_p99_ms, tpot_p99_ms):
             best = max(best, throughput)
     return best

@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from fleetplan.core.contract import Point, RequestLog
+from fleetplan.core.stats import finite_number
 
 STEADY_SPANS = 3.0  # arrivals over at least 3 typical request times: 2/3 see a full pipeline
 DRAIN_SPANS = 4.0  # a server that kept up drains within 4 typical request times
@@ -85,16 +86,6 @@ class LevelLoad:
     reason: str  # one sentence for users
 
 
-def _number(value: Any) -> float | None:
-    if value is None:
-        return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) else None
-
-
 def _rate(value: Any) -> float | None:
     """An offered rate: a finite number, or inf for all requests at once."""
     try:
@@ -112,9 +103,13 @@ def typical_e2el_s(
     output_tokens_mean: float | None,
 ) -> float | None:
     """A typical request's time in the system: its median E2EL, else TTFT + TPOT x (tokens - 1)."""
-    if _number(e2el_p50_ms) is not None and e2el_p50_ms > 0:
+    if finite_number(e2el_p50_ms) is not None and e2el_p50_ms > 0:
         return e2el_p50_ms / 1000
-    parts = (_number(ttft_p50_ms), _number(tpot_p50_ms), _number(output_tokens_mean))
+    parts = (
+        finite_number(ttft_p50_ms),
+        finite_number(tpot_p50_ms),
+        finite_number(output_tokens_mean),
+    )
     if any(part is None for part in parts):
         return None
     ttft, tpot, tokens = parts
@@ -139,7 +134,7 @@ def judge_level(
 ) -> LevelLoad:
     """Judge one load level (see the module's docstring for the rules)."""
     rate = _rate(offered_rate_rps)
-    duration = _number(duration_s)
+    duration = finite_number(duration_s)
     if rate is None:
         return LevelLoad(
             None,
@@ -158,7 +153,12 @@ def judge_level(
     if requests is not None and len(requests.succeeded) >= 6:
         return _from_send_times(rate, requests)
     return _estimated(
-        rate, completed, duration, typical, _number(ttft_p50_ms), reference or Reference(None, None)
+        rate,
+        completed,
+        duration,
+        typical,
+        finite_number(ttft_p50_ms),
+        reference or Reference(None, None),
     )
 
 
@@ -288,12 +288,12 @@ def judge_point(point: Point) -> LevelLoad:
 
 def judge_row(row: Mapping[str, Any], *, reference: Reference | None = None) -> LevelLoad:
     """Judge a row of `benchmark_points` (statistics only: no request log)."""
-    completed = _number(row.get("completed"))
+    completed = finite_number(row.get("completed"))
     return judge_level(
         offered_rate_rps=_rate(row.get("offered_rate_rps")),
         completed=int(completed or 0),
-        duration_s=_number(row.get("duration_s")) or 0.0,
-        **{name: _number(row.get(name)) for name in _STATISTICS},
+        duration_s=finite_number(row.get("duration_s")) or 0.0,
+        **{name: finite_number(row.get(name)) for name in _STATISTICS},
         max_concurrency=row.get("max_concurrency"),
         reference=reference,
     )
@@ -305,18 +305,18 @@ def reference_of(rows: Iterable[Mapping[str, Any]]) -> Reference:
     finite rate, run to the end and without failures may stand for "unloaded"."""
     typical, ttft = [], []
     for row in rows:
-        if _number(row.get("offered_rate_rps")) is None:
+        if finite_number(row.get("offered_rate_rps")) is None:
             continue
-        if not bool(row.get("complete", True)) or _number(row.get("failed")):
+        if not bool(row.get("complete", True)) or finite_number(row.get("failed")):
             continue
         e2el = typical_e2el_s(
-            e2el_p50_ms=_number(row.get("e2el_p50_ms")),
-            ttft_p50_ms=_number(row.get("ttft_p50_ms")),
-            tpot_p50_ms=_number(row.get("tpot_p50_ms")),
-            output_tokens_mean=_number(row.get("output_tokens_mean")),
+            e2el_p50_ms=finite_number(row.get("e2el_p50_ms")),
+            ttft_p50_ms=finite_number(row.get("ttft_p50_ms")),
+            tpot_p50_ms=finite_number(row.get("tpot_p50_ms")),
+            output_tokens_mean=finite_number(row.get("output_tokens_mean")),
         )
         if e2el:
             typical.append(e2el)
-        if _number(row.get("ttft_p50_ms")):
-            ttft.append(_number(row.get("ttft_p50_ms")))
+        if finite_number(row.get("ttft_p50_ms")):
+            ttft.append(finite_number(row.get("ttft_p50_ms")))
     return Reference(min(typical) if typical else None, min(ttft) if ttft else None)

@@ -6,6 +6,7 @@ recomputed from a vLLM file's per-request arrays reproduce the ones it stores.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -68,3 +69,13 @@ def pooled(lists: Sequence[Sequence[float]]) -> list[float]:
     for gaps in lists:
         out.extend(gaps)
     return out
+
+
+def finite_number(value: object) -> float | None:
+    """`value` as a float where it is a finite number; None for None, NaN, inf and non-numbers
+    (a cell of a table, a field of a file: unknown stays unknown)."""
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None

@@ -11,11 +11,11 @@ with the figures and where they come from.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import pandas as pd
 
+from fleetplan.core.stats import finite_number
 from fleetplan.planner.unit_costs import tokens_per_kwh
 from fleetplan.services.outliers import GROUP_COLUMNS
 
@@ -56,16 +56,6 @@ def _short(text: str | None, limit: int = 140) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def _number(value: object) -> float | None:
-    if value is None:
-        return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) else None
-
-
 def _text(value: object) -> str | None:
     return value if isinstance(value, str) and value.strip() else None
 
@@ -75,8 +65,8 @@ def power_figures(catalog: pd.DataFrame) -> dict[str, PowerFigures]:
     return {
         str(row["gpu_id"]): PowerFigures(
             gpu_model=str(row["gpu_id"]),
-            idle_w=_number(row.get("idle_power_w")),
-            rated_w=_number(row.get("rated_power_w")),
+            idle_w=finite_number(row.get("idle_power_w")),
+            rated_w=finite_number(row.get("rated_power_w")),
             idle_basis=_text(row.get("idle_power_basis")),
             idle_source=_text(row.get("idle_power_source")),
             rated_source=_text(row.get("rated_power_source")),
@@ -93,7 +83,7 @@ def assumed_idle_notes(gpus: pd.DataFrame, catalog: pd.DataFrame) -> list[str]:
     notes = []
     for gpu, idle in zip(gpus.get("gpu_model", []), gpus.get("idle_w", []), strict=True):
         known = figures.get(str(gpu))
-        if known is None or known.idle_basis != "assumed" or _number(idle) != known.idle_w:
+        if known is None or known.idle_basis != "assumed" or finite_number(idle) != known.idle_w:
             continue
         notes.append(
             f"{gpu}: Idle W {known.idle_w:g} is assumed, not measured "
@@ -119,13 +109,15 @@ def energy_per_token(points: pd.DataFrame, figures: dict[str, PowerFigures]) -> 
     utilisation = _utilisation(points)
     rows = []
     for index, row in points.iterrows():
-        tps = _number(row["total_throughput_tps"])
+        tps = finite_number(row["total_throughput_tps"])
         known = figures.get(str(row["gpu_model"]))
         n = int(row["gpu_count"])
         if pd.notna(measured[index]) and measured[index] > 0:
             j = 3.6e6 / measured[index]
             how = f"measured: {row['energy_method']}"
-            rows.append((j, measured[index], MEASURED, None, _number(row.get("avg_power_w")), how))
+            rows.append(
+                (j, measured[index], MEASURED, None, finite_number(row.get("avg_power_w")), how)
+            )
         elif known is not None and known.known and tps and pd.notna(utilisation[index]):
             u = float(utilisation[index])
             watts = n * (known.idle_w + u * (known.rated_w - known.idle_w))
