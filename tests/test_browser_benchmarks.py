@@ -3,16 +3,13 @@ readable axes, and a screenshot of each is saved to test-artifacts/ to look at."
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 
 import pytest
 
 from tests.support.paths import ROOT
 
 ARTIFACTS = ROOT / "test-artifacts"
-ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-dev-shm-usage"]
 TABS = {  # tab -> the charts it draws
     "Throughput vs load": 1,
     "Latency vs load": 2,
@@ -23,18 +20,9 @@ TABS = {  # tab -> the charts it draws
 
 
 @pytest.fixture
-def page():
-    from playwright.sync_api import sync_playwright
-
-    executable = os.environ.get("FLEETPLAN_CHROMIUM") or shutil.which("chromium")
-    if executable is None:
-        if os.environ.get("CI"):
-            pytest.fail("Debian's chromium is not installed (apt-get install chromium)")
-        pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=executable, args=ARGS)
-        yield browser.new_page(viewport={"width": 1440, "height": 900})
-        browser.close()
+def page(browser_page):
+    """The shared headless Chromium page at 1440x900 (tests/conftest.py)."""
+    return browser_page
 
 
 def _rendered(page) -> None:

@@ -5,9 +5,7 @@ and a screenshot of each tab in test-artifacts/ to look at."""
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 
 import pytest
 
@@ -18,20 +16,9 @@ TABS = ("Fleet", "Compared", "Cost vs carbon", "Capacities")
 
 
 @pytest.fixture
-def page_1440():
-    from playwright.sync_api import sync_playwright
-
-    executable = os.environ.get("FLEETPLAN_CHROMIUM") or shutil.which("chromium")
-    if executable is None:
-        if os.environ.get("CI"):
-            pytest.fail("Debian's chromium is not installed (apt-get install chromium)")
-        pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=executable, args=["--no-sandbox", "--disable-gpu", "--no-first-run"]
-        )
-        yield browser.new_page(viewport={"width": 1440, "height": 900})
-        browser.close()
+def page_1440(browser_page):
+    """The shared headless Chromium page at 1440x900 (tests/conftest.py)."""
+    return browser_page
 
 
 def _settled(page) -> None:
