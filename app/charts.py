@@ -160,20 +160,7 @@ def load_curves_figure(
     colours = {**distinct_colours([c.configuration for c in curves]), **(colours or {})}
     for curve in curves:
         colour = colours[curve.configuration]
-        x, y = _xy(curve.samples(metric))
-        figure.add_scatter(
-            x=x,
-            y=y,
-            mode="lines",
-            name=curve.configuration,
-            legendgroup=curve.configuration,
-            line={"color": colour, "width": 2.5},
-            hovertemplate="Offered load: %{x:.2f} req/s<br>"
-            + METRIC_NAMES[metric]
-            + ": %{y:,.0f} ms (fitted curve)<extra>"
-            + curve.configuration
-            + "</extra>",
-        )
+        _fitted_line(figure, curve.samples(metric), metric, curve.configuration, colour)
         figure.add_trace(_levels_trace(curve, metric, colour))
         _capacity(figure, curve, metric, colour)
     _status_key(figure)
@@ -189,6 +176,29 @@ def load_curves_figure(
     return readable_log_axes(figure, y=True, also=[target_ms] if target_ms else [])
 
 
+def _fitted_line(
+    figure: go.Figure,
+    samples,
+    metric: str,
+    name: str,
+    colour: str,
+    *,
+    x_label: str = "Offered load",
+) -> None:
+    """A configuration's fitted curve as a line, its hover box labelled, with units."""
+    x, y = _xy(samples)
+    figure.add_scatter(
+        x=x,
+        y=y,
+        mode="lines",
+        name=name,
+        legendgroup=name,
+        line={"color": colour, "width": 2.5},
+        hovertemplate=f"{x_label}: %{{x:.2f}} req/s<br>{METRIC_NAMES[metric]}: "
+        f"%{{y:,.0f}} ms (fitted curve)<extra>{name}</extra>",
+    )
+
+
 def operating_points_figure(pools: Sequence[PoolOperatingPoint], metric: str) -> go.Figure:
     """Each pool's planned load per server on its configuration's curve, with its class's target
     and the configuration's capacity at it (before the utilisation ceiling)."""
@@ -196,19 +206,13 @@ def operating_points_figure(pools: Sequence[PoolOperatingPoint], metric: str) ->
     colours = distinct_colours([p.label for p in pools])
     for index, pool in enumerate(pools):
         colour = colours[pool.label]
-        x, y = _xy(pool.curve.samples(metric))
-        figure.add_scatter(
-            x=x,
-            y=y,
-            mode="lines",
-            name=pool.label,
-            legendgroup=pool.label,
-            line={"color": colour, "width": 2.5},
-            hovertemplate="Load per server: %{x:.2f} req/s<br>"
-            + METRIC_NAMES[metric]
-            + ": %{y:,.0f} ms (fitted curve)<extra>"
-            + pool.label
-            + "</extra>",
+        _fitted_line(
+            figure,
+            pool.curve.samples(metric),
+            metric,
+            pool.label,
+            colour,
+            x_label="Load per server",
         )
         figure.add_trace(_levels_trace(pool.curve, metric, colour).update(legendgroup=pool.label))
         value = pool.ttft_p99_ms if metric == "ttft" else pool.tpot_p99_ms
