@@ -17,7 +17,19 @@ A level **passes** when no request failed, the client sent on schedule (the meas
 when it could not: `Measured.problem`), the server kept up (`fleetplan.core.load.judge_point`,
 from the level's own send times: completions kept pace with arrivals in the steady window, and
 late requests did not wait longer than early ones), and its P99 TTFT (and P99 TPOT, when given)
-is at most the target. A level the judgement cannot call (stable None: a burst) does not pass.
+meets the target **against the P99's own spread** (`fleetplan.core.spread.judge_percentile`: a
+seeded bootstrap of the level's per-request values; meets when the 90 % interval of the P99 lies
+under the target, misses when it lies above). A level the judgement cannot call (stable None: a
+burst) does not pass.
+
+**Repeated levels.** When the interval straddles a target (the P99 is too close to it for the
+level's length to tell), the same rate is measured again, up to `MAX_RUNS` (3) runs in all, and
+the target is judged on the runs' values pooled (the interval shrinks as 1 / sqrt(requests));
+every run must also keep up on its own. Still undecided after `MAX_RUNS`, the rate does not pass
+("cannot tell"): the capacity found is a rate measured to meet the targets, never one that only
+may. Each run is a level of the run file (`search_level_NNN` says "run 2 of the rate").
+Measured on two shared cores, a 400-request P99 TTFT at one rate ranged over a factor 2.2
+(benchmarks/RESULTS.md, capacity_live): one level cannot decide a bracket of +-15 %.
 
 **How long a level is** (`level_requests`): requests = max(`min_requests`, rate x
 `SPAN_TYPICALS` x the typical request time), for the ladder too (a short level that passes by
@@ -58,12 +70,14 @@ from typing import Literal
 
 from fleetplan.core.contract import Point
 from fleetplan.core.load import STEADY_SPANS, judge_point
+from fleetplan.core.spread import DEFAULT_CONFIDENCE, PercentileJudgement, judge_percentile
 
 SEARCH_MIN_REQUESTS = 400  # four requests above the P99 (see the module's docstring)
 SPAN_TYPICALS = 2 * STEADY_SPANS  # arrivals over at least six typical request times
 DEFAULT_TOLERANCE = 0.05
 MAX_DOUBLINGS = 10  # past the ladder: up to 1024 times its highest rate
 MAX_REQUESTS = 1_000_000  # a Suite's own bound on the requests of a level
+MAX_RUNS = 3  # runs of one rate whose P99 the spread cannot decide (see the module's docstring)
 Phase = Literal["ladder", "bisect"]
 
 
@@ -75,6 +89,8 @@ class SearchPlan:
     tpot_p99_ms: float | None = None
     tolerance: float = DEFAULT_TOLERANCE
     min_requests: int = SEARCH_MIN_REQUESTS
+    confidence: float = DEFAULT_CONFIDENCE  # of the P99's bootstrap interval
+    max_runs: int = MAX_RUNS
 
     def targets(self) -> str:
         parts = [
@@ -103,6 +119,7 @@ class SearchLevel:
     verdict: str  # a few words for the table ("passed", "fell behind", "misses TTFT")
     reason: str  # the whole judgement, in a sentence or two
     point: Point
+    run: int = 1  # which run of this rate (a rate the spread cannot decide is measured again)
 
 
 @dataclass
@@ -159,7 +176,9 @@ class SearchOutcome:
         }
         for index, level in enumerate(self.levels):
             outcome = "passed" if level.passed else "failed"
-            meta[f"search_level_{index:03d}"] = f"{level.phase}; {outcome}; {level.reason}"[:2000]
+            run = f"run {level.run} of the rate; " if level.run > 1 else ""
+            text = f"{level.phase}; {outcome}; {run}{level.reason}"
+            meta[f"search_level_{index:03d}"] = text[:2000]
         return meta
 
     def table(self, shape: str) -> str:
@@ -196,35 +215,77 @@ def bisection_steps(low: float, high: float, tolerance: float) -> int:
     return max(math.ceil(math.log2(ratio) - 1e-12), 0) if ratio > 1 else 0
 
 
-def judge(point: Point, plan: SearchPlan, problem: str | None = None) -> tuple[bool, str, str]:
-    """Whether a level passes: (passed, verdict in a few words, reason)."""
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    passed: bool
+    verdict: str  # a few words ("passed", "fell behind", "misses TTFT", "cannot tell")
+    reason: str
+    undecided: bool = False  # the targets' spread could not decide: another run may
+
+
+def per_request_ms(points: Sequence[Point], metric: Literal["ttft", "tpot"]) -> list[float] | None:
+    """The successful requests' TTFT, or TPOT ((E2EL - TTFT) / (output tokens - 1), requests of
+    two tokens or more), over `points` pooled, in ms; None when a point has no per-request log."""
+    values: list[float] = []
+    for point in points:
+        log = point.requests
+        if log is None:
+            return None
+        for i in log.succeeded:
+            ttft, e2el, tokens = log.ttft_s[i], log.e2el_s[i], log.output_tokens[i]
+            if metric == "ttft":
+                values.append(1000 * ttft)
+            elif tokens > 1:
+                values.append(1000 * (e2el - ttft) / (tokens - 1))
+    return values
+
+
+def _target(points: Sequence[Point], plan: SearchPlan, name: str, target: float) -> tuple[str, str]:
+    """One target against the pooled runs: (meets | misses | cannot tell, the clause saying so)."""
+    metric = "ttft" if name == "TTFT" else "tpot"
+    values = per_request_ms(points, metric)
+    if values is None:  # a point from a tool without per-request times: its P99 alone
+        value = getattr(points[-1], f"{metric}_p99_ms")
+        if value is None:
+            return "misses", f"P99 {name} unmeasured > {target:g} ms"
+        sign, decision = ("<=", "meets") if value <= target else (">", "misses")
+        return decision, f"P99 {name} {value:.0f} ms {sign} {target:g} ms (no per-request times)"
+    seed = sum(point.requests_sent or 0 for point in points)
+    judged: PercentileJudgement = judge_percentile(
+        values, target, confidence=plan.confidence, seed=seed
+    )
+    return judged.decision, judged.reason(name)
+
+
+def judge(points: Point | Sequence[Point], plan: SearchPlan, problem: str | None = None) -> Verdict:
+    """Whether a rate passes, from its runs so far (the last one measured last)."""
+    runs = [points] if isinstance(points, Point) else list(points)
+    point = runs[-1]
     if problem:
-        return False, "not judged", problem
+        return Verdict(False, "not judged", problem)
     if point.failed or not point.complete:
         failed = f"{point.failed or 0} of {point.requests_sent} requests failed"
-        return False, "requests failed", failed if point.failed else "the level was cut short"
+        return Verdict(
+            False, "requests failed", failed if point.failed else "the level was cut short"
+        )
     load = judge_point(point)
-    misses, within = [], []
-    for name, target, value in (
-        ("TTFT", plan.ttft_p99_ms, point.ttft_p99_ms),
-        ("TPOT", plan.tpot_p99_ms, point.tpot_p99_ms),
-    ):
-        if target is None:
-            continue
-        if value is None or value > target:
-            misses.append(name)
-            shown = "unmeasured" if value is None else f"{value:.0f} ms"
-            within.append(f"P99 {name} {shown} > {target:g} ms")
-        else:
-            within.append(f"P99 {name} {value:.0f} ms <= {target:g} ms")
-    reason = "; ".join([load.reason, *within])
     if load.stable is None:
-        return False, "cannot tell", reason
+        return Verdict(False, "cannot tell", load.reason)
     if not load.stable:
-        return False, "fell behind", reason
+        return Verdict(False, "fell behind", load.reason)
+    decisions, clauses = {}, [load.reason]
+    for name, target in (("TTFT", plan.ttft_p99_ms), ("TPOT", plan.tpot_p99_ms)):
+        if target is not None:
+            decisions[name], clause = _target(runs, plan, name, target)
+            clauses.append(clause)
+    reason = "; ".join(clauses)
+    misses = [name for name, decision in decisions.items() if decision == "misses"]
     if misses:
-        return False, "misses " + ", ".join(misses), reason
-    return True, "passed", reason
+        return Verdict(False, "misses " + ", ".join(misses), reason)
+    undecided = [name for name, decision in decisions.items() if decision == "cannot tell"]
+    if undecided:
+        return Verdict(False, "cannot tell " + ", ".join(undecided), reason, undecided=True)
+    return Verdict(True, "passed", reason)
 
 
 # (rate, requests, levels expected in all) -> the level measured
@@ -245,25 +306,44 @@ class _Search:
         self.outcome = SearchOutcome(plan)
 
     def level(self, phase: Phase, rate: float, expected: int) -> bool | None:
-        """Measure one level; whether it passed (None: the search stops)."""
-        requests = level_requests(rate, self.typical_s, self.plan.min_requests)
-        measured = self.measure(rate, requests, expected)
-        passed, verdict, reason = judge(measured.point, self.plan, measured.problem)
-        self.outcome.levels.append(
-            SearchLevel(phase, rate, requests, passed, verdict, reason, measured.point)
-        )
-        if measured.problem:
-            self.outcome.problems.append(measured.problem)
-        if measured.stopped:
-            self.outcome.stopped = True
-            return None
-        if passed:
+        """Measure one rate, again while its targets' spread cannot decide (at most
+        `plan.max_runs` runs); whether it passed (None: the search stops)."""
+        runs: list[Point] = []
+        for run in range(1, max(1, self.plan.max_runs) + 1):
+            requests = level_requests(rate, self.typical_s, self.plan.min_requests)
+            measured = self.measure(rate, requests, expected + run - 1)
+            runs.append(measured.point)
+            verdict = judge(runs, self.plan, measured.problem)
+            again = verdict.undecided and run < self.plan.max_runs and not measured.stopped
+            shown = verdict.verdict + ("; measuring again" if again else "")
+            if verdict.undecided and not again:
+                shown += f" after {run} run(s): not passed"
+            self.outcome.levels.append(
+                SearchLevel(
+                    phase,
+                    rate,
+                    requests,
+                    verdict.passed,
+                    shown,
+                    verdict.reason,
+                    measured.point,
+                    run,
+                )
+            )
+            if measured.problem:
+                self.outcome.problems.append(measured.problem)
+            if measured.stopped:
+                self.outcome.stopped = True
+                return None
+            if not again:
+                break
+        if verdict.passed:
             self.outcome.low = rate
             if measured.point.e2el_p50_ms:
                 self.typical_s = measured.point.e2el_p50_ms / 1000
         else:
             self.outcome.high = rate
-        return passed
+        return verdict.passed
 
     def ladder(self, rates: Sequence[float]) -> bool:
         """Up the ladder to the first failing level; whether the search goes on."""
