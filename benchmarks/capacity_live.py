@@ -10,8 +10,11 @@ A real vLLM CPU server serving the tests' tiny random Llama. As a user would:
    highest P99, or `--targets`), and the predicted capacity C of each;
 4. for each C, long steady levels with vLLM's own benchmark (Poisson arrivals, random prompts of
    the same shape, ignore_eos) at 0.85 x C and 1.2 x C (`--tighten`: also 0.9 x and 1.1 x): the
-   measured P99 TTFT must meet the target at the lower multiple and miss it at the higher
-   (`--control`: each level again with `fleetplan collect`, to tell the tools apart);
+   P99 TTFT must meet the target at the lower multiple and miss it at the higher, each judged
+   against the P99's own spread (`fleetplan.core.spread`: the bootstrap interval of the level's
+   per-request TTFTs, from `--save-detailed`); a side the interval cannot decide is measured
+   again and its runs pooled, at most `--max-runs` (3) runs of a rate, and still undecided it
+   is "cannot tell", not held (`--control`: each level again with `fleetplan collect`);
 5. `--find-capacity`: `fleetplan collect --find-capacity --ttft-p99 T` for each target too.
 Prints a table and a summary line; `--out` gets the figures as JSON. Exit 0 when every bracket
 held, 1 when one did not, 3 when the server or a tool failed, 130 when interrupted.
@@ -51,6 +54,7 @@ from fleetplan.core import exits  # noqa: E402
 from fleetplan.core.contract import RunFile  # noqa: E402
 from fleetplan.core.errors import FleetplanError  # noqa: E402
 from fleetplan.core.load import judge_point  # noqa: E402
+from fleetplan.core.spread import DEFAULT_CONFIDENCE, judge_percentile  # noqa: E402
 from fleetplan.planner.load_model import LoadCurve, fit_curve, measured_rule  # noqa: E402
 from fleetplan.warehouse.db import Warehouse  # noqa: E402
 from fleetplan.warehouse.queries import benchmark_points  # noqa: E402
@@ -91,6 +95,8 @@ def _arguments(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--model", help="the served model's folder (with --base-url)")
     p.add_argument("--work", type=Path, help="folder for run files and logs (default: temp)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--max-runs", type=int, default=3, help="runs of a rate to decide a bracket")
+    p.add_argument("--confidence", type=float, default=DEFAULT_CONFIDENCE, help="of the P99")
     p.add_argument("--out", type=Path, help="write the figures as JSON here")
     return p.parse_args(argv)
 
@@ -200,31 +206,61 @@ def choose_targets(curve: LoadCurve, extrapolate: bool) -> list[float]:
 
 
 def vllm_level(ctx: argparse.Namespace, rate: float) -> dict[str, float]:
-    """One steady level with `vllm bench serve`: its measured figures (a rate measured before,
-    for another target with the same prediction, is not measured again)."""
+    """One steady level with `vllm bench serve`: its measured figures and per-request TTFTs
+    (`--save-detailed`). A rate is measured again only to decide a bracket (`judged_at`)."""
     key = f"{rate:.4f}"
-    if key in ctx.measured:
-        return ctx.measured[key]
-    name = f"vllm-{key}.json"
+    runs = ctx.measured.setdefault(key, [])
+    name = f"vllm-{key}-{len(runs) + 1}.json"
     args = ["--backend", "vllm", "--base-url", ctx.url, "--model", ctx.model_dir]
     args += ["--tokenizer", ctx.model_dir, "--dataset-name", "random"]
     args += ["--random-input-len", str(ctx.shape[0]), "--random-output-len", str(ctx.shape[1])]
     args += ["--num-prompts", str(ctx.requests), "--request-rate", key]
-    args += ["--seed", str(ctx.seed + 1 + len(ctx.measured)), "--ignore-eos", "--temperature", "0"]
+    ctx.seeds += 1
+    args += ["--seed", str(ctx.seed + ctx.seeds), "--ignore-eos", "--temperature", "0"]
     args += ["--percentile-metrics", "ttft,tpot,itl,e2el", "--metric-percentiles", "50,99"]
-    args += ["--save-result", "--result-dir", str(ctx.work), "--result-filename", name]
+    args += ["--save-result", "--save-detailed", "--result-dir", str(ctx.work)]
+    args += ["--result-filename", name]
     _tool([sys.executable, "-c", VLLM_TOOL, *args, "--disable-tqdm"], "vllm bench serve")
     result = json.loads((ctx.work / name).read_text())
     keys = ("completed", "failed", "duration", "request_throughput", "median_ttft_ms")
     level = {"rate_rps": rate, "p99_ttft_ms": result["p99_ttft_ms"]}
     level |= {key: result.get(key) for key in keys}
-    if ctx.control:  # the same rate with fleetplan's collector: tools apart from the model
+    errors = result.get("errors") or [""] * len(result.get("ttfts") or [])
+    level["ttfts_ms"] = [
+        1000 * ttft
+        for ttft, error in zip(result.get("ttfts") or [], errors, strict=True)
+        if not error
+    ]
+    if ctx.control and not runs:  # the same rate with fleetplan's collector: tools apart
         folder = ctx.work / f"control-{key}"
         args = ("--rates", key, "--num-requests", ctx.requests, "--seed", ctx.seed + 700)
         run_file, _ = collect(ctx, folder, *args)
         level["control_p99_ttft_ms"] = run_file.runs[0].points[0].ttft_p99_ms
-    ctx.measured[key] = level
+    runs.append(level)
     return level
+
+
+def judged_at(ctx: argparse.Namespace, rate: float, target: float) -> dict:
+    """The rate's P99 TTFT against the target on its own spread (`core.spread`): the runs of
+    the rate pooled, a run more while the bootstrap cannot tell, at most `--max-runs` in all.
+    The figures shown are the first run's (its P99, and fleetplan collect's with --control)."""
+    runs = ctx.measured.get(f"{rate:.4f}") or [vllm_level(ctx, rate)]
+    while True:
+        pooled = [ttft for run in runs for ttft in run["ttfts_ms"]]
+        judged = judge_percentile(pooled, target, confidence=ctx.confidence, seed=len(pooled))
+        if judged.decision != "cannot tell" or len(runs) >= ctx.max_runs:
+            break
+        print(f"    {judged.reason()}: measuring {rate:.2f} req/s again", flush=True)
+        vllm_level(ctx, rate)
+    first = runs[0]
+    return {
+        **{key: value for key, value in first.items() if key != "ttfts_ms"},
+        "decision": judged.decision,
+        "runs": len(runs),
+        "pooled_p99_ms": judged.value_ms,
+        "interval_ms": [judged.low_ms, judged.high_ms],
+        "judgement": judged.reason(),
+    }
 
 
 def _predicted(ctx: argparse.Namespace, frame: pd.DataFrame, curve: LoadCurve, target: float):
@@ -251,14 +287,21 @@ def validate(ctx: argparse.Namespace, frame: pd.DataFrame, curve: LoadCurve) -> 
         row = _predicted(ctx, frame, curve, target)
         for low, high in pairs if row["capacity_rps"] > 0 else []:
             for multiple in (low, high):
-                level = vllm_level(ctx, multiple * row["capacity_rps"])
+                level = judged_at(ctx, multiple * row["capacity_rps"], target)
                 row["levels"][f"{multiple:g}"] = level
                 control = level.get("control_p99_ttft_ms")
                 also = "" if control is None else f" (fleetplan collect: {control:.1f} ms)"
-                print(f"  {multiple:g} x: P99 TTFT {level['p99_ttft_ms']:.1f} ms{also}", flush=True)
-            met = row["levels"][f"{low:g}"]["p99_ttft_ms"] <= target
-            missed = row["levels"][f"{high:g}"]["p99_ttft_ms"] > target
-            row["brackets"].append({"low": low, "high": high, "met": met, "missed": missed})
+                print(f"  {multiple:g} x: {level['judgement']}{also}", flush=True)
+            met = row["levels"][f"{low:g}"]["decision"] == "meets"
+            missed = row["levels"][f"{high:g}"]["decision"] == "misses"
+            undecided = [
+                f"{m:g}"
+                for m in (low, high)
+                if row["levels"][f"{m:g}"]["decision"] == "cannot tell"
+            ]
+            row["brackets"].append(
+                {"low": low, "high": high, "met": met, "missed": missed, "undecided": undecided}
+            )
         if ctx.find_capacity:
             row["find_capacity"] = find_capacity(ctx, target, row["capacity_rps"], n)
         rows.append(row)
@@ -291,15 +334,20 @@ def find_capacity(ctx: argparse.Namespace, target: float, capacity: float, n: in
 
 
 def _p99(row: dict, multiple: float) -> str:
-    """vLLM's P99 TTFT at this multiple, and fleetplan collect's after a slash (--control)."""
+    """vLLM's P99 TTFT at this multiple (pooled over its runs, how many when more than one),
+    and fleetplan collect's after a slash (--control)."""
     level = row["levels"].get(f"{multiple:g}", {})
-    figures = [level.get(key) for key in ("p99_ttft_ms", "control_p99_ttft_ms")]
-    return "/".join(f"{value:.0f}" for value in figures if value is not None) or "-"
+    figures = [level.get(key) for key in ("pooled_p99_ms", "control_p99_ttft_ms")]
+    shown = "/".join(f"{value:.0f}" for value in figures if value is not None) or "-"
+    return shown + (f" ({level['runs']}r)" if level.get("runs", 1) > 1 else "")
 
 
 def _verdict(bracket: dict) -> str:
     if bracket["met"] and bracket["missed"]:
         return f"{bracket['low']:g}/{bracket['high']:g} yes"
+    if bracket.get("undecided"):
+        undecided = " and ".join(f"{m} x" for m in bracket["undecided"])
+        return f"{bracket['low']:g}/{bracket['high']:g} cannot tell at {undecided}"
     low, high = "met" if bracket["met"] else "NOT met", "missed" if bracket["missed"] else "MET"
     return f"{bracket['low']:g}/{bracket['high']:g} NO ({low} low, {high} high)"
 
@@ -319,8 +367,13 @@ def print_table(ctx: argparse.Namespace, rows: list[dict]) -> int:
             line += f"  {row['find_capacity']['capacity_rps'] or 0:8.2f}"
         print(line + "  " + ("; ".join(map(_verdict, row["brackets"])) or "no prediction"))
     held = sum(bracket["met"] and bracket["missed"] for bracket in brackets)
+    undecided = sum(bool(bracket.get("undecided")) for bracket in brackets)
+    runs = sum(len(levels) for levels in ctx.measured.values())
     print(
-        f"\nsummary: {held} of {len(brackets)} brackets held (P99 TTFT from vllm bench serve"
+        f"\nsummary: {held} of {len(brackets)} brackets held, {undecided} undecided after up to "
+        f"{ctx.max_runs} runs of a rate ({runs} runs of {len(ctx.measured)} rates; each side "
+        f"judged on the bootstrap {ctx.confidence:.0%} interval of its pooled per-request TTFTs, "
+        "P99 TTFT from vllm bench serve"
         f"{'/fleetplan collect' if ctx.control else ''}); shape {ctx.shape[0]}/{ctx.shape[1]} "
         f"tokens, {ctx.requests} requests per level; {(time.monotonic() - ctx.started) / 60:.1f}"
         " min"
@@ -372,7 +425,7 @@ def main(argv: list[str] | None = None) -> int:
     ctx = _arguments(argv)
     if bool(ctx.base_url) != bool(ctx.model):
         sys.exit("capacity_live: --base-url and --model (the served model's folder) go together")
-    ctx.started, ctx.measured = time.monotonic(), {}
+    ctx.started, ctx.measured, ctx.seeds = time.monotonic(), {}, 0
     ctx.work = ctx.work or Path(tempfile.mkdtemp(prefix="fleetplan-capacity-"))
     ctx.work.mkdir(parents=True, exist_ok=True)
     signal.signal(signal.SIGTERM, _stop)

@@ -52,6 +52,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
+import yaml  # noqa: E402
 
 from fleetplan.collectors.vllm_server import free_port, managed_server  # noqa: E402
 from fleetplan.core import exits  # noqa: E402
@@ -87,12 +88,13 @@ def _arguments(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--out", type=Path, default=Path("/work/real-clients-out"))
     p.add_argument("--skip-run", action="store_true", help="only import what OUT holds")
     p.add_argument("--compare", action="store_true", help="closed-loop against open-loop")
-    p.add_argument("--compare-requests", type=int, default=200)
-    p.add_argument("--compare-input-len", type=int, default=512)
-    p.add_argument("--compare-rates", default="4,8,12,16,20,24,28")
+    p.add_argument("--compare-requests", type=int, default=100)
+    p.add_argument("--compare-input-len", type=int, default=128)
+    p.add_argument("--compare-rates", default="2,4,6,8,10,12")
     p.add_argument("--compare-concurrencies", default="1,2,4,8")
     p.add_argument("--base-url", help="use this running server (with --model DIR)")
     p.add_argument("--model", help="the served model's folder (with --base-url)")
+    p.add_argument("--server-command", help="how that server was started (for the README)")
     p.add_argument("--work", type=Path, help="folder for the model and logs (default: temp)")
     return p.parse_args(argv)
 
@@ -146,7 +148,7 @@ def run_vllm(ctx, sweep: str, levels: list[float], folder: Path) -> list[str]:
         args += ["--result-filename", name, "--disable-tqdm"]
         command = [sys.executable, "-c", VLLM_TOOL, *args]
         _run(command, folder, env={"HF_HUB_OFFLINE": "1"})
-        commands.append(shlex.join(["vllm bench serve", *args]))
+        commands.append("vllm bench serve " + shlex.join(args))
     return commands
 
 
@@ -237,7 +239,7 @@ def run_inference_perf(ctx, sweep: str, levels: list[float], folder: Path) -> li
     }
     folder.mkdir(parents=True, exist_ok=True)
     config_path = folder / "config.yaml"
-    config_path.write_text(json.dumps(config, indent=2))  # JSON is YAML
+    config_path.write_text(yaml.safe_dump(config, sort_keys=False))
     _run([exe, "--config_file", str(config_path)], folder, env={"HF_HUB_OFFLINE": "1"})
     return [f"inference-perf --config_file config.yaml ({sweep} stages {load['stages']})"]
 
@@ -316,10 +318,8 @@ def levels_guidellm(folder: Path) -> list[dict]:
 
 def levels_aiperf(folder: Path) -> list[dict]:
     rows = []
-    for level in sorted(folder.iterdir()):
-        export = level / "profile_export_aiperf.json"
-        if not export.exists():
-            continue
+    for export in sorted(folder.rglob("profile_export_aiperf.json")):
+        level = export.parent
         summary = json.loads(export.read_text())
         config = (
             json.loads((level / "run_config.json").read_text())
@@ -332,7 +332,7 @@ def levels_aiperf(folder: Path) -> list[dict]:
             start = (record.get("metadata") or {}).get("request_start_ns")
             if start is not None:
                 starts.append(start / 1e9)
-        sweep, _, value = level.name.partition("-")
+        sweep, _, value = level.name.rpartition("_")  # AIPerf's rate_4.0, concurrency_4
         rows.append(
             {
                 "asked": float(value) if sweep == "rate" else None,
@@ -363,13 +363,14 @@ def levels_inference_perf(folder: Path) -> list[dict]:
     for path in sorted(paths, key=lambda p: int(p.name.split("_")[1])):
         stage = json.loads(path.read_text())
         load = stage.get("load_summary") or {}
+        concurrency = load.get("concurrency") or load.get("concurrency_level")
         successes = stage.get("successes") or {}
         latency = successes.get("latency") or {}
         ttft = latency.get("time_to_first_token") or {}
         rows.append(
             {
-                "asked": load.get("requested_rate"),
-                "concurrency": load.get("concurrency") or load.get("concurrency_level"),
+                "asked": None if concurrency else load.get("requested_rate"),
+                "concurrency": concurrency,
                 "sent_rps": load.get("achieved_rate"),
                 "sent_basis": "its achieved_rate",
                 "throughput_rps": (successes.get("throughput") or {}).get("requests_per_sec"),
@@ -394,7 +395,8 @@ LEVELS = {
 def ingest(folder: Path, warehouse: Path) -> tuple[int, str, list[dict]]:
     """`fleetplan ingest FOLDER` into its own warehouse: exit code, output, levels (by rate)."""
     command = [sys.executable, "-m", "fleetplan", "ingest", str(folder)]
-    command += ["--warehouse", str(warehouse), "--gpu", "cpu", "--model", SERVED]
+    command += ["--warehouse", str(warehouse), "--gpu", "cpu", "--gpu-count", "1"]
+    command += ["--model", SERVED]
     done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=600)
     output = (done.stdout + done.stderr).strip()
     rows: list[dict] = []
@@ -621,7 +623,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if ctx.base_url or ctx.skip_run:
             ctx.url, ctx.model_dir = ctx.base_url, ctx.model
-            ctx.server_command = "(a running server: " + str(ctx.base_url) + ")"
+            ctx.server_command = ctx.server_command or f"(a running server: {ctx.base_url})"
             return measure(ctx)
         ctx.model_dir = str(build_tiny_llama(ctx.work / "tiny"))
         port = free_port()
