@@ -3,18 +3,15 @@
 A real vLLM CPU server serving the tests' tiny random Llama. As a user would:
 1. a burst (all requests at once, `fleetplan collect --rates inf`) for each candidate token
    shape, cheapest first, until one saturates at a rate the client can drive (`--max-burst`);
-2. a coarse doubling ladder of rates relative to that burst's throughput (`--ladder`), collected
-   with `fleetplan collect --backend openai` (run file with send times) and ingested into a
-   temporary warehouse; `planner.load_model.fit_curve` on its `benchmark_points`;
-3. three P99 TTFT targets spread over the curve's range (log-spaced between its lowest and
-   highest P99, or `--targets`), and the predicted capacity C of each;
+2. a doubling ladder of rates relative to that burst's throughput (`--ladder`), collected with
+   `fleetplan collect --backend openai`, ingested; `load_model.fit_curve` on its points;
+3. three P99 TTFT targets log-spaced over the curve's P99 range (or `--targets`), and the
+   predicted capacity C of each;
 4. for each C, long steady levels with vLLM's own benchmark (Poisson arrivals, random prompts of
    the same shape, ignore_eos) at 0.85 x C and 1.2 x C (`--tighten`: also 0.9 x and 1.1 x): the
-   P99 TTFT must meet the target at the lower multiple and miss it at the higher, each judged
-   against the P99's own spread (`fleetplan.core.spread`: the bootstrap interval of the level's
-   per-request TTFTs, from `--save-detailed`); a side the interval cannot decide is measured
-   again and its runs pooled, at most `--max-runs` (3) runs of a rate, and still undecided it
-   is "cannot tell", not held (`--control`: each level again with `fleetplan collect`);
+   P99 TTFT must meet the target at the lower multiple and miss it at the higher, judged on
+   the P99's own spread (`core.spread`: a bootstrap of the per-request TTFTs); a side it cannot
+   decide is run again and pooled, up to `--max-runs` (3) runs, else "cannot tell", not held;
 5. `--find-capacity`: `fleetplan collect --find-capacity --ttft-p99 T` for each target too.
 Prints a table and a summary line; `--out` gets the figures as JSON. Exit 0 when every bracket
 held, 1 when one did not, 3 when the server or a tool failed, 130 when interrupted.
@@ -29,7 +26,7 @@ the levels measure. A hand-run check, not a test (timings on a shared machine ar
 `--tighten` about 14 min on 2 cores, 22-28 with `--find-capacity` (see benchmarks/RESULTS.md).
 
     python benchmarks/capacity_live.py [--targets 40,80,160] [--requests 400] [--tighten]
-        [--control] [--find-capacity] [--out capacity-live.json]
+        [--control] [--find-capacity] [--max-runs 3] [--out capacity-live.json]
 """
 
 from __future__ import annotations
@@ -49,6 +46,7 @@ sys.path.insert(0, str(ROOT))
 
 import pandas as pd  # noqa: E402
 
+from benchmarks.capacity_table import print_table  # noqa: E402
 from fleetplan.collectors.vllm_server import free_port, managed_server  # noqa: E402
 from fleetplan.core import exits  # noqa: E402
 from fleetplan.core.contract import RunFile  # noqa: E402
@@ -331,54 +329,6 @@ def find_capacity(ctx: argparse.Namespace, target: float, capacity: float, n: in
     }
     print(f"  collect --find-capacity: {result['result']}", flush=True)
     return result
-
-
-def _p99(row: dict, multiple: float) -> str:
-    """vLLM's P99 TTFT at this multiple (pooled over its runs, how many when more than one),
-    and fleetplan collect's after a slash (--control)."""
-    level = row["levels"].get(f"{multiple:g}", {})
-    figures = [level.get(key) for key in ("pooled_p99_ms", "control_p99_ttft_ms")]
-    shown = "/".join(f"{value:.0f}" for value in figures if value is not None) or "-"
-    return shown + (f" ({level['runs']}r)" if level.get("runs", 1) > 1 else "")
-
-
-def _verdict(bracket: dict) -> str:
-    if bracket["met"] and bracket["missed"]:
-        return f"{bracket['low']:g}/{bracket['high']:g} yes"
-    if bracket.get("undecided"):
-        undecided = " and ".join(f"{m} x" for m in bracket["undecided"])
-        return f"{bracket['low']:g}/{bracket['high']:g} cannot tell at {undecided}"
-    low, high = "met" if bracket["met"] else "NOT met", "missed" if bracket["missed"] else "MET"
-    return f"{bracket['low']:g}/{bracket['high']:g} NO ({low} low, {high} high)"
-
-
-def print_table(ctx: argparse.Namespace, rows: list[dict]) -> int:
-    """The table and the summary line; the exit code (every bracket held or not)."""
-    multiples = sorted({float(m) for row in rows for m in row["levels"]})
-    head = f"{'target':>8} {'capacity':>8} {'basis':<12} {'rule':>6} "
-    head += " ".join(f"{f'P99@{m:g}x':>10}" for m in multiples)
-    print("\n" + head + ("  find-cap" if ctx.find_capacity else "") + "  held")
-    brackets = [bracket for row in rows for bracket in row["brackets"]]
-    for row in rows:
-        line = f"{row['target_ms']:>6g}ms {row['capacity_rps']:>8.2f} {row['basis']:<12} "
-        line += f"{row['measured_rule_rps']:>6.2f} "
-        line += " ".join(f"{_p99(row, m):>10}" for m in multiples)
-        if "find_capacity" in row:
-            line += f"  {row['find_capacity']['capacity_rps'] or 0:8.2f}"
-        print(line + "  " + ("; ".join(map(_verdict, row["brackets"])) or "no prediction"))
-    held = sum(bracket["met"] and bracket["missed"] for bracket in brackets)
-    undecided = sum(bool(bracket.get("undecided")) for bracket in brackets)
-    runs = sum(len(levels) for levels in ctx.measured.values())
-    print(
-        f"\nsummary: {held} of {len(brackets)} brackets held, {undecided} undecided after up to "
-        f"{ctx.max_runs} runs of a rate ({runs} runs of {len(ctx.measured)} rates; each side "
-        f"judged on the bootstrap {ctx.confidence:.0%} interval of its pooled per-request TTFTs, "
-        "P99 TTFT from vllm bench serve"
-        f"{'/fleetplan collect' if ctx.control else ''}); shape {ctx.shape[0]}/{ctx.shape[1]} "
-        f"tokens, {ctx.requests} requests per level; {(time.monotonic() - ctx.started) / 60:.1f}"
-        " min"
-    )
-    return exits.EXIT_OK if brackets and held == len(brackets) else exits.EXIT_PROBLEMS
 
 
 def _collect_searches() -> bool:

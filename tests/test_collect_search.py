@@ -281,13 +281,15 @@ def test_find_capacity_finds_the_test_servers_knee_and_agrees_with_the_model(
     found = float(meta["search_capacity_rps"])
     assert found == low and (high - low) / high <= 0.05
     assert KNEE_RPS * 0.90 <= found <= KNEE_RPS * 1.03, (found, KNEE_RPS, done.stdout)
-    # the ladder doubled 25 until 50 failed; then [25, 50] took 4 bisections
-    phases = [meta[f"search_level_{i:03d}"].split(";")[0] for i in range(len(run.points))]
+    # the ladder doubled 25 until 50 failed; then [25, 50] took 4 bisections (a rate whose P99
+    # a busy machine left undecided is run again: those repeats are levels of their own)
+    texts = [meta[f"search_level_{i:03d}"] for i in range(len(run.points))]
+    phases = [t.split(";")[0] for t in texts if " of the rate; " not in t]
     assert phases == ["ladder", "ladder", "bisect", "bisect", "bisect", "bisect"], done.stdout
     assert [p.offered_rate_rps for p in run.points][:2] == [25.0, 50.0]
     assert all(p.requests_sent == LEVEL_REQUESTS and p.burstiness == 100 for p in run.points)
     assert f"capacity {found:.4g} req/s (bracket" in done.stdout
-    assert "imported: 1 run(s), 6 point(s)" in done.stdout
+    assert f"imported: 1 run(s), {len(run.points)} point(s)" in done.stdout
 
     # The model on the same levels. Its curve runs through the levels that kept up, which meet
     # the target up to `low` (the search's passes) and are monotone there: it meets the target up
