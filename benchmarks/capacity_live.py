@@ -239,10 +239,11 @@ def vllm_level(ctx: argparse.Namespace, rate: float) -> dict[str, float]:
 
 
 def judged_at(ctx: argparse.Namespace, rate: float, target: float) -> dict:
-    """The rate's P99 TTFT against the target on its own spread (`core.spread`): the runs of
-    the rate pooled, a run more while the bootstrap cannot tell, at most `--max-runs` in all.
-    The figures shown are the first run's (its P99, and fleetplan collect's with --control)."""
-    runs = ctx.measured.get(f"{rate:.4f}") or [vllm_level(ctx, rate)]
+    """The rate's P99 TTFT against the target on its own spread (`core.spread`): its runs
+    pooled, one more while the bootstrap cannot tell, at most `--max-runs` in all."""
+    if not ctx.measured.get(f"{rate:.4f}"):
+        vllm_level(ctx, rate)
+    runs = ctx.measured[f"{rate:.4f}"]  # the list vllm_level appends each run to
     while True:
         pooled = [ttft for run in runs for ttft in run["ttfts_ms"]]
         judged = judge_percentile(pooled, target, confidence=ctx.confidence, seed=len(pooled))
@@ -250,15 +251,9 @@ def judged_at(ctx: argparse.Namespace, rate: float, target: float) -> dict:
             break
         print(f"    {judged.reason()}: measuring {rate:.2f} req/s again", flush=True)
         vllm_level(ctx, rate)
-    first = runs[0]
-    return {
-        **{key: value for key, value in first.items() if key != "ttfts_ms"},
-        "decision": judged.decision,
-        "runs": len(runs),
-        "pooled_p99_ms": judged.value_ms,
-        "interval_ms": [judged.low_ms, judged.high_ms],
-        "judgement": judged.reason(),
-    }
+    shown = {key: value for key, value in runs[0].items() if key != "ttfts_ms"}  # first run's
+    shown |= {"pooled_p99_ms": judged.value_ms, "interval_ms": [judged.low_ms, judged.high_ms]}
+    return shown | {"decision": judged.decision, "runs": len(runs), "judgement": judged.reason()}
 
 
 def _predicted(ctx: argparse.Namespace, frame: pd.DataFrame, curve: LoadCurve, target: float):
