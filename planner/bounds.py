@@ -287,8 +287,11 @@ def level_flags(
     request_throughput_rps: float | None,
     output_throughput_tps: float | None,
     weight_gb: float | None = None,
+    sustained_rps: float | None = None,
 ) -> list[str]:
-    """What a level claims beyond its server's bounds, in words (empty: nothing)."""
+    """What a level claims beyond its server's bounds, in words (empty: nothing): its achieved
+    or sustained requests/s (the larger) against the KV-cache bound, its output tokens/s against
+    the decode-bandwidth bound."""
     if not bounds.fits:
         shown = f" ({weight_gb:,.1f} GB)" if weight_gb is not None else ""
         return [
@@ -296,14 +299,19 @@ def level_flags(
             "can be what it says (check the GPU count, the model or its dtype)"
         ]
     flags = []
-    rate = request_throughput_rps
+    known = [
+        (value, word)
+        for value, word in ((request_throughput_rps, "achieved"), (sustained_rps, "sustained"))
+        if value is not None
+    ]
+    rate, word = max(known) if known else (None, "")
     if (
         bounds.rate_rps is not None
         and rate is not None
         and rate > bounds.rate_rps * (1 + TOLERANCE)
     ):
         flags.append(
-            f"{rate:.2f} req/s is above the KV-cache bound of {bounds.rate_rps:.2f} req/s "
+            f"{rate:.2f} req/s {word} is above the KV-cache bound of {bounds.rate_rps:.2f} req/s "
             f"({bounds.sequences:,.0f} sequences in flight at most, by Little's law with "
             f"{bounds.rate_basis})"
         )

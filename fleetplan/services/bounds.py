@@ -118,6 +118,7 @@ def bound_reasons(
             request_throughput_rps=finite_number(row.get("request_throughput_rps")),
             output_throughput_tps=finite_number(row.get("output_throughput_tps")),
             weight_gb=architecture.weight_bytes / 1e9 if architecture else None,
+            sustained_rps=finite_number(row.get("sustained_rps")),
         )
         if flags:
             reasons[index] = (
