@@ -102,6 +102,6 @@ def outlier_reasons(points: pd.DataFrame, catalog: pd.DataFrame | None = None) -
         for index, run_id, level_index in zip(
             rows.index, rows["run_id"], rows["level_index"], strict=True
         ):
-            if reasons[index] is None:
+            if pd.isna(reasons[index]):
                 reasons[index] = found.get((str(run_id), int(level_index)))
     return reasons
