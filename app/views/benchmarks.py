@@ -76,6 +76,7 @@ TABLE_COLUMNS = (
     "engine_version",
     "dtype",
     "tensor_parallel_size",
+    "variant",
     "load_basis",
     "stats_source",
     "source_tool",
