@@ -75,11 +75,11 @@ def server_label(
     out, and "" where nothing is said."""
 
     def known(value: object) -> bool:
-        return (
-            value is not None
-            and not (isinstance(value, float) and math.isnan(value))
-            and (str(value).strip() != "")
-        )
+        if value is None or value is pd.NA or value is pd.NaT:
+            return False
+        if isinstance(value, float) and math.isnan(value):
+            return False
+        return str(value).strip() != ""
 
     engine_part = " ".join(str(v) for v in (engine, engine_version) if known(v))
     parts = [engine_part] if engine_part else []

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 
+import pandas as pd
 import pytest
 
 from fleetplan.core.errors import InputError
@@ -73,6 +74,7 @@ def test_a_server_in_words_leaves_out_what_is_unknown():
         == "vllm 0.8.5, float16, TP 2, fp8 kv"
     )
     assert server_label(None, None, float("nan"), None, "") == ""
+    assert server_label("vllm", pd.NA, pd.NA, pd.NA, None) == "vllm"  # a table's empty cells
     assert Configuration("h100-pcie", 1, "tgi 3.0").name == "1x h100-pcie (tgi 3.0)"
     assert with_servers(_two_servers())["server"].nunique() == 2
 
