@@ -224,3 +224,17 @@ def test_the_benchmarks_curves_draw_each_server_of_one_gpu_apart():
     ]
     one = benchmark_curves(frame[frame["engine"] == "tgi"], ttft_p99_ms=500, tpot_p99_ms=None)
     assert [c.configuration for c in one] == ["1x h100-pcie"]  # one server: the GPUs say it
+
+
+def test_the_fleet_in_words_says_where_capacity_intervals_overlap():
+    from fleetplan.planner.explain import explain
+
+    frame = _two_servers()
+    sc = Scenario.model_validate(scenario([CHAT], [gpu("h100-pcie", 2.0)]))
+    result = plan(sc, frame, pareto_points=0, baselines=False)
+    assert not any("overlap" in line for line in explain(result, sc))
+    rows = result.capacities
+    names = [f"{r.configuration} ({r.server})" for r in rows]
+    overlapped = [row.model_copy(update={"overlaps": [names[1 - i]]}) for i, row in enumerate(rows)]
+    said = " ".join(explain(result.model_copy(update={"capacities": overlapped}), sc))
+    assert "Capacity intervals overlap" in said and "does not say which" in said
