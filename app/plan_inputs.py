@@ -35,6 +35,8 @@ from fleetplan.services.scenario_defaults import (
     with_region_site,
 )
 from fleetplan.services.scenario_forms import (
+    CAPACITY_END_LABELS,
+    CAPACITY_ENDS,
     CAPACITY_RULE_LABELS,
     CAPACITY_RULES,
     CLASS_LABELS,
@@ -121,7 +123,7 @@ def scenario_inputs(base: Scenario, gen: int, points: pd.DataFrame) -> Scenario:
     when they make none). Applies a preset or a region when its button was pressed."""
     for note in st.session_state.get("s_notes", []):
         st.info(plain(note), icon=":material/info:")
-    model, objective, capacity_rule, headroom, carbon_price = _top(base, gen, points)
+    model, objective, capacity_rule, headroom, carbon_price, capacity_at = _top(base, gen, points)
     classes, total_rps, preset, apply_preset = _classes(base, gen, points)
     gpus = _gpus(base, gen)
     left, right = st.columns(2)
@@ -135,6 +137,7 @@ def scenario_inputs(base: Scenario, gen: int, points: pd.DataFrame) -> Scenario:
         carbon_price_usd_per_t=carbon_price,
         max_utilization=headroom,
         capacity_rule=capacity_rule,
+        capacity_at=capacity_at,
         budget_usd_per_hour=budget,
         carbon_cap_kg_per_hour=carbon_cap,
     )
@@ -191,6 +194,17 @@ def _top(base: Scenario, gen: int, points: pd.DataFrame):
         "load curve predicts within the targets. Measured levels: the best achieved throughput "
         "among the measured levels that meet the targets (the rule before the model).",
     )
+    capacity_at = top[2].radio(
+        "Plan on capacity's",
+        CAPACITY_ENDS,
+        format_func=CAPACITY_END_LABELS.get,
+        index=CAPACITY_ENDS.index(base.capacity_at),
+        key=f"w_capacity_at_{gen}",
+        horizontal=True,
+        help="Each capacity is an interval (what the data proves to what it allows). Low end "
+        "(the default): plan on what the data proves; Middle: halfway; High end: the most it "
+        "allows, with the risk that servers carry less.",
+    )
     headroom = top[3].slider(
         "Utilisation ceiling",
         min(0.3, float(base.max_utilization)),  # a loaded file's lower ceiling stays shown
@@ -216,7 +230,7 @@ def _top(base: Scenario, gen: int, points: pd.DataFrame):
             step=10.0,
             key=f"w_carbon_price_{gen}",
         )
-    return model, objective, capacity_rule, headroom, carbon_price
+    return model, objective, capacity_rule, headroom, carbon_price, capacity_at
 
 
 def _class_columns(options: list[str]) -> dict:
@@ -288,6 +302,7 @@ _GPU_WIDTHS = {
     "max_gpus": 98,
     "include_embodied": 140,
     "embodied_kgco2e": 155,
+    "variant": 120,
 }
 
 
@@ -318,6 +333,11 @@ def _gpu_columns() -> dict:
         "max_gpus": number(labels["max_gpus"], min_value=0, step=1),
         "include_embodied": st.column_config.CheckboxColumn(labels["include_embodied"]),
         "embodied_kgco2e": number(labels["embodied_kgco2e"], min_value=0.0),
+        "variant": st.column_config.TextColumn(
+            labels["variant"],
+            help="Plan only this server variant of the GPU (the runs' Variant label, as the "
+            "Benchmarks page lists them); blank: every server measured on it is a candidate.",
+        ),
     }
     for name, column in columns.items():
         column["width"] = _GPU_WIDTHS[name]

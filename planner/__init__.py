@@ -3,7 +3,13 @@ Streamlit, no DuckDB; typed inputs (a `Scenario`, benchmark points as a DataFram
 table, GPU reference figures) and a typed `Plan` out.
 
 The model (the dashboard and the CSV say the same):
-- A configuration is (GPU model, GPUs per server) for the scenario's model, as measured.
+- A configuration is (GPU model, GPUs per server, server) for the scenario's model, as measured:
+  the server is the engine, its version, the dtype, tensor parallelism and the runs' free
+  `variant` label, so runs of different servers are never one curve and each is a candidate
+  (a GPU offer naming a `variant` keeps that one).
+- A capacity is an interval (`rps_low` to `rps_high`) with its basis in words; the plan rests on
+  the end the scenario's `capacity_at` names ('low', the default; 'mid'; 'high'). Where two
+  configurations' intervals overlap, the plan's notes say the data cannot rank them.
 - Capacity of one server of a configuration for a class, by the scenario's `capacity_rule`:
   "model" (the default): the highest rate whose P99 TTFT and P99 TPOT the configuration's
   latency-against-load curve (fitted on the levels where the server kept up, no extrapolation)
@@ -41,7 +47,11 @@ that would be an import cycle through this file, which imports them all):
 - `baselines`: the simpler fleets a plan is compared with (all-H100, all-RTX-4090, the paper's
   rule); to add one, add a `Baseline` there.
 - `frontier`: the cost/carbon Pareto sweep.
-- `diagnosis`: why a scenario is infeasible, and the notes a plan carries.
+- `diagnosis`: why a scenario is infeasible, and the notes a plan carries; `intervals`: where
+  capacity intervals overlap; `measure_hint`: the `fleetplan collect --find-capacity` command
+  for a class whose traffic was never measured.
+- `bounds`: a server's physical bounds (KV cache, decode bandwidth) from the model's shape and
+  the GPUs' memory and bandwidth: what no measured level may exceed.
 - `plan`: `plan()`, which runs the steps above in order.
 - `report` (CSV rows and a terminal summary), `explain` (why this fleet, in words).
 - `defaults` and `presets`: starting points for a new scenario (the dashboard's first plan).

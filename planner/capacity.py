@@ -19,7 +19,14 @@ from dataclasses import replace
 import pandas as pd
 
 from fleetplan.core.errors import InputError
-from fleetplan.planner.levels import BEHIND_FRACTION, Capacity, Configuration, Level
+from fleetplan.planner.levels import (
+    BEHIND_FRACTION,
+    CONFIG_KEYS,
+    Capacity,
+    Configuration,
+    Level,
+    with_servers,
+)
 from fleetplan.planner.measured_capacity import measured_capacities
 from fleetplan.planner.model_capacity import Curves, fallback, model_capacity
 from fleetplan.planner.scenario import CapacityRule, Scenario, TrafficClass
@@ -27,12 +34,14 @@ from fleetplan.planner.scenario import CapacityRule, Scenario, TrafficClass
 # Re-exported: planner modules and tests have always found them here.
 __all__ = [
     "BEHIND_FRACTION",
+    "CONFIG_KEYS",
     "Capacity",
     "Configuration",
     "Level",
     "capacities",
     "capacity_of",
     "configurations",
+    "offered_variants",
     "points_for_class",
     "points_for_model",
     "traffic_measured",
@@ -132,12 +141,38 @@ def _class_capacities(
 
 
 def configurations(points: pd.DataFrame, scenario: Scenario) -> list[Configuration]:
-    """Measured (GPU model, GPUs per server) pairs of the GPU models the scenario offers."""
+    """Measured (GPU model, GPUs per server, server) configurations of the GPU models the
+    scenario offers: every server measured on an offered GPU, or the offer's `variant` alone."""
+    points = offered_variants(with_servers(points), scenario)
     offered = {gpu.gpu_model for gpu in scenario.gpus}
-    pairs = points[["gpu_model", "gpu_count"]].drop_duplicates()
+    keys = points[CONFIG_KEYS].drop_duplicates()
     return sorted(
-        Configuration(str(g), int(n)) for g, n in pairs.itertuples(index=False) if g in offered
+        Configuration.of(*key) for key in keys.itertuples(index=False) if key[0] in offered
     )
+
+
+def offered_variants(points: pd.DataFrame, scenario: Scenario) -> pd.DataFrame:
+    """The points of the server variants the offers allow: an offer naming a `variant` keeps
+    only its GPU's runs of that variant (an InputError lists those measured where none are)."""
+    named = {g.gpu_model: g.variant for g in scenario.gpus if g.variant is not None}
+    if not named or points.empty:
+        return points
+    variant = points["variant"] if "variant" in points.columns else pd.Series(None, points.index)
+    keep = pd.Series(True, index=points.index)
+    for i, offer in enumerate(scenario.gpus):
+        if offer.variant is None:
+            continue
+        on_gpu = points["gpu_model"] == offer.gpu_model
+        chosen = on_gpu & (variant == offer.variant)
+        if on_gpu.any() and not chosen.any():
+            there = sorted({str(v) for v in variant[on_gpu].dropna()})
+            raise InputError(
+                f"no runs of {offer.gpu_model} are of variant {offer.variant!r}; its variants "
+                f"measured: {', '.join(there) or 'none (no run names one)'}",
+                field=f"gpus[{i}].variant",
+            )
+        keep &= ~on_gpu | chosen
+    return points[keep]
 
 
 def capacities(points: pd.DataFrame, scenario: Scenario) -> list[Capacity]:
@@ -151,6 +186,7 @@ def capacities(points: pd.DataFrame, scenario: Scenario) -> list[Capacity]:
             f"{', '.join(there) or 'no model yet (load benchmark results first)'}",
             field="model",
         )
+    model_points = offered_variants(with_servers(model_points), scenario)
     result = []
     configs = configurations(model_points, scenario)
     curves = Curves()  # one fit per (configuration, traffic shape) for the whole scenario
@@ -164,4 +200,4 @@ def capacities(points: pd.DataFrame, scenario: Scenario) -> list[Capacity]:
             rule=scenario.capacity_rule,
             curves=curves,
         )
-    return result
+    return [c.at_end(scenario.capacity_at) for c in result]

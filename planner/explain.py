@@ -51,10 +51,12 @@ def _class_line(plan: Plan, scenario: Scenario, name: str, pools: list[PoolPlan]
         f"{share_text(p.utilization)} of its capacity, {p.capacity_basis})"
         for p in pools
     )
-    options, excluded = [], []
+    options, excluded, overlaps = [], [], []
     for row in plan.capacities:
         if row.traffic_class != name:
             continue
+        if row.overlaps and row.capacity_rps_per_server > 0:
+            overlaps.append(f"{row.configuration} with {', '.join(row.overlaps)}")
         gpus, gpu_model = row.configuration.split("x ", 1)
         if row.capacity_rps_per_server > 0:
             per_rps = int(gpus) * price[gpu_model] / row.capacity_rps_per_server
@@ -70,6 +72,11 @@ def _class_line(plan: Plan, scenario: Scenario, name: str, pools: list[PoolPlan]
     )
     if ranking:
         line += f" GPU cost per req/s-hour where its targets hold: {ranking}."
+    if overlaps:
+        line += (
+            f" Capacity intervals overlap ({'; '.join(overlaps)}): the data does not say which "
+            "of them carries more, so this ranking rests on the end planned on."
+        )
     if excluded:
         line += f" Excluded: {'; '.join(excluded)}."
     return line

@@ -1,18 +1,24 @@
-"""What a capacity is made of: a configuration (GPU model x GPUs per server), the measured level a
+"""What a capacity is made of: a configuration (GPU model x GPUs per server x the server: engine,
+engine version, dtype, tensor parallelism and a free variant label), the measured level a
 capacity rests on, and the capacity of one server of a configuration for one traffic class with
 the basis it was found on. Both capacity rules (`measured_capacity`, `model_capacity`) build these;
 `capacity` chooses the rule.
+
+A capacity is an interval, `rps_low` to `rps_high` (per server, after the utilisation ceiling, as
+`capacity_rps`), with its `basis` in words. Where a rule finds one value, both ends are that
+value; the planner plans on the end the scenario's `capacity_at` names (`at_end`).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pandas as pd
 
 from fleetplan.core.load import JUDGED_FROM
 from fleetplan.planner.load_model import LoadCurve, fit_curve
+from fleetplan.planner.scenario import CapacityAt
 
 # The columns `load_model.fit_curve` reads (its docstring lists them): curves are fitted from
 # these alone (`model_capacity.Curves`), since copying wide rows is much of a fit's time.
@@ -30,16 +36,70 @@ CURVE_COLUMNS = (
 )
 BEHIND_FRACTION = 0.9  # achieved below this share of the offered rate: the server fell behind
 MEASURED_RULE = "measured rule"  # the basis of a capacity found by today's rule
+# What a server is beyond its GPUs (columns of `benchmark_points`): runs that differ in any of
+# these are different servers, never one curve.
+SERVER_COLUMNS = ("engine", "engine_version", "dtype", "tensor_parallel_size", "variant")
+SERVER = "server"  # the column `with_servers` adds: the server in words ("" where none is said)
+CONFIG_KEYS = ["gpu_model", "gpu_count", SERVER]  # a configuration's columns in the points
 
 
 @dataclass(frozen=True, slots=True, order=True)
 class Configuration:
     gpu_model: str
     gpus_per_server: int
+    server: str = ""  # engine, version, dtype, TP and variant in words; "" where none is said
 
     @property
     def label(self) -> str:
+        """The GPUs of the configuration ("1x h100-pcie"); `server` says how they serve."""
         return f"{self.gpus_per_server}x {self.gpu_model}"
+
+    @property
+    def name(self) -> str:
+        """The GPUs and the server ("1x h100-pcie (vllm 0.8.5, float16, TP 1)")."""
+        return f"{self.label} ({self.server})" if self.server else self.label
+
+    @classmethod
+    def of(cls, gpu_model: object, gpu_count: object, server: object = "") -> Configuration:
+        return cls(str(gpu_model), int(gpu_count), str(server or ""))
+
+
+def server_label(
+    engine: object = None,
+    engine_version: object = None,
+    dtype: object = None,
+    tensor_parallel_size: object = None,
+    variant: object = None,
+) -> str:
+    """A server in words: "vllm 0.8.5, float16, TP 2, prefix-caching"; what is unknown is left
+    out, and "" where nothing is said."""
+
+    def known(value: object) -> bool:
+        if value is None or value is pd.NA or value is pd.NaT:
+            return False
+        if isinstance(value, float) and math.isnan(value):
+            return False
+        return str(value).strip() != ""
+
+    engine_part = " ".join(str(v) for v in (engine, engine_version) if known(v))
+    parts = [engine_part] if engine_part else []
+    if known(dtype):
+        parts.append(str(dtype))
+    if known(tensor_parallel_size):
+        parts.append(f"TP {int(float(tensor_parallel_size))}")  # type: ignore[arg-type]
+    if known(variant):
+        parts.append(str(variant))
+    return ", ".join(parts)
+
+
+def with_servers(points: pd.DataFrame) -> pd.DataFrame:
+    """`points` with the `server` column (`server_label` of each row's `SERVER_COLUMNS`), added
+    where it is missing; a frame that has it is returned as it is."""
+    if SERVER in points.columns:
+        return points
+    columns = [points[c] if c in points.columns else [None] * len(points) for c in SERVER_COLUMNS]
+    labels = [server_label(*values) for values in zip(*columns, strict=True)]
+    return points.assign(**{SERVER: pd.Series(labels, index=points.index, dtype=object)})
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +178,44 @@ class Capacity:
     # The configuration's latency-against-load curve for this traffic, where one was fitted: the
     # P99s a pool can expect at its planned load come from it.
     curve: LazyCurve | None = None
+    # The interval the capacity lies in (per server, after the ceiling, as capacity_rps): None
+    # where the rule found one value, which is then both ends (`low`, `high`).
+    rps_low: float | None = None
+    rps_high: float | None = None
+
+    @property
+    def low(self) -> float:
+        return self.capacity_rps if self.rps_low is None else self.rps_low
+
+    @property
+    def high(self) -> float:
+        return self.capacity_rps if self.rps_high is None else self.rps_high
+
+    @property
+    def interval_basis(self) -> str:
+        """The basis in words, with the interval where its ends differ."""
+        if self.high - self.low <= 1e-9 * max(self.high, 1.0):
+            return self.basis
+        return f"{self.basis} ({self.low:.3g} to {self.high:.3g} req/s per server)"
+
+    def at_end(self, end: CapacityAt) -> Capacity:
+        """This capacity with `capacity_rps` at the interval's `end` ("mid": halfway), what the
+        planner plans on; the ends are kept. Unchanged where the interval is one value."""
+        low, high = self.low, self.high
+        value = {"low": low, "mid": (low + high) / 2, "high": high}[end]
+        if abs(value - self.capacity_rps) <= 1e-12 * max(value, 1.0):
+            return self
+        scale = value / self.capacity_rps if self.capacity_rps > 0 else None
+        before = self.before_ceiling_rps
+        if before is None and self.level is not None:
+            before = self.level.request_throughput_rps
+        return replace(
+            self,
+            capacity_rps=value,
+            rps_low=low,
+            rps_high=high,
+            before_ceiling_rps=before * scale if before is not None and scale else before,
+        )
 
     @property
     def full_rps(self) -> float:

@@ -11,7 +11,13 @@ import math
 
 import pandas as pd
 
-from fleetplan.planner.levels import Capacity, Configuration, level_from_row
+from fleetplan.planner.levels import (
+    CONFIG_KEYS,
+    Capacity,
+    Configuration,
+    level_from_row,
+    with_servers,
+)
 from fleetplan.planner.scenario import TrafficClass
 
 
@@ -35,10 +41,12 @@ def _usable(points: pd.DataFrame) -> pd.DataFrame:
     return usable
 
 
-def best_p99s(points: pd.DataFrame) -> dict[tuple[str, int], tuple[float | None, float | None]]:
+def best_p99s(
+    points: pd.DataFrame,
+) -> dict[tuple[str, int, str], tuple[float | None, float | None]]:
     """Each configuration's best (lowest) P99 TTFT and TPOT among its usable levels, for the
-    messages of a class no configuration can serve."""
-    grouped = _usable(points).groupby(["gpu_model", "gpu_count"])
+    messages of a class no configuration can serve; by (GPU model, GPU count, server)."""
+    grouped = _usable(with_servers(points)).groupby(CONFIG_KEYS)
     ttft, tpot = grouped["_ttft"].min().to_dict(), grouped["_tpot"].min().to_dict()
     return {key: (_finite(ttft[key]), _finite(tpot.get(key))) for key in ttft}
 
@@ -50,8 +58,8 @@ def measured_capacities(
     max_utilization: float,
 ) -> list[Capacity]:
     """Capacities of many configurations for one class, in one vectorised pass."""
-    keys = ["gpu_model", "gpu_count"]
-    usable = _usable(points)
+    keys = CONFIG_KEYS
+    usable = _usable(with_servers(points))
     ok = pd.Series(True, index=usable.index)
     if traffic.ttft_p99_ms is not None:
         ok &= usable["_ttft"].le(traffic.ttft_p99_ms)  # an unmeasured value never passes
@@ -66,10 +74,10 @@ def measured_capacities(
         .groupby(keys)
         .tail(1)
     )
-    winner_rows = {(row["gpu_model"], row["gpu_count"]): row for row in winners.to_dict("records")}
+    winner_rows = {tuple(row[k] for k in keys): row for row in winners.to_dict("records")}
     result = []
     for config in configs:
-        key = (config.gpu_model, config.gpus_per_server)
+        key = (config.gpu_model, config.gpus_per_server, config.server)
         ttft, tpot = _finite(best_ttft.get(key)), _finite(best_tpot.get(key))
         common = {
             "traffic_class": traffic.name,

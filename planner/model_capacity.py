@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 import pandas as pd
 
 from fleetplan.planner.levels import (
+    CONFIG_KEYS,
     CURVE_COLUMNS,
     MEASURED_RULE,
     Capacity,
@@ -27,6 +28,7 @@ from fleetplan.planner.levels import (
     LazyCurve,
     Level,
     level_from_row,
+    with_servers,
 )
 from fleetplan.planner.load_model import Basis, CapacityEstimate, LoadCurve
 from fleetplan.planner.measured_capacity import best_p99s
@@ -99,14 +101,14 @@ class Curves:
         """The curves of the configurations in `class_points` (one traffic shape)."""
         shape = shape_of(class_points)
         if shape not in self._by_shape:
+            class_points = with_servers(class_points)
             best = best_p99s(class_points)
-            keys = ["gpu_model", "gpu_count"]
-            narrow = class_points[[c for c in (*CURVE_COLUMNS, *keys) if c in class_points]]
+            narrow = class_points[[c for c in (*CURVE_COLUMNS, *CONFIG_KEYS) if c in class_points]]
             self._by_shape[shape] = {
-                Configuration(str(gpu), int(count)): Fitted(
-                    LazyCurve(rows), class_points, best.get((gpu, count), (None, None))
+                Configuration.of(*key): Fitted(
+                    LazyCurve(rows), class_points, best.get(key, (None, None))
                 )
-                for (gpu, count), rows in narrow.groupby(keys)
+                for key, rows in narrow.groupby(CONFIG_KEYS)
             }
         return self._by_shape[shape]
 

@@ -21,6 +21,8 @@ from fleetplan.planner.fleets import (
     solve_fleet,
 )
 from fleetplan.planner.frontier import pareto_frontier
+from fleetplan.planner.intervals import overlap_notes, overlapping
+from fleetplan.planner.measure_hint import measure_notes
 from fleetplan.planner.results import CapacityRow, FleetPlan, Plan, PlanStatus
 from fleetplan.planner.scenario import Scenario
 
@@ -46,11 +48,13 @@ def plan(
     candidates = Candidates.of(scenario, pools)
     weights = objective_weights(scenario)
     inputs_notes = unmeasured_offers(caps, scenario) + grid_basis_notes(scenario)
+    inputs_notes += overlap_notes(caps) + measure_notes(points, scenario)
     common = {
         "scenario": scenario.name,
         "model": scenario.model,
         "objective": objective_label(scenario),
         "capacity_rule": scenario.capacity_rule,
+        "capacity_at": scenario.capacity_at,
         "capacities": _capacity_rows(caps),
     }
     unservable = unservable_classes(caps, scenario.classes)
@@ -124,15 +128,20 @@ def _check_carbon_is_known(scenario: Scenario, gaps: list[str]) -> None:
 
 
 def _capacity_rows(caps: Sequence[Capacity]) -> list[CapacityRow]:
+    overlaps = overlapping(caps)
     return [
         CapacityRow(
             traffic_class=c.traffic_class,
             configuration=c.configuration.label,
+            server=c.configuration.server,
             capacity_rps_per_server=c.capacity_rps,
+            capacity_low_rps_per_server=c.low,
+            capacity_high_rps_per_server=c.high,
+            overlaps=[caps[j].configuration.name for j in overlaps.get(i, [])],
             level=c.level.describe() if c.level else None,
             reason=c.reason,
             behind=bool(c.level and c.level.behind),
             basis=c.basis,
         )
-        for c in caps
+        for i, c in enumerate(caps)
     ]

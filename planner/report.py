@@ -16,19 +16,24 @@ from fleetplan.planner.results import FleetPlan, Plan, PlanStatus, PoolPlan
 # carbon use; embodied carbon of GPUs and hosts, with the hosts' part), the
 # measured level its capacity rests on (with the server's measured power there, where measured),
 # the basis of that capacity with the P99s the configuration's curve predicts at the pool's load
-# per server, and notes on the pool's figures.
+# per server, and notes on the pool's figures. A capacity is an interval: its low and high ends
+# (after the ceiling) and which end the plan rests on (`capacity_at`, the scenario's).
 POOL_COLUMNS: tuple[str, ...] = (
     "scenario",
     "fleet",
     "class",
     "gpu_model",
     "gpus_per_server",
+    "server",
     "servers",
     "gpus",
     "rate_rps",
     "capacity_rps_per_server",
     "full_capacity_rps_per_server",
     "utilization",
+    "capacity_low_rps_per_server",
+    "capacity_high_rps_per_server",
+    "capacity_at",
     "hourly_cost_usd",
     "monthly_cost_usd",
     "power_kw",
@@ -62,6 +67,8 @@ CSV_DIGITS: dict[str, int] = {
     "rate_rps": 4,
     "capacity_rps_per_server": 4,
     "full_capacity_rps_per_server": 4,
+    "capacity_low_rps_per_server": 4,
+    "capacity_high_rps_per_server": 4,
     "utilization": 4,
     "hourly_cost_usd": 4,
     "monthly_cost_usd": 2,
@@ -97,6 +104,7 @@ def pool_table(plan: Plan, *, include_baselines: bool = True) -> pd.DataFrame:
                 {
                     "scenario": plan.scenario,
                     "fleet": fleet.name,
+                    "capacity_at": plan.capacity_at,
                     "class": row.pop("traffic_class"),
                     "level_behind": row.pop("behind"),
                     **row,
@@ -169,6 +177,19 @@ def server_label(pool: PoolPlan) -> str:
     return f"{pool.gpus_per_server}x {gpu_label(pool.gpu_model)}"
 
 
+NOT_STATED = "not stated"  # a server whose runs name no engine, dtype, TP or variant
+
+
+def interval_text(low: float | None, high: float | None) -> str:
+    """A capacity interval in words: "12.8" where its ends agree, "12.8 to 19.1" where not,
+    "" where unknown."""
+    if low is None or high is None:
+        return ""
+    if abs(high - low) <= 1e-9 * max(abs(high), 1.0):
+        return rate_text(low)
+    return f"{rate_text(low)} to {rate_text(high)}"
+
+
 def level_text(pool: PoolPlan) -> str:
     """The measured level a pool's capacity rests on, and whether the server kept up there."""
     offered = pool.level_offered_rate_rps
@@ -192,10 +213,14 @@ def fleet_view(plan: Plan) -> pd.DataFrame:
         {
             "Class": p.traffic_class,
             "Server": server_label(p),
+            "Engine / variant": p.server or NOT_STATED,
             "Servers": p.servers,
             "GPUs": p.gpus,
             "Rate (req/s)": _sig(p.rate_rps),
             "Capacity/server (req/s)": _sig(p.capacity_rps_per_server),
+            "Capacity interval (req/s)": interval_text(
+                p.capacity_low_rps_per_server, p.capacity_high_rps_per_server
+            ),
             "Utilisation (%)": _fixed(p.utilization * 100, 1),
             "Cost ($/h)": _fixed(p.hourly_cost_usd, 2),
             "Cost ($/month)": _fixed(p.monthly_cost_usd, 0),
@@ -257,7 +282,12 @@ def capacities_view(plan: Plan) -> pd.DataFrame:
             {
                 "Class": row.traffic_class,
                 "Server": f"{count}x {gpu_label(gpu_model)}",
+                "Engine / variant": row.server or NOT_STATED,
                 "Capacity/server (req/s)": _sig(row.capacity_rps_per_server),
+                "Capacity interval (req/s)": interval_text(
+                    row.capacity_low_rps_per_server, row.capacity_high_rps_per_server
+                ),
+                "Overlaps with": "; ".join(row.overlaps),
                 "Meets the targets": "yes" if serves else "no",
                 "Why not": "" if serves else (row.reason or "no level meets the targets"),
                 "Capacity from": row.basis,
@@ -301,14 +331,18 @@ def _capacity_line(pool: PoolPlan) -> str:
     else:
         load += f"TTFT {_ms(pool.predicted_ttft_p99_ms)}, TPOT {_ms(pool.predicted_tpot_p99_ms)}"
     capacity = f"capacity {pool.capacity_rps_per_server:.2f} req/s per server"
-    return f"{capacity} ({pool.capacity_basis}); {load}"
+    low, high = pool.capacity_low_rps_per_server, pool.capacity_high_rps_per_server
+    if low is not None and high is not None and high - low > 1e-9 * max(high, 1.0):
+        capacity += f" (interval {interval_text(low, high)})"
+    server = f"server {pool.server}; " if pool.server else ""
+    return f"{server}{capacity} ({pool.capacity_basis}); {load}"
 
 
 def summary(plan: Plan) -> str:
     """The plan as text for a terminal."""
     lines = [
         f"Scenario: {plan.scenario}   model: {plan.model}   objective: {plan.objective}   "
-        f"capacity rule: {plan.capacity_rule}",
+        f"capacity rule: {plan.capacity_rule}   planned on each capacity's {plan.capacity_at} end",
         f"Status: {plan.status.value}"
         + ("" if plan.message == "optimal" else f" ({plan.message})"),
     ]

@@ -36,6 +36,11 @@ class PoolPlan(_Out):
     traffic_class: str
     gpu_model: str
     gpus_per_server: int
+    server: str = Field(
+        default="",
+        description="How the GPUs serve the model: engine, engine version, dtype, tensor "
+        "parallelism and the runs' free variant label, in words; empty where the runs say none.",
+    )
     servers: int
     gpus: int
     rate_rps: float
@@ -47,6 +52,14 @@ class PoolPlan(_Out):
         default=None,
         description="One server's capacity before the utilisation ceiling: what `utilization` "
         "is measured against.",
+    )
+    capacity_low_rps_per_server: float | None = Field(
+        default=None,
+        description="The low end of one server's capacity interval (after the ceiling, as "
+        "capacity_rps_per_server); the plan rests on the end the scenario's capacity_at names.",
+    )
+    capacity_high_rps_per_server: float | None = Field(
+        default=None, description="The high end of that interval."
     )
     utilization: float = Field(
         description="Carried rate over the servers' capacity before the utilisation ceiling "
@@ -166,6 +179,14 @@ class CapacityRow(_Out):
     traffic_class: str
     configuration: str
     capacity_rps_per_server: float
+    capacity_low_rps_per_server: float | None = None  # the interval (as PoolPlan's)
+    capacity_high_rps_per_server: float | None = None
+    server: str = ""  # as PoolPlan.server
+    overlaps: list[str] = Field(
+        default_factory=list,
+        description="The other configurations for this class whose capacity intervals overlap "
+        "this one's: the data does not say which of them carries more.",
+    )
     level: str | None
     reason: str | None
     behind: bool
@@ -180,6 +201,7 @@ class Plan(_Out):
     model: str
     objective: str
     capacity_rule: str = "model"  # the scenario's: "model" or "measured"
+    capacity_at: str = "low"  # the scenario's: the end of each capacity interval planned on
     status: PlanStatus
     message: str
     recommended: FleetPlan

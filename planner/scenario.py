@@ -91,6 +91,11 @@ class GpuOffer(_Model):
         default=True, description="True for rented capacity; False adds energy x PUE x price."
     )
     site: Name
+    variant: Name | None = Field(
+        default=None,
+        description="Plan only this server variant of the GPU (the runs' free `variant` label); "
+        "null: every server measured on it is a candidate.",
+    )
     max_gpus: Annotated[int, Field(ge=0, le=MAX_GPUS)] | None = Field(
         default=None, description="The most GPUs of this offer, 0 to 10,000,000; null: no limit."
     )
@@ -171,6 +176,7 @@ class CarbonPrice(_Model):
 
 Objective = Literal["cost", "carbon"] | CarbonPrice
 CapacityRule = Literal["model", "measured"]
+CapacityAt = Literal["low", "mid", "high"]
 # Servers planned to carry at most 80 % of their capacity: room for traffic that bursts above its
 # planned peak and for the capacity model's error (README, "The utilisation ceiling").
 DEFAULT_HEADROOM = 0.8
@@ -192,6 +198,11 @@ class Scenario(_Model):
         description="How a server's capacity for a class is found: 'model', the highest rate "
         "whose P99s the configuration's latency-against-load curve predicts within the targets; "
         "'measured', the highest achieved throughput among measured levels that meet them.",
+    )
+    capacity_at: CapacityAt = Field(
+        default="low",
+        description="Which end of each capacity's interval the plan rests on: 'low' (the "
+        "default: what the data proves), 'mid' (halfway) or 'high' (the most it allows).",
     )
     budget_usd_per_hour: _bounded(0, MAX_PER_HOUR) | None = Field(
         default=None, description="The most the fleet may cost (USD/h), 0 to 1e9."

@@ -13,7 +13,7 @@ import pytest
 from fleetplan.core.errors import InputError
 from fleetplan.services.capacity import CapacityQuery, capacity_report
 from fleetplan.warehouse.db import Warehouse
-from fleetplan.warehouse.queries import benchmark_points
+from fleetplan.warehouse.queries import benchmark_points, gpu_catalog
 from tests.support.planner_points import level, points
 from tests.support.processes import fleetplan
 
@@ -27,8 +27,14 @@ def sample_points(_sample_warehouse_template) -> pd.DataFrame:
         return benchmark_points(warehouse)
 
 
+@pytest.fixture(scope="module")
+def sample_catalog(_sample_warehouse_template) -> pd.DataFrame:
+    with Warehouse.open(_sample_warehouse_template, read_only=True) as warehouse:
+        return gpu_catalog(warehouse)
+
+
 def test_a_capacity_between_levels_exits_0_and_its_json_is_the_service_s(
-    sample_warehouse_path, sample_points
+    sample_warehouse_path, sample_points, sample_catalog
 ):
     done = fleetplan(
         "capacity", "--warehouse", sample_warehouse_path, *H100, "--ttft-p99", "46",
@@ -37,7 +43,8 @@ def test_a_capacity_between_levels_exits_0_and_its_json_is_the_service_s(
     assert done.returncode == 0, done.stderr
     printed = json.loads(done.stdout)
     query = CapacityQuery(model=QWEN, gpu="h100-pcie", gpu_count=1, ttft_p99_ms=46)
-    assert printed == json.loads(capacity_report(sample_points, query).model_dump_json())
+    report = capacity_report(sample_points, query, sample_catalog)
+    assert printed == json.loads(report.model_dump_json())
     # between the 1 req/s level (44-46 ms) and the 4 req/s level (47 ms); today's rule: 1.04
     assert 1.04 < printed["capacity_rps"] < 4 and printed["basis"] == "interpolated"
     assert printed["measured_rule_rps"] == pytest.approx(1.04, abs=0.01)
@@ -58,7 +65,7 @@ def test_the_text_report_reads_capacity_rule_saturation_and_levels(sample_wareho
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     text = done.stdout
-    assert "on 1x h100-pcie, sharegpt traffic" in text
+    assert "on 1x h100-pcie (vllm 0.8.5, float16, TP 1), sharegpt traffic" in text
     assert "Targets: P99 TTFT <= 48 ms; P99 TPOT <= 50 ms" in text
     assert "Capacity:      5.26 req/s per server (interpolated between measured levels)" in text
     assert "Measured rule: 3.39 req/s" in text

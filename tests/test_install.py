@@ -69,6 +69,7 @@ def test_the_wheel_holds_one_package_with_its_data(installed):
     assert (package / "sample_data" / "benchmarks" / "ionet-aibc2025.json").is_file()
     assert (package / "sample_data" / "gpu_catalog.toml").is_file()
     assert (package / "sample_data" / "models" / "llama-3.1-8b-config.json").is_file()
+    assert (package / "sample_data" / "models" / "architectures.toml").is_file()
 
 
 def test_the_installed_package_builds_plans_and_serves_away_from_the_checkout(installed, tmp_path):

@@ -46,7 +46,8 @@ def old_copy(sample_path, old_path) -> None:
     with duckdb.connect(str(old_path)) as raw:
         raw.execute(f"ATTACH '{sample_path}' AS sample (READ_ONLY)")
         raw.execute("INSERT INTO sources SELECT * FROM sample.sources")
-        raw.execute("INSERT INTO runs SELECT * EXCLUDE (run_key) FROM sample.runs")  # before 005
+        # as before 005 (no content key) and 008 (no variant)
+        raw.execute("INSERT INTO runs SELECT * EXCLUDE (run_key, variant) FROM sample.runs")
         raw.execute(
             f"INSERT INTO points BY NAME SELECT * EXCLUDE ({', '.join(LOAD_COLUMNS)}) "  # noqa: S608
             "FROM sample.points"

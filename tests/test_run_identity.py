@@ -118,7 +118,7 @@ def test_the_migration_gives_stored_runs_their_content_key(warehouse_path, tmp_p
                 [sha, name, offset],
             )
             raw.execute(
-                "INSERT INTO runs SELECT * EXCLUDE (run_key) REPLACE (? AS source_id, "
+                "INSERT INTO runs SELECT * EXCLUDE (run_key, variant) REPLACE (? AS source_id, "
                 "? AS run_id, ? AS origin_sha256) FROM now.runs",
                 [sha, f"{sha[:16]}-0", sha],
             )

@@ -25,6 +25,7 @@ CANONICAL_COLUMNS: tuple[str, ...] = (
     "dtype",
     "engine",
     "engine_version",
+    "variant",
     "dataset",
     "input_len",
     "output_len",

@@ -9,22 +9,32 @@ from __future__ import annotations
 from dataclasses import replace
 
 from fleetplan.core.errors import InputError
+from fleetplan.core.text import plain_name
 from fleetplan.warehouse.importers import ImportOptions, ParsedFile
 from fleetplan.warehouse.importers.base import resolve
 
 SYNTHETIC = "synthetic"
-_TRAFFIC = ("dataset", "input_len", "output_len")
+# The server's free label (`Run.variant`, `--variant`) is filled the same way: where a run has
+# none; a run whose file names another is refused.
+_TRAFFIC = ("dataset", "input_len", "output_len", "variant")
 _LONGEST_NAME = 500  # the data contract's limit on text
 
 
 def check_traffic(options: ImportOptions, file: str) -> None:
     """Synthetic traffic needs both lengths; lengths are whole numbers >= 1; a dataset's name
     is short text."""
-    if options.dataset is not None and not 0 < len(options.dataset.strip()) <= _LONGEST_NAME:
-        raise InputError(
-            f"{options.name_of('dataset')} must be a name of 1 to {_LONGEST_NAME} characters",
-            file=file,
-        )
+    for key in ("dataset", "variant"):
+        value = getattr(options, key)
+        if value is not None and not 0 < len(value.strip()) <= _LONGEST_NAME:
+            raise InputError(
+                f"{options.name_of(key)} must be a name of 1 to {_LONGEST_NAME} characters",
+                file=file,
+            )
+        if value is not None:
+            try:
+                plain_name(value)
+            except ValueError as error:
+                raise InputError(f"{options.name_of(key)}: {error}", file=file) from None
     for key in ("input_len", "output_len"):
         value = getattr(options, key)
         if value is not None and (not isinstance(value, int) or value < 1):
@@ -38,6 +48,8 @@ def label_traffic(parsed: ParsedFile, options: ImportOptions) -> ParsedFile:
     """The file's runs with the user's traffic label where they have none (InputError when a
     run says otherwise)."""
     given = {key: getattr(options, key) for key in _TRAFFIC if getattr(options, key) is not None}
+    if "variant" in given:
+        given["variant"] = given["variant"].strip()
     if not given:
         return parsed
     name = parsed.file.name

@@ -248,4 +248,7 @@ ALTER TABLE gpu_catalog ADD COLUMN host_embodied_basis VARCHAR;
 ALTER TABLE gpu_catalog ADD COLUMN host_embodied_source VARCHAR;
 """,
     ),
+    # A run's free server label (`Run.variant`): with engine, engine version, dtype and tensor
+    # parallelism, part of which server a configuration is. Runs stored before have none (NULL).
+    ("008_run_variant", "ALTER TABLE runs ADD COLUMN variant VARCHAR;"),
 )

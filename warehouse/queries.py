@@ -12,8 +12,8 @@ from fleetplan.warehouse.load import in_context
 _SELECT = """
 SELECT
     r.run_id, p.level_index, r.model, r.gpu_model, r.gpu_count, r.tensor_parallel_size,
-    r.gpu_known, r.gpu_label, r.dtype, r.engine, r.engine_version, r.dataset, r.input_len,
-    r.output_len, p.* EXCLUDE (run_id, level_index),
+    r.gpu_known, r.gpu_label, r.dtype, r.engine, r.engine_version, r.variant, r.dataset,
+    r.input_len, r.output_len, p.* EXCLUDE (run_id, level_index),
     r.host, r.created_at, r.tool AS source_tool, r.tool_version AS source_tool_version,
     r.source_file, r.origin_sha256 AS source_sha256, r.origin_index AS source_index,
     r.provenance_repository AS source_repository, r.provenance_commit AS source_commit,

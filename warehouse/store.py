@@ -47,6 +47,7 @@ _RUN_COLUMNS = (
     "provenance_notes",
     "metadata",
     "run_key",
+    "variant",
 )
 # The point columns stored: the measured ones a run's identity hashes (`identity.POINT_FIELDS`),
 # and where the latency statistics came from, which is provenance, not a measurement.
@@ -133,6 +134,7 @@ def _run_row(run: Run, run_id: str, source: SourceFile, position: int, key: str)
         prov.notes if prov else None,
         json.dumps(run.metadata, sort_keys=True, ensure_ascii=False),
         key,
+        run.variant,
     )
 
 

@@ -76,6 +76,7 @@ TABLE_COLUMNS = (
     "engine_version",
     "dtype",
     "tensor_parallel_size",
+    "variant",
     "load_basis",
     "stats_source",
     "source_tool",
@@ -183,7 +184,7 @@ with tabs[1]:
         + "  \n".join(curve_notes(curves))
     )
 with tabs[2]:
-    questioned = subset.assign(question=outlier_reasons(subset))
+    questioned = subset.assign(question=outlier_reasons(subset, data.catalog()))
     st.plotly_chart(
         latency_throughput_figure(questioned, colours=colours, target_ms=target),
         key="chart_latency",
@@ -245,10 +246,13 @@ st.caption(
     "One row per run and load level. Latency statistics in ms over completed requests; empty = "
     "not in the source. Achieved = completed / wall time, which counts the drain after the last "
     "arrival; sustained leaves the drain out. “Question this level”: a P99 far above those at "
-    "higher rates (the latency curve leaves such levels out). Provenance columns at the right."
+    "higher rates (the latency curve leaves such levels out), or more than the server can "
+    "physically carry (its KV cache by Little's law, or decode bandwidth: GPU memory and bandwidth "
+    "from the catalog, the model's shape from sample_data/models/architectures.toml). Provenance "
+    "columns at the right."
 )
 st.dataframe(
-    points_table(subset),
+    points_table(subset, data.catalog()),
     hide_index=True,
     column_order=TABLE_COLUMNS,
     column_config={

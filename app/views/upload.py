@@ -99,8 +99,17 @@ def labels() -> UploadLabels:
             key="w_upload_output_len",
             help="Tokens generated per request, as set in the benchmark.",
         )
+    variant = st.text_input(
+        "Variant",
+        key="w_upload_variant",
+        placeholder="as the file says",
+        help="A free label of how the server was set up beyond engine, version, dtype and "
+        "tensor parallelism (e.g. prefix-caching, max-num-seqs 64): runs of another variant are "
+        "another server, never one curve, and the Plan page offers each.",
+    )
     return UploadLabels(
         model=model or "",
+        variant=variant or "",
         gpu=gpu or "",
         gpu_count=int(count or 0),
         dataset=dataset or "",

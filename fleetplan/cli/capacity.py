@@ -11,7 +11,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from fleetplan.cli.common import positive_float, positive_int, warehouse_arg
+from fleetplan.cli.common import capacity_at_arg, positive_float, positive_int, warehouse_arg
 from fleetplan.core.exits import EXIT_INFEASIBLE, EXIT_OK, EXIT_PROBLEMS
 
 if TYPE_CHECKING:
@@ -46,6 +46,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="predict past the highest level the server kept up with, toward saturation",
     )
+    capacity.add_argument(
+        "--server",
+        metavar="TEXT",
+        help="the server, where the configuration was measured with several (engine, version, "
+        "dtype, TP and variant as listed, e.g. 'vllm 0.8.5, float16, TP 1'; or its variant label)",
+    )
+    capacity_at_arg(capacity)
+    capacity.add_argument(
+        "--model-config",
+        metavar="PATH",
+        help="the model's Hugging Face config.json, for its physical bounds (KV cache, decode "
+        "bandwidth) where sample_data/models/architectures.toml has none, or instead of it",
+    )
     capacity.add_argument("--format", choices=("text", "json"), default="text")
 
 
@@ -64,6 +77,9 @@ def run(args: argparse.Namespace) -> int:
         ttft_p99_ms=args.ttft_p99,
         tpot_p99_ms=args.tpot_p99,
         extrapolate=args.extrapolate,
+        server=args.server,
+        capacity_at=args.capacity_at or "low",
+        model_config_path=args.model_config,
     )
     try:
         with Warehouse.open(args.warehouse, read_only=True) as warehouse:
@@ -105,8 +121,10 @@ def text(report: CapacityReport) -> str:
         for name, value in (("TTFT", targets.ttft_p99_ms), ("TPOT", targets.tpot_p99_ms))
         if value is not None
     ]
+    server = f" ({report.server})" if report.server else ""
     lines = [
-        f"{report.model} on {report.gpu_count}x {report.gpu_model}, {report.traffic} traffic",
+        f"{report.model} on {report.gpu_count}x {report.gpu_model}{server}, "
+        f"{report.traffic} traffic",
         f"Targets: {'; '.join(wanted) or 'none (the highest rate the server kept up with)'}",
         "",
     ]
@@ -114,6 +132,10 @@ def text(report: CapacityReport) -> str:
         lines.append(
             f"Capacity:      {report.capacity_rps:.2f} req/s per server "
             f"({BASIS_WORDS[report.basis]})"
+        )
+        lines.append(
+            f"               interval {report.rps_low:.2f} to {report.rps_high:.2f} req/s "
+            f"(the {report.capacity_at} end shown: --capacity-at)"
         )
         lines.append(
             f"               predicted there: P99 TTFT {_ms(report.predicted_ttft_p99_ms)}, "
@@ -152,4 +174,43 @@ def text(report: CapacityReport) -> str:
         )
         lines.append(f"  {'':>8} {level.reason}")
     lines += ["", "Files:"] + [f"  [{i}] {name}" for i, name in enumerate(files, start=1)]
+    if report.bounds is not None:
+        lines += ["", *bounds_text(report)]
     return "\n".join(lines) + "\n"
+
+
+def _bound(value: float | None, digits: int = 1) -> str:
+    return "unknown" if value is None else f"{value:,.{digits}f}"
+
+
+def bounds_text(report: CapacityReport) -> list[str]:
+    """The server's physical bounds, and the levels that claim more than they allow."""
+    bounds = report.bounds
+    assert bounds is not None
+    lines = ["Physical bounds (the most the server can carry; a level above one is flagged):"]
+    if bounds.note:
+        lines.append(f"  {bounds.note}")
+    if bounds.architecture is None:
+        return lines
+    lines.append(
+        f"  GPU memory {_bound(bounds.memory_gb, 0)} GB, bandwidth "
+        f"{_bound(bounds.bandwidth_gb_s, 0)} GB/s per GPU; KV cache "
+        f"{_bound(bounds.kv_tokens, 0)} tokens per server"
+    )
+    if not bounds.weights_fit:
+        lines.append("  the model's weights do not fit in this server's GPU memory")
+    lines.append(
+        f"  {'offered':>8} {'sequences':>10} {'req/s':>9} {'out tok/s':>10}  Little's law with"
+    )
+    for level in bounds.levels:
+        offered = "-" if level.offered_rps is None else f"{level.offered_rps:.2f}"
+        lines.append(
+            f"  {offered:>8} {_bound(level.sequences, 0):>10} {_bound(level.rate_rps):>9} "
+            f"{_bound(level.output_tps, 0):>10}  {level.rate_basis}"
+        )
+        lines += [f"  {'':>8} FLAGGED: {flag}" for flag in level.flags]
+    lines.append(
+        f"  {bounds.flagged} level(s) claim more than a bound allows. Architecture: "
+        f"{bounds.architecture}"
+    )
+    return lines

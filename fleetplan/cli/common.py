@@ -34,6 +34,15 @@ def wait_arg(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def capacity_at_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--capacity-at",
+        choices=("low", "mid", "high"),
+        help="which end of each capacity's interval to plan on: low (the default: what the data "
+        "proves), mid (halfway) or high (the most it allows); overrides a scenario's capacity_at",
+    )
+
+
 def positive_int(text: str) -> int:
     value = int(text)
     if value < 1:

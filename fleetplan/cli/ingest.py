@@ -37,6 +37,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     ingest.add_argument("--input-len", type=positive_int, help="input tokens per request")
     ingest.add_argument("--output-len", type=positive_int, help="output tokens per request")
     ingest.add_argument(
+        "--variant",
+        help="a free label of how the server was set up (e.g. prefix-caching, 'max-num-seqs "
+        "64'), for runs whose file gives none: runs of another variant are another server",
+    )
+    ingest.add_argument(
         "--max-file-mb",
         type=limit_arg(option="--max-file-mb", whole=False, ceiling=MAX_FILE_MB_CEILING),
         help="refuse larger files (default 32, at most 1024; or $FLEETPLAN_MAX_FILE_MB)",
@@ -61,6 +66,7 @@ def run(args: argparse.Namespace) -> int:
         dataset=args.dataset,
         input_len=args.input_len,
         output_len=args.output_len,
+        variant=args.variant,
         max_file_bytes=int(args.max_file_mb * 1024 * 1024) if args.max_file_mb else None,
         max_values=int(args.max_values) if args.max_values else None,
     )

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from fleetplan.cli.common import output_file, warehouse_arg, write_output
+from fleetplan.cli.common import capacity_at_arg, output_file, warehouse_arg, write_output
 from fleetplan.core.exits import EXIT_INFEASIBLE, EXIT_OK, EXIT_PROBLEMS
 
 NAME = "plan"
@@ -22,6 +22,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="how a server's capacity is found (overrides the scenario's capacity_rule): 'model',"
         " the latency-against-load curve; 'measured', the best measured level meeting the targets",
     )
+    capacity_at_arg(plan)
     plan.add_argument(
         "--csv",
         type=output_file,
@@ -50,6 +51,8 @@ def run(args: argparse.Namespace) -> int:
         scenario = load_scenario(Path(args.scenario))
         if args.capacity_rule:
             scenario = scenario.model_copy(update={"capacity_rule": args.capacity_rule})
+        if args.capacity_at:
+            scenario = scenario.model_copy(update={"capacity_at": args.capacity_at})
         with Warehouse.open(args.warehouse, read_only=True) as warehouse:
             result = plan_from_warehouse(warehouse, scenario)
             inputs = plan_inputs(

@@ -218,6 +218,10 @@ class Run(_Strict):
     gpu_label: Text | None = Field(default=None, description="The GPU as the source named it.")
     gpu_count: Annotated[int, Field(ge=1, le=4096)]
     tensor_parallel_size: Annotated[int, Field(ge=1, le=4096)] | None = None
+    # A free label of how the server was set up beyond engine, version, dtype and tensor
+    # parallelism ("prefix-caching", "max-num-seqs 64", "fp8 kv"): with those, what makes two
+    # runs on the same GPUs different servers, never one curve.
+    variant: Text | None = None
     host: Text | None = None
     dataset: Text | None = None
     input_len: Annotated[int, Field(ge=1, le=INT32_MAX)] | None = Field(

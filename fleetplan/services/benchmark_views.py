@@ -152,10 +152,11 @@ def _kept_up(stable: object, basis: object, reason: object) -> str:
     return BURST_LABEL if "burst" in str(reason or "") else UNKNOWN_LABEL
 
 
-def points_table(points: pd.DataFrame) -> pd.DataFrame:
+def points_table(points: pd.DataFrame, catalog: pd.DataFrame | None = None) -> pd.DataFrame:
     """The points as the page's table lists them: with `kept_up`, the level's stored judgement
     (`stable`, see `fleetplan.warehouse.load`) in words: yes, no, or why it cannot tell; and
-    `question`, why a reader should question the level (`services.outliers`), or empty."""
+    `question`, why a reader should question the level (`services.outliers`; with the GPU
+    catalog, its physical bounds too), or empty."""
     stable = [None if pd.isna(value) else bool(value) for value in points["stable"]]
     labels = [
         _kept_up(*row)
@@ -163,5 +164,5 @@ def points_table(points: pd.DataFrame) -> pd.DataFrame:
     ]
     return points.assign(
         kept_up=pd.Series(labels, index=points.index, dtype=object),
-        question=outlier_reasons(points),
+        question=outlier_reasons(points, catalog),
     )

@@ -19,11 +19,21 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from fleetplan.core.errors import InputError
 from fleetplan.core.gpus import canonical_gpu
+from fleetplan.core.stats import finite_number
+from fleetplan.planner.bounds import level_flags
 from fleetplan.planner.capacity import points_for_class, points_for_model
+from fleetplan.planner.levels import SERVER, with_servers
 from fleetplan.planner.load_model import Basis, CurveLevel, LoadCurve, fit_curve, measured_rule
-from fleetplan.planner.scenario import TrafficClass
+from fleetplan.planner.scenario import CapacityAt, TrafficClass
+from fleetplan.services.bounds import (
+    architecture_from_file,
+    bundled_architectures,
+    find_architecture,
+    hardware_of,
+    row_bounds,
+)
 from fleetplan.warehouse.db import Warehouse
-from fleetplan.warehouse.queries import benchmark_points, configurations
+from fleetplan.warehouse.queries import benchmark_points, configurations, gpu_catalog
 
 Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 KeptUp = Literal["kept up", "fell behind", "cannot tell"]
@@ -45,6 +55,13 @@ class CapacityQuery(_Model):
     ttft_p99_ms: Positive | None = None
     tpot_p99_ms: Positive | None = None
     extrapolate: bool = False  # past the highest stable level, toward saturation
+    # The server (engine, version, dtype, TP, variant: `planner.levels.server_label`) or its
+    # variant label: needed only where the configuration was measured with several servers.
+    server: str | None = None
+    capacity_at: CapacityAt = "low"  # the end of the capacity's interval `capacity_rps` is
+    # A Hugging Face config.json of the model, for its physical bounds where the bundled table
+    # (sample_data/models/architectures.toml) has none, or to replace it.
+    model_config_path: str | None = None
 
 
 class Targets(_Model):
@@ -67,14 +84,45 @@ class CapacityLevel(_Model):
     level_index: int
 
 
+class LevelBound(_Model):
+    """A level of the configuration against its server's physical bounds."""
+
+    run_id: str
+    level_index: int
+    offered_rps: float | None
+    sequences: float | None  # sequences in flight the KV cache holds at the level's tokens
+    rate_rps: float | None  # the KV-cache bound on requests/s (Little's law)
+    rate_basis: str
+    output_tps: float | None  # the decode-bandwidth bound on output tokens/s
+    flags: list[str]  # what the level claims beyond them; empty: nothing
+
+
+class ServerBounds(_Model):
+    """The server's physical bounds (`planner.bounds`), per level, and what they rest on."""
+
+    architecture: str | None  # where the model's figures come from; None: no architecture
+    memory_gb: float | None
+    bandwidth_gb_s: float | None
+    kv_tokens: float | None
+    weights_fit: bool
+    levels: list[LevelBound]
+    flagged: int  # levels claiming more than a bound allows
+    note: str | None = None  # why there are none, where there are none
+
+
 class CapacityReport(_Model):
     model: str
     gpu_model: str
     gpu_count: int
+    server: str = ""  # engine, version, dtype, TP and variant in words; "" where none is said
     traffic: str  # the traffic shape, in words
     targets: Targets
     extrapolate: bool
     capacity_rps: float  # 0.0 when no rate meets the targets (`reason` says why)
+    # The capacity's interval (one value where the curve gives one) and which end capacity_rps is.
+    rps_low: float = 0.0
+    rps_high: float = 0.0
+    capacity_at: CapacityAt = "low"
     basis: Literal["measured", "interpolated", "extrapolated", "none"]
     reason: str | None
     predicted_ttft_p99_ms: float | None  # at capacity_rps
@@ -82,6 +130,7 @@ class CapacityReport(_Model):
     measured_rule_rps: float  # today's rule: the best achieved throughput among passing levels
     saturation_rps: float | None  # None: no level fell behind (not reached in the data)
     levels: list[CapacityLevel]
+    bounds: ServerBounds | None = None  # None where no GPU catalog was given
 
 
 def _kept_up(stable: bool | None) -> KeptUp:
@@ -126,6 +175,7 @@ def configuration_points(points: pd.DataFrame, query: CapacityQuery) -> pd.DataF
             f"{model} was not measured on {query.gpu_count}x {gpu.gpu_id}; it was on: {configs}",
             field="gpu" if gpu.gpu_id not in set(mine["gpu_model"]) else "gpu_count",
         )
+    chosen = _one_server(with_servers(chosen), query, f"{model} on {query.gpu_count}x {gpu.gpu_id}")
     traffic = TrafficClass(
         name="capacity",
         rate_rps=1.0,
@@ -152,6 +202,27 @@ def configuration_points(points: pd.DataFrame, query: CapacityQuery) -> pd.DataF
     return matched
 
 
+def _one_server(rows: pd.DataFrame, query: CapacityQuery, where: str) -> pd.DataFrame:
+    """The rows of the query's server: the one measured, or the one `query.server` names (its
+    words, or its variant label); an InputError lists the servers where that is unclear."""
+    servers = sorted({str(s) for s in rows[SERVER]})
+    listed = "; ".join(repr(s) if s else "'' (none stated)" for s in servers)
+    if query.server is None:
+        if len(servers) > 1:
+            raise InputError(
+                f"{where} was measured with several servers ({listed}): say which with --server "
+                "(its words as listed, or its variant label)",
+                field="server",
+            )
+        return rows
+    wanted = query.server.strip()
+    variant = rows["variant"] if "variant" in rows.columns else pd.Series(None, rows.index)
+    chosen = rows[(rows[SERVER] == wanted) | (variant == wanted)]
+    if chosen.empty:
+        raise InputError(f"{where} has no server {wanted!r}; it has: {listed}", field="server")
+    return chosen
+
+
 def _level(level: CurveLevel) -> CapacityLevel:
     return CapacityLevel(
         offered_rps=level.offered_rps,
@@ -174,15 +245,21 @@ def report_of(rows: pd.DataFrame, query: CapacityQuery, curve: LoadCurve) -> Cap
         tpot_p99_ms=query.tpot_p99_ms,
         extrapolate=query.extrapolate,
     )
-    first = rows.iloc[0]
+    first = with_servers(rows).iloc[0]
+    low = high = estimate.capacity_rps
+    value = {"low": low, "mid": (low + high) / 2, "high": high}[query.capacity_at]
     return CapacityReport(
         model=str(first["model"]),
         gpu_model=str(first["gpu_model"]),
         gpu_count=int(first["gpu_count"]),
+        server=str(first[SERVER]),
+        rps_low=low,
+        rps_high=high,
+        capacity_at=query.capacity_at,
         traffic=describe_shape(rows),
         targets=Targets(ttft_p99_ms=query.ttft_p99_ms, tpot_p99_ms=query.tpot_p99_ms),
         extrapolate=query.extrapolate,
-        capacity_rps=estimate.capacity_rps,
+        capacity_rps=value,
         basis=Basis(estimate.basis).value,
         reason=estimate.reason,
         predicted_ttft_p99_ms=estimate.ttft_p99_ms,
@@ -195,12 +272,79 @@ def report_of(rows: pd.DataFrame, query: CapacityQuery, curve: LoadCurve) -> Cap
     )
 
 
-def capacity_report(points: pd.DataFrame, query: CapacityQuery) -> CapacityReport:
-    """The capacity of the query's configuration, from benchmark points (any models)."""
+def capacity_report(
+    points: pd.DataFrame, query: CapacityQuery, catalog: pd.DataFrame | None = None
+) -> CapacityReport:
+    """The capacity of the query's configuration, from benchmark points (any models); with the
+    GPU catalog, its server's physical bounds and the levels that claim more."""
     rows = configuration_points(points, query)
-    return report_of(rows, query, fit_curve(rows))
+    report = report_of(rows, query, fit_curve(rows))
+    if catalog is None:
+        return report
+    return report.model_copy(update={"bounds": server_bounds_of(rows, query, catalog)})
+
+
+def server_bounds_of(
+    rows: pd.DataFrame, query: CapacityQuery, catalog: pd.DataFrame
+) -> ServerBounds:
+    """The physical bounds of the configuration's server at each of its levels."""
+    model = str(rows["model"].iloc[0])
+    architectures = dict(bundled_architectures())
+    if query.model_config_path is not None:
+        dtype = rows["dtype"].dropna().iloc[0] if rows["dtype"].notna().any() else None
+        given = architecture_from_file(query.model_config_path, model, dtype=dtype)
+        architectures[model.lower()] = given
+    architecture = find_architecture(architectures, model)
+    hardware = hardware_of(catalog, str(rows["gpu_model"].iloc[0]))
+    common = {"memory_gb": hardware.memory_gb, "bandwidth_gb_s": hardware.bandwidth_gb_s}
+    if architecture is None:
+        return ServerBounds(
+            architecture=None,
+            kv_tokens=None,
+            weights_fit=True,
+            levels=[],
+            flagged=0,
+            note=f"no architecture for {model}: give its config.json (--model-config)",
+            **common,
+        )
+    levels, kv_tokens, fits = [], None, True
+    for row in rows.to_dict("records"):
+        bounds, _ = row_bounds(row, catalog, architectures)
+        assert bounds is not None  # the architecture is there
+        kv_tokens, fits = bounds.kv_tokens, bounds.fits
+        offered = row.get("offered_rate_rps")
+        levels.append(
+            LevelBound(
+                run_id=str(row["run_id"]),
+                level_index=int(row["level_index"]),
+                offered_rps=None if offered is None or pd.isna(offered) else float(offered),
+                sequences=bounds.sequences,
+                rate_rps=bounds.rate_rps,
+                rate_basis=bounds.rate_basis,
+                output_tps=bounds.output_tps,
+                flags=level_flags(
+                    bounds,
+                    request_throughput_rps=finite_number(row.get("request_throughput_rps")),
+                    output_throughput_tps=finite_number(row.get("output_throughput_tps")),
+                    weight_gb=architecture.weight_bytes / 1e9,
+                    sustained_rps=finite_number(row.get("sustained_rps")),
+                ),
+            )
+        )
+    note = None
+    if hardware.memory_gb is None:
+        note = f"the GPU catalog has no memory figure for {hardware.gpu_model}: bounds unknown"
+    return ServerBounds(
+        architecture=architecture.source,
+        kv_tokens=kv_tokens,
+        weights_fit=fits,
+        levels=levels,
+        flagged=sum(1 for level in levels if level.flags),
+        note=note,
+        **common,
+    )
 
 
 def capacity_from_warehouse(warehouse: Warehouse, query: CapacityQuery) -> CapacityReport:
-    """`fleetplan capacity`: the same, from what the warehouse holds now."""
-    return capacity_report(benchmark_points(warehouse), query)
+    """`fleetplan capacity`: the same, from what the warehouse holds now, with its catalog."""
+    return capacity_report(benchmark_points(warehouse), query, gpu_catalog(warehouse))

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from fleetplan.planner.capacity import points_for_class, points_for_model
+from fleetplan.planner.levels import SERVER, with_servers
 from fleetplan.planner.load_model import LoadCurve, Metric, fit_curve
 from fleetplan.planner.results import Plan
 from fleetplan.planner.scenario import Scenario
@@ -79,16 +80,18 @@ def configuration_curve(
     ttft_p99_ms: float | None,
     tpot_p99_ms: float | None,
     curve: LoadCurve | None = None,
+    server: str = "",
 ) -> ConfigurationCurve:
-    """The curve of one configuration's rows (one traffic shape) and its capacity."""
+    """The curve of one configuration's rows (one traffic shape) and its capacity; `server`
+    joins its label where the GPUs were measured with several servers."""
     curve = curve or fit_curve(rows)
     estimate = curve.capacity(ttft_p99_ms=ttft_p99_ms, tpot_p99_ms=tpot_p99_ms)
     first = rows.iloc[0]
     questioned = level_outliers(curve.levels)
+    label = configuration_label(first["gpu_model"], first["gpu_count"])
     return ConfigurationCurve(
         configuration=series_label(
-            configuration_label(first["gpu_model"], first["gpu_count"]),
-            first.get("source_kind"),
+            f"{label} ({server})" if server else label, first.get("source_kind")
         ),
         gpu_model=str(first["gpu_model"]),
         ttft=curve.sample("ttft"),
@@ -120,9 +123,18 @@ def benchmark_curves(
     """Each configuration's curve, from points of one model and one traffic shape; a user's own
     runs (`source_kind`) make a curve apart from the published ones."""
     apart = ["source_kind"] if "source_kind" in points.columns else []
+    points = with_servers(points)
+    servers = points.groupby(["gpu_model", "gpu_count"])[SERVER].nunique()
     return [
-        configuration_curve(rows, ttft_p99_ms=ttft_p99_ms, tpot_p99_ms=tpot_p99_ms)
-        for _, rows in points.groupby(["gpu_model", "gpu_count", *apart], sort=True)
+        configuration_curve(
+            rows,
+            ttft_p99_ms=ttft_p99_ms,
+            tpot_p99_ms=tpot_p99_ms,
+            server=str(server) if servers[(gpu, count)] > 1 else "",
+        )
+        for (gpu, count, server, *_), rows in points.groupby(
+            ["gpu_model", "gpu_count", SERVER, *apart], sort=True
+        )
     ]
 
 
@@ -167,12 +179,17 @@ def operating_points(
     out = []
     for pool in plan.recommended.pools:
         traffic = classes[pool.traffic_class]
-        shape = points_for_class(model_points, traffic)
-        rows = shape[
+        shape = with_servers(points_for_class(model_points, traffic))
+        same_gpus = shape[
             (shape["gpu_model"] == pool.gpu_model) & (shape["gpu_count"] == pool.gpus_per_server)
         ]
+        rows = same_gpus[same_gpus[SERVER] == pool.server]
+        several = same_gpus[SERVER].nunique() > 1
         curve = configuration_curve(
-            rows, ttft_p99_ms=traffic.ttft_p99_ms, tpot_p99_ms=traffic.tpot_p99_ms
+            rows,
+            ttft_p99_ms=traffic.ttft_p99_ms,
+            tpot_p99_ms=traffic.tpot_p99_ms,
+            server=pool.server if several else "",
         )
         out.append(
             PoolOperatingPoint(

@@ -9,6 +9,10 @@ other than load (a cold start, a hiccup):
 
 The latency curve sets both aside: it runs through the levels that kept up, leaving out the first
 kind, and its saturation rate is never below a rate the server kept up with.
+
+Given the GPU catalog, a third kind: a level claiming more than its server can physically carry
+(more requests/s than its KV cache holds by Little's law, or more output tokens/s than decode
+bandwidth allows: `fleetplan.services.bounds`), never silently trusted.
 """
 
 from __future__ import annotations
@@ -19,11 +23,14 @@ from collections.abc import Sequence
 import pandas as pd
 
 from fleetplan.planner.load_model import OUTLIER_FACTOR, CurveLevel, fit_curve, outliers
+from fleetplan.services.bounds import bound_reasons
 
 LevelKey = tuple[str, int]  # (run_id, level_index)
 _NAMES = {"ttft": "P99 TTFT", "tpot": "P99 TPOT"}
-# What makes one curve: a configuration, one traffic shape, one kind of source.
+# What makes one curve: a configuration (a server: its GPUs and how it serves the model), one
+# traffic shape, one kind of source.
 GROUP_COLUMNS = ("model", "gpu_model", "gpu_count", "dataset", "input_len", "output_len")
+SERVER_COLUMNS = ("engine", "engine_version", "dtype", "tensor_parallel_size", "variant")
 
 
 def _reasons_for_metric(levels: Sequence[CurveLevel], metric: str) -> dict[LevelKey, str]:
@@ -75,14 +82,19 @@ def level_outliers(levels: Sequence[CurveLevel]) -> dict[LevelKey, str]:
     )
 
 
-def outlier_reasons(points: pd.DataFrame) -> pd.Series:
+def outlier_reasons(points: pd.DataFrame, catalog: pd.DataFrame | None = None) -> pd.Series:
     """For each point (rows of `benchmark_points`), why a reader should question it, or None.
     Points are judged within their configuration, traffic shape and kind of source (when the
-    frame has `source_kind`), as the latency curve judges them."""
+    frame has `source_kind`), as the latency curve judges them; with the GPU catalog, against
+    their server's physical bounds too (that reason first)."""
     reasons = pd.Series(None, index=points.index, dtype=object)
     if points.empty:
         return reasons
-    keys = [*GROUP_COLUMNS, *(["source_kind"] if "source_kind" in points.columns else [])]
+    if catalog is not None:
+        reasons = bound_reasons(points, catalog)
+    servers = [c for c in SERVER_COLUMNS if c in points.columns]
+    extra = ["source_kind"] if "source_kind" in points.columns else []
+    keys = [*GROUP_COLUMNS, *servers, *extra]
     for _, rows in points.groupby(keys, dropna=False, sort=False):
         found = level_outliers(fit_curve(rows).levels)
         if not found:
@@ -90,5 +102,6 @@ def outlier_reasons(points: pd.DataFrame) -> pd.Series:
         for index, run_id, level_index in zip(
             rows.index, rows["run_id"], rows["level_index"], strict=True
         ):
-            reasons[index] = found.get((str(run_id), int(level_index)))
+            if pd.isna(reasons[index]):
+                reasons[index] = found.get((str(run_id), int(level_index)))
     return reasons

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from fleetplan.core.errors import InputError
 from fleetplan.planner.economics import GpuFacts
-from fleetplan.planner.scenario import CapacityRule, CarbonPrice, Scenario
+from fleetplan.planner.scenario import CapacityAt, CapacityRule, CarbonPrice, Scenario
 
 # Every column of the page's tables, with the label the page shows: the page's column configs
 # and every message that names a field (`place`, `in_page_words`) read them here, so that a
@@ -46,6 +46,7 @@ GPU_LABELS = {
     "include_embodied": "Count embodied",
     "embodied_kgco2e": "Embodied kgCO2e",
     "host_embodied_kgco2e": "Host kgCO2e / server",
+    "variant": "Variant",
 }
 SITE_LABELS = {
     "name": "Site",
@@ -61,6 +62,7 @@ SETTING_LABELS = {
     "carbon_price_usd_per_t": "Carbon price",
     "max_utilization": "Utilisation ceiling",
     "capacity_rule": "Capacity from",
+    "capacity_at": "Plan on capacity's",
     "budget_usd_per_hour": "Budget",
     "carbon_cap_kg_per_hour": "Carbon cap",
     "time_limit_s": "Solver time limit (scenario file only)",
@@ -78,6 +80,9 @@ OBJECTIVE_CHOICES = ("cost", "carbon", "price")
 # The scenario's `capacity_rule`, as the page offers it.
 CAPACITY_RULES: tuple[str, ...] = get_args(CapacityRule)
 CAPACITY_RULE_LABELS = {"model": "Latency model", "measured": "Measured levels"}
+# The scenario's `capacity_at`: which end of each capacity interval the plan rests on.
+CAPACITY_ENDS: tuple[str, ...] = get_args(CapacityAt)
+CAPACITY_END_LABELS = {"low": "Low end", "mid": "Middle", "high": "High end"}
 
 
 def cell_value(value: Any) -> Any:
@@ -262,10 +267,13 @@ def scenario_settings(
     budget_usd_per_hour: float | None,
     carbon_cap_kg_per_hour: float | None,
     capacity_rule: str | None = None,
+    capacity_at: str | None = None,
 ) -> dict[str, Any]:
     """The page's single inputs as scenario fields (`scenario_from_forms`' `settings`); a budget
-    or carbon cap of 0 means none; no capacity rule keeps the scenario's."""
+    or carbon cap of 0 means none; no capacity rule (or end) keeps the scenario's."""
     rule = {"capacity_rule": capacity_rule} if capacity_rule is not None else {}
+    if capacity_at is not None:
+        rule["capacity_at"] = capacity_at
     return rule | {
         "objective": (
             {"carbon_price_usd_per_t": carbon_price_usd_per_t}

@@ -50,6 +50,7 @@ class UploadLabels:
     dataset: str = AS_THE_FILE_SAYS
     input_len: int | None = None
     output_len: int | None = None
+    variant: str = ""  # the server's free label (`Run.variant`); empty: as the file says
 
     def options(self) -> ImportOptions:
         """The labels as import options that name the page's fields in their messages."""
@@ -62,6 +63,7 @@ class UploadLabels:
             dataset=SYNTHETIC if synthetic else dataset,
             input_len=self.input_len if synthetic else None,
             output_len=self.output_len if synthetic else None,
+            variant=self.variant.strip() or None,
             on_page=True,
         )
 

@@ -53,6 +53,7 @@ _FLAGS = {
     "dataset": "--dataset",
     "input_len": "--input-len",
     "output_len": "--output-len",
+    "variant": "--variant",
 }
 _FIELDS = {
     "model": "Model",
@@ -61,6 +62,7 @@ _FIELDS = {
     "dataset": "Dataset",
     "input_len": "Input tokens",
     "output_len": "Output tokens",
+    "variant": "Variant",
 }
 
 
@@ -75,6 +77,8 @@ class ImportOptions:
     dataset: str | None = None
     input_len: int | None = None
     output_len: int | None = None
+    # A free label of the server's set-up (`Run.variant`), for runs whose file gives none.
+    variant: str | None = None
     on_page: bool = False  # given on the upload page: messages name its fields, not flags
     max_file_bytes: int | None = None
     max_values: int | None = None

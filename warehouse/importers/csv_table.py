@@ -46,6 +46,7 @@ RUN_COLUMNS = {
     "dtype": "dtype",
     "engine": "engine",
     "engine_version": "engine_version",
+    "variant": "variant",
     "dataset": "dataset",
     "input_len": "input_len",
     "output_len": "output_len",

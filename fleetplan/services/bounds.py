@@ -1,0 +1,150 @@
+"""The physical bounds (`fleetplan.planner.bounds`) of the warehouse's configurations, and the
+levels that claim more than they allow.
+
+Architectures come from the bundled table (`sample_data/models/architectures.toml`) and from any
+Hugging Face config.json the user names (`fleetplan capacity --model-config PATH`, which applies
+to the model asked about); GPU memory and bandwidth from the GPU catalog (the warehouse's
+`gpu_catalog` table). A model or GPU without figures has unknown bounds, said so, never assumed.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import tomllib
+from functools import cache
+from pathlib import Path
+
+import pandas as pd
+
+from fleetplan.core.errors import InputError
+from fleetplan.core.paths import sample_data_dir
+from fleetplan.core.stats import finite_number
+from fleetplan.planner.bounds import (
+    Architecture,
+    Bounds,
+    Hardware,
+    architecture_from_config,
+    architectures_from_table,
+    find_architecture,
+    level_flags,
+    server_bounds,
+)
+
+TABLE = Path("models") / "architectures.toml"
+
+
+@cache
+def bundled_architectures() -> dict[str, Architecture]:
+    """The bundled table, by lower-case model id."""
+    path = sample_data_dir() / TABLE
+    return architectures_from_table(tomllib.loads(path.read_text(encoding="utf-8")))
+
+
+def architecture_from_file(
+    path: str | Path, model: str, *, dtype: str | None = None
+) -> Architecture:
+    """`model`'s architecture from a Hugging Face config.json, served in `dtype` (the run's;
+    the config's `torch_dtype` where None); an InputError names the file."""
+    where = str(path)
+    try:
+        config = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise InputError(f"cannot read the model config: {error}", file=where) from None
+    if not isinstance(config, dict):
+        raise InputError("a model config.json is a JSON object", file=where)
+    try:
+        return architecture_from_config(
+            model, config, source=f"config.json given: {where}", kv_dtype=dtype
+        )
+    except InputError as error:
+        raise InputError(error.reason, file=where, field=error.field) from None
+
+
+def hardware_of(catalog: pd.DataFrame, gpu_model: str) -> Hardware:
+    """A GPU model's memory and bandwidth from the catalog table (unknown where absent)."""
+    rows = catalog[catalog["gpu_id"] == gpu_model] if "gpu_id" in catalog else catalog.iloc[:0]
+    if rows.empty:
+        return Hardware(gpu_model, None, None)
+    row = rows.iloc[0]
+    return Hardware(
+        gpu_model,
+        finite_number(row.get("memory_gb")),
+        finite_number(row.get("memory_bandwidth_gb_s")),
+    )
+
+
+def row_bounds(
+    row: dict, catalog: pd.DataFrame, architectures: dict[str, Architecture]
+) -> tuple[Bounds | None, str]:
+    """The bounds of one `benchmark_points` row's server at its tokens and latencies, and what
+    they rest on (or why there are none)."""
+    model = str(row.get("model"))
+    architecture = find_architecture(architectures, model)
+    if architecture is None:
+        return None, f"no architecture for {model} (give its config.json)"
+    hardware = hardware_of(catalog, str(row.get("gpu_model")))
+    tp = finite_number(row.get("tensor_parallel_size"))
+    bounds = server_bounds(
+        architecture,
+        hardware,
+        gpu_count=int(row.get("gpu_count") or 1),
+        tensor_parallel_size=int(tp) if tp else None,
+        input_tokens=finite_number(row.get("input_tokens_mean")),
+        output_tokens=finite_number(row.get("output_tokens_mean")),
+        e2el_mean_ms=finite_number(row.get("e2el_mean_ms")),
+        ttft_mean_ms=finite_number(row.get("ttft_mean_ms")),
+        tpot_mean_ms=finite_number(row.get("tpot_mean_ms")),
+    )
+    return bounds, architecture.source
+
+
+def bound_reasons(
+    points: pd.DataFrame,
+    catalog: pd.DataFrame,
+    architectures: dict[str, Architecture] | None = None,
+) -> pd.Series:
+    """For each point, what it claims beyond its server's physical bounds (None: nothing, or no
+    bounds known), aligned with `points`."""
+    architectures = bundled_architectures() if architectures is None else architectures
+    reasons = pd.Series(None, index=points.index, dtype=object)
+    for index, row in zip(points.index, points.to_dict("records"), strict=True):
+        bounds, _ = row_bounds(row, catalog, architectures)
+        if bounds is None:
+            continue
+        architecture = find_architecture(architectures, str(row.get("model")))
+        flags = level_flags(
+            bounds,
+            request_throughput_rps=finite_number(row.get("request_throughput_rps")),
+            output_throughput_tps=finite_number(row.get("output_throughput_tps")),
+            weight_gb=architecture.weight_bytes / 1e9 if architecture else None,
+            sustained_rps=finite_number(row.get("sustained_rps")),
+        )
+        if flags:
+            reasons[index] = (
+                "; ".join(flags) + ": more than the server can physically carry, so this level "
+                "probably measured something else (a mislabelled GPU count or model, cached "
+                "prompts, a miscounted window)"
+            )
+    return reasons
+
+
+def describe_bounds(bounds: Bounds | None, basis: str) -> str:
+    """The bounds in a sentence, for a report."""
+    if bounds is None:
+        return f"unknown: {basis}"
+    if not bounds.fits:
+        return "the model's weights do not fit in this server's GPU memory"
+    parts = []
+    if bounds.sequences is not None:
+        parts.append(f"{bounds.sequences:,.0f} sequences in flight")
+    if bounds.rate_rps is not None and math.isfinite(bounds.rate_rps):
+        parts.append(f"{bounds.rate_rps:,.1f} req/s (Little's law, {bounds.rate_basis})")
+    if bounds.output_tps is not None:
+        parts.append(f"{bounds.output_tps:,.0f} output tokens/s (decode bandwidth)")
+    if bounds.kv_tokens is not None:
+        parts.append(f"{bounds.kv_tokens:,.0f} KV-cache tokens")
+    text = "at most " + ", ".join(parts) if parts else "unknown"
+    if bounds.unknown:
+        text += f" ({bounds.unknown} unknown)"
+    return f"{text}; architecture: {basis}"

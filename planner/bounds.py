@@ -1,0 +1,328 @@
+"""Physical bounds on what one server of a configuration can carry: what a measured level may
+claim at most, from the model's shape and the GPUs' memory and bandwidth alone.
+
+A level claiming more than a bound allows is flagged (`level_flags`), never silently trusted: the
+bounds are upper bounds, every simplification below makes them larger, never smaller, so that a
+level over one measured something else (a wrong label, a cached prompt, a miscounted window).
+
+Notation, for one server of n GPUs of memory M bytes and memory bandwidth B bytes/s each, serving
+a model of L layers, H_kv key-value heads of dimension d, KV elements of b bytes and weights of
+W bytes, split over t GPUs by tensor parallelism (t = n when the run does not say: one copy of
+the weights, the most memory left for the cache), so r = n / t replicas each hold a copy:
+
+- KV cache per token: k = 2 x L x H_kv x d x b bytes (a key and a value per layer and head).
+- Cache of one replica: C = (t x M - W) / k tokens. All memory but the weights: a real engine
+  keeps some back (vLLM's `gpu_memory_utilization` 0.9, activations, CUDA graphs), so real
+  caches are smaller; where W >= t x M the weights do not fit and the bounds are 0.
+- Sequences in flight: a request of I prompt and O output tokens holds I tokens once its prompt
+  is in and one more per generated token, so over its decode it holds I + O / 2 on average:
+  N = r x C / (I + O / 2) sequences at once, time-averaged, using the level's mean tokens.
+- Sustainable rate, by Little's law (mean number in a system = arrival rate x mean time in it)
+  applied to the cache: a request holds its cache at least from its first token to its last,
+  E2EL - TTFT on average (the time before the first token, queueing included, is left out: less
+  time held is a larger bound). So rate <= N / (E2EL_mean - TTFT_mean). Where TTFT is unknown,
+  E2EL alone is used and the bound says so (then it is one only if nothing queued); where E2EL
+  is unknown, the decode time TPOT_mean x (O - 1), by TPOT's definition (E2EL - TTFT) / (O - 1)
+  per request, with means for per-request values (said so).
+- Output tokens/s, from decode reading memory: each decode step of a replica reads its weights
+  once and the cache of every sequence in its batch, from t x B bytes/s, and makes one token per
+  sequence. With S sequences holding S x (I + O / 2) x k bytes, a step takes at least
+  (W + S x (I + O / 2) x k) / (t x B) s, so a replica makes at most
+  S x t x B / (W + S x (I + O / 2) x k) tokens/s, which grows with S: at the most sequences the
+  cache holds, S = C / (I + O / 2), output tokens/s <= r x t x B x S / (W + C x k). Peak
+  bandwidth from the datasheet, no compute limit, no prefill: all make the bound larger.
+
+Memory: the catalog's GPU memory in GB is read as GiB (2^30 bytes): vendors' "24 GB" and "80 GB"
+of GPU memory are binary, and the larger reading keeps the bound an upper bound. Bandwidth in
+GB/s is decimal (10^9), as datasheets print it.
+
+An architecture comes from the bundled table (`architectures_from_table`: figures from the public
+config.json of each model card, with their source) or from a Hugging Face config.json
+(`architecture_from_config`); a figure it lacks is unknown, and so is every bound resting on it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from fleetplan.core.errors import InputError
+
+GIB = 2**30
+GB = 1e9
+# Bytes per element of the dtypes config.json files and run files name.
+DTYPE_BYTES: dict[str, float] = {
+    "float32": 4.0,
+    "fp32": 4.0,
+    "float16": 2.0,
+    "fp16": 2.0,
+    "half": 2.0,
+    "bfloat16": 2.0,
+    "bf16": 2.0,
+    "auto": 2.0,  # vLLM's "auto": the checkpoint's 16-bit dtype
+    "fp8": 1.0,
+    "float8": 1.0,
+    "float8_e4m3fn": 1.0,
+    "int8": 1.0,
+    "int4": 0.5,
+}
+TOLERANCE = 1e-6  # a claim over a bound by less than this share is rounding, not a claim
+
+
+@dataclass(frozen=True, slots=True)
+class Architecture:
+    """What the bounds need of a model, with where the figures come from."""
+
+    model: str
+    layers: int
+    kv_heads: int
+    head_dim: int
+    kv_bytes: float  # bytes per KV element (the KV cache dtype)
+    weight_bytes: float  # the weights' bytes in memory
+    source: str
+
+    @property
+    def kv_bytes_per_token(self) -> float:
+        return 2.0 * self.layers * self.kv_heads * self.head_dim * self.kv_bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Hardware:
+    """One GPU model's memory (GB, read as GiB) and bandwidth (GB/s), from the catalog."""
+
+    gpu_model: str
+    memory_gb: float | None
+    bandwidth_gb_s: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class Bounds:
+    """The bounds of one server at one level's token shape; None where a figure is unknown
+    (`unknown` says which)."""
+
+    kv_tokens: float | None  # cache tokens of the whole server (all replicas)
+    sequences: float | None  # sequences in flight, time-averaged
+    rate_rps: float | None  # requests/s, by Little's law (None without E2EL)
+    output_tps: float | None  # output tokens/s, from decode bandwidth
+    rate_basis: str  # "E2EL - TTFT", or "E2EL (TTFT unknown)", or why none
+    unknown: str | None = None  # what is missing, in words
+    fits: bool = True  # the weights fit in the server's memory
+
+
+def _positive(config: Mapping, *names: str) -> float | None:
+    for name in names:
+        value = config.get(name)
+        if isinstance(value, bool) or value is None:
+            continue
+        if isinstance(value, int | float) and math.isfinite(value) and value > 0:
+            return float(value)
+        raise InputError(f"{name} must be a number above 0, got {value!r}", field=name)
+    return None
+
+
+def dtype_bytes(dtype: object) -> float | None:
+    """Bytes per element of a dtype's name ("float16", "bfloat16", "fp8"); None if unknown."""
+    if not isinstance(dtype, str):
+        return None
+    return DTYPE_BYTES.get(dtype.strip().lower().removeprefix("torch."))
+
+
+def estimated_parameters(config: Mapping) -> float | None:
+    """Parameters of a dense decoder (Llama, Qwen2, Mistral, Gemma, Phi-3 shapes) from its
+    config.json: embeddings (twice unless tied), per layer the attention projections (query and
+    output of the heads, key and value of the KV heads) and a gated MLP (three matrices). Biases
+    and norms are left out (under 0.1 %). None where a figure is missing."""
+    hidden = _positive(config, "hidden_size", "n_embd")
+    layers = _positive(config, "num_hidden_layers", "n_layer")
+    heads = _positive(config, "num_attention_heads", "n_head")
+    inter = _positive(config, "intermediate_size")
+    vocab = _positive(config, "vocab_size")
+    if None in (hidden, layers, heads, inter, vocab):
+        return None
+    kv_heads = _positive(config, "num_key_value_heads") or heads
+    head_dim = _positive(config, "head_dim") or hidden / heads
+    attention = 2 * hidden * heads * head_dim + 2 * hidden * kv_heads * head_dim
+    mlp = 3 * hidden * inter
+    tied = bool(config.get("tie_word_embeddings", False))
+    return vocab * hidden * (1 if tied else 2) + layers * (attention + mlp)
+
+
+def architecture_from_config(
+    model: str, config: Mapping, *, source: str, kv_dtype: str | None = None
+) -> Architecture:
+    """A model's architecture from its Hugging Face config.json (read as a mapping). The weights'
+    bytes: `fleetplan_weight_bytes` where given, else `fleetplan_parameters` (or the estimate
+    from the shape) x the bytes of `torch_dtype`; the KV cache's elements are `kv_dtype`'s (the
+    run's dtype), else `torch_dtype`'s, and either stands for the other where one is missing.
+    An InputError names a missing field."""
+    layers = _positive(config, "num_hidden_layers", "n_layer")
+    heads = _positive(config, "num_attention_heads", "n_head")
+    if layers is None or heads is None:
+        missing = "num_hidden_layers" if layers is None else "num_attention_heads"
+        raise InputError(f"the model's config.json has no {missing}", field=missing)
+    kv_heads = _positive(config, "num_key_value_heads") or heads
+    head_dim = _positive(config, "head_dim")
+    if head_dim is None:
+        hidden = _positive(config, "hidden_size", "n_embd")
+        if hidden is None:
+            raise InputError(
+                "the model's config.json has no head_dim or hidden_size", field="head_dim"
+            )
+        head_dim = hidden / heads
+    weight_dtype = config.get("torch_dtype") or config.get("dtype")
+    element = dtype_bytes(weight_dtype) or dtype_bytes(kv_dtype)
+    kv_element = dtype_bytes(kv_dtype) or element
+    if kv_element is None or element is None:
+        raise InputError(
+            f"the model's dtype ({weight_dtype!r} in its config.json, {kv_dtype!r} in the run) "
+            f"is not one fleetplan knows ({', '.join(sorted(DTYPE_BYTES))})",
+            field="torch_dtype",
+        )
+    weight_bytes = _positive(config, "fleetplan_weight_bytes")
+    if weight_bytes is None:
+        parameters = _positive(config, "fleetplan_parameters") or estimated_parameters(config)
+        if parameters is None:
+            raise InputError(
+                "the model's weights cannot be sized: its config.json lacks hidden_size, "
+                "intermediate_size or vocab_size (or give fleetplan_parameters)",
+                field="fleetplan_parameters",
+            )
+        weight_bytes = parameters * element
+    return Architecture(
+        model=model,
+        layers=int(layers),
+        kv_heads=int(kv_heads),
+        head_dim=int(head_dim),
+        kv_bytes=kv_element,
+        weight_bytes=weight_bytes,
+        source=source,
+    )
+
+
+def architectures_from_table(table: Mapping) -> dict[str, Architecture]:
+    """The bundled table (`sample_data/models/architectures.toml`, read as a mapping): one
+    `[[model]]` per model id with its figures and `source`; by lower-case model id."""
+    found = {}
+    for position, entry in enumerate(table.get("model", [])):
+        where = f"model[{position}]"
+        try:
+            model = str(entry["id"])
+            config = {
+                "num_hidden_layers": entry["layers"],
+                "num_attention_heads": entry["kv_heads"],
+                "num_key_value_heads": entry["kv_heads"],
+                "head_dim": entry["head_dim"],
+                "torch_dtype": entry["dtype"],
+                "fleetplan_parameters": entry["parameters"],
+            }
+            if "weight_bytes" in entry:
+                config["fleetplan_weight_bytes"] = entry["weight_bytes"]
+            source = str(entry["source"])
+        except KeyError as missing:
+            raise InputError(f"{where} has no {missing.args[0]}", field=where) from None
+        found[model.lower()] = architecture_from_config(model, config, source=source)
+    return found
+
+
+def find_architecture(architectures: Mapping[str, Architecture], model: str) -> Architecture | None:
+    """The architecture of `model` (its full id, any case), or None where the table has none."""
+    return architectures.get(str(model).lower())
+
+
+def server_bounds(
+    architecture: Architecture,
+    hardware: Hardware,
+    *,
+    gpu_count: int,
+    tensor_parallel_size: int | None,
+    input_tokens: float | None,
+    output_tokens: float | None,
+    e2el_mean_ms: float | None = None,
+    ttft_mean_ms: float | None = None,
+    tpot_mean_ms: float | None = None,
+) -> Bounds:
+    """The bounds of one server at a level's mean tokens and latencies (module docstring)."""
+    missing = []
+    if hardware.memory_gb is None:
+        missing.append(f"{hardware.gpu_model}'s memory")
+    if hardware.bandwidth_gb_s is None:
+        missing.append(f"{hardware.gpu_model}'s memory bandwidth")
+    if input_tokens is None or output_tokens is None:
+        missing.append("the level's mean input and output tokens")
+    tp = tensor_parallel_size or gpu_count
+    replicas = max(gpu_count // tp, 1)
+    if hardware.memory_gb is None:
+        return Bounds(None, None, None, None, "no bound", unknown="; ".join(missing))
+    free = tp * hardware.memory_gb * GIB - architecture.weight_bytes
+    if free <= 0:
+        return Bounds(0.0, 0.0, 0.0, 0.0, "weights do not fit", fits=False)
+    per_token = architecture.kv_bytes_per_token
+    kv_tokens = replicas * free / per_token
+    if input_tokens is None or output_tokens is None:
+        return Bounds(kv_tokens, None, None, None, "no bound", unknown="; ".join(missing))
+    context = input_tokens + output_tokens / 2
+    sequences = kv_tokens / context
+    output_tps = None
+    if hardware.bandwidth_gb_s is not None:
+        bandwidth = tp * hardware.bandwidth_gb_s * GB
+        per_replica = sequences / replicas
+        output_tps = replicas * bandwidth * per_replica / (architecture.weight_bytes + free)
+    rate, basis = None, "no bound: the level's mean E2EL is unknown"
+    if e2el_mean_ms is not None and e2el_mean_ms > 0:
+        held_ms, basis = e2el_mean_ms, "E2EL (TTFT unknown)"
+        if ttft_mean_ms is not None and ttft_mean_ms < e2el_mean_ms:
+            held_ms, basis = e2el_mean_ms - ttft_mean_ms, "E2EL - TTFT"
+        rate = sequences / (held_ms / 1000)
+    elif tpot_mean_ms is not None and tpot_mean_ms > 0 and output_tokens > 1:
+        held_ms = tpot_mean_ms * (output_tokens - 1)
+        basis = "TPOT x (output tokens - 1), E2EL unknown"
+        rate = sequences / (held_ms / 1000)
+    return Bounds(kv_tokens, sequences, rate, output_tps, basis, unknown="; ".join(missing) or None)
+
+
+def level_flags(
+    bounds: Bounds,
+    *,
+    request_throughput_rps: float | None,
+    output_throughput_tps: float | None,
+    weight_gb: float | None = None,
+    sustained_rps: float | None = None,
+) -> list[str]:
+    """What a level claims beyond its server's bounds, in words (empty: nothing): its achieved
+    or sustained requests/s (the larger) against the KV-cache bound, its output tokens/s against
+    the decode-bandwidth bound."""
+    if not bounds.fits:
+        shown = f" ({weight_gb:,.1f} GB)" if weight_gb is not None else ""
+        return [
+            f"the model's weights{shown} do not fit in this server's GPU memory: no level of it "
+            "can be what it says (check the GPU count, the model or its dtype)"
+        ]
+    flags = []
+    known = [
+        (value, word)
+        for value, word in ((request_throughput_rps, "achieved"), (sustained_rps, "sustained"))
+        if value is not None
+    ]
+    rate, word = max(known) if known else (None, "")
+    if (
+        bounds.rate_rps is not None
+        and rate is not None
+        and rate > bounds.rate_rps * (1 + TOLERANCE)
+    ):
+        flags.append(
+            f"{rate:.2f} req/s {word} is above the KV-cache bound of {bounds.rate_rps:.2f} req/s "
+            f"({bounds.sequences:,.0f} sequences in flight at most, by Little's law with "
+            f"{bounds.rate_basis})"
+        )
+    tps = output_throughput_tps
+    if (
+        bounds.output_tps is not None
+        and tps is not None
+        and tps > bounds.output_tps * (1 + TOLERANCE)
+    ):
+        flags.append(
+            f"{tps:,.0f} output tokens/s is above the decode-bandwidth bound of "
+            f"{bounds.output_tps:,.0f} tokens/s"
+        )
+    return flags

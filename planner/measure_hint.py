@@ -1,0 +1,75 @@
+"""What to run where nothing was measured for a class's traffic: the exact `fleetplan collect`
+command (the managed vLLM backend, a capacity search at the class's targets) that would measure
+each offered GPU with the class's token shape. `fleetplan plan` and the Plan page show these
+among the plan's notes."""
+
+from __future__ import annotations
+
+import shlex
+
+import pandas as pd
+
+from fleetplan.core.errors import InputError
+from fleetplan.planner.capacity import points_for_class, points_for_model
+from fleetplan.planner.scenario import Scenario, TrafficClass
+
+
+def collect_command(
+    model: str, gpu_model: str, gpu_count: int, traffic: TrafficClass, *, out: str = "runs/"
+) -> str:
+    """The command that searches the capacity of `model` on `gpu_count` x `gpu_model` at the
+    class's targets and token shape, and loads the run into the warehouse (`--ingest`)."""
+    words = [
+        "fleetplan collect --backend vllm",
+        f"--model {shlex.quote(model)}",
+        f"--gpu {gpu_model} --gpu-count {gpu_count} --tensor-parallel-size {gpu_count}",
+        f"--input-len {traffic.input_len} --output-len {traffic.output_len}",
+        "--find-capacity",
+    ]
+    if traffic.ttft_p99_ms is not None:
+        words.append(f"--ttft-p99 {traffic.ttft_p99_ms:g}")
+    if traffic.tpot_p99_ms is not None:
+        words.append(f"--tpot-p99 {traffic.tpot_p99_ms:g}")
+    words += [f"--out {shlex.quote(out)}", "--ingest"]
+    return " ".join(words)
+
+
+def _counts(points: pd.DataFrame, gpu_model: str) -> list[int]:
+    """GPUs per server the model was measured with on this GPU (any traffic), else one."""
+    counts = points.loc[points["gpu_model"] == gpu_model, "gpu_count"] if not points.empty else []
+    return sorted({int(n) for n in counts}) or [1]
+
+
+def measure_notes(points: pd.DataFrame, scenario: Scenario) -> list[str]:
+    """For each class none of whose traffic was measured: the commands that would measure it on
+    each offered GPU, in a note."""
+    try:
+        model_points = points_for_model(points, scenario.model)
+    except InputError:
+        return []
+    notes = []
+    for traffic in scenario.classes:
+        try:
+            if not points_for_class(model_points, traffic).empty:
+                continue
+        except InputError:
+            continue  # several kinds measured: the plan says which to choose
+        model = str(model_points["model"].iloc[0]) if not model_points.empty else scenario.model
+        if traffic.input_len is None or traffic.output_len is None:
+            notes.append(
+                f"class {traffic.name!r}: nothing was measured with its traffic; `fleetplan "
+                "collect --find-capacity` measures fixed token shapes: give the class input_len "
+                "and output_len and the plan prints the command"
+            )
+            continue
+        commands = [
+            collect_command(model, offer.gpu_model, count, traffic)
+            for offer in scenario.gpus
+            for count in _counts(model_points, offer.gpu_model)
+        ]
+        notes.append(
+            f"class {traffic.name!r}: nothing was measured with its traffic "
+            f"({traffic.input_len}/{traffic.output_len} tokens); to measure it, run on a host "
+            "with the GPUs: " + " ; ".join(commands)
+        )
+    return notes
