@@ -144,8 +144,18 @@ def estimated_parameters(config: Mapping) -> float | None:
     head_dim = _positive(config, "head_dim") or hidden / heads
     attention = 2 * hidden * heads * head_dim + 2 * hidden * kv_heads * head_dim
     mlp = 3 * hidden * inter
-    tied = bool(config.get("tie_word_embeddings", False))
+    tied = bool(config.get("tie_word_embeddings", _ties_by_default(config)))
     return vocab * hidden * (1 if tied else 2) + layers * (attention + mlp)
+
+
+# Model families whose transformers config class ties the input and output embeddings unless the
+# config.json says otherwise (Gemma's configs omit the key); Llama, Qwen2, Mistral and Phi-3
+# default to untied.
+_TIED_BY_DEFAULT = ("gemma",)
+
+
+def _ties_by_default(config: Mapping) -> bool:
+    return str(config.get("model_type", "")).lower().startswith(_TIED_BY_DEFAULT)
 
 
 def architecture_from_config(

@@ -200,3 +200,20 @@ def test_fleetplan_capacity_prints_the_bounds_and_takes_a_config_json(sample_war
     missing = fleetplan(*common, "--model-config", "/nonexistent/config.json")
     assert missing.returncode == 1
     assert "/nonexistent/config.json" in missing.stderr
+
+
+def test_a_gemma_config_without_the_tie_key_ties_its_embeddings():
+    # gemma-2-9b-it's config.json has no tie_word_embeddings: transformers' Gemma2Config ties
+    # by default, so the estimate counts the embeddings once (9.24B on its model card).
+    gemma = {
+        "model_type": "gemma2",
+        "hidden_size": 3584,
+        "num_hidden_layers": 42,
+        "num_attention_heads": 16,
+        "num_key_value_heads": 8,
+        "head_dim": 256,
+        "intermediate_size": 14336,
+        "vocab_size": 256000,
+    }
+    assert estimated_parameters(gemma) == pytest.approx(9.24e9, rel=0.005)
+    assert estimated_parameters({**gemma, "tie_word_embeddings": False}) > 10e9
