@@ -3,16 +3,26 @@ no response ends the run or forges its numbers, nothing holds it, what was measu
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
+import numpy as np
 import pytest
 import requests
 
+from fleetplan.collectors.hardware import Hardware
+from fleetplan.collectors.requests_log import RequestResult, level_point
+from fleetplan.collectors.run_file import RunSetup, RunWriter, collector_run
+from fleetplan.collectors.suite import standard_suite
 from fleetplan.collectors.vllm_server import free_port
 from fleetplan.core.contract import RunFile
+from fleetplan.warehouse.db import Warehouse
+from fleetplan.warehouse.ingest import ingest_paths
+from fleetplan.warehouse.preview import Status
 from tests.support import hostile_server
 from tests.support.processes import fleetplan
 
@@ -217,3 +227,87 @@ def test_each_level_is_on_disk_as_soon_as_it_is_measured(hostile, tmp_path):
         and point.complete
         and not list(tmp_path.glob(".*.tmp"))
     )
+
+
+def _results(rng, count: int, output_len: int) -> list[RequestResult]:
+    """A level's requests as a real server's might be: gaps of 8-30 ms, full precision."""
+    results = []
+    for i in range(count):
+        gaps = list(rng.uniform(0.008, 0.03, output_len - 1))
+        ttft = float(rng.uniform(0.02, 0.5))
+        results.append(
+            RequestResult(
+                start_s=i * 0.1,
+                ttft_s=ttft,
+                itl_s=gaps,
+                e2el_s=ttft + sum(gaps),
+                input_tokens=256,
+                output_tokens=output_len,
+            )
+        )
+    return results
+
+
+def _suite_runs(suite, setup: RunSetup, started: datetime) -> list:
+    rng = np.random.default_rng(0)
+    return [
+        collector_run(
+            shape,
+            setup,
+            started,
+            [
+                level_point(
+                    _results(rng, suite.num_requests, shape.output_len),
+                    duration_s=30.0,
+                    offered_rate_rps=rate,
+                )
+                for rate in suite.rates
+            ],
+        )
+        for shape in suite.shapes
+    ]
+
+
+def _ingest(path: Path, warehouse: Path):
+    with Warehouse.open(warehouse) as wh:
+        (outcome,) = ingest_paths(wh, [path])
+    return outcome
+
+
+SETUP = RunSetup(hardware=Hardware("NVIDIA GeForce RTX 4090", 1), model="m")
+
+
+def test_the_standard_suites_run_file_imports_with_the_default_limits(tmp_path):
+    # 3 shapes x 7 levels x 200 requests, every token's gap kept: 44 MB at full precision
+    started = datetime.now(UTC)
+    writer = RunWriter(tmp_path / "runs", started, SETUP.file_name())
+    run_file = writer.write(_suite_runs(standard_suite(), SETUP, started))
+    assert all(p.requests is not None for run in run_file.runs for p in run.points)
+    outcome = _ingest(writer.path, tmp_path / "wh.duckdb")
+    assert outcome.status is Status.IMPORTED, outcome.message
+
+
+def test_a_run_file_past_the_limits_keeps_its_statistics_and_says_which_logs_it_left_out(
+    tmp_path, monkeypatch
+):
+    monkeypatch.setenv("FLEETPLAN_MAX_FILE_MB", "2")
+    started = datetime.now(UTC)
+    suite = standard_suite(rates=(1.0, 2.0), num_requests=100)
+    writer = RunWriter(tmp_path / "runs", started, SETUP.file_name())
+    run_file = writer.write(_suite_runs(suite, SETUP, started))
+    assert writer.path.stat().st_size <= 2 * 2**20
+    generation = run_file.runs[2]
+    assert "left out of levels" in generation.metadata["request_log"]
+    assert all(p.ttft_p99_ms is not None for p in generation.points)
+    outcome = _ingest(writer.path, tmp_path / "wh.duckdb")
+    assert outcome.status is Status.IMPORTED, outcome.message
+
+
+def test_a_rejected_ingest_after_a_collection_exits_1(hostile, tmp_path):
+    url = hostile("none")
+    # a file limit no run file meets: the collection succeeds, its ingest is rejected
+    env = {**os.environ, "FLEETPLAN_MAX_FILE_MB": "0.0001"}
+    done = collect(url, tmp_path / "runs", "--ingest", "--warehouse", tmp_path / "wh.duckdb",
+                   env=env)  # fmt: skip
+    assert "rejected" in done.stdout, done.stdout + done.stderr
+    assert done.returncode == 1
