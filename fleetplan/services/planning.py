@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from fleetplan.core.contract import validation_message
 from fleetplan.core.errors import FileTooLargeError, InputError
 from fleetplan.core.files import read_bounded
+from fleetplan.core.strict import refuse_duplicate_keys
 from fleetplan.planner.capacity import points_for_model
 from fleetplan.planner.economics import GpuFacts
 from fleetplan.planner.plan import plan
@@ -64,6 +65,7 @@ def load_scenario(
         raise FileTooLargeError(
             f"a scenario is small JSON; this file is over {max_bytes / 1e6:g} MB", file=name
         )
+    refuse_duplicate_keys(source, file=name)  # the last of two would win silently
     try:
         return Scenario.model_validate_json(source)
     except ValidationError as error:

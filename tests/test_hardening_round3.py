@@ -1,0 +1,102 @@
+"""Round three of hardening, away from the collector's requests: campaign and scenario files read
+as ingest reads files, look-alike GPU labels, foreign databases, and what the dashboard gives a
+scenario from a link."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from fleetplan.collectors.ray_campaign.campaign_file import load_campaign
+from fleetplan.core.contract import Run
+from fleetplan.core.errors import InputError
+from fleetplan.core.gpus import canonical_gpu
+from fleetplan.services.planning import load_scenario
+
+ROOT = Path(__file__).resolve().parents[1]
+PROBE = "    backend: openai\n    model: m\n    base_url: http://{node_ip}:8000\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("name: c\nprobes:\n  - name: a\n" + PROBE + "    args: &x {seed: 1}\n"
+         "  - name: b\n" + PROBE + "    args: *x\n", "anchors and aliases are not accepted"),
+        ("name: c\nname: d\nprobes:\n  - name: a\n" + PROBE, "the key 'name' is given twice"),
+        ("name: c\nprobes:\n  - name: \"a\\x1b[2Jb\"\n" + PROBE, "control or formatting"),
+        ("name: c\nprobes:\n  - name: \"a\\nb\"\n" + PROBE, "control or formatting"),
+        ("name: c\nprobes:\n  - name: \"a\\0b\"\n" + PROBE, "control or formatting"),
+        ("name: c\nprobes:\n  - name: a\n    backend: openai\n    model: m\n"
+         "    base_url: file:///etc/passwd\n", "is not an http:// or https:// URL"),
+        ("name: c\nprobes:\n  - name: a\n" + PROBE + "    args: {request_timeout: .inf}\n",
+         "--request-timeout: Input should be a finite number"),
+        ('{"name": "c", "name": "d", "probes": []}', "the key 'name' is given twice"),
+    ],
+)  # fmt: skip
+def test_a_campaign_file_is_read_by_ingests_rules(tmp_path, text, message):
+    path = tmp_path / ("campaign.json" if text.startswith("{") else "campaign.yaml")
+    path.write_text(text)
+    with pytest.raises(InputError, match="") as caught:
+        load_campaign(path)
+    assert message in str(caught.value)
+
+
+def test_the_example_campaign_still_loads():
+    assert load_campaign(ROOT / "examples" / "campaign.yaml").probes
+
+
+def test_a_billion_laughs_campaign_is_refused_before_it_expands(tmp_path):
+    laughs = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, "
+        f"*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]\n"
+        for i in range(9)
+    )
+    path = tmp_path / "laughs.yaml"
+    path.write_text(laughs)
+    with pytest.raises(InputError, match="anchors and aliases"):
+        load_campaign(path)
+
+
+def _scenario() -> dict:
+    return json.loads((ROOT / "examples" / "chat-batch-qwen14b.json").read_text())
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ('"rate_rps": 6.0', '"rate_rps": 6.0, "rate_rps": 600000'),
+        ('"objective": "cost"', '"objective": "cost", "objective": "carbon"'),
+    ],
+)
+def test_a_scenario_with_a_key_twice_is_refused_naming_it(old, new):
+    text = (ROOT / "examples" / "chat-batch-qwen14b.json").read_text()
+    assert old in text
+    with pytest.raises(InputError, match="is given twice in one object") as caught:
+        load_scenario(text.replace(old, new, 1).encode(), name="twice.json")
+    assert "twice.json" in str(caught.value)
+    assert load_scenario(text.encode(), name="once.json").classes
+
+
+@pytest.mark.parametrize(
+    "label",
+    ["RTX\u20104090", "RTX\u20114090", "\uff32\uff34\uff38 \uff14\uff10\uff19\uff10",
+     "NVIDIA GeForce RTX\u00a04090"],
+)  # fmt: skip
+def test_look_alike_dashes_and_full_width_letters_are_the_gpu_they_show(label):
+    assert canonical_gpu(label).gpu_id == "rtx-4090"
+
+
+def test_an_en_dash_is_a_dash():
+    assert canonical_gpu("H100\u2013PCIe").gpu_id == "h100-pcie"
+
+
+@pytest.mark.parametrize(("label", "imitated"), [("\u041d100 PCIe", "h100-pcie"),
+                                                  ("RT\u0425 4090", "rtx-4090")])  # fmt: skip
+def test_a_label_in_look_alike_letters_is_refused_not_a_gpu_of_its_own(label, imitated):
+    identity = canonical_gpu(label)
+    assert not identity.known and identity.lookalike_of == imitated
+    with pytest.raises(ValueError, match=f"looks like {imitated}"):
+        Run(tool="t", model="m", gpu_model=label, gpu_count=1,
+            points=[{"offered_rate_rps": 1.0, "completed": 1, "duration_s": 1.0}])  # fmt: skip
