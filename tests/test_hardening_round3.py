@@ -8,14 +8,19 @@ import json
 from pathlib import Path
 
 import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
 
 from fleetplan.collectors.ray_campaign.campaign_file import load_campaign
 from fleetplan.core.contract import Run
 from fleetplan.core.errors import InputError
 from fleetplan.core.gpus import canonical_gpu
-from fleetplan.services.planning import load_scenario
+from fleetplan.services.planning import PAGE_MAX_CHOICES, PAGE_TIME_LIMIT_S, load_scenario
+from fleetplan.services.scenario_link import scenario_to_link
+from fleetplan.warehouse.db import ENV_VAR
 
 ROOT = Path(__file__).resolve().parents[1]
+MAIN = str(ROOT / "app" / "main.py")
 PROBE = "    backend: openai\n    model: m\n    base_url: http://{node_ip}:8000\n"
 
 
@@ -100,3 +105,44 @@ def test_a_label_in_look_alike_letters_is_refused_not_a_gpu_of_its_own(label, im
     with pytest.raises(ValueError, match=f"looks like {imitated}"):
         Run(tool="t", model="m", gpu_model=label, gpu_count=1,
             points=[{"offered_rate_rps": 1.0, "completed": 1, "duration_s": 1.0}])  # fmt: skip
+
+
+def _link_app(monkeypatch, warehouse: Path, change) -> AppTest:
+    """The Plan page opened from a link holding the default scenario, changed by `change`."""
+    monkeypatch.setenv(ENV_VAR, str(warehouse))
+    st.cache_data.clear()
+    default = AppTest.from_file(MAIN, default_timeout=120)
+    default.run()
+    scenario = change(default.session_state["s_current"])
+    link = scenario_to_link(scenario)
+    assert link is not None
+    at = AppTest.from_file(MAIN, default_timeout=120)
+    at.query_params["s"] = link
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_a_link_asking_an_hour_of_solving_gets_the_dashboards_few_seconds(
+    monkeypatch, sample_warehouse_path
+):
+    at = _link_app(
+        monkeypatch, sample_warehouse_path, lambda s: s.model_copy(update={"time_limit_s": 3600})
+    )
+    said = f"the dashboard solves for at most {PAGE_TIME_LIMIT_S:g} s, not the 3600 s"
+    assert any(said in note for note in at.session_state["s_notes"])
+    assert any(said in note for note in at.session_state["s_result"].notes)
+
+
+def test_a_link_with_more_choices_than_the_page_plans_is_refused_saying_the_bound(
+    monkeypatch, sample_warehouse_path
+):
+    def many(scenario):
+        first = scenario.classes[0]
+        classes = [first.model_copy(update={"name": f"c{i}"}) for i in range(300)]
+        return scenario.model_copy(update={"classes": classes, "time_limit_s": 3600})
+
+    at = _link_app(monkeypatch, sample_warehouse_path, many)
+    errors = " ".join(e.value for e in at.error)
+    assert f"over the {PAGE_MAX_CHOICES} the dashboard plans" in errors
+    assert "s_result" not in at.session_state
