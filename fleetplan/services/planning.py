@@ -110,7 +110,7 @@ def plan_from_tables(
 # each solve stops after PAGE_TIME_LIMIT_S, and a scenario of more than PAGE_MAX_CHOICES traffic
 # classes x GPU configurations is refused. So a plan's work is bounded, also after its session
 # ends (a solve cannot be cancelled half-way). `fleetplan plan` gives a scenario its own limits.
-PAGE_TIME_LIMIT_S = 3.0
+PAGE_TIME_LIMIT_S = 10.0  # the default scenario's: a link may ask less, never more
 PAGE_MAX_CHOICES = 400
 
 
