@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import duckdb
 import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
@@ -18,6 +19,7 @@ from fleetplan.core.gpus import canonical_gpu
 from fleetplan.services.planning import PAGE_MAX_CHOICES, PAGE_TIME_LIMIT_S, load_scenario
 from fleetplan.services.scenario_link import scenario_to_link
 from fleetplan.warehouse.db import ENV_VAR
+from tests.support.processes import fleetplan
 
 ROOT = Path(__file__).resolve().parents[1]
 MAIN = str(ROOT / "app" / "main.py")
@@ -146,3 +148,20 @@ def test_a_link_with_more_choices_than_the_page_plans_is_refused_saying_the_boun
     errors = " ".join(e.value for e in at.error)
     assert f"over the {PAGE_MAX_CHOICES} the dashboard plans" in errors
     assert "s_result" not in at.session_state
+
+
+@pytest.mark.parametrize("table", ["sales", "runs"])
+@pytest.mark.parametrize("command", ["ingest", "benchmarks"])
+def test_another_applications_database_is_refused_and_left_unchanged(tmp_path, table, command):
+    path = tmp_path / "theirs.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute(f"CREATE TABLE {table} (x INTEGER)")
+    con.close()
+    before = path.read_bytes()
+    sample = next((ROOT / "sample_data" / "benchmarks").glob("*.json"))
+    extra = [sample] if command == "ingest" else []
+    done = fleetplan(command, "--warehouse", path, *extra)
+    assert done.returncode == 3, done.stderr
+    assert "another application's DuckDB database" in done.stderr and table in done.stderr
+    assert "Traceback" not in done.stderr
+    assert path.read_bytes() == before
