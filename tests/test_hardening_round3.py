@@ -16,9 +16,14 @@ from fleetplan.collectors.ray_campaign.campaign_file import load_campaign
 from fleetplan.core.contract import Run
 from fleetplan.core.errors import InputError
 from fleetplan.core.gpus import canonical_gpu
-from fleetplan.services.planning import PAGE_MAX_CHOICES, PAGE_TIME_LIMIT_S, load_scenario
+from fleetplan.services.planning import (
+    PAGE_MAX_CHOICES,
+    PAGE_TIME_LIMIT_S,
+    load_scenario,
+    plan_from_warehouse,
+)
 from fleetplan.services.scenario_link import scenario_to_link
-from fleetplan.warehouse.db import ENV_VAR
+from fleetplan.warehouse.db import ENV_VAR, Warehouse
 from tests.support.processes import fleetplan
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -165,3 +170,14 @@ def test_another_applications_database_is_refused_and_left_unchanged(tmp_path, t
     assert "another application's DuckDB database" in done.stderr and table in done.stderr
     assert "Traceback" not in done.stderr
     assert path.read_bytes() == before
+
+
+def test_a_class_that_rounds_to_no_server_is_noted(sample_warehouse_path):
+    data = _scenario()
+    data["classes"][0]["rate_rps"] = 1e-6
+    scenario = load_scenario(json.dumps(data).encode(), name="tiny.json")
+    with Warehouse.open(sample_warehouse_path) as wh:
+        result = plan_from_warehouse(wh, scenario)
+    name = data["classes"][0]["name"]
+    assert not any(p.traffic_class == name for p in result.recommended.pools)
+    assert any(n.startswith(f"{name}: 1e-06 req/s rounds to no server") for n in result.notes)
