@@ -4,6 +4,7 @@ scenario from a link."""
 
 from __future__ import annotations
 
+import errno
 import json
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from fleetplan.services.planning import (
 )
 from fleetplan.services.scenario_link import scenario_to_link
 from fleetplan.warehouse.db import ENV_VAR, Warehouse
+from fleetplan.warehouse.preview import unexpected_error
 from tests.support.processes import fleetplan
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -181,3 +183,30 @@ def test_a_class_that_rounds_to_no_server_is_noted(sample_warehouse_path):
     name = data["classes"][0]["name"]
     assert not any(p.traffic_class == name for p in result.recommended.pools)
     assert any(n.startswith(f"{name}: 1e-06 req/s rounds to no server") for n in result.notes)
+
+
+def test_a_link_out_of_an_ingested_folder_is_not_followed_nor_its_bytes_shown(tmp_path):
+    secret = tmp_path / "secret"
+    secret.write_text("root:$6$hashhashhash:19000:0:99999:7:::\n")
+    folder = tmp_path / "results"
+    folder.mkdir()
+    (folder / "shadow.json").symlink_to(secret)
+    (folder / "odd.json").write_text("root:$6$otherhash:19000\nuser:x\n")
+    done = fleetplan("ingest", "--warehouse", tmp_path / "wh.duckdb", folder)
+    assert "shadow.json" not in done.stdout and "not following" in done.stderr
+    assert "odd.json" in done.stdout and "rejected" in done.stdout
+    assert "hash" not in done.stdout + done.stderr
+
+
+def test_a_warehouse_path_over_the_systems_limit_is_a_message(tmp_path):
+    done = fleetplan("benchmarks", "--warehouse", tmp_path / ("w" * 300 + ".duckdb"))
+    assert done.returncode == 3 and "File name too long" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_full_disk_says_the_disk_is_full():
+    assert unexpected_error(OSError(errno.ENOSPC, "No space left on device")).startswith(
+        "the disk is full"
+    )
+    message = 'TransactionException: Failed to commit: could not write: "No space left on device"'
+    assert "disk is full" in unexpected_error(RuntimeError(message))

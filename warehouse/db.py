@@ -59,7 +59,13 @@ def utc_now() -> datetime:
 
 def check_path(path: Path, *, read_only: bool) -> None:
     """Refuse, before DuckDB sees it, a path that is neither a DuckDB database nor a new file."""
-    if path.exists():
+    try:
+        exists = path.exists()
+    except OSError as error:  # a name over the system's limit, a loop of links
+        raise WarehouseError(
+            f"cannot open the warehouse {path}: {error.strerror or error}"
+        ) from None
+    if exists:
         if path.is_dir():
             raise WarehouseError(
                 f"cannot open the warehouse {path}: it is a folder; give {_OPTION} a file "
