@@ -134,10 +134,14 @@ def server_main(cases: int, seed: int) -> int:
     bugs: Counter = Counter()
     clean_s, clean_failed = asyncio.run(_serve_and_read(cases, seed, False, bugs))
     fuzz_s, fuzz_failed = asyncio.run(_serve_and_read(cases, seed, True, bugs))
-    print(f"clean:   {cases} completions in {clean_s:.2f} s = {cases / clean_s:,.0f} req/s "
-          f"({clean_failed} failed)")  # fmt: skip
-    print(f"mutated: {cases} completions in {fuzz_s:.2f} s = {cases / fuzz_s:,.0f} req/s "
-          f"({fuzz_failed} failed with a reason, {cases - fuzz_failed} still valid)")  # fmt: skip
+    print(
+        f"clean:   {cases} completions in {clean_s:.2f} s = {cases / clean_s:,.0f} req/s "
+        f"({clean_failed} failed)"
+    )
+    print(
+        f"mutated: {cases} completions in {fuzz_s:.2f} s = {cases / fuzz_s:,.0f} req/s "
+        f"({fuzz_failed} failed with a reason, {cases - fuzz_failed} still valid)"
+    )
     print(f"ratio (mutated time / clean time per request): {fuzz_s / clean_s:.2f}")
     for where, count in bugs.most_common():
         print(f"UNEXPECTED {where}: {count} case(s)")

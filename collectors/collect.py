@@ -28,7 +28,7 @@ from fleetplan.collectors.events import level_started
 from fleetplan.collectors.loadgen import LevelOutcome, arrival_offsets, run_level
 from fleetplan.collectors.openai_client import Endpoint
 from fleetplan.collectors.prompts import PromptPool, Tokenizer, make_prompts
-from fleetplan.collectors.requests_log import RequestResult, level_point
+from fleetplan.collectors.requests_log import RequestResult, impossible_figures, level_point
 from fleetplan.collectors.run_file import CollectResult, RunSetup, RunWriter, collector_run
 from fleetplan.collectors.search import Measured, SearchOutcome, SearchPlan, find_capacity
 from fleetplan.collectors.suite import Suite, TokenShape
@@ -289,27 +289,6 @@ def _level_problems(
             "levels not run"
         )
     return problems, outcome.interrupted or outcome.unreachable
-
-
-# No GPU decodes one stream faster than this: a level whose streams came faster was buffered or
-# forged, and its token timings measure nothing.
-MAX_STREAM_TPS = 20_000.0
-
-
-def impossible_figures(results: list[RequestResult]) -> list[str]:
-    """Why a level's figures cannot be physical, if they cannot."""
-    rates = [
-        (r.output_tokens - 1) / max(r.e2el_s - r.ttft_s, 1e-12)
-        for r in results
-        if r.ok and r.output_tokens > 1 and r.e2el_s is not None and r.ttft_s is not None
-    ]
-    if rates and float(np.median(rates)) > MAX_STREAM_TPS:
-        return [
-            f"the median stream decoded {min(float(np.median(rates)), 1e12):.3g} tokens/s, over "
-            f"the {MAX_STREAM_TPS:,.0f} tokens/s no GPU exceeds: the server's timings are not "
-            "physical (buffered or forged)"
-        ]
-    return []
 
 
 def _check_lengths(results: list[RequestResult], shape: TokenShape, where: str) -> list[str]:

@@ -70,8 +70,7 @@ def level_point(
     complete: bool = True,
     energy: Energy | None = None,
 ) -> Point:
-    """Throughputs over the level's wall time; latency statistics by fleetplan's definitions.
-    Times are kept to the microsecond (`compact`), statistics computed from what is kept."""
+    """Throughputs over wall time, latency statistics by fleetplan's definitions (`compact`)."""
     energy = energy or Energy()
     results = [compact(r) for r in results]
     ok = [r for r in results if r.ok]
@@ -121,3 +120,24 @@ def level_point(
         requests=log,
         **stats,
     )
+
+
+# No GPU decodes one stream faster than this: a level whose streams came faster was buffered or
+# forged, and its token timings measure nothing.
+MAX_STREAM_TPS = 20_000.0
+
+
+def impossible_figures(results: list[RequestResult]) -> list[str]:
+    """Why a level's figures cannot be physical, if they cannot."""
+    rates = [
+        (r.output_tokens - 1) / max(r.e2el_s - r.ttft_s, 1e-12)
+        for r in results
+        if r.ok and r.output_tokens > 1 and r.e2el_s is not None and r.ttft_s is not None
+    ]
+    if rates and float(np.median(rates)) > MAX_STREAM_TPS:
+        return [
+            f"the median stream decoded {min(float(np.median(rates)), 1e12):.3g} tokens/s, over "
+            f"the {MAX_STREAM_TPS:,.0f} tokens/s no GPU exceeds: the server's timings are not "
+            "physical (buffered or forged)"
+        ]
+    return []
