@@ -20,7 +20,7 @@ import streamlit as st
 from fleetplan.core.errors import WarehouseError
 from fleetplan.planner.economics import GpuFacts
 from fleetplan.planner.results import Plan
-from fleetplan.services.planning import facts_from_catalog, load_scenario, plan_from_tables
+from fleetplan.services.planning import facts_from_catalog, load_scenario, plan_on_the_page
 from fleetplan.warehouse import queries
 from fleetplan.warehouse.db import Warehouse, resolve_path
 
@@ -179,7 +179,7 @@ def facts() -> dict[str, GpuFacts]:
 @st.cache_data(show_spinner=False, max_entries=64)
 def _plan_for(scenario_json: str, key: Stamp) -> Plan:
     scenario = load_scenario(scenario_json.encode(), name="scenario")
-    return plan_from_tables(scenario, points(), catalog())
+    return plan_on_the_page(scenario, points(), catalog())  # the page's own limits
 
 
 def plan_for(scenario_json: str) -> Plan:

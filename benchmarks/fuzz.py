@@ -9,11 +9,20 @@ is than a good one: refusals should come fast (limits are checked before parsing
 files that parse but contradict themselves (warehouse.consistency) are counted apart.
 
     python benchmarks/fuzz.py --cases 2000
+    python benchmarks/fuzz.py --server --cases 2000
+
+`--server`: the hostile-server mode. A streaming OpenAI-compatible server on 127.0.0.1 answers
+each completion with one of its SSE chunks (a token or the usage) mutated as a file is, and the
+collector's client (collectors.openai_client) reads it: against the same answers unmutated, in
+requests per second. A case is handled when the client returns (a failure is data); a bug is an
+exception out of the client, or a success whose numbers are not what was asked (output tokens
+other than max_tokens with ignore_eos, or a time below zero).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import sys
 import time
@@ -52,11 +61,102 @@ def run(cases: list[tuple[str, bytes]], bugs: Counter, why: Counter) -> tuple[fl
     return time.perf_counter() - start, refused
 
 
+MAX_TOKENS = 8
+
+
+def _honest_lines(i: int) -> list[bytes]:
+    chunks = [
+        {"choices": [{"index": 0, "text": f" t{t}", "finish_reason": None}]}
+        for t in range(MAX_TOKENS)
+    ]
+    usage = {"prompt_tokens": 4, "completion_tokens": MAX_TOKENS, "total_tokens": 4 + MAX_TOKENS}
+    chunks.append({"choices": [], "usage": usage})
+    return [json.dumps(chunk).encode() for chunk in chunks]
+
+
+async def _serve_and_read(cases: int, seed: int, mutated: bool, bugs: Counter) -> tuple[float, int]:
+    """Seconds for `cases` completions read by the collector's client, and how many failed."""
+    from aiohttp import web
+
+    from fleetplan.collectors.openai_client import Endpoint, new_session, stream_completion
+    from fleetplan.collectors.vllm_server import free_port
+
+    rng = random.Random(seed)
+    answers = []
+    for i in range(cases):
+        lines = _honest_lines(i)
+        if mutated:
+            which = rng.randrange(len(lines))
+            lines[which] = mutate(lines[which], rng).replace(b"\n", b" ")
+        answers.append(b"".join(b"data: " + line + b"\n\n" for line in lines) + b"data: [DONE]\n\n")
+
+    async def completions(request: web.Request) -> web.StreamResponse:
+        body = await request.json()
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        try:
+            await response.write(answers[int(body["prompt"])])
+            await response.write_eof()
+        except ConnectionError:
+            pass
+        return response
+
+    app = web.Application(client_max_size=1 << 20)
+    app.add_routes([web.post("/v1/completions", completions)])
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    port = free_port()
+    await web.TCPSite(runner, "127.0.0.1", port).start()
+    endpoint = Endpoint(f"http://127.0.0.1:{port}", "fuzz", request_timeout_s=5)
+    failed = 0
+    start = time.perf_counter()
+    async with new_session(endpoint, 16) as session:
+        for i in range(cases):
+            try:
+                result = await stream_completion(
+                    session, endpoint, str(i), input_tokens=4, max_tokens=MAX_TOKENS
+                )
+            except Exception as error:  # out of the client: a bug
+                bugs[f"{type(error).__name__} out of stream_completion"] += 1
+                continue
+            if not result.ok:
+                failed += 1
+            elif result.output_tokens != MAX_TOKENS or min([*result.itl_s, result.ttft_s]) < 0:
+                bugs[f"accepted {result.output_tokens} output tokens for {MAX_TOKENS}"] += 1
+    elapsed = time.perf_counter() - start
+    await runner.cleanup()
+    return elapsed, failed
+
+
+def server_main(cases: int, seed: int) -> int:
+    import asyncio
+
+    bugs: Counter = Counter()
+    clean_s, clean_failed = asyncio.run(_serve_and_read(cases, seed, False, bugs))
+    fuzz_s, fuzz_failed = asyncio.run(_serve_and_read(cases, seed, True, bugs))
+    print(
+        f"clean:   {cases} completions in {clean_s:.2f} s = {cases / clean_s:,.0f} req/s "
+        f"({clean_failed} failed)"
+    )
+    print(
+        f"mutated: {cases} completions in {fuzz_s:.2f} s = {cases / fuzz_s:,.0f} req/s "
+        f"({fuzz_failed} failed with a reason, {cases - fuzz_failed} still valid)"
+    )
+    print(f"ratio (mutated time / clean time per request): {fuzz_s / clean_s:.2f}")
+    for where, count in bugs.most_common():
+        print(f"UNEXPECTED {where}: {count} case(s)")
+    print(f"unexpected errors: {sum(bugs.values())}")
+    return 1 if bugs or clean_failed else 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cases", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--server", action="store_true", help="the hostile-server mode")
     args = parser.parse_args()
+    if args.server:
+        return server_main(args.cases, args.seed)
 
     seeds = seed_files()
     labels = sorted(seeds)

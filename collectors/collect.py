@@ -13,12 +13,14 @@ import asyncio
 import dataclasses
 import math
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TextIO
 
 import numpy as np
+from pydantic import ValidationError
 from tqdm import tqdm
 
 from fleetplan.collectors.errors import CollectError
@@ -26,12 +28,12 @@ from fleetplan.collectors.events import level_started
 from fleetplan.collectors.loadgen import LevelOutcome, arrival_offsets, run_level
 from fleetplan.collectors.openai_client import Endpoint
 from fleetplan.collectors.prompts import PromptPool, Tokenizer, make_prompts
-from fleetplan.collectors.requests_log import RequestResult, level_point
-from fleetplan.collectors.run_file import CollectResult, RunSetup, collector_run, write_run_file
+from fleetplan.collectors.requests_log import RequestResult, impossible_figures, level_point
+from fleetplan.collectors.run_file import CollectResult, RunSetup, RunWriter, collector_run
 from fleetplan.collectors.search import Measured, SearchOutcome, SearchPlan, find_capacity
 from fleetplan.collectors.suite import Suite, TokenShape
 from fleetplan.collectors.telemetry import Telemetry
-from fleetplan.core.contract import Point
+from fleetplan.core.contract import Point, Run, validation_message
 
 # A level whose later sends are behind their schedule by over 5 % of its arrival span offered
 # less than its rate: the client, not the server, set the pace.
@@ -83,10 +85,17 @@ def _rate_label(rate: float) -> str:
 
 
 def run_shape(
-    target: Target, shape: TokenShape, suite: Suite, telemetry: Telemetry, *, stream: TextIO
+    target: Target,
+    shape: TokenShape,
+    suite: Suite,
+    telemetry: Telemetry,
+    *,
+    stream: TextIO,
+    on_level: Callable[[list[Point]], None] = lambda points: None,
 ) -> tuple[list[Point], list[str], bool]:
     """Warm-up, then each load level in increasing order. Stops at the first level the server
-    could not finish (it died or stopped answering) or at Ctrl-C, keeping what was measured."""
+    could not finish (it died or stopped answering) or at Ctrl-C, keeping what was measured
+    (`on_level` is told the shape's points after each level)."""
     prompts = make_prompts(
         target.tokenizer, suite.num_requests + suite.warmup_requests, shape.input_len, suite.seed
     )
@@ -109,6 +118,7 @@ def run_shape(
                 stream=stream,
             )
             points.append(point)
+            on_level(points)
             level_problems, stopped = _level_problems(outcome, point, shape, rate)
             problems += level_problems
             if stopped:
@@ -158,6 +168,7 @@ def search_shape(
     plan: SearchPlan,
     *,
     stream: TextIO,
+    on_level: Callable[[list[Point]], None] = lambda points: None,
 ) -> ShapeSearch:
     """Warm-up, then the capacity search's levels (collectors.search), each measured as a
     suite's level is: same prompts from the start of one pool, energy window, progress bar."""
@@ -180,6 +191,7 @@ def search_shape(
             stream=stream,
         )
         found.points.append(point)
+        on_level(found.points)
         problems, stopped = _level_problems(outcome, point, shape, rate)
         found.problems.extend(problems)
         lag = None if stopped else client_lag(outcome, rate, suite, level, shape)
@@ -241,13 +253,14 @@ def _measure_level(
         bar.close()
     # A level with failed requests did not measure what it set out to: incomplete.
     failed_any = any(not r.ok for r in outcome.results)
+    outcome.notes.extend(impossible_figures(outcome.results))
     point = level_point(
         outcome.results,
         duration_s=outcome.duration_s,
         offered_rate_rps=rate,
         max_concurrency=suite.max_concurrency,
         burstiness=suite.burstiness,
-        complete=not (outcome.interrupted or outcome.unreachable or failed_any),
+        complete=not (outcome.interrupted or outcome.unreachable or failed_any or outcome.notes),
         energy=energy,
     )
     return outcome, point
@@ -259,6 +272,7 @@ def _level_problems(
     """What went wrong at a level, in words, and whether the shape stops there."""
     where = f"{shape.name} at {_rate_label(rate)}"
     problems = _check_lengths(outcome.results, shape, where)
+    problems += [f"{where}: {note}; level marked incomplete" for note in outcome.notes]
     if point.failed:
         first = next(r.error for r in outcome.results if not r.ok)
         problems.append(
@@ -306,22 +320,35 @@ def collect(
     stream: TextIO = sys.stderr,
     search: SearchPlan | None = None,
 ) -> CollectResult:
-    """Measure every token shape of the suite, or search each one's capacity (`search`), and
-    write the run file (also when interrupted)."""
+    """Measure every token shape of the suite, or search each one's capacity (`search`). The
+    run file is checked before the first request (where it goes, what it will record) and
+    written after every level, so whatever ends the collection, what was measured is kept."""
     started = datetime.now(UTC)
     metadata = _metadata(target, suite, telemetry, setup)
     if search is not None:
         metadata["num_requests"] = f"at least {search.min_requests} per level (capacity search)"
     setup = dataclasses.replace(setup, metadata=metadata)
-    runs, problems, searches, stopped = [], [], [], False
     for shape in suite.shapes:
+        check_setup(shape, setup, started)
+    writer = RunWriter(out_dir, started, setup.file_name())
+    runs: list[Run] = []
+    problems: list[str] = []
+    searches: list[tuple[str, SearchOutcome]] = []
+    stopped = False
+    for shape in suite.shapes:
+
+        def write(points: list[Point], shape: TokenShape = shape) -> None:
+            writer.write([*runs, collector_run(shape, setup, started, points)])
+
         if search is None:
             points, shape_problems, stopped = run_shape(
-                target, shape, suite, telemetry, stream=stream
+                target, shape, suite, telemetry, stream=stream, on_level=write
             )
             shape_setup = setup
         else:
-            found = search_shape(target, shape, suite, telemetry, search, stream=stream)
+            found = search_shape(
+                target, shape, suite, telemetry, search, stream=stream, on_level=write
+            )
             points, shape_problems, stopped = found.points, found.problems, found.outcome.stopped
             searches.append((shape.name, found.outcome))
             shape_setup = dataclasses.replace(
@@ -332,8 +359,19 @@ def collect(
             runs.append(collector_run(shape, shape_setup, started, points))
         if stopped:
             break
-    path, run_file = write_run_file(runs, out_dir, started, setup.file_name())
-    return CollectResult(path, run_file, problems, interrupted=stopped, searches=searches)
+    run_file = writer.write(runs)
+    return CollectResult(writer.path, run_file, problems, interrupted=stopped, searches=searches)
+
+
+def check_setup(shape: TokenShape, setup: RunSetup, started: datetime) -> None:
+    """Refuse, before the first request, a run that its run file could not record (a GPU
+    count, a name or a version the contract refuses): measured levels are never lost to it."""
+    placeholder = Point(offered_rate_rps=1.0, requests_sent=1, completed=1, duration_s=1.0)
+    try:
+        collector_run(shape, setup, started, [placeholder])
+    except ValidationError as error:
+        message = validation_message(error).detail
+        raise CollectError(f"this run could not be recorded: {message}") from None
 
 
 def _metadata(target: Target, suite: Suite, telemetry: Telemetry, setup: RunSetup) -> dict:

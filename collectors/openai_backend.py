@@ -4,6 +4,7 @@ the suite (collectors.collect). `--backend vllm` ends here too, with the server 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -14,42 +15,58 @@ from fleetplan.collectors.errors import CollectError
 from fleetplan.collectors.hardware import Hardware, telemetry_for
 from fleetplan.collectors.openai_client import Endpoint
 from fleetplan.collectors.options import CollectOptions
+from fleetplan.collectors.preflight import CHECK_DEADLINE_S, NoAnswer, fetch_json, shown
 from fleetplan.collectors.prompts import LocalTokenizer, ServerTokenizer
 from fleetplan.collectors.run_file import CollectResult, RunSetup
 
 
-def check_server(endpoint: Endpoint, timeout_s: float = 5.0) -> dict:
-    """Fail in seconds, with the reason, when no server answers; returns /v1/models."""
+def check_server(endpoint: Endpoint, timeout_s: float = CHECK_DEADLINE_S) -> dict:
+    """Fail in seconds, with the reason, when no server answers or it does not serve the
+    model; returns /v1/models."""
     url = endpoint.base_url.rstrip("/") + "/v1/models"
     try:
-        response = requests.get(url, timeout=timeout_s, headers=endpoint.headers())
+        status, answer = fetch_json("GET", url, headers=endpoint.headers(), deadline_s=timeout_s)
     except requests.ConnectionError:
         raise CollectError(
             f"no server answers at {endpoint.base_url} (connection refused)"
         ) from None
-    except requests.Timeout:
+    except NoAnswer as error:
+        raise CollectError(f"the server at {endpoint.base_url} failed its check: {error}") from None
+    if status != 200:
+        raise CollectError(f"{url} answered HTTP {status}: is this an OpenAI-compatible server?")
+    data = answer.get("data") if isinstance(answer, dict) else None
+    if not isinstance(data, list):
         raise CollectError(
-            f"the server at {endpoint.base_url} did not answer within {timeout_s:g} s"
-        ) from None
-    if response.status_code != 200:
-        raise CollectError(
-            f"{url} answered HTTP {response.status_code}: is this an OpenAI-compatible server?"
+            f"{url} did not answer with an OpenAI model list (a JSON object with `data`): is "
+            "this an OpenAI-compatible server?"
         )
-    models = [m.get("id") for m in response.json().get("data", [])]
+    models = [m.get("id") for m in data if isinstance(m, dict)]
     if endpoint.model not in models:
+        served = ", ".join(shown(m) for m in models[:10]) or "no model"
         raise CollectError(
-            f"the server serves {', '.join(map(str, models)) or 'no model'}, "
-            f"not {endpoint.model!r}: pass --model with one of those"
+            f"the server serves {served}, not {shown(endpoint.model)!r}: pass --model with one "
+            "of those"
         )
-    return response.json()
+    return answer
 
 
-def server_version(endpoint: Endpoint) -> str | None:
+# What a run records as the engine's version: a short plain string ("0.6.3.post1").
+_VERSION = re.compile(r"^[\w.+-]{1,100}$")
+
+
+def server_version(endpoint: Endpoint) -> tuple[str | None, str | None]:
+    """The version /version reports, and why it is not recorded when it is not (a number, an
+    object, 5,000 characters, escape codes: the run records the version as unknown)."""
     try:
-        response = requests.get(endpoint.base_url.rstrip("/") + "/version", timeout=5)
-        return response.json().get("version") if response.ok else None
-    except (requests.RequestException, ValueError):
-        return None
+        status, answer = fetch_json("GET", endpoint.base_url.rstrip("/") + "/version")
+    except (requests.ConnectionError, NoAnswer):
+        return None, None
+    if status != 200 or answer is None:
+        return None, None
+    version = answer.get("version") if isinstance(answer, dict) else None
+    if isinstance(version, str) and _VERSION.match(version):
+        return version, None
+    return None, f"the server's /version is {shown(answer)}: the engine version is not recorded"
 
 
 def collect_openai(
@@ -80,7 +97,11 @@ def collect_openai(
     telemetry = telemetry_for(options.hardware)
     try:
         hardware = Hardware.resolve(options.hardware.gpu, options.hardware.gpu_count, telemetry)
-        version = engine_version or server_version(endpoint)
+        version, version_problem = (
+            (engine_version, None) if engine_version else server_version(endpoint)
+        )
+        if version_problem:
+            metadata = {**(metadata or {}), "engine_version_note": version_problem}
         setup = RunSetup(
             hardware=hardware,
             model=options.model,

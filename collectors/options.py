@@ -17,15 +17,38 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+from urllib.parse import urlparse
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from fleetplan.collectors.suite import Suite, TokenShape, parse_rates, standard_suite
 from fleetplan.core.errors import InputError
+from fleetplan.core.text import PlainName, plain_name, printable
 
 if TYPE_CHECKING:
     from fleetplan.collectors.search import SearchPlan
+
+MAX_TIMEOUT_S = 7 * 24 * 3600.0  # a week: any longer is no timeout at all
+# what a run records as a name (core.contract.Text): plain, one line, at most 500 characters
+_Name = Annotated[str, Field(min_length=1, max_length=500), PlainName]
+
+
+def http_url(url: str) -> str:
+    """An http(s) URL of a server (not file://, not a bare path), plain text."""
+    plain_name(url)
+    if urlparse(url).scheme not in {"http", "https"} or not urlparse(url).netloc:
+        raise ValueError(f"{printable(url)[:80]!r} is not an http:// or https:// URL")
+    return url
+
 
 BACKEND_NAMES = ("openai", "vllm", "torch")
 BackendName = Literal["openai", "vllm", "torch"]
@@ -90,11 +113,12 @@ class MeasureOptions(_Group):
 class ServerOptions(_Group):
     """The OpenAI-compatible server (openai; vllm fills in the one it starts)."""
 
-    base_url: str | None = None
+    base_url: Annotated[str, Field(max_length=2000), AfterValidator(http_url)] | None = None
     tokenizer: str | None = None
     api_key: str | None = None
     no_ignore_eos: bool = False
-    request_timeout: float = Field(600.0, gt=0)
+    # a request fails after this long without a token (and DEADLINE_FACTOR times it in all)
+    request_timeout: float = Field(600.0, gt=0, le=MAX_TIMEOUT_S, allow_inf_nan=False)
 
 
 class EngineOptions(_Group):
@@ -103,7 +127,7 @@ class EngineOptions(_Group):
     tensor_parallel_size: int = Field(1, ge=1)
     load_format: str | None = None
     port: int | None = Field(None, ge=1)
-    startup_timeout: float = Field(900.0, gt=0)
+    startup_timeout: float = Field(900.0, gt=0, le=MAX_TIMEOUT_S, allow_inf_nan=False)
     engine_arg: tuple[str, ...] = ()
 
     @field_validator("engine_arg", mode="before")
@@ -115,8 +139,8 @@ class EngineOptions(_Group):
 class HardwareOptions(_Group):
     """What the server runs on, and whether NVML measures its energy."""
 
-    gpu: str | None = None
-    gpu_count: int | None = Field(None, ge=1)
+    gpu: _Name | None = None
+    gpu_count: int | None = Field(None, ge=1, le=4096)  # a run's bound (core.contract.Run)
     telemetry: Literal["auto", "off"] = "auto"
 
     @field_validator("telemetry", mode="before")
@@ -207,8 +231,8 @@ class CollectOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     backend: BackendName
-    model: str | None = Field(None, min_length=1)
-    dtype: str | None = None  # the model's dtype (vllm, torch)
+    model: _Name | None = None
+    dtype: _Name | None = None  # the model's dtype (vllm, torch)
     measure: MeasureOptions = MeasureOptions()
     search: SearchOptions = SearchOptions()
     server: ServerOptions = ServerOptions()
@@ -291,7 +315,7 @@ def _named(error: ValidationError) -> InputError:
     names = [part for part in first["loc"] if part in _GROUP_OF]
     message = first["msg"].removeprefix("Value error, ")
     if first["type"] not in {"missing", "value_error", "assertion_error"}:
-        shown = repr(first.get("input"))
+        shown = printable(repr(first.get("input")))
         message += f", got {shown[:77] + '...' if len(shown) > 80 else shown}"
     return InputError(f"{flag(str(names[-1]))}: {message}" if names else message)
 

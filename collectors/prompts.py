@@ -13,6 +13,7 @@ from typing import Protocol
 
 import requests
 
+from fleetplan.collectors.preflight import NoAnswer, fetch_json, shown
 from fleetplan.core.errors import FleetplanError
 
 # Plain, common words: stable under most tokenizers, no special tokens.
@@ -67,42 +68,65 @@ class ServerTokenizer:
     def __init__(self, base_url: str, model: str, timeout_s: float = 30.0):
         self.base_url, self.model, self.timeout_s = base_url.rstrip("/"), model, timeout_s
 
-    def _post(self, path: str, payload: dict) -> dict:
+    def _post(self, path: str, payload: dict, key: str) -> object:
+        url = f"{self.base_url}{path}"
         try:
-            response = requests.post(f"{self.base_url}{path}", json=payload, timeout=self.timeout_s)
-        except requests.RequestException as error:
-            raise PromptError(f"cannot reach {self.base_url}{path}: {error}") from None
-        if response.status_code != 200:
+            status, answer = fetch_json("POST", url, payload=payload, deadline_s=self.timeout_s)
+        except (requests.RequestException, NoAnswer) as error:
+            raise PromptError(f"cannot reach {url}: {shown(str(error), 200)}") from None
+        if status != 200:
             raise PromptError(
-                f"{self.base_url}{path} answered HTTP {response.status_code}: the server has no "
-                "tokenize endpoint; pass the model's tokenizer with --tokenizer"
+                f"{url} answered HTTP {status}: the server has no tokenize endpoint; pass the "
+                "model's tokenizer with --tokenizer"
             )
-        return response.json()
+        if not isinstance(answer, dict) or key not in answer:
+            raise PromptError(
+                f"{url} answered {shown(answer)}, not an object with `{key}`: pass the model's "
+                "tokenizer with --tokenizer"
+            )
+        return answer[key]
 
     def encode(self, text: str) -> list[int]:
-        return self._post(
-            "/tokenize", {"model": self.model, "prompt": text, "add_special_tokens": False}
-        )["tokens"]
+        payload = {"model": self.model, "prompt": text, "add_special_tokens": False}
+        ids = self._post("/tokenize", payload, "tokens")
+        if not isinstance(ids, list) or not all(
+            isinstance(i, int) and not isinstance(i, bool) for i in ids
+        ):
+            raise PromptError(f"{self.base_url}/tokenize gave {shown(ids)}, not a list of ids")
+        return ids
 
     def decode(self, ids: Sequence[int]) -> str:
-        return self._post("/detokenize", {"model": self.model, "tokens": list(ids)})["prompt"]
+        text = self._post("/detokenize", {"model": self.model, "tokens": list(ids)}, "prompt")
+        if not isinstance(text, str):
+            raise PromptError(f"{self.base_url}/detokenize gave {shown(text)}, not a text")
+        return text
 
 
 def exact_prompt(tokenizer: Tokenizer, length: int, rng: random.Random, attempts: int = 8) -> str:
-    """A text of exactly `length` tokens."""
-    words = []
+    """A text of exactly `length` tokens. Every loop is bounded: a tokenizer that gives too
+    few tokens for the words (none, or a constant) is refused, not waited on."""
     for _ in range(attempts):
-        while True:
+        words: list[str] = []
+        for _grow in range(_MAX_GROWTH):
             words += rng.choices(_WORDS, k=max(16, length))
             ids = tokenizer.encode(" ".join(words))
             if len(ids) >= length + 8:
                 break
+        else:
+            raise PromptError(
+                f"the tokenizer gave {len(ids)} tokens for {len(words)} words: it cannot make a "
+                f"prompt of {length} tokens (is it the model's tokenizer?)"
+            )
         for cut in (length, length - 1, length + 1, length - 2, length + 2):
             text = tokenizer.decode(ids[:cut])
             if len(tokenizer.encode(text)) == length:
                 return text
-        words = []
     raise PromptError(f"could not make a prompt of exactly {length} tokens with this tokenizer")
+
+
+# Words are added `max(16, length)` at a time; a tokenizer gives at least a token a word or so,
+# so a few rounds always reach the length: more mean the tokenizer is not counting the words.
+_MAX_GROWTH = 8
 
 
 def make_prompts(tokenizer: Tokenizer, count: int, length: int, seed: int) -> list[tuple[str, int]]:

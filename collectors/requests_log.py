@@ -39,6 +39,27 @@ class Energy:
     utilization_pct: float | None = None
 
 
+TIME_DECIMALS = 6  # seconds to the microsecond: finer than a client's clock is precise
+
+
+def compact(result: RequestResult) -> RequestResult:
+    """A result with its times rounded to `TIME_DECIMALS`: a gap of 0.012345 s is written in
+    9 characters, not 20 (the standard suite's per-request data then fits the import limit)."""
+
+    def rounded(value: float | None) -> float | None:
+        return None if value is None else round(value, TIME_DECIMALS)
+
+    return RequestResult(
+        start_s=round(result.start_s, TIME_DECIMALS),
+        ttft_s=rounded(result.ttft_s),
+        itl_s=[round(gap, TIME_DECIMALS) for gap in result.itl_s],
+        e2el_s=rounded(result.e2el_s),
+        input_tokens=result.input_tokens,
+        output_tokens=result.output_tokens,
+        error=result.error,
+    )
+
+
 def level_point(
     results: list[RequestResult],
     *,
@@ -49,8 +70,9 @@ def level_point(
     complete: bool = True,
     energy: Energy | None = None,
 ) -> Point:
-    """Throughputs over the level's wall time; latency statistics by fleetplan's definitions."""
+    """Throughputs over wall time, latency statistics by fleetplan's definitions (`compact`)."""
     energy = energy or Energy()
+    results = [compact(r) for r in results]
     ok = [r for r in results if r.ok]
     input_tokens = sum(r.input_tokens for r in ok)
     output_tokens = sum(r.output_tokens for r in ok)
@@ -98,3 +120,24 @@ def level_point(
         requests=log,
         **stats,
     )
+
+
+# No GPU decodes one stream faster than this: a level whose streams came faster was buffered or
+# forged, and its token timings measure nothing.
+MAX_STREAM_TPS = 20_000.0
+
+
+def impossible_figures(results: list[RequestResult]) -> list[str]:
+    """Why a level's figures cannot be physical, if they cannot."""
+    rates = [
+        (r.output_tokens - 1) / max(r.e2el_s - r.ttft_s, 1e-12)
+        for r in results
+        if r.ok and r.output_tokens > 1 and r.e2el_s is not None and r.ttft_s is not None
+    ]
+    if rates and float(np.median(rates)) > MAX_STREAM_TPS:
+        return [
+            f"the median stream decoded {min(float(np.median(rates)), 1e12):.3g} tokens/s, over "
+            f"the {MAX_STREAM_TPS:,.0f} tokens/s no GPU exceeds: the server's timings are not "
+            "physical (buffered or forged)"
+        ]
+    return []

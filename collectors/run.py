@@ -23,6 +23,7 @@ from fleetplan.collectors.run_file import CollectResult, summary_table
 from fleetplan.collectors.torch_backend import collect_torch
 from fleetplan.collectors.vllm_server import collect_vllm
 from fleetplan.core.exits import EXIT_INFEASIBLE, EXIT_INTERRUPTED, EXIT_OK, EXIT_PROBLEMS
+from fleetplan.core.text import printable
 
 Backend = Callable[[CollectOptions, Path], CollectResult]
 BACKENDS: dict[str, Backend] = {
@@ -60,12 +61,16 @@ def run_collect(options: CollectOptions, *, out: Path, ingest: IngestOptions | N
         print(summary_table(result.run_file))
     print(f"run file: {result.path}")
     for problem in result.problems:
-        print(f"problem: {problem}", file=sys.stderr)
+        print(f"problem: {printable(problem)}", file=sys.stderr)
+    code = exit_code(result)
     if ingest is not None:
         from fleetplan.warehouse.db import Warehouse  # DuckDB: loaded only when asked for
         from fleetplan.warehouse.ingest import ingest_paths
+        from fleetplan.warehouse.preview import Status
 
         with Warehouse.open(ingest.warehouse, wait_s=ingest.wait_s) as warehouse:
             for outcome in ingest_paths(warehouse, [result.path]):
                 print(f"{outcome.status.value}: {outcome.message}")
-    return exit_code(result)
+                if outcome.status is Status.REJECTED and code == EXIT_OK:
+                    code = EXIT_PROBLEMS  # a rejected ingest is a problem, as on a campaign
+    return code

@@ -3,7 +3,10 @@ same way by every backend, and the table `fleetplan collect` prints of it."""
 
 from __future__ import annotations
 
+import errno
+import hashlib
 import math
+import os
 import re
 import socket
 from collections.abc import Mapping
@@ -75,23 +78,114 @@ def collector_run(
     )
 
 
-def write_run_file(
-    runs: list[Run], out_dir: Path, started: datetime, name: str
-) -> tuple[Path, RunFile]:
-    """One run file for everything a collection measured, named by time, model and GPUs."""
+class RunWriter:
+    """Where a collection's run file goes, checked before the first request and rewritten
+    (to a temporary file, then renamed over it) after every level: an interruption, a crash
+    or a full disk later leaves the levels measured so far, never a half-written file.
+
+    The file always imports with the default limits: where the per-request data would take
+    it past them, the largest levels' request logs are left out (their statistics stay, the
+    run's metadata says which)."""
+
+    def __init__(self, out_dir: Path, started: datetime, name: str):
+        slug = re.sub(r"[^A-Za-z0-9.-]+", "-", name).strip("-")
+        if len(slug) > MAX_SLUG:  # a file name is at most 255 bytes
+            digest = hashlib.sha256(slug.encode()).hexdigest()[:12]
+            slug = f"{slug[: MAX_SLUG - 13]}-{digest}"
+        self.path = out_dir / f"{started:%Y%m%dT%H%M%SZ}-{slug}.json"
+        try:
+            out_dir.mkdir(parents=True, exist_ok=True)
+            probe = out_dir / f".{self.path.name}.probe"
+            probe.write_bytes(b"")
+            probe.unlink()
+        except OSError as error:
+            raise CollectError(
+                f"cannot write run files to {out_dir}: {_os_reason(error)}"
+            ) from None
+
+    def write(self, runs: list[Run]) -> RunFile:
+        """Write what was measured so far; the run file as written."""
+        run_file = fitted(_run_file(runs))
+        data = run_file.model_dump_json(exclude_none=True).encode()
+        temporary = self.path.with_name(f".{self.path.name}.tmp")
+        try:
+            with open(temporary, "wb") as out:
+                out.write(data)
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(temporary, self.path)
+        except OSError as error:
+            temporary.unlink(missing_ok=True)
+            raise CollectError(
+                f"cannot write the run file {self.path}: {_os_reason(error)}"
+            ) from None
+        return run_file
+
+
+MAX_SLUG = 180
+
+
+def _os_reason(error: OSError) -> str:
+    if error.errno == errno.ENOSPC:
+        return "the disk is full"
+    return error.strerror or type(error).__name__
+
+
+def _run_file(runs: list[Run]) -> RunFile:
     if not runs:
         raise CollectError("nothing was measured")
-    run_file = RunFile(
+    return RunFile(
         format=RUN_FILE_FORMAT,
         format_version=1,
         generator=f"fleetplan collect {__version__}",
         runs=tuple(runs),
     )
-    out_dir.mkdir(parents=True, exist_ok=True)
-    slug = re.sub(r"[^A-Za-z0-9.-]+", "-", name).strip("-")
-    path = out_dir / f"{started:%Y%m%dT%H%M%SZ}-{slug}.json"
-    path.write_text(run_file.model_dump_json(exclude_none=True), encoding="utf-8")
-    return path, run_file
+
+
+def fitted(run_file: RunFile) -> RunFile:
+    """The run file within the import's default size and value limits: the largest request
+    logs left out until it fits (each run's metadata says which levels lost theirs)."""
+    from fleetplan.warehouse.importers.base import ImportOptions  # the limits ingest applies
+    from fleetplan.warehouse.importers.document import count_values
+
+    limits = ImportOptions()
+    size_limit, value_limit = limits.size_limit(), limits.value_limit()
+    while True:
+        data = run_file.model_dump_json(exclude_none=True).encode()
+        if len(data) <= size_limit and count_values(data) <= value_limit:
+            return run_file
+        logged = [
+            (len(p.requests.start_s) + sum(map(len, p.requests.itl_s)), r, i)
+            for r, run in enumerate(run_file.runs)
+            for i, p in enumerate(run.points)
+            if p.requests is not None
+        ]
+        if not logged:
+            return run_file  # only statistics left: as small as it gets
+        _, r, i = max(logged)
+        run_file = _without_log(run_file, r, i)
+
+
+def _without_log(run_file: RunFile, r: int, i: int) -> RunFile:
+    run = run_file.runs[r]
+    points = list(run.points)
+    points[i] = points[i].model_copy(update={"requests": None})
+    dropped = [str(j) for j, p in enumerate(points) if p.requests is None]
+    metadata = {
+        **run.metadata,
+        "request_log": f"left out of levels {', '.join(dropped)} to stay within the import limits",
+    }
+    runs = list(run_file.runs)
+    runs[r] = run.model_copy(update={"points": tuple(points), "metadata": metadata})
+    return run_file.model_copy(update={"runs": tuple(runs)})
+
+
+def write_run_file(
+    runs: list[Run], out_dir: Path, started: datetime, name: str
+) -> tuple[Path, RunFile]:
+    """One run file for everything a collection measured, named by time, model and GPUs."""
+    writer = RunWriter(out_dir, started, name)
+    return writer.path, writer.write(runs)
 
 
 def summary_table(run_file: RunFile) -> str:

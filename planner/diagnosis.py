@@ -91,6 +91,13 @@ def plan_notes(fleet: FleetPlan, scenario: Scenario, gaps: list[str]) -> list[st
                 f"{pool.traffic_class} on {pool.gpus_per_server}x {pool.gpu_model}: its capacity "
                 f"is today's measured rule, not the latency model, because {why}"
             )
+    served = {pool.traffic_class for pool in fleet.pools if pool.servers}
+    for traffic in scenario.classes:
+        if traffic.rate_rps > 0 and traffic.name not in served:
+            notes.append(
+                f"{traffic.name}: {traffic.rate_rps:g} req/s rounds to no server at all, so the "
+                "plan gives it none (its requests are not served): check its rate"
+            )
     if gaps:
         notes.append("carbon unknown for " + "; ".join(gaps))
     if any(g.include_embodied for g in scenario.gpus):

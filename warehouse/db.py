@@ -59,7 +59,13 @@ def utc_now() -> datetime:
 
 def check_path(path: Path, *, read_only: bool) -> None:
     """Refuse, before DuckDB sees it, a path that is neither a DuckDB database nor a new file."""
-    if path.exists():
+    try:
+        exists = path.exists()
+    except OSError as error:  # a name over the system's limit, a loop of links
+        raise WarehouseError(
+            f"cannot open the warehouse {path}: {error.strerror or error}"
+        ) from None
+    if exists:
         if path.is_dir():
             raise WarehouseError(
                 f"cannot open the warehouse {path}: it is a folder; give {_OPTION} a file "
@@ -224,8 +230,25 @@ class Warehouse:
         return [name for (name,) in rows.fetchall()]
 
     def check_schema(self) -> None:
+        """Refuse a database that is not a fleetplan warehouse (one with tables of its own and
+        no record of fleetplan's migrations), or one a newer fleetplan wrote; before anything
+        is written to it, so a refusal changes nothing."""
+        applied = self.applied_migrations()
+        if not applied:
+            foreign = self.connection.execute(
+                "SELECT table_schema || '.' || table_name FROM information_schema.tables "
+                "WHERE table_catalog = current_database() ORDER BY 1"
+            ).fetchall()
+            if foreign:
+                names = ", ".join(name.removeprefix("main.") for (name,) in foreign[:5])
+                raise WarehouseError(
+                    f"the warehouse {self.path} is another application's DuckDB database (it "
+                    f"holds {names}{', ...' if len(foreign) > 5 else ''} and no fleetplan "
+                    f"schema): fleetplan leaves it unchanged; give {_OPTION} a fleetplan "
+                    "warehouse or a new path"
+                )
         known = {name for name, _ in MIGRATIONS}
-        unknown = [name for name in self.applied_migrations() if name not in known]
+        unknown = [name for name in applied if name not in known]
         if unknown:
             raise WarehouseError(
                 f"the warehouse {self.path} was written by a newer fleetplan (migrations "

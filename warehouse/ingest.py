@@ -54,12 +54,22 @@ def expand(paths: Iterable[str | Path]) -> Iterator[Path]:
                 if (
                     child.is_file()
                     and not hidden
+                    and _within(child, path)
                     and child.name not in _SKIPPED_NAMES
                     and child.suffix.lower() not in _SKIPPED_SUFFIXES
                 ):
                     yield child
         else:
             yield path
+
+
+def _within(child: Path, folder: Path) -> bool:
+    """Whether a file found under `folder` is there, not a link out of it (to /etc/shadow):
+    a folder given is read, never what its links point at elsewhere."""
+    if child.resolve().is_relative_to(folder.resolve()):
+        return True
+    log.warning("not following %s: a link out of %s", child, folder)
+    return False
 
 
 def ingest_paths(

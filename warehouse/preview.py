@@ -19,6 +19,7 @@ page store the same runs.
 
 from __future__ import annotations
 
+import errno
 import logging
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -193,6 +194,8 @@ def _parsed_if_readable(
 
 
 def unexpected_error(error: Exception) -> str:
+    if "No space left on device" in str(error) or getattr(error, "errno", None) == errno.ENOSPC:
+        return "the disk is full: nothing stored; free some space and import it again"
     return f"unexpected error ({type(error).__name__}): nothing stored; please report it"
 
 

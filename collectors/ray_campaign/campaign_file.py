@@ -27,17 +27,26 @@ before any host starts: one measurement path whether a host runs alone or in a c
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
-from fleetplan.collectors.options import OPTION_NAMES, CollectOptions, option_name
+from fleetplan.collectors.options import OPTION_NAMES, CollectOptions, http_url, option_name
 from fleetplan.core.contract import validation_message
 from fleetplan.core.errors import InputError
 from fleetplan.core.gpus import canonical_gpu
+from fleetplan.core.strict import load_json, load_yaml
+from fleetplan.core.text import PlainName
 
 # `fleetplan collect` options the campaign decides per host: a probe's `args` may not set them.
 SET_BY_CAMPAIGN = frozenset(
@@ -59,16 +68,19 @@ _SETTINGS = (
 )
 
 
+_Url = Annotated[str, Field(max_length=2000), AfterValidator(http_url)]
+
+
 class Probe(BaseModel):
     # inf in rates: written as Infinity where a probe's digest is made, not as null
     model_config = ConfigDict(extra="forbid", frozen=True, ser_json_inf_nan="constants")
 
-    name: str | None = Field(None, min_length=1, max_length=80)
-    gpu_types: tuple[str, ...] | None = None
+    name: Annotated[str, Field(min_length=1, max_length=80), PlainName] | None = None
+    gpu_types: tuple[Annotated[str, PlainName], ...] | None = None
     backend: Literal["openai", "vllm", "torch"]
-    model: str = Field(min_length=1)
-    base_url: str | None = None
-    base_urls: dict[str, str] | None = None
+    model: Annotated[str, Field(min_length=1, max_length=500), PlainName]
+    base_url: _Url | None = None
+    base_urls: dict[Annotated[str, PlainName], _Url] | None = None
     tokenizer: str | None = None
     suite: Literal["standard"] | None = None
     input_len: int | None = Field(None, ge=1)
@@ -187,18 +199,11 @@ def load_campaign(path: Path) -> Campaign:
         text = path.read_text(encoding="utf-8")
     except OSError as error:
         raise InputError(f"cannot read it: {error.strerror or error}", file=str(path)) from None
+    # as ingest reads files: no YAML anchors or aliases, no key given twice (core.strict)
     if path.suffix.lower() == ".json" or text.lstrip().startswith("{"):
-        try:
-            raw = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise InputError(f"invalid JSON: {error}", file=str(path)) from None
+        raw = load_json(text, file=str(path))
     else:
-        import yaml
-
-        try:
-            raw = yaml.safe_load(text)
-        except yaml.YAMLError as error:
-            raise InputError(f"invalid YAML: {error}", file=str(path)) from None
+        raw = load_yaml(text, file=str(path))
     return check_campaign(raw, str(path))
 
 

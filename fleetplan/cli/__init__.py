@@ -28,6 +28,7 @@ from fleetplan.cli import (
 )
 from fleetplan.core.errors import FleetplanError
 from fleetplan.core.exits import EXIT_CANNOT_START
+from fleetplan.core.text import printable_lines
 
 SUBCOMMANDS = (
     ingest,
@@ -66,10 +67,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return command.run(args)
     except FleetplanError as error:
-        print(f"fleetplan {args.command}: {error}", file=sys.stderr)
+        print(f"fleetplan {args.command}: {printable_lines(str(error))}", file=sys.stderr)
         return EXIT_CANNOT_START
     except FileNotFoundError as error:
-        print(f"fleetplan {args.command}: {error}", file=sys.stderr)
+        print(f"fleetplan {args.command}: {printable_lines(str(error))}", file=sys.stderr)
         return EXIT_CANNOT_START
     except BrokenPipeError:  # e.g. `fleetplan benchmarks | head`
         sys.stderr.close()

@@ -249,6 +249,8 @@ class Run(_Strict):
     @model_validator(mode="after")
     def _canonical(self) -> Run:
         identity = canonical_gpu(self.gpu_model)
+        if identity.lookalike_of:  # never a GPU of its own, with no warning
+            raise ValueError(f"gpu_model {self.gpu_model!r} {identity.reason}")
         if identity.known and identity.gpu_id != self.gpu_model:
             raise ValueError(
                 f"gpu_model {self.gpu_model!r} is not a canonical id: use {identity.gpu_id!r}"

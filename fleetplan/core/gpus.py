@@ -15,6 +15,7 @@ to sample_data/gpu_catalog.toml (the planner reads them from the warehouse after
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 
 # (canonical id, pattern over the normalised label). Order matters: specific before general.
@@ -65,6 +66,9 @@ class GpuIdentity:
     gpu_id: str  # the canonical id, or the label verbatim when not recognised
     known: bool
     reason: str | None = None  # why an unknown label was not mapped
+    # the GPU an unknown label imitates with look-alike letters (Cyrillic "Н100 PCIe"): refused
+    # where labels come in (core.contract.Run), never stored as a GPU of its own
+    lookalike_of: str | None = None
 
     def describe(self) -> str:
         if self.known:
@@ -72,8 +76,24 @@ class GpuIdentity:
         return f"{self.label!r} (unrecognised GPU: {self.reason})"
 
 
+# Letters of other scripts drawn like Latin ones (Unicode's confusables, the ones GPU names use).
+_LOOKALIKES = str.maketrans(
+    "АВЕНІЈКМОРСТХЅаеіјорсхѕԁһӏΑΒΕΗΙΚΜΝΟΡΤΧΥΖαερτυνοι",
+    "ABEHIJKMOPCTXSaeijopcxsdhlABEHIKMNOPTXYZaeptuvoi",
+)
+
+
+def _plain(label: str) -> str:
+    """NFKC (full-width `ＲＴＸ ４０９０` is `RTX 4090`), every dash (U+2010 hyphen, U+2011,
+    the en dash, the minus sign) as `-`, no-break spaces as spaces."""
+    text = unicodedata.normalize("NFKC", label)
+    if text.isascii():
+        return text
+    return "".join("-" if unicodedata.category(c) == "Pd" or c == "\u2212" else c for c in text)
+
+
 def _normalise(label: str) -> str:
-    text = _SEPARATORS.sub(" ", label.lower())
+    text = _SEPARATORS.sub(" ", _plain(label).lower())
     text = _NOISE.sub(" ", text)
     return " ".join(text.split())
 
@@ -90,4 +110,17 @@ def canonical_gpu(label: str) -> GpuIdentity:
     for gpu_id, pattern in _PATTERNS:
         if re.search(pattern, text):
             return GpuIdentity(label=raw, gpu_id=gpu_id, known=True)
+    imitating = raw.translate(_LOOKALIKES)
+    if imitating != raw:
+        imitated = canonical_gpu(imitating)
+        if imitated.known:
+            odd = ", ".join(f"U+{ord(c):04X}" for c in dict.fromkeys(raw) if ord(c) > 127)
+            return GpuIdentity(
+                label=raw,
+                gpu_id=raw,
+                known=False,
+                reason=f"looks like {imitated.gpu_id} but is written with other letters "
+                f"({odd}): type the name in plain letters",
+                lookalike_of=imitated.gpu_id,
+            )
     return GpuIdentity(label=raw, gpu_id=raw, known=False, reason="not a GPU model fleetplan knows")

@@ -38,6 +38,12 @@ def printable(text: str) -> str:
     )
 
 
+def printable_lines(text: str) -> str:
+    """`printable` line by line: a message's own line breaks kept, every other hidden character
+    (ESC, OSC, a carriage return that rewrites the line) escaped."""
+    return "\n".join(printable(line) for line in text.split("\n"))
+
+
 def _refuse(text: str, found: list[str], what: str) -> None:
     shown = ", ".join(dict.fromkeys(f"U+{ord(c):04X}" for c in found))
     raise ValueError(

@@ -13,7 +13,8 @@ from pydantic import ValidationError
 from fleetplan.core.contract import validation_message
 from fleetplan.core.errors import FileTooLargeError, InputError
 from fleetplan.core.files import read_bounded
-from fleetplan.planner.capacity import points_for_model
+from fleetplan.core.strict import refuse_duplicate_keys
+from fleetplan.planner.capacity import configurations, points_for_model
 from fleetplan.planner.economics import GpuFacts
 from fleetplan.planner.plan import plan
 from fleetplan.planner.results import Plan
@@ -64,6 +65,7 @@ def load_scenario(
         raise FileTooLargeError(
             f"a scenario is small JSON; this file is over {max_bytes / 1e6:g} MB", file=name
         )
+    refuse_duplicate_keys(source, file=name)  # the last of two would win silently
     try:
         return Scenario.model_validate_json(source)
     except ValidationError as error:
@@ -93,7 +95,8 @@ def for_the_page(
     shown = through_the_page(scenario, facts)
     notes += [f"Not kept by the page: {change}" for change in changed_fields(scenario, shown)]
     shaped, shape_notes = with_default_shapes(shown, points)
-    return shaped, notes + shape_notes
+    limit = page_limits_note(scenario)
+    return shaped, notes + shape_notes + ([limit] if limit else [])
 
 
 def plan_from_tables(
@@ -101,6 +104,44 @@ def plan_from_tables(
 ) -> Plan:
     """A plan from the warehouse's benchmark points and GPU catalog, as already read."""
     return plan(scenario, points, facts_from_catalog(catalog), **options)
+
+
+# What the dashboard gives one plan, whatever the scenario asks (a link or an upload is anyone's):
+# each solve stops after PAGE_TIME_LIMIT_S, and a scenario of more than PAGE_MAX_CHOICES traffic
+# classes x GPU configurations is refused. So a plan's work is bounded, also after its session
+# ends (a solve cannot be cancelled half-way). `fleetplan plan` gives a scenario its own limits.
+PAGE_TIME_LIMIT_S = 10.0  # the default scenario's: a link may ask less, never more
+PAGE_MAX_CHOICES = 400
+
+
+def page_limits_note(scenario: Scenario) -> str | None:
+    """What the page says when it solves for less time than the scenario asks."""
+    if scenario.time_limit_s <= PAGE_TIME_LIMIT_S:
+        return None
+    return (
+        f"Solver time limit: the dashboard solves for at most {PAGE_TIME_LIMIT_S:g} s, not the "
+        f"{scenario.time_limit_s:g} s the scenario asks (`fleetplan plan` gives it all)."
+    )
+
+
+def plan_on_the_page(scenario: Scenario, points: pd.DataFrame, catalog: pd.DataFrame) -> Plan:
+    """A plan as the dashboard makes one: within its time limit and size bound (above)."""
+    try:
+        configs = len(configurations(points_for_model(points, scenario.model), scenario))
+    except InputError:
+        configs = 0  # no results for the model: planning says so
+    choices = len(scenario.classes) * configs
+    if choices > PAGE_MAX_CHOICES:
+        raise InputError(
+            f"{len(scenario.classes)} traffic classes x {configs} GPU configurations is "
+            f"{choices} choices, over the {PAGE_MAX_CHOICES} the dashboard plans: plan it with "
+            "`fleetplan plan`, or offer fewer classes or GPUs"
+        )
+    note = page_limits_note(scenario)
+    if note:
+        scenario = scenario.model_copy(update={"time_limit_s": PAGE_TIME_LIMIT_S})
+    result = plan_from_tables(scenario, points, catalog)
+    return result.model_copy(update={"notes": [*result.notes, note]}) if note else result
 
 
 def plan_from_warehouse(warehouse: Warehouse, scenario: Scenario, **options: object) -> Plan:

@@ -19,6 +19,7 @@ import numpy as np
 
 from fleetplan.core.errors import FileTooLargeError, InputError, NotResultsError, UnknownFormatError
 from fleetplan.core.files import megabytes
+from fleetplan.core.strict import load_yaml
 from fleetplan.warehouse.importers.jsonstream import decode_json_stream
 
 _CSV_HEADER = re.compile(r"^(?:\ufeff)?[^\n]*\bmodel\b[^\n]*\bgpu_model\b", re.MULTILINE)
@@ -99,10 +100,9 @@ def read_document(data: bytes, *, name: str, max_values: int) -> Document:
         _refuse_other_csv(text, name)
         start = text.lstrip("\ufeff \t\r\n")[:1]
         if start and start not in '{["-0123456789tfn':
-            opening = " ".join(text.split())[:40]
+            # (its bytes are not quoted: a file may hold what its reader must not see echoed)
             raise UnknownFormatError(
-                f"not a result file: text that is not JSON, YAML or CSV (it begins {opening!r})",
-                file=name,
+                "not a result file: text that is not JSON, YAML or CSV", file=name
             ) from None
         raise json_error from None
 
@@ -147,17 +147,4 @@ def companion_values(data: bytes, *, name: str, limit: int, max_values: int) -> 
 
 
 def _load_yaml(text: str, name: str) -> list[Any]:
-    import yaml
-
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    try:
-        for token in yaml.scan(text, Loader=loader):
-            if isinstance(token, yaml.AnchorToken | yaml.AliasToken):
-                raise InputError("YAML anchors and aliases are not accepted", file=name)
-        return [yaml.load(text, Loader=loader)]
-    except yaml.YAMLError as error:
-        where = getattr(error, "problem_mark", None)
-        at = f" at line {where.line + 1}, column {where.column + 1}" if where else ""
-        raise InputError(
-            f"invalid YAML{at}: {getattr(error, 'problem', error)}", file=name
-        ) from None
+    return [load_yaml(text, file=name)]  # no anchors, aliases or a key twice (core.strict)
