@@ -7,12 +7,14 @@ LiteLLM (https://docs.litellm.ai/docs/proxy/configs, `model_list` and `router_se
   `os.environ/FLEETPLAN_<CLASS>_<GPU>_X<N>_URL` (one URL per pool: its servers' load balancer);
 - `weight`: the pool's planned share of the class's rate, so that the router's `simple-shuffle`
   sends each pool its share;
-- where a class has `fallback` in the plan and pools of lower availability beside pools of the
-  class's highest availability (consumer hosts beside datacenter ones), a second group
-  `<class>-fallback` holding those most available pools, and `router_settings.fallbacks` from
-  the class's group to it. A pool marked down (in cooldown) drops out of its group, and the
-  group's other pools take its share. Without fallback in the plan, LiteLLM still sends a down
-  pool's share to the class's other pools; the plan does not count on that capacity, so those
+- where a class has `fallback` in the plan, a second group `<class>-fallback` holding the class's
+  pools with spare capacity (servers x capacity above their planned rate: typically the
+  datacenter pool beside consumer hosts, or spare servers planned to carry nothing), weighted
+  by that spare capacity, and `router_settings.fallbacks` from the class's group to it. A pool
+  marked down (in cooldown) drops out of its group, and the group's other pools take its
+  share; a request that fails on a pool goes to the fallback group. Without fallback in the
+  plan, LiteLLM still sends a down pool's share to the class's other pools; the plan does not
+  count on that capacity, so those
   pools may then miss their targets.
 """
 
@@ -31,7 +33,7 @@ ROUTING_STRATEGY = "simple-shuffle"
 
 
 def _pools(fleet: FleetPlan) -> list[PoolPlan]:
-    return [p for p in fleet.pools if p.rate_rps > 1e-9 and p.servers > 0]
+    return [p for p in fleet.pools if p.servers > 0]
 
 
 def pool_id(pool: PoolPlan) -> str:
@@ -64,6 +66,7 @@ def routing_table(plan: Plan) -> dict[str, Any]:
                 "servers_needed": pool.servers_needed,
                 "availability": pool.availability,
                 "rate_rps": pool.rate_rps,
+                "spare_rps": max(0.0, pool.servers * pool.capacity_rps_per_server - pool.rate_rps),
                 "url_env": url_variable(pool),
             }
         )
@@ -78,12 +81,8 @@ def routing_table(plan: Plan) -> dict[str, Any]:
 
 
 def _fallback_targets(pools: list[dict[str, Any]]) -> list[str]:
-    """The class's most available pools, where others are less available."""
-    levels = {p["availability"] if p["availability"] is not None else 1.0 for p in pools}
-    if len(levels) < 2:
-        return []
-    best = max(levels)
-    return [p["pool"] for p in pools if (p["availability"] or 1.0) == best]
+    """The class's pools with spare capacity."""
+    return [p["pool"] for p in pools if p["spare_rps"] > 1e-9]
 
 
 def routing_json(plan: Plan) -> str:
@@ -97,13 +96,16 @@ def litellm_config(plan: Plan, *, provider: str = "hosted_vllm") -> str:
     fallbacks: list[dict[str, list[str]]] = []
     for name, entry in table["classes"].items():
         for p in entry["pools"]:
-            model_list.append(_deployment(name, p, table["model"], provider, p["share"]))
+            if p["share"] > 0:
+                model_list.append(_deployment(name, p, table["model"], provider, p["share"]))
         if entry["fallback_to"]:
             group = f"{name}-fallback"
             chosen = [p for p in entry["pools"] if p["pool"] in entry["fallback_to"]]
+            spare = sum(p["spare_rps"] for p in chosen)
             for p in chosen:
+                weight = p["spare_rps"] / spare
                 model_list.append(
-                    _deployment(group, p, table["model"], provider, 1.0 / len(chosen), "fallback")
+                    _deployment(group, p, table["model"], provider, weight, "fallback")
                 )
             fallbacks.append({name: [group]})
     config: dict[str, Any] = {
