@@ -10,14 +10,16 @@ The model (`fleetplan simulate` states it in its output):
   `window_s` seconds the count is Poisson(rate x window). Without fallback each request goes to
   a pool with the probability of its planned share (the router's weights); with fallback the
   class's pools take its requests together.
-- A pool serves up to (servers up) x its planned capacity per server (after the utilisation
-  ceiling: what the plan holds to meet the targets) x window. A class meets its targets in a
+- A pool serves up to (servers up) x one server's capacity at the class's targets (the capacity
+  curve's, before the utilisation ceiling: `full_capacity_rps_per_server`) x window. The plan
+  sizes to the capacity after the ceiling, so its attainment is the lower of the two where the
+  headroom lets fewer servers than needed still carry the load. A class meets its targets in a
   window when every one of its pools (with fallback: the pools together) serves what arrived.
 - The share of windows met is reported with a 95 % confidence interval from batch means (the
   run cut into `batches` consecutive batches; a batch is long against an outage, so batches
   are close to independent).
-A Poisson count can exceed a pool sized exactly to its rate in a window; such a window counts as
-missed, which the plan's figure (a rate within capacity) does not see.
+A Poisson count can exceed a pool sized exactly to its rate in a window (no headroom); such a
+window counts as missed, which the plan's figure (a rate within capacity) does not see.
 """
 
 from __future__ import annotations
@@ -107,7 +109,7 @@ def simulate(
         fallback = name in attained and attained[name].fallback
         capacity = [
             _up_states(p.servers, p.availability or 1.0, steps, window_h, repair_hours, rng)
-            * p.capacity_rps_per_server
+            * (p.full_capacity_rps_per_server or p.capacity_rps_per_server)
             * window_s
             for p in pools
         ]
@@ -133,13 +135,17 @@ def report(result: SimulationResult) -> str:
         f"Simulated {result.hours:g} h (seed {result.seed}): servers fail independently, up for an "
         f"exponential time, down for an exponential time of mean {result.repair_hours:g} h, "
         f"each up its offer's availability share of the time; Poisson arrivals counted per "
-        f"{result.window_s:g} s window; a pool serves its up servers x planned capacity.",
+        f"{result.window_s:g} s window; a pool serves its up servers x their capacity at the "
+        "targets (before the utilisation ceiling the plan sizes to, so the plan's attainment "
+        "may be below this share where the headroom carries a lost host).",
         "",
         f"  {'class':<16} {'met (share of time)':>20} {'95 % interval':>20} {'planned':>10}",
     ]
     for c in result.classes:
         planned = "none" if c.planned is None else f"{c.planned:.5f}"
         verdict = {True: "agrees", False: "outside the interval", None: ""}[c.agrees()]
+        if c.agrees() is False and c.planned is not None and c.planned < c.low:
+            verdict = "above the plan (the headroom carries some outages)"
         lines.append(
             f"  {c.traffic_class:<16} {c.met:>20.5f} {f'{c.low:.5f}-{c.high:.5f}':>20} "
             f"{planned:>10}  {verdict}"
