@@ -31,6 +31,8 @@ CLASS_LABELS = {
     "dataset": "Dataset",
     "input_len": "Input tokens",
     "output_len": "Output tokens",
+    "attainment": "Attainment",
+    "fallback": "Fallback",
 }
 # Power and price first: at 1440 px Idle W and Rated W show without scrolling the table.
 GPU_LABELS = {
@@ -46,6 +48,7 @@ GPU_LABELS = {
     "include_embodied": "Count embodied",
     "embodied_kgco2e": "Embodied kgCO2e",
     "host_embodied_kgco2e": "Host kgCO2e / server",
+    "availability": "Host availability",
 }
 SITE_LABELS = {
     "name": "Site",
@@ -104,6 +107,8 @@ def classes_table(scenario: Scenario) -> pd.DataFrame:
             "dataset": object,
             "input_len": "Int64",
             "output_len": "Int64",
+            "attainment": float,
+            "fallback": bool,
         }
     )
 
@@ -132,6 +137,7 @@ _GPU_TYPES = {
     "embodied_kgco2e": float,
     "host_embodied_kgco2e": float,
     "max_gpus": "Int64",
+    "availability": float,
 }
 _INTEGERS = ("max_gpus", "input_len", "output_len")
 
