@@ -37,12 +37,17 @@ def redundancy_sentence(plan: Plan) -> str | None:
     if datacenter is not None and datacenter.totals is not None:
         other = datacenter.totals.hourly_cost_usd
         theirs = spare_cost(datacenter)
-        verdict = "saves" if other > total else "costs"
+        if abs(other - total) < 0.005:
+            verdict = "costs the same"
+        else:
+            word = "saves" if other > total else "costs"
+            verdict = f"{word} ${abs(other - total):,.2f}/h"
         text += (
             f"; the all-H100 fleet at the same attainment costs ${other:,.2f}/h (its spares "
-            f"${theirs:,.2f}/h), so this fleet with its redundancy {verdict} "
-            f"${abs(other - total):,.2f}/h"
+            f"${theirs:,.2f}/h), so this fleet with its redundancy {verdict}"
         )
+        if verdict != "costs the same" and word == "costs":
+            text += " more"
     return text
 
 

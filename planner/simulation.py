@@ -146,6 +146,8 @@ def report(result: SimulationResult) -> str:
         verdict = {True: "agrees", False: "outside the interval", None: ""}[c.agrees()]
         if c.agrees() is False and c.planned is not None and c.planned < c.low:
             verdict = "above the plan (the headroom carries some outages)"
+        if c.low == c.high:
+            verdict = "no interval: every window alike (simulate longer to see misses)"
         lines.append(
             f"  {c.traffic_class:<16} {c.met:>20.5f} {f'{c.low:.5f}-{c.high:.5f}':>20} "
             f"{planned:>10}  {verdict}"
