@@ -45,7 +45,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, OptimizeResult, milp
-from scipy.sparse import coo_array
 
 from fleetplan.planner.availability import (
     PoolState,
@@ -56,6 +55,7 @@ from fleetplan.planner.availability import (
 )
 from fleetplan.planner.economics import PoolEconomics
 from fleetplan.planner.milp import Limits, SolveStatus, Weights
+from fleetplan.planner.sparse_rows import Rows as _Rows
 
 # A pool's failures may use this share of the class's allowance (1 - attainment) at the first
 # bound on its servers; the cost bound then extends it where it could matter.
@@ -313,27 +313,7 @@ class _Program:
             if need.attainment is not None and not need.fallback:
                 logs = [(j, o.log_p) for j, o in enumerate(options) if o.pool in members]
                 rows.add(logs, math.log(need.attainment) - 1e-12, np.inf)
-        for gpu_model, most in limits.max_gpus.items():
-            entries = [
-                (j, float(o.servers * pools[o.pool].gpus_per_server))
-                for j, o in enumerate(options)
-                if pools[o.pool].gpu_model == gpu_model
-            ]
-            if entries:
-                rows.add(entries, -np.inf, float(most))
-        if limits.budget_usd_per_hour is not None:
-            usd = [
-                (j, o.servers * pools[o.pool].usd_per_server_hour) for j, o in enumerate(options)
-            ]
-            usd += [(nz + i, p.usd_per_rps_hour) for i, p in enumerate(pools)]
-            rows.add(usd, -np.inf, limits.budget_usd_per_hour)
-        if limits.carbon_kg_per_hour is not None:
-            kg = [
-                (j, o.servers * (pools[o.pool].kg_per_server_hour or 0.0))
-                for j, o in enumerate(options)
-            ]
-            kg += [(nz + i, p.kg_per_rps_hour or 0.0) for i, p in enumerate(pools)]
-            rows.add(kg, -np.inf, limits.carbon_kg_per_hour)
+        _limit_rows(rows, pools, options, limits, nz)
         self.base = rows
         rate = [needs[p.capacity.traffic_class].rate_rps for p in pools]
         self.bounds = Bounds(np.zeros(self.columns), np.array([1.0] * nz + rate))
@@ -375,27 +355,30 @@ class _Program:
         return _Found(float(self.cost @ result.x), tuple(servers), rates)
 
 
-class _Rows:
-    """A sparse constraint matrix, one row at a time: lower <= row . (z, x) <= upper."""
-
-    def __init__(self, columns: int) -> None:
-        self.columns = columns
-        self.rows: list[int] = []
-        self.cols: list[int] = []
-        self.vals: list[float] = []
-        self.lower: list[float] = []
-        self.upper: list[float] = []
-
-    def add(self, entries: list[tuple[int, float]], lower: float, upper: float) -> None:
-        row = len(self.lower)
-        for col, val in entries:
-            self.rows.append(row)
-            self.cols.append(col)
-            self.vals.append(val)
-        self.lower.append(lower)
-        self.upper.append(upper)
-
-    def constraint(self) -> LinearConstraint:
-        shape = (len(self.lower), self.columns)
-        matrix = coo_array((self.vals, (self.rows, self.cols)), shape=shape).tocsr()
-        return LinearConstraint(matrix, self.lower, self.upper)
+def _limit_rows(
+    rows: _Rows,
+    pools: Sequence[PoolEconomics],
+    options: list[_Option],
+    limits: Limits,
+    nz: int,
+) -> None:
+    """GPU limits, budget and carbon cap, on the options' servers and the pools' rates."""
+    for gpu_model, most in limits.max_gpus.items():
+        entries = [
+            (j, float(o.servers * pools[o.pool].gpus_per_server))
+            for j, o in enumerate(options)
+            if pools[o.pool].gpu_model == gpu_model
+        ]
+        if entries:
+            rows.add(entries, -np.inf, float(most))
+    if limits.budget_usd_per_hour is not None:
+        usd = [(j, o.servers * pools[o.pool].usd_per_server_hour) for j, o in enumerate(options)]
+        usd += [(nz + i, p.usd_per_rps_hour) for i, p in enumerate(pools)]
+        rows.add(usd, -np.inf, limits.budget_usd_per_hour)
+    if limits.carbon_kg_per_hour is not None:
+        kg = [
+            (j, o.servers * (pools[o.pool].kg_per_server_hour or 0.0))
+            for j, o in enumerate(options)
+        ]
+        kg += [(nz + i, p.kg_per_rps_hour or 0.0) for i, p in enumerate(pools)]
+        rows.add(kg, -np.inf, limits.carbon_kg_per_hour)
