@@ -43,9 +43,6 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
-from scipy.optimize import Bounds, LinearConstraint, OptimizeResult, milp
-
 from fleetplan.planner.availability import (
     PoolState,
     carries,
@@ -53,32 +50,18 @@ from fleetplan.planner.availability import (
     servers_for,
     servers_needed,
 )
+from fleetplan.planner.availability_program import ClassNeed
+from fleetplan.planner.availability_program import Found as _Found
+from fleetplan.planner.availability_program import Option as _Option
+from fleetplan.planner.availability_program import Program as _Program
 from fleetplan.planner.economics import PoolEconomics
 from fleetplan.planner.milp import Limits, SolveStatus, Weights
-from fleetplan.planner.sparse_rows import Rows as _Rows
 
 # A pool's failures may use this share of the class's allowance (1 - attainment) at the first
 # bound on its servers; the cost bound then extends it where it could matter.
 FIRST_SHARE = 1e-3
 MAX_OPTIONS_PER_POOL = 5_000  # a guard on the program's size
 MAX_CUT_ROUNDS = 300
-
-
-@dataclass(frozen=True, slots=True)
-class ClassNeed:
-    """What the program asks of one class."""
-
-    rate_rps: float
-    attainment: float | None = None
-    fallback: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class _Option:
-    pool: int
-    servers: int  # n: planned
-    counted: int  # k: servers whose capacity the pool may count on
-    log_p: float  # log P(Binomial(n, a) >= k) (non-fallback pools with a target)
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +93,75 @@ def solve_available(
         return AvailableSolution(
             SolveStatus.INFEASIBLE, f"no configuration can serve {', '.join(unserved)}"
         )
+    deadline = time.monotonic() + time_limit_s
+    if len(needs) > 1:  # classes are independent but for the limits: each alone first
+        split = _per_class(pools, availability, needs, weights, time_limit_s, fewest_gpus)
+        if split is not None and _within_limits(pools, split, limits):
+            return split
+        time_limit_s = max(deadline - time.monotonic(), 0.001)
+    return _solve_all(pools, availability, needs, weights, limits, time_limit_s, fewest_gpus)
+
+
+def _per_class(
+    pools: Sequence[PoolEconomics],
+    availability: Sequence[float],
+    needs: dict[str, ClassNeed],
+    weights: Weights,
+    time_limit_s: float,
+    fewest_gpus: bool,
+) -> AvailableSolution | None:
+    """Each class solved alone, without limits; None where one has no optimal answer."""
+    servers, rates = [0] * len(pools), [0.0] * len(pools)
+    deadline = time.monotonic() + time_limit_s
+    for name, need in needs.items():
+        members = [i for i, p in enumerate(pools) if p.capacity.traffic_class == name]
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return None
+        part = _solve_all(
+            [pools[i] for i in members],
+            [availability[i] for i in members],
+            {name: need},
+            weights,
+            Limits(),
+            left,
+            fewest_gpus,
+        )
+        if part.status is not SolveStatus.OPTIMAL:
+            return None
+        for i, n, x in zip(members, part.servers, part.rates, strict=True):
+            servers[i], rates[i] = n, x
+    return AvailableSolution(SolveStatus.OPTIMAL, "optimal", tuple(servers), tuple(rates))
+
+
+def _within_limits(
+    pools: Sequence[PoolEconomics], solution: AvailableSolution, limits: Limits
+) -> bool:
+    tolerance = 1e-9
+    used: dict[str, int] = {}
+    cost = carbon = 0.0
+    for n, x, p in zip(solution.servers, solution.rates, pools, strict=True):
+        used[p.gpu_model] = used.get(p.gpu_model, 0) + n * p.gpus_per_server
+        cost += n * p.usd_per_server_hour + x * p.usd_per_rps_hour
+        carbon += n * (p.kg_per_server_hour or 0.0) + x * (p.kg_per_rps_hour or 0.0)
+    if any(used.get(g, 0) > most for g, most in limits.max_gpus.items()):
+        return False
+    if limits.budget_usd_per_hour is not None and cost > limits.budget_usd_per_hour + tolerance:
+        return False
+    cap = limits.carbon_kg_per_hour
+    return cap is None or carbon <= cap + tolerance
+
+
+def _solve_all(
+    pools: Sequence[PoolEconomics],
+    availability: Sequence[float],
+    needs: dict[str, ClassNeed],
+    weights: Weights,
+    limits: Limits,
+    time_limit_s: float,
+    fewest_gpus: bool,
+) -> AvailableSolution:
+    """Every class and limit in one program."""
     deadline = time.monotonic() + time_limit_s
     first = {i: _first_bound(p, availability[i], needs) for i, p in enumerate(pools)}
     solved = _solve_rounds(pools, availability, needs, first, weights, limits, deadline, False)
@@ -196,15 +248,12 @@ def _options(
                     p = carries(n, a, m)
                     out.append(_Option(i, n, m, math.log(p) if p > 0 else -1e6))
         if sum(1 for o in out if o.pool == i) > MAX_OPTIONS_PER_POOL:
-            raise ValueError(f"pool {i} has more than {MAX_OPTIONS_PER_POOL:,} sizes to weigh")
+            raise ValueError(
+                f"{pool.capacity.traffic_class} on {pool.gpus_per_server}x {pool.gpu_model}: more "
+                f"than {MAX_OPTIONS_PER_POOL:,} (needed, planned) sizes to weigh; a fleet this "
+                "large is not sized for availability yet (lower the attainment or plan without it)"
+            )
     return out
-
-
-@dataclass(frozen=True, slots=True)
-class _Found:
-    objective: float
-    servers: tuple[int, ...]
-    rates: tuple[float, ...]
 
 
 def _solve_rounds(
@@ -270,115 +319,3 @@ def _fallback_misses(
         if joint_carries(states, need.rate_rps) < need.attainment:
             out.append(members)
     return out
-
-
-class _Program:
-    """The program in scipy's terms. Variables: z (one per option), then x (one per pool)."""
-
-    def __init__(
-        self,
-        pools: Sequence[PoolEconomics],
-        options: list[_Option],
-        needs: dict[str, ClassNeed],
-        weights: Weights,
-        limits: Limits,
-    ) -> None:
-        self.pools, self.options = pools, options
-        nz, npool = len(options), len(pools)
-        self.nz, self.columns = nz, nz + npool
-        per_server = [
-            weights.usd * p.usd_per_server_hour + weights.kg * (p.kg_per_server_hour or 0.0)
-            for p in pools
-        ]
-        per_rps = [
-            weights.usd * p.usd_per_rps_hour + weights.kg * (p.kg_per_rps_hour or 0.0)
-            for p in pools
-        ]
-        self.cost = np.array(
-            [o.servers * per_server[o.pool] for o in options] + per_rps, dtype=float
-        )
-        self.gpus = np.array(
-            [o.servers * pools[o.pool].gpus_per_server for o in options] + [0.0] * npool
-        )
-        rows = _Rows(self.columns)
-        for i in range(npool):  # one option per pool
-            rows.add([(j, 1.0) for j, o in enumerate(options) if o.pool == i], 1.0, 1.0)
-        for i, pool in enumerate(pools):  # x_p <= c_p * sum k_o z_o
-            cap = pool.capacity.capacity_rps
-            entries = [(j, -cap * o.counted) for j, o in enumerate(options) if o.pool == i]
-            rows.add([(nz + i, 1.0), *entries], -np.inf, 0.0)
-        for name, need in needs.items():  # each class fully served, and its attainment
-            members = [i for i, p in enumerate(pools) if p.capacity.traffic_class == name]
-            rows.add([(nz + i, 1.0) for i in members], need.rate_rps, need.rate_rps)
-            if need.attainment is not None and not need.fallback:
-                logs = [(j, o.log_p) for j, o in enumerate(options) if o.pool in members]
-                rows.add(logs, math.log(need.attainment) - 1e-12, np.inf)
-        _limit_rows(rows, pools, options, limits, nz)
-        self.base = rows
-        rate = [needs[p.capacity.traffic_class].rate_rps for p in pools]
-        self.bounds = Bounds(np.zeros(self.columns), np.array([1.0] * nz + rate))
-        self.integrality = np.array([1] * nz + [0] * npool)
-
-    def run(
-        self,
-        cuts: list[tuple[list[int], float]],
-        time_limit_s: float,
-        *,
-        fewest: bool,
-        best: float | None,
-    ) -> OptimizeResult:
-        constraints = [self.base.constraint()]
-        if cuts:
-            extra = _Rows(self.columns)
-            for cols, low in cuts:
-                extra.add([(j, 1.0) for j in cols], low, np.inf)
-            constraints.append(extra.constraint())
-        objective = self.cost
-        if fewest and best is not None:
-            slack = max(1e-9, 1e-7 * abs(best))
-            constraints.append(LinearConstraint(self.cost, -np.inf, best + slack))
-            objective = self.gpus
-        return milp(
-            objective,
-            constraints=constraints,
-            integrality=self.integrality,
-            bounds=self.bounds,
-            options={"time_limit": time_limit_s, "mip_rel_gap": 1e-9},
-        )
-
-    def found(self, result: OptimizeResult) -> _Found:
-        servers = [0] * len(self.pools)
-        for j, o in enumerate(self.options):
-            if result.x[j] > 0.5:
-                servers[o.pool] = o.servers
-        rates = tuple(max(0.0, float(v)) for v in result.x[self.nz :])
-        return _Found(float(self.cost @ result.x), tuple(servers), rates)
-
-
-def _limit_rows(
-    rows: _Rows,
-    pools: Sequence[PoolEconomics],
-    options: list[_Option],
-    limits: Limits,
-    nz: int,
-) -> None:
-    """GPU limits, budget and carbon cap, on the options' servers and the pools' rates."""
-    for gpu_model, most in limits.max_gpus.items():
-        entries = [
-            (j, float(o.servers * pools[o.pool].gpus_per_server))
-            for j, o in enumerate(options)
-            if pools[o.pool].gpu_model == gpu_model
-        ]
-        if entries:
-            rows.add(entries, -np.inf, float(most))
-    if limits.budget_usd_per_hour is not None:
-        usd = [(j, o.servers * pools[o.pool].usd_per_server_hour) for j, o in enumerate(options)]
-        usd += [(nz + i, p.usd_per_rps_hour) for i, p in enumerate(pools)]
-        rows.add(usd, -np.inf, limits.budget_usd_per_hour)
-    if limits.carbon_kg_per_hour is not None:
-        kg = [
-            (j, o.servers * (pools[o.pool].kg_per_server_hour or 0.0))
-            for j, o in enumerate(options)
-        ]
-        kg += [(nz + i, p.kg_per_rps_hour or 0.0) for i, p in enumerate(pools)]
-        rows.add(kg, -np.inf, limits.carbon_kg_per_hour)

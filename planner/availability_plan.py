@@ -78,6 +78,10 @@ def plan_with_availability(
         return base._infeasible(fleet, message, notes, common)
     limits = scenario_limits(scenario)
     fleet = solve_available_fleet(candidates, "recommended", weights=weights, limits=limits)
+    if fleet.totals is None and fleet.status is not PlanStatus.INFEASIBLE:  # stopped, or error
+        return Plan(
+            status=fleet.status, message=fleet.message, recommended=fleet, notes=notes, **common
+        )
     if fleet.totals is None:
         return base._infeasible(fleet, fleet.message, notes, common)
     result = Plan(
