@@ -205,3 +205,27 @@ def test_bad_availability_is_refused_naming_the_field():
                 "sites": [{"name": "dc", "electricity_usd_per_kwh": 0.1, "grid_gco2_per_kwh": 1}],
             }
         )
+
+
+def test_the_example_plans_byte_for_byte_as_main_did(sample_warehouse_path):
+    """tests/fixtures/plans/chat-batch-qwen14b.main.json is `fleetplan plan --json` of the example
+    scenario on the sample warehouse, written by main before availability existed."""
+    from pathlib import Path
+
+    from fleetplan.services.exports import plan_inputs, plan_json
+    from fleetplan.services.planning import load_scenario, plan_from_warehouse
+    from fleetplan.warehouse import queries
+    from fleetplan.warehouse.db import Warehouse
+
+    root = Path(__file__).resolve().parents[1]
+    scenario = load_scenario(root / "examples" / "chat-batch-qwen14b.json")
+    with Warehouse.open(sample_warehouse_path, read_only=True) as warehouse:
+        result = plan_from_warehouse(warehouse, scenario)
+        inputs = plan_inputs(
+            scenario,
+            catalog=queries.gpu_catalog(warehouse),
+            prices=queries.gpu_prices(warehouse),
+            regions=queries.regions(warehouse),
+        )
+    expected = (root / "tests" / "fixtures" / "plans" / "chat-batch-qwen14b.main.json").read_text()
+    assert plan_json(result, inputs) == expected
