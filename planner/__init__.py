@@ -54,6 +54,10 @@ that would be an import cycle through this file, which imports them all):
   the GPUs' memory and bandwidth: what no measured level may exceed.
 - `plan`: `plan()`, which runs the steps above in order.
 - `report` (CSV rows and a terminal summary), `explain` (why this fleet, in words).
+- `availability` (servers needed for an attainment, the chance pools carry their load),
+  `availability_milp` (the cheapest fleet meeting attainment), `availability_plan` (a plan with
+  availability; `plan` dispatches to it only when a scenario has availability < 1 or an
+  attainment), `availability_report` (its words), `simulation` (`fleetplan simulate`).
 - `defaults` and `presets`: starting points for a new scenario (the dashboard's first plan).
 - `unit_costs` ($ per million tokens of one loaded server) and `paper_check` (the io.net
   paper's claims recomputed): the paper's view of the data, beside the planner.

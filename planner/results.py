@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field, field_serializer
+from pydantic import BaseModel, ConfigDict, Field, field_serializer, model_serializer
 
 from fleetplan.planner.economics import EnergyBasis
 
@@ -28,6 +28,19 @@ class PlanStatus(StrEnum):
 
 class _Out(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# Fields only a plan with availability fills (planner.availability_plan); None elsewhere, and then
+# left out of the dump, so that a plan without availability is byte for byte what it was.
+_AVAILABILITY_FIELDS = ("servers_needed", "availability", "probability", "classes")
+
+
+def _drop_unset_availability(out: object) -> object:
+    if isinstance(out, dict):
+        for key in _AVAILABILITY_FIELDS:
+            if key in out and out[key] is None:
+                del out[key]
+    return out
 
 
 class PoolPlan(_Out):
@@ -117,6 +130,24 @@ class PoolPlan(_Out):
         default_factory=list,
         description="What a reader of this pool's figures should know (e.g. idle power unknown).",
     )
+    servers_needed: int | None = Field(
+        default=None,
+        description="Servers the pool needs, all up, at its planned load (rate over planned "
+        "capacity per server, rounded up); `servers` is what is planned with spares for hosts "
+        "that are down. None: a plan without availability (servers are what is needed).",
+    )
+    availability: float | None = Field(
+        default=None, description="The share of time one server of the offer is up."
+    )
+    probability: float | None = Field(
+        default=None,
+        description="The chance the pool carries its load at a random moment: P(Binomial("
+        "servers, availability) >= servers_needed), servers failing independently.",
+    )
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler):
+        return _drop_unset_availability(handler(self))
 
     @property
     def rate_per_server_rps(self) -> float:
@@ -151,6 +182,22 @@ class Totals(_Out):
     kwh_per_million_total_tokens: float | None  # GPU energy, before PUE
 
 
+class ClassAttainment(_Out):
+    """How often a class is served at its targets, planned against asked (a plan with
+    availability)."""
+
+    traffic_class: str
+    rate_rps: float
+    fallback: bool = Field(description="The class's pools cover for each other.")
+    attainment_target: float | None = Field(
+        description="The scenario's `attainment`: the probability asked for; None: none asked."
+    )
+    attainment: float = Field(
+        description="The probability that the fleet serves the class at its targets at a random "
+        "moment, servers failing independently (planner.availability)."
+    )
+
+
 class FleetPlan(_Out):
     """A named fleet (the recommendation, a baseline, a frontier point); no totals without a
     plan."""
@@ -160,6 +207,14 @@ class FleetPlan(_Out):
     message: str
     pools: list[PoolPlan] = Field(default_factory=list)
     totals: Totals | None = None
+    classes: list[ClassAttainment] | None = Field(
+        default=None,
+        description="Each class's attainment, in a plan with availability; None otherwise.",
+    )
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler):
+        return _drop_unset_availability(handler(self))
 
 
 class ParetoPoint(_Out):

@@ -8,7 +8,14 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from fleetplan.core.gpus import canonical_gpu
 from fleetplan.core.text import PlainName
@@ -38,6 +45,8 @@ MAX_KGCO2E_PER_HOST = 100_000.0  # embodied carbon of one server's host (peers: 
 MAX_GPU_W = 10_000.0  # one GPU's power
 MAX_CARBON_PRICE_USD_PER_T = 1_000_000.0
 MAX_PER_HOUR = 1e9  # a budget (USD/h) or a carbon cap (kg/h)
+MIN_AVAILABILITY = 0.01  # one host up 1 % of the time
+MAX_ATTAINMENT = 0.999999  # six nines: 1 itself no finite fleet of flaky hosts reaches
 
 
 def _bounded(low: float, high: float, *, strict_low: bool = False):
@@ -71,6 +80,32 @@ class TrafficClass(_Model):
     output_len: Annotated[int, Field(ge=1, le=MAX_TOKENS)] | None = Field(
         default=None, description="Output tokens per request, 1 to 10,000,000."
     )
+    attainment: Annotated[float, Field(gt=0, le=MAX_ATTAINMENT, allow_inf_nan=False)] | None = (
+        Field(
+            default=None,
+            description="The probability that the class's demand is served at its targets at a "
+            "random moment (e.g. 0.999), above 0 and at most 0.999999; null: pools are sized "
+            "to their load only (planner.availability).",
+        )
+    )
+    fallback: bool = Field(
+        default=False,
+        description="True: the class's pools cover for each other (the router sends a pool's "
+        "excess to the class's other pools), so the plan sizes them together; False: each "
+        "pool must carry its own share.",
+    )
+
+    @model_serializer(mode="wrap")
+    def _without_unset_availability(self, handler):
+        # A class that says nothing of attainment dumps as before these fields existed, so that
+        # files and plans of scenarios without them stay byte for byte what they were.
+        out = handler(self)
+        if isinstance(out, dict):
+            if self.attainment is None:
+                out.pop("attainment", None)
+            if not self.fallback:
+                out.pop("fallback", None)
+        return out
 
 
 class GpuOffer(_Model):
@@ -119,6 +154,19 @@ class GpuOffer(_Model):
     rated_w: _bounded(0, MAX_GPU_W, strict_low=True) | None = Field(
         default=None, description="Overrides the catalog (W per GPU, above 0, at most 10,000)."
     )
+    availability: _bounded(MIN_AVAILABILITY, 1) = Field(
+        default=1.0,
+        description="The share of time one server of this offer is up (e.g. 0.95 for a "
+        "decentralised host, 0.999 for a datacenter one), 0.01 to 1; 1: always up (plans as "
+        "without it). Servers are taken to fail independently (planner.availability).",
+    )
+
+    @model_serializer(mode="wrap")
+    def _without_full_availability(self, handler):
+        out = handler(self)  # as TrafficClass's: availability 1 dumps as before the field
+        if isinstance(out, dict) and self.availability >= 1.0:
+            out.pop("availability", None)
+        return out
 
     @field_validator("gpu_model")
     @classmethod

@@ -9,6 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from fleetplan.app import data
+from fleetplan.app.plan_availability import router_downloads, show_availability
 from fleetplan.app.plan_inputs import keep_in_link, restart, scenario_inputs, start
 from fleetplan.app.plan_results import downloads, show_plan
 from fleetplan.core.errors import InputError
@@ -44,10 +45,12 @@ except InputError as error:
     st.stop()
 state.s_result = result  # the plan shown (tests compare it with the command line's)
 show_plan(result, scenario, points)
+show_availability(result)
 
 # -- files --------------------------------------------------------------------------------------
 files = st.columns(3)
 downloads(result, scenario, files)
+router_downloads(result, files[1])
 uploaded = files[2].file_uploader("Load a scenario (JSON)", type=["json"], key="w_scenario_file")
 if uploaded is not None and uploaded.file_id != state.get("s_loaded_file"):
     state.s_loaded_file, state.s_load_error = uploaded.file_id, None

@@ -24,6 +24,7 @@ from fleetplan.cli import (
     paper_check,
     plan,
     sample_data,
+    simulate,
     template,
 )
 from fleetplan.core.errors import FleetplanError
@@ -40,6 +41,7 @@ SUBCOMMANDS = (
     capacity,
     collect,
     paper_check,
+    simulate,
     app,
 )
 

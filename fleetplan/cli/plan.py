@@ -36,6 +36,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar="OUT",
         help="write the whole plan as JSON, with its inputs in 'inputs'",
     )
+    plan.add_argument(
+        "--router",
+        choices=("litellm", "json"),
+        help="write the plan's routing: 'litellm', a LiteLLM proxy config (YAML: one weighted "
+        "deployment per pool, URL placeholders, fallbacks); 'json', a plain routing table",
+    )
+    plan.add_argument(
+        "-o",
+        "--output",
+        type=output_file,
+        metavar="OUT",
+        help="where --router writes (default: standard output)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -67,7 +80,11 @@ def run(args: argparse.Namespace) -> int:
     except OSError as error:
         print(f"fleetplan plan: cannot read {args.scenario}: {error.strerror}", file=sys.stderr)
         return EXIT_PROBLEMS
+    from fleetplan.planner.availability_report import availability_lines
+
     sys.stdout.write(summary(result))
+    for line in availability_lines(result):
+        print(line)
     between = trade_off(result)
     if between is not None:
         print(f"\nTrade-off: {between.sentence()}")
@@ -80,4 +97,13 @@ def run(args: argparse.Namespace) -> int:
     if result.recommended.totals is None:
         print(f"fleetplan plan: no plan: {result.message}", file=sys.stderr)
         return EXIT_INFEASIBLE
+    if args.router:
+        from fleetplan.services.router_config import litellm_config, routing_json
+
+        text = litellm_config(result) if args.router == "litellm" else routing_json(result)
+        if args.output:
+            write_output(args.output, text, option="--output")
+            print(f"router ({args.router}) -> {args.output}", file=sys.stderr)
+        else:
+            sys.stdout.write(text)
     return EXIT_OK

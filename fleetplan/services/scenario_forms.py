@@ -31,6 +31,8 @@ CLASS_LABELS = {
     "dataset": "Dataset",
     "input_len": "Input tokens",
     "output_len": "Output tokens",
+    "attainment": "Attainment",
+    "fallback": "Fallback",
 }
 # Power and price first: at 1440 px Idle W and Rated W show without scrolling the table.
 GPU_LABELS = {
@@ -47,6 +49,7 @@ GPU_LABELS = {
     "embodied_kgco2e": "Embodied kgCO2e",
     "host_embodied_kgco2e": "Host kgCO2e / server",
     "variant": "Variant",
+    "availability": "Host availability",
 }
 SITE_LABELS = {
     "name": "Site",
@@ -109,6 +112,8 @@ def classes_table(scenario: Scenario) -> pd.DataFrame:
             "dataset": object,
             "input_len": "Int64",
             "output_len": "Int64",
+            "attainment": float,
+            "fallback": bool,
         }
     )
 
@@ -137,6 +142,7 @@ _GPU_TYPES = {
     "embodied_kgco2e": float,
     "host_embodied_kgco2e": float,
     "max_gpus": "Int64",
+    "availability": float,
 }
 _INTEGERS = ("max_gpus", "input_len", "output_len")
 

@@ -1,0 +1,71 @@
+"""`fleetplan simulate`: check a plan's attainment by simulating hosts that fail and return."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from fleetplan.core.exits import EXIT_OK, EXIT_PROBLEMS
+
+NAME = "simulate"
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    simulate = sub.add_parser(
+        NAME, help="simulate a plan's hosts failing and returning; the share of time met"
+    )
+    simulate.add_argument(
+        "--plan", required=True, metavar="FILE", help="a plan JSON (fleetplan plan --json)"
+    )
+    simulate.add_argument("--hours", type=float, default=2000.0, help="hours to simulate")
+    simulate.add_argument("--seed", type=int, default=0, help="random seed")
+    simulate.add_argument(
+        "--repair-hours",
+        type=float,
+        default=1.0,
+        help="mean time a failed host stays down (h); up times follow from the availability",
+    )
+    simulate.add_argument(
+        "--window-s", type=float, default=60.0, help="arrivals are counted per window (s)"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from pydantic import ValidationError
+
+    from fleetplan.planner.results import Plan
+    from fleetplan.planner.simulation import report, simulate
+
+    if not (args.hours > 0 and args.repair_hours > 0 and args.window_s > 0):
+        print(
+            "fleetplan simulate: --hours, --repair-hours and --window-s must be above 0",
+            file=sys.stderr,
+        )
+        return EXIT_PROBLEMS
+    try:
+        raw = json.loads(Path(args.plan).read_text(encoding="utf-8"))
+        raw.pop("inputs", None)
+        plan = Plan.model_validate(raw)
+        result = simulate(
+            plan,
+            hours=args.hours,
+            seed=args.seed,
+            repair_hours=args.repair_hours,
+            window_s=args.window_s,
+        )
+    except OSError as error:
+        print(f"fleetplan simulate: cannot read {args.plan}: {error.strerror}", file=sys.stderr)
+        return EXIT_PROBLEMS
+    except (json.JSONDecodeError, ValidationError, AttributeError) as error:
+        print(
+            f"fleetplan simulate: {args.plan} is not a fleetplan plan JSON: {error}",
+            file=sys.stderr,
+        )
+        return EXIT_PROBLEMS
+    except ValueError as error:
+        print(f"fleetplan simulate: {args.plan}: {error}", file=sys.stderr)
+        return EXIT_PROBLEMS
+    sys.stdout.write(report(result))
+    return EXIT_OK

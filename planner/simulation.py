@@ -1,0 +1,155 @@
+"""A check of a plan's attainment by simulation: hosts fail and return, requests arrive, each pool
+serves what its up servers can; the share of time each class met its targets, with a confidence
+interval, beside the attainment the plan computed (planner.availability).
+
+The model (`fleetplan simulate` states it in its output):
+- Each server of a pool is up or down, independently: up for an exponential time of mean
+  U = D x a / (1 - a), then down for an exponential time of mean D (`repair_hours`), so that it
+  is up a share a (the pool's `availability`) of the time; it starts in that stationary state.
+- Requests of a class arrive as a Poisson process at the class's rate; in each window of
+  `window_s` seconds the count is Poisson(rate x window). Without fallback each request goes to
+  a pool with the probability of its planned share (the router's weights); with fallback the
+  class's pools take its requests together.
+- A pool serves up to (servers up) x one server's capacity at the class's targets (the capacity
+  curve's, before the utilisation ceiling: `full_capacity_rps_per_server`) x window. The plan
+  sizes to the capacity after the ceiling, so its attainment is the lower of the two where the
+  headroom lets fewer servers than needed still carry the load. A class meets its targets in a
+  window when every one of its pools (with fallback: the pools together) serves what arrived.
+- The share of windows met is reported with a 95 % confidence interval from batch means (the
+  run cut into `batches` consecutive batches; a batch is long against an outage, so batches
+  are close to independent).
+A Poisson count can exceed a pool sized exactly to its rate in a window (no headroom); such a
+window counts as missed, which the plan's figure (a rate within capacity) does not see.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.stats import t as student_t
+
+from fleetplan.planner.results import Plan
+
+DEFAULT_REPAIR_HOURS = 1.0
+DEFAULT_WINDOW_S = 60.0
+
+
+@dataclass(frozen=True, slots=True)
+class ClassResult:
+    traffic_class: str
+    planned: float | None  # the plan's attainment (None: the plan has none)
+    met: float  # share of windows met
+    low: float  # 95 % confidence interval
+    high: float
+
+    def agrees(self) -> bool | None:
+        if self.planned is None:
+            return None
+        return self.low <= self.planned <= self.high
+
+
+@dataclass(frozen=True, slots=True)
+class SimulationResult:
+    hours: float
+    seed: int
+    repair_hours: float
+    window_s: float
+    classes: list[ClassResult]
+
+
+def _up_states(
+    servers: int, a: float, steps: int, window_h: float, repair_h: float, rng
+) -> np.ndarray:
+    """Servers up at each window's start, as an array of counts (alternating renewal)."""
+    up = np.zeros(steps, dtype=np.int64)
+    if servers <= 0:
+        return up
+    if a >= 1.0:
+        return up + servers
+    mean_up = repair_h * a / (1 - a)
+    horizon = steps * window_h
+    times = np.arange(steps) * window_h
+    for _ in range(servers):
+        state_up = rng.random() < a
+        edges = []
+        now = 0.0
+        current = state_up
+        while now < horizon:
+            now += rng.exponential(mean_up if current else repair_h)
+            edges.append(now)
+            current = not current
+        changes = np.searchsorted(np.array(edges), times, side="right")
+        is_up = (changes % 2 == 0) == state_up
+        up += is_up
+    return up
+
+
+def simulate(
+    plan: Plan,
+    *,
+    hours: float = 2000.0,
+    seed: int = 0,
+    repair_hours: float = DEFAULT_REPAIR_HOURS,
+    window_s: float = DEFAULT_WINDOW_S,
+    batches: int = 20,
+) -> SimulationResult:
+    fleet = plan.recommended
+    if not fleet.pools:
+        raise ValueError("the plan has no fleet to simulate")
+    rng = np.random.default_rng(seed)
+    window_h = window_s / 3600.0
+    steps = max(batches, int(hours / window_h))
+    attained = {c.traffic_class: c for c in fleet.classes or []}
+    results = []
+    for name in dict.fromkeys(p.traffic_class for p in fleet.pools):
+        pools = [p for p in fleet.pools if p.traffic_class == name]
+        rate = sum(p.rate_rps for p in pools)
+        fallback = name in attained and attained[name].fallback
+        capacity = [
+            _up_states(p.servers, p.availability or 1.0, steps, window_h, repair_hours, rng)
+            * (p.full_capacity_rps_per_server or p.capacity_rps_per_server)
+            * window_s
+            for p in pools
+        ]
+        arrivals = rng.poisson(rate * window_s, size=steps)
+        if fallback:
+            met = arrivals <= np.sum(capacity, axis=0) + 1e-9
+        else:
+            shares = np.array([p.rate_rps / rate for p in pools])
+            split = rng.multinomial(arrivals, shares) if len(pools) > 1 else arrivals[:, None]
+            met = np.all(split <= np.stack(capacity, axis=1) + 1e-9, axis=1)
+        batch = np.array([b.mean() for b in np.array_split(met.astype(float), batches)])
+        mean = float(met.mean())
+        half = float(student_t.ppf(0.975, batches - 1) * batch.std(ddof=1) / math.sqrt(batches))
+        planned = attained[name].attainment if name in attained else None
+        results.append(
+            ClassResult(name, planned, mean, max(0.0, mean - half), min(1.0, mean + half))
+        )
+    return SimulationResult(hours, seed, repair_hours, window_s, results)
+
+
+def report(result: SimulationResult) -> str:
+    lines = [
+        f"Simulated {result.hours:g} h (seed {result.seed}): servers fail independently, up for an "
+        f"exponential time, down for an exponential time of mean {result.repair_hours:g} h, "
+        f"each up its offer's availability share of the time; Poisson arrivals counted per "
+        f"{result.window_s:g} s window; a pool serves its up servers x their capacity at the "
+        "targets (before the utilisation ceiling the plan sizes to, so the plan's attainment "
+        "may be below this share where the headroom carries a lost host).",
+        "",
+        f"  {'class':<16} {'met (share of time)':>20} {'95 % interval':>20} {'planned':>10}",
+    ]
+    for c in result.classes:
+        planned = "none" if c.planned is None else f"{c.planned:.5f}"
+        verdict = {True: "agrees", False: "outside the interval", None: ""}[c.agrees()]
+        if c.agrees() is False and c.planned is not None and c.planned < c.low:
+            verdict = "above the plan (the headroom carries some outages)"
+        if c.low == c.high:
+            verdict = "no interval: every window alike (simulate longer to see misses)"
+        lines.append(
+            f"  {c.traffic_class:<16} {c.met:>20.5f} {f'{c.low:.5f}-{c.high:.5f}':>20} "
+            f"{planned:>10}  {verdict}"
+        )
+    return "\n".join(lines) + "\n"
