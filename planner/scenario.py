@@ -6,9 +6,18 @@ Every model forbids unknown keys; every error names the field.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, ClassVar, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from fleetplan.core.gpus import canonical_gpu
 from fleetplan.core.text import PlainName
@@ -38,6 +47,28 @@ MAX_KGCO2E_PER_HOST = 100_000.0  # embodied carbon of one server's host (peers: 
 MAX_GPU_W = 10_000.0  # one GPU's power
 MAX_CARBON_PRICE_USD_PER_T = 1_000_000.0
 MAX_PER_HOUR = 1e9  # a budget (USD/h) or a carbon cap (kg/h)
+MAX_PER_DAY = 24 * MAX_PER_HOUR  # a budget (USD/day) or a carbon cap (kg/day)
+HOURS = 24  # a day scenario's hours, 0-23 of its timezone
+MAX_DAILY_REQUESTS = MAX_RATE_RPS * 3600 * HOURS
+
+# Shapes of a day (share of the peak in each hour 0-23), scaled to a class's `rate_rps`:
+# "business-day" is the working day 9-18 h at its peak with a quiet night; "evening-peak" a
+# consumer service peaking 19-22 h; "flat" the same rate all day (what `rate_rps` alone means).
+SHAPES: dict[str, tuple[float, ...]] = {
+    "business-day": (0.15,) * 7 + (0.4, 0.7) + (1.0,) * 9 + (0.6, 0.4, 0.3, 0.2, 0.15, 0.15),
+    "evening-peak": (
+        *(0.3, 0.2, 0.15, 0.1, 0.1, 0.1, 0.15, 0.3, 0.4, 0.45, 0.5, 0.55),
+        *(0.6, 0.6, 0.55, 0.55, 0.6, 0.7, 0.85, 1.0, 1.0, 1.0, 1.0, 0.6),
+    ),
+    "flat": (1.0,) * HOURS,
+}
+Shape = Literal["business-day", "evening-peak", "flat"]
+Hourly = Annotated[
+    list[Annotated[float, Field(ge=0, allow_inf_nan=False)]],
+    Field(min_length=HOURS, max_length=HOURS),
+]
+Hour = Annotated[int, Field(ge=0, le=23)]
+HourEnd = Annotated[int, Field(ge=0, le=24)]
 
 
 def _bounded(low: float, high: float, *, strict_low: bool = False):
@@ -49,14 +80,66 @@ def _bounded(low: float, high: float, *, strict_low: bool = False):
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+    # Fields of scenario version 2, written out only where they say something (a version 1
+    # scenario writes out, and so exports, exactly what it did before version 2 existed).
+    _day_fields: ClassVar[tuple[tuple[str, object], ...]] = ()
+
+    @model_serializer(mode="wrap")
+    def _without_unused_day_fields(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        if isinstance(data, dict):
+            for name, default in self._day_fields:
+                if name in data and data[name] == default:
+                    del data[name]
+        return data
 
 
 class TrafficClass(_Model):
-    """A kind of traffic with its own latency targets; served by pools of its own."""
+    """A kind of traffic with its own latency targets; served by pools of its own (within an
+    hour a server serves one class). Its demand is one of: `rate_rps` alone (the same rate all
+    day: version 1), `hourly_rps` (24 rates), `shape` scaled to the peak `rate_rps`, or a volume:
+    `daily_requests` served inside `window_hours`."""
+
+    _day_fields = (
+        ("hourly_rps", None),
+        ("shape", None),
+        ("daily_requests", None),
+        ("window_hours", None),
+        ("model", None),
+    )
 
     name: Name
-    rate_rps: _bounded(0, MAX_RATE_RPS, strict_low=True) = Field(
-        description="Peak request rate to serve (requests/s), above 0 and at most 1,000,000."
+    rate_rps: _bounded(0, MAX_RATE_RPS, strict_low=True) | None = Field(
+        default=None,
+        description="Peak request rate to serve (requests/s), above 0 and at most 1,000,000. "
+        "Required unless `hourly_rps` or `daily_requests` is given; with `hourly_rps` it is its "
+        "peak; with `shape`, the peak the shape is scaled to; of a volume class, its requests "
+        "spread evenly over its window (what the class means planned at its peak).",
+    )
+    hourly_rps: Hourly | None = Field(
+        default=None,
+        description="Request rate in each hour 0-23 of the scenario's timezone (24 values, "
+        "requests/s, 0 to 1,000,000; the highest above 0).",
+    )
+    shape: Shape | None = Field(
+        default=None,
+        description="A preset shape of the day scaled to the peak `rate_rps`: 'business-day' "
+        f"({', '.join(f'{v:g}' for v in SHAPES['business-day'])} of the peak in hours 0-23), "
+        f"'evening-peak' ({', '.join(f'{v:g}' for v in SHAPES['evening-peak'])}), 'flat' (1).",
+    )
+    daily_requests: _bounded(0, MAX_DAILY_REQUESTS, strict_low=True) | None = Field(
+        default=None,
+        description="A volume class (a nightly job, a backfill): this many requests a day, "
+        "served inside `window_hours`; the planner chooses how many in each hour.",
+    )
+    window_hours: tuple[Hour, HourEnd] | None = Field(
+        default=None,
+        description="[start, end] hours of a volume class's window, end exclusive; it wraps "
+        "past midnight when end <= start ([22, 6] is 22:00 to 06:00; [0, 0] the whole day, the "
+        "default).",
+    )
+    model: Name | None = Field(
+        default=None, description="The LLM this class is served by (default: the scenario's)."
     )
     ttft_p99_ms: _bounded(0, MAX_TTFT_MS, strict_low=True) | None = Field(
         default=None, description="P99 time to first token (ms), at most 3,600,000 (an hour)."
@@ -72,11 +155,95 @@ class TrafficClass(_Model):
         default=None, description="Output tokens per request, 1 to 10,000,000."
     )
 
+    @field_validator("hourly_rps")
+    @classmethod
+    def _rates_range(cls, values: list[float] | None) -> list[float] | None:
+        return _in_range(values, MAX_RATE_RPS)
+
+    @model_validator(mode="after")
+    def _demand(self) -> TrafficClass:
+        peak = _class_peak(self)
+        if self.rate_rps is None:
+            object.__setattr__(self, "rate_rps", peak)  # frozen: filled in once, here
+        return self
+
+    @property
+    def is_volume(self) -> bool:
+        return self.daily_requests is not None
+
+    @property
+    def is_day(self) -> bool:
+        """Whether the class says anything a version 1 class cannot."""
+        return any(getattr(self, name) is not None for name, _ in self._day_fields)
+
+    def window(self) -> tuple[int, ...]:
+        """The hours of a volume class's window, in order from its start (every hour for a
+        class that is no volume)."""
+        start, end = self.window_hours or (0, 0)
+        length = (end - start) % HOURS or HOURS
+        return tuple((start + i) % HOURS for i in range(length))
+
+    def hourly_demand(self) -> tuple[float, ...]:
+        """Requests/s in each hour: 24 values (a volume class: its even spread over its
+        window, 0 outside)."""
+        assert self.rate_rps is not None
+        if self.hourly_rps is not None:
+            return tuple(float(v) for v in self.hourly_rps)
+        if self.shape is not None:
+            return tuple(v * self.rate_rps for v in SHAPES[self.shape])
+        if self.is_volume:
+            inside = set(self.window())
+            return tuple(self.rate_rps if h in inside else 0.0 for h in range(HOURS))
+        return (self.rate_rps,) * HOURS
+
+
+def _class_peak(traffic: TrafficClass) -> float:
+    """The class's peak rate, its demand fields checked against one another."""
+    given = traffic.rate_rps
+    kinds = [f for f in ("hourly_rps", "daily_requests") if getattr(traffic, f) is not None]
+    if len(kinds) > 1:
+        raise ValueError("give hourly_rps or daily_requests, not both")
+    if traffic.shape is not None and kinds:
+        raise ValueError(f"give shape (with rate_rps as its peak) or {kinds[0]}, not both")
+    if traffic.window_hours is not None and traffic.daily_requests is None:
+        raise ValueError("window_hours is the window of daily_requests: give daily_requests")
+    if traffic.daily_requests is not None:
+        peak = traffic.daily_requests / (len(traffic.window()) * 3600)
+        what = "daily_requests spread evenly over window_hours"
+    elif traffic.hourly_rps is not None:
+        peak = max(traffic.hourly_rps)
+        if peak <= 0:
+            raise ValueError("hourly_rps: at least one hour's rate must be above 0")
+        what = "the highest of hourly_rps"
+    else:
+        if given is None:
+            raise ValueError("give rate_rps, hourly_rps, or daily_requests with window_hours")
+        return given
+    if given is not None and abs(given - peak) > 1e-9 * max(1.0, peak):
+        raise ValueError(f"rate_rps ({given:g}) is not {what} ({peak:g}): give one of them")
+    return peak
+
+
+Commitment = Literal["reserved", "on_demand"]
+
 
 class GpuOffer(_Model):
-    """A GPU model the fleet may use, at a price, in a site."""
+    """A GPU model the fleet may use, at a price, in a site: reserved (paid every hour, whether
+    its servers serve or not) or on demand (paid in the hours a server runs)."""
+
+    _day_fields = (("name", None), ("commitment", "reserved"))
 
     gpu_model: Name
+    name: Name | None = Field(
+        default=None,
+        description="The offer's name (default: its gpu_model); names are unique, so the same "
+        "GPU may be offered twice (reserved and on demand) under two names.",
+    )
+    commitment: Commitment = Field(
+        default="reserved",
+        description="'reserved': servers paid every hour of the day (version 1's meaning); "
+        "'on_demand': paid only in the hours a server runs; its max_gpus bounds each hour.",
+    )
     hourly_usd: _bounded(0, MAX_HOURLY_USD) | None = Field(
         default=None, description="Price per GPU-hour (USD), 0 to 1,000."
     )
@@ -136,6 +303,10 @@ class GpuOffer(_Model):
             raise ValueError(f"idle_w ({self.idle_w}) exceeds rated_w ({self.rated_w})")
         return self
 
+    @property
+    def offer_name(self) -> str:
+        return self.name or self.gpu_model
+
     def usd_per_gpu_hour(self) -> float:
         if self.hourly_usd is not None:
             return self.hourly_usd
@@ -146,7 +317,16 @@ class GpuOffer(_Model):
 GridBasis = Literal["lifecycle", "direct", "marginal", "unknown"]
 
 
+def _in_range(values: list[float] | None, high: float) -> list[float] | None:
+    for hour, value in enumerate(values or ()):
+        if not (0 <= value <= high) or value != value:
+            raise ValueError(f"hour {hour}: {value!r} is outside 0 to {high:g}")
+    return values
+
+
 class Site(_Model):
+    _day_fields = (("hourly_grid_gco2_per_kwh", None), ("hourly_electricity_usd_per_kwh", None))
+
     name: Name
     electricity_usd_per_kwh: _bounded(0, MAX_USD_PER_KWH) = Field(
         description="Electricity price (USD/kWh), 0 to 10."
@@ -161,6 +341,34 @@ class Site(_Model):
         "'lifecycle' (with upstream and construction, e.g. Ember), 'marginal', or 'unknown'. "
         "A plan whose sites differ in basis says so.",
     )
+    hourly_grid_gco2_per_kwh: Hourly | None = Field(
+        default=None,
+        description="Grid carbon intensity in each hour 0-23 of the scenario's timezone (24 "
+        "values, gCO2e/kWh, 0 to 2,000); default: grid_gco2_per_kwh all day.",
+    )
+    hourly_electricity_usd_per_kwh: Hourly | None = Field(
+        default=None,
+        description="Electricity price in each hour 0-23 of the scenario's timezone (24 "
+        "values, USD/kWh, 0 to 10); default: electricity_usd_per_kwh all day.",
+    )
+
+    @field_validator("hourly_grid_gco2_per_kwh")
+    @classmethod
+    def _grid_range(cls, values: list[float] | None) -> list[float] | None:
+        return _in_range(values, MAX_GCO2_PER_KWH)
+
+    @field_validator("hourly_electricity_usd_per_kwh")
+    @classmethod
+    def _price_range(cls, values: list[float] | None) -> list[float] | None:
+        return _in_range(values, MAX_USD_PER_KWH)
+
+    def grid_at(self, hour: int) -> float:
+        hourly = self.hourly_grid_gco2_per_kwh
+        return self.grid_gco2_per_kwh if hourly is None else hourly[hour]
+
+    def electricity_at(self, hour: int) -> float:
+        hourly = self.hourly_electricity_usd_per_kwh
+        return self.electricity_usd_per_kwh if hourly is None else hourly[hour]
 
 
 class CarbonPrice(_Model):
@@ -177,6 +385,23 @@ DEFAULT_HEADROOM = 0.8
 
 
 class Scenario(_Model):
+    """A scenario of version 1 (every class a constant rate, every GPU reserved: planned at its
+    peak) or 2 (a day: hourly rates, volumes in windows, on-demand offers, hourly grids, several
+    models, daily limits; planned over 24 hours, and at its peak beside it). A scenario that uses
+    a field of version 2 is of version 2."""
+
+    _day_fields = (
+        ("version", None),
+        ("timezone", "UTC"),
+        ("budget_usd_per_day", None),
+        ("carbon_cap_kg_per_day", None),
+    )
+
+    version: Literal[1, 2] | None = Field(
+        default=None,
+        description="1: every class a constant peak rate, every GPU reserved; 2: a day of 24 "
+        "hours. Default: 2 where a field of version 2 is used, else 1.",
+    )
     name: Name = "scenario"
     model: Name
     classes: Annotated[list[TrafficClass], Field(min_length=1, max_length=500)]
@@ -199,13 +424,44 @@ class Scenario(_Model):
     carbon_cap_kg_per_hour: _bounded(0, MAX_PER_HOUR) | None = Field(
         default=None, description="The most CO2e the fleet may emit (kg/h), 0 to 1e9."
     )
+    budget_usd_per_day: _bounded(0, MAX_PER_DAY) | None = Field(
+        default=None, description="The most the fleet may cost in a day (USD), 0 to 2.4e10."
+    )
+    carbon_cap_kg_per_day: _bounded(0, MAX_PER_DAY) | None = Field(
+        default=None, description="The most CO2e the fleet may emit in a day (kg), 0 to 2.4e10."
+    )
+    timezone: Name = Field(
+        default="UTC",
+        description="The timezone of the hours 0-23 of hourly rates, windows and hourly grid "
+        "and price profiles (an IANA name such as 'Europe/Paris'; default UTC).",
+    )
     time_limit_s: Annotated[float, Field(gt=0, le=3600)] = 10.0
+
+    @field_validator("timezone")
+    @classmethod
+    def _zone(cls, zone: str) -> str:
+        try:
+            ZoneInfo(zone)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(
+                f"{zone!r} is not a known timezone (e.g. 'UTC', 'Europe/Paris')"
+            ) from None
+        return zone
 
     @model_validator(mode="after")
     def _check(self) -> Scenario:
         _unique([c.name for c in self.classes], "classes", "name")
-        _unique([g.gpu_model for g in self.gpus], "gpus", "gpu_model")
+        for i, gpu in enumerate(self.gpus):
+            if gpu.name is None and any(g.offer_name == gpu.gpu_model for g in self.gpus[:i]):
+                raise ValueError(
+                    f"gpus[{i}].gpu_model {gpu.gpu_model!r} appears twice: to offer one GPU "
+                    "twice (reserved and on demand), give each offer a name"
+                )
+        _unique([g.offer_name for g in self.gpus], "gpus", "name")
         _unique([s.name for s in self.sites], "sites", "name")
+        day = self._uses_day_fields()
+        if self.version == 1 and day:
+            raise ValueError(f"version 1 cannot say {day}: make it version 2 (or leave it out)")
         sites = {s.name for s in self.sites}
         for i, gpu in enumerate(self.gpus):
             if gpu.site not in sites:
@@ -213,9 +469,49 @@ class Scenario(_Model):
                 raise ValueError(f"gpus[{i}].site {gpu.site!r} is not defined in sites ({known})")
         return self
 
+    def _uses_day_fields(self) -> str | None:
+        """The first field of version 2 the scenario uses, in words (None: it uses none)."""
+        for name, default in self._day_fields[1:]:
+            if getattr(self, name) != default:
+                return name
+        for i, c in enumerate(self.classes):
+            for name, _ in c._day_fields:
+                if getattr(c, name) is not None:
+                    return f"classes[{i}].{name}"
+        for i, g in enumerate(self.gpus):
+            if g.name is not None or g.commitment != "reserved":
+                return f"gpus[{i}].{'name' if g.name is not None else 'commitment'}"
+        for i, site in enumerate(self.sites):
+            for name, _ in site._day_fields:
+                if getattr(site, name) is not None:
+                    return f"sites[{i}].{name}"
+        return None
+
+    @property
+    def is_day(self) -> bool:
+        """A scenario of version 2: planned over 24 hours (and at its peak beside it)."""
+        return self.version == 2 or self._uses_day_fields() is not None
+
+    def model_of(self, traffic: TrafficClass) -> str:
+        return traffic.model or self.model
+
+    def models(self) -> list[str]:
+        """The LLMs of the scenario's classes, the scenario's first."""
+        found = [self.model]
+        for traffic in self.classes:
+            if self.model_of(traffic) not in found:
+                found.append(self.model_of(traffic))
+        return found
+
     def site_of(self, gpu_model: str) -> Site:
         offer = self.offer(gpu_model)
-        return next(s for s in self.sites if s.name == offer.site)
+        return self.site_named(offer.site)
+
+    def site_named(self, name: str) -> Site:
+        return next(s for s in self.sites if s.name == name)
+
+    def offers_of(self, gpu_model: str) -> list[GpuOffer]:
+        return [g for g in self.gpus if g.gpu_model == gpu_model]
 
     def grid_bases(self) -> dict[str, list[str]]:
         """Sites per grid basis ("unknown" for a site that gives none), for the sites the
@@ -228,7 +524,11 @@ class Scenario(_Model):
         return bases
 
     def offer(self, gpu_model: str) -> GpuOffer:
+        """The first offer of `gpu_model` (its only one in a version 1 scenario)."""
         return next(g for g in self.gpus if g.gpu_model == gpu_model)
+
+    def offer_named(self, name: str) -> GpuOffer:
+        return next(g for g in self.gpus if g.offer_name == name)
 
     @property
     def carbon_price_usd_per_kg(self) -> float | None:
