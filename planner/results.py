@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from enum import StrEnum
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
@@ -188,3 +189,8 @@ class Plan(_Out):
     pareto_message: str | None = None
     capacities: list[CapacityRow] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
+    day: Any = Field(
+        default=None,
+        description="A day scenario's (version 2) `day_plan.DayPlan`: the plan over 24 hours; "
+        "None for a version 1 scenario (planned at its peak only, as `recommended` is).",
+    )
