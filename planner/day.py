@@ -59,6 +59,7 @@ class DayPool:
     kg_rps: tuple[float | None, ...]
     energy_per_kwh_usd: tuple[float, ...]  # electricity x PUE paid per GPU kWh (0: included)
     grid_kg_per_kwh: tuple[float, ...]  # PUE x grid / 1000: kg per GPU kWh
+    demand: tuple[float, ...] = ()  # the class's rate to serve each hour (x its burst factor)
 
     @property
     def reserved(self) -> bool:
@@ -99,9 +100,15 @@ def day_pools(pools: Sequence[PoolEconomics], scenario: Scenario) -> list[DayPoo
                 kg_rps=tuple((kw_r * g) if known else None for g in grid),
                 energy_per_kwh_usd=energy,
                 grid_kg_per_kwh=grid,
+                demand=_demand(scenario, classes[pool.capacity.traffic_class]),
             )
         )
     return result
+
+
+def _demand(scenario: Scenario, traffic: TrafficClass) -> tuple[float, ...]:
+    factor = scenario.burst_factor(traffic)
+    return tuple(r * factor for r in traffic.hourly_demand())
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,7 +165,7 @@ class Layout:
         self.by_hour: list[list[int]] = [[] for _ in range(HOURS)]
         for i in self.members:
             traffic = pools[i].traffic
-            demand = traffic.hourly_demand()
+            demand = pools[i].demand or traffic.hourly_demand()
             hours = traffic.window() if traffic.is_volume else range(HOURS)
             for h in sorted(hours):
                 if traffic.is_volume or demand[h] > 0:
@@ -273,8 +280,9 @@ def _program(layout: Layout, weights: Weights, limits: DayLimits) -> _Program:
         by_class.setdefault((traffic.name, None if traffic.is_volume else h), []).append(n)
     upper_x = np.zeros(len(pairs))
     for (_name, h), ns in by_class.items():
-        traffic = pools[pairs[ns[0]][0]].traffic
-        target = traffic.daily_requests / 3600 if h is None else traffic.hourly_demand()[h]
+        pool = pools[pairs[ns[0]][0]]
+        demand = pool.demand or pool.traffic.hourly_demand()
+        target = pool.traffic.daily_requests / 3600 if h is None else demand[h]
         rows.add([(layout.x(n), 1.0) for n in ns], target, target)
         upper_x[ns] = target
     for n, (i, _h) in enumerate(pairs):  # capacity

@@ -31,7 +31,11 @@ class Candidates:
 
     @classmethod
     def of(cls, scenario: Scenario, pools: list[PoolEconomics]) -> Candidates:
-        return cls(scenario, tuple(pools), {c.name: c.rate_rps for c in scenario.classes})
+        demand = {
+            c.name: c.rate_rps * f if (f := scenario.burst_factor(c)) != 1.0 else c.rate_rps
+            for c in scenario.classes
+        }
+        return cls(scenario, tuple(pools), demand)
 
     def only(self, keep: Callable[[PoolEconomics], bool]) -> Candidates:
         """The same scenario with fewer pools (a baseline's rule)."""

@@ -106,6 +106,7 @@ class TrafficClass(_Model):
         ("daily_requests", None),
         ("window_hours", None),
         ("model", None),
+        ("burstiness", None),
     )
 
     name: Name
@@ -140,6 +141,11 @@ class TrafficClass(_Model):
     )
     model: Name | None = Field(
         default=None, description="The LLM this class is served by (default: the scenario's)."
+    )
+    burstiness: Annotated[float, Field(ge=1, le=3600, allow_inf_nan=False)] | None = Field(
+        default=None,
+        description="Peak 1-minute rate over the hour's mean (`fleetplan workload`), 1 to 3,600; "
+        "planned for only where the scenario's plan_bursts is true.",
     )
     ttft_p99_ms: _bounded(0, MAX_TTFT_MS, strict_low=True) | None = Field(
         default=None, description="P99 time to first token (ms), at most 3,600,000 (an hour)."
@@ -395,6 +401,7 @@ class Scenario(_Model):
         ("timezone", "UTC"),
         ("budget_usd_per_day", None),
         ("carbon_cap_kg_per_day", None),
+        ("plan_bursts", False),
     )
 
     version: Literal[1, 2] | None = Field(
@@ -429,6 +436,11 @@ class Scenario(_Model):
     )
     carbon_cap_kg_per_day: _bounded(0, MAX_PER_DAY) | None = Field(
         default=None, description="The most CO2e the fleet may emit in a day (kg), 0 to 2.4e10."
+    )
+    plan_bursts: bool = Field(
+        default=False,
+        description="True: serve each class's rate x its burstiness (the peak minute's rate) in "
+        "every hour, as headroom for bursts within the hour; False (the default): its rate.",
     )
     timezone: Name = Field(
         default="UTC",
@@ -491,6 +503,13 @@ class Scenario(_Model):
     def is_day(self) -> bool:
         """A scenario of version 2: planned over 24 hours (and at its peak beside it)."""
         return self.version == 2 or self._uses_day_fields() is not None
+
+    def burst_factor(self, traffic: TrafficClass) -> float:
+        """What a class's rates are multiplied by when planned: its burstiness where the
+        scenario lets bursts be planned for (never a volume's: its total is what counts)."""
+        if self.plan_bursts and traffic.burstiness is not None and not traffic.is_volume:
+            return traffic.burstiness
+        return 1.0
 
     def model_of(self, traffic: TrafficClass) -> str:
         return traffic.model or self.model

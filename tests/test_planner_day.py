@@ -387,3 +387,13 @@ def test_a_version_1_plan_json_has_no_day(tmp_path, sample_warehouse_path):
     assert done.returncode == 0, done.stderr
     assert "day" not in json.loads((tmp_path / "p.json").read_text())
     assert "The day" not in done.stdout
+
+
+def test_bursts_are_planned_for_only_where_the_scenario_lets_them():
+    chat = {**CHAT, "burstiness": 1.5}
+    for lets, factor in ((False, 1.0), (True, 1.5)):
+        raw = scenario([chat], [H100, R4090], sites=SITES, plan_bursts=lets)
+        day, pools = _candidates(raw)
+        solution = solve_day(pools, weights=objective_weights(day), limits=DayLimits.of(day))
+        served = sum(r for (i, h), r in solution.rates.items() if h == 10)
+        assert served == pytest.approx(7 * factor)

@@ -25,6 +25,7 @@ from fleetplan.cli import (
     plan,
     sample_data,
     template,
+    workload,
 )
 from fleetplan.core.errors import FleetplanError
 from fleetplan.core.exits import EXIT_CANNOT_START
@@ -39,6 +40,7 @@ SUBCOMMANDS = (
     capacity,
     collect,
     paper_check,
+    workload,
     app,
 )
 
