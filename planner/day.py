@@ -262,6 +262,7 @@ class _Program:
     integrality: np.ndarray
     bounds: Bounds
     gpu_hours: np.ndarray  # what the tie-break minimises
+    covering: bool = False  # rates not in the program: filled in over the chosen servers
 
 
 def _program(layout: Layout, weights: Weights, limits: DayLimits) -> _Program:
@@ -278,15 +279,25 @@ def _program(layout: Layout, weights: Weights, limits: DayLimits) -> _Program:
     for n, (i, h) in enumerate(pairs):
         traffic = pools[i].traffic
         by_class.setdefault((traffic.name, None if traffic.is_volume else h), []).append(n)
+    limits_rows = limit_rows(layout, limits)
+    # Where no carried req/s costs or emits anything the objective or a limit counts, the rates
+    # need no columns: the servers' capacity covers the demand, and rates are filled in after.
+    covering = not np.any(objective[layout.x(0) :]) and all(
+        col < layout.x(0) for row in limits_rows for col, _ in row.entries
+    )
     upper_x = np.zeros(len(pairs))
     for (_name, h), ns in by_class.items():
         pool = pools[pairs[ns[0]][0]]
         demand = pool.demand or pool.traffic.hourly_demand()
         target = pool.traffic.daily_requests / 3600 if h is None else demand[h]
-        rows.add([(layout.x(n), 1.0) for n in ns], target, target)
+        if covering:
+            rows.add([(layout.s(n), pools[pairs[n][0]].capacity) for n in ns], target, np.inf)
+        else:
+            rows.add([(layout.x(n), 1.0) for n in ns], target, target)
         upper_x[ns] = target
     for n, (i, _h) in enumerate(pairs):  # capacity
-        rows.add([(layout.x(n), 1.0), (layout.s(n), -pools[i].capacity)], -np.inf, 0.0)
+        if not covering:
+            rows.add([(layout.x(n), 1.0), (layout.s(n), -pools[i].capacity)], -np.inf, 0.0)
     upper_s = np.ceil(upper_x / np.array([pools[i].capacity for i, _ in pairs]) - _EPS)
     upper_s = np.maximum(upper_s, 0.0)
     upper_r = np.zeros(len(units))
@@ -299,7 +310,7 @@ def _program(layout: Layout, weights: Weights, limits: DayLimits) -> _Program:
         for j, ns in by_unit.items():
             rows.add([(layout.s(n), 1.0) for n in ns] + [(j, -1.0)], -np.inf, 0.0)
             upper_r[j] = max(upper_r[j], float(upper_s[ns].sum()))
-    for limit in limit_rows(layout, limits):
+    for limit in limits_rows:
         rows.add(list(limit.entries), -np.inf, limit.upper)
     gpu_hours = np.zeros(layout.columns)
     for unit, j in units.items():
@@ -309,8 +320,9 @@ def _program(layout: Layout, weights: Weights, limits: DayLimits) -> _Program:
             gpu_hours[layout.s(n)] = pools[i].econ.gpus_per_server
     integrality = np.concatenate([np.ones(len(units)), np.ones(len(pairs)), np.zeros(len(pairs))])
     lower = np.zeros(layout.columns)
-    upper = np.concatenate([upper_r, upper_s, upper_x])
-    return _Program(objective, [rows.constraint()], integrality, Bounds(lower, upper), gpu_hours)
+    upper = np.concatenate([upper_r, upper_s, np.zeros(len(pairs)) if covering else upper_x])
+    bounds = Bounds(lower, upper)
+    return _Program(objective, [rows.constraint()], integrality, bounds, gpu_hours, covering)
 
 
 class _Rows:
@@ -362,7 +374,110 @@ def solve_day(
             if all(row.holds(vector) for row in limit_rows(layout, limits)):
                 return split
     left = max(time_limit_s - (time.monotonic() - started), 0.001)
-    return _solve(pools, range(len(pools)), weights, limits, left, fewest_gpus)
+    return _solve(pools, undominated(pools, limits), weights, limits, left, fewest_gpus)
+
+
+def _table(pools: Sequence[DayPool], kind: str) -> np.ndarray:
+    """Per pool and hour: (server, rps) coefficients of `kind` ('usd'; 'kg' with unknown as
+    infinity), shape (pools, 2, 24)."""
+    out = np.empty((len(pools), 2, HOURS))
+    for n, pool in enumerate(pools):
+        if kind == "usd":
+            out[n, 0], out[n, 1] = pool.usd_server, pool.usd_rps
+        else:
+            out[n, 0] = [np.inf if v is None else v for v in pool.kg_server]
+            out[n, 1] = [np.inf if v is None else v for v in pool.kg_rps]
+    return out
+
+
+def _no_worse(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """[i, j]: coefficients of i no higher than j's in every hour (rows of `a` against `b`)."""
+    return np.all(a[:, None] <= b[None, :] + 1e-12, axis=(2, 3))
+
+
+def undominated(pools: Sequence[DayPool], limits: DayLimits) -> list[int]:
+    """The pools worth a column: a pool (on demand) or a reserved unit is left out where
+    another, on an offer without a GPU limit, carries at least as much for every class it
+    serves, costs and emits no more in any hour, per server and per req/s, and has no more GPUs
+    (each of its servers can be swapped for one of the other's: no plan gets worse, no limit
+    is broken). Of equal ones the first is kept."""
+    free = [p.offer.offer_name not in limits.max_gpus for p in pools]
+    usd, kg = _table(pools, "usd"), _table(pools, "kg")
+    drop: set[int] = set()
+    on_demand: dict[str, list[int]] = {}
+    for i, p in enumerate(pools):
+        if not p.reserved:
+            on_demand.setdefault(p.traffic.name, []).append(i)
+    for members in on_demand.values():
+        idx = np.array(members)
+        cap = np.array([pools[i].capacity for i in members])
+        gpus = np.array([pools[i].econ.gpus_per_server for i in members])
+        better = (
+            _no_worse(usd[idx], usd[idx])
+            & _no_worse(kg[idx], kg[idx])
+            & (cap[:, None] >= cap[None, :])
+            & (gpus[:, None] <= gpus[None, :])
+            & np.array([free[i] for i in members])[:, None]
+        )
+        np.fill_diagonal(better, False)
+        for b, a in zip(*np.nonzero(better), strict=True):
+            if a in drop or b in drop:
+                continue
+            equal = better[a, b]
+            if not equal or b < a:
+                drop.add(int(idx[a]))
+    drop |= _dominated_units(pools, usd, kg, free)
+    return [i for i in range(len(pools)) if i not in drop]
+
+
+def _dominated_units(pools, usd, kg, free) -> set[int]:
+    units: dict[tuple[str, str, int], dict[str, int]] = {}
+    for i, p in enumerate(pools):
+        if p.reserved:
+            units.setdefault(p.unit, {})[p.traffic.name] = i
+    names = list(units)
+    if len(names) < 2:
+        return set()
+    classes = sorted({k for serving in units.values() for k in serving})
+    count = len(names)
+    better = np.ones((count, count), dtype=bool)
+    for a, unit in enumerate(names):  # a may stand in for b
+        better[a] &= free[next(iter(units[unit].values()))]
+        better[a] &= np.array([unit[2] <= other[2] for other in names])
+    base = {
+        kind: np.array([table[list(units[u].values())][:, 0].min(axis=0) for u in names])
+        for kind, table in (("usd", usd), ("kg", kg))
+    }
+    for kind in ("usd", "kg"):
+        better &= np.all(base[kind][:, None] <= base[kind][None, :] + 1e-12, axis=2)
+    for k in classes:
+        has = np.array([k in units[u] for u in names])
+        rows = [units[u].get(k, -1) for u in names]
+        cap = np.array([pools[i].capacity if i >= 0 else 0.0 for i in rows])
+        ok = np.ones((count, count), dtype=bool)
+        present = [i for i in rows if i >= 0]
+        if present:
+            at = {i: n for n, i in enumerate(present)}
+            sub = np.array(present)
+            fine = _no_worse(usd[sub], usd[sub]) & _no_worse(kg[sub], kg[sub])
+            for a in range(count):
+                for b in range(count):
+                    if has[b]:
+                        ok[a, b] = bool(
+                            has[a] and cap[a] >= cap[b] and fine[at[rows[a]], at[rows[b]]]
+                        )
+        better &= ok
+    np.fill_diagonal(better, False)
+    drop: set[int] = set()
+    gone: set[int] = set()
+    for a, b in zip(*np.nonzero(better), strict=True):
+        if a in gone or b in gone:
+            continue
+        if not better[b, a] or a < b:
+            gone.add(int(b))
+    for b in gone:
+        drop |= set(units[names[b]].values())
+    return drop
 
 
 def _per_class(
@@ -413,7 +528,28 @@ def _solve(
         return DaySolution(SolveStatus.OPTIMAL, "nothing to serve", {}, {}, {})
     program = _program(layout, weights, limits)
     result = _run(program, time_limit_s, fewest_gpus)
+    if program.covering and result.x is not None:
+        result.x = _fill_rates(layout, np.array(result.x, dtype=float))
     return _solution(result, layout, time_limit_s)
+
+
+def _fill_rates(layout: Layout, values: np.ndarray) -> np.ndarray:
+    """Rates over the chosen servers (a covering program's): each class's demand of an hour (a
+    volume's over its window) carried by its pools in turn, each up to its servers' capacity."""
+    groups: dict[tuple[str, int | None], list[int]] = {}
+    for n, (i, h) in enumerate(layout.pairs):
+        traffic = layout.pools[i].traffic
+        groups.setdefault((traffic.name, None if traffic.is_volume else h), []).append(n)
+    for (_name, h), ns in groups.items():
+        pool = layout.pools[layout.pairs[ns[0]][0]]
+        demand = pool.demand or pool.traffic.hourly_demand()
+        left = pool.traffic.daily_requests / 3600 if h is None else demand[h]
+        for n in ns:
+            room = round(values[layout.s(n)]) * layout.pools[layout.pairs[n][0]].capacity
+            carried = min(left, room)
+            values[layout.x(n)] = carried
+            left -= carried
+    return values
 
 
 def _milp(program: _Program, objective: np.ndarray, constraints, time_limit_s: float):
