@@ -397,3 +397,34 @@ def test_bursts_are_planned_for_only_where_the_scenario_lets_them():
         solution = solve_day(pools, weights=objective_weights(day), limits=DayLimits.of(day))
         served = sum(r for (i, h), r in solution.rates.items() if h == 10)
         assert served == pytest.approx(7 * factor)
+
+
+def test_the_schema_and_the_scenario_speak_of_hours_commitments_and_volumes():
+    schema = json.dumps(Scenario.model_json_schema())
+    for name in ("hourly_rps", "shape", "daily_requests", "window_hours", "commitment",
+                 "budget_usd_per_day", "carbon_cap_kg_per_day", "hourly_grid_gco2_per_kwh",
+                 "hourly_electricity_usd_per_kwh", "timezone", "business-day"):  # fmt: skip
+        assert name in schema
+    day = load_scenario(ROOT / "examples" / "day-chat-nightly.json")
+    assert day.is_day and day.classes[1].window() == (22, 23, 0, 1, 2, 3, 4, 5)
+    again = Scenario.model_validate_json(day.model_dump_json())
+    assert again == day  # a day scenario written out reads back the same
+    v1 = load_scenario(ROOT / "examples" / "chat-batch-qwen14b.json")
+    assert not v1.is_day and "commitment" not in v1.model_dump_json()
+
+
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [
+        ({"version": 1}, "version 1 cannot say"),
+        ({"classes": [{"name": "c", "rate_rps": 5, "hourly_rps": [1] * 24}]}, "not the highest"),
+        ({"classes": [{"name": "c", "window_hours": [1, 2]}]}, "window_hours is the window"),
+        ({"classes": [{"name": "c", "hourly_rps": [1] * 23}]}, "hourly_rps"),
+        ({"timezone": "Mars/Olympus"}, "not a known timezone"),
+        ({"gpus": [H100, H100]}, "give each offer a name"),
+    ],
+)
+def test_a_bad_day_scenario_is_refused_naming_the_field(change, says):
+    raw = {**SMALL["chat by day, a nightly volume"], **change}
+    with pytest.raises(ValueError, match=says):
+        Scenario.model_validate(raw)
