@@ -428,3 +428,28 @@ def test_a_bad_day_scenario_is_refused_naming_the_field(change, says):
     raw = {**SMALL["chat by day, a nightly volume"], **change}
     with pytest.raises(ValueError, match=says):
         Scenario.model_validate(raw)
+
+
+@pytest.mark.parametrize(
+    ("scenario_file", "before"),
+    [
+        ("examples/chat-batch-qwen14b.json", "chat-batch-qwen14b-main-f797023.json"),
+        (None, "sample-scenario-main-f797023.json"),
+    ],
+)
+def test_a_version_1_plan_is_byte_for_byte_what_it_was_before_version_2(
+    tmp_path, sample_warehouse_path, scenario_file, before
+):
+    """The plan JSON of version 1 scenarios (the example, and test_planner_sample's) as main's
+    `fleetplan plan --json` wrote it before version 2 (commit f797023, the bundled warehouse)."""
+    from tests.test_planner_sample import SCENARIO
+
+    path = ROOT / scenario_file if scenario_file else tmp_path / "s.json"
+    if scenario_file is None:
+        path.write_text(json.dumps(SCENARIO))
+    out = tmp_path / "p.json"
+    done = fleetplan(
+        "plan", "--warehouse", sample_warehouse_path, "--scenario", path, "--json", out
+    )
+    assert done.returncode == 0, done.stderr
+    assert out.read_bytes() == (ROOT / "tests" / "fixtures" / "plans" / before).read_bytes()

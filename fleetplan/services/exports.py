@@ -281,7 +281,4 @@ def read_inputs(csv_text: str) -> dict[str, Any]:
 
 def plan_json(plan: Plan, inputs: dict[str, Any]) -> str:
     """The whole plan as JSON, with the inputs it rests on in `inputs`."""
-    data = plan.model_dump(mode="json")
-    if data.get("day") is None:  # a version 1 scenario's plan: as before version 2
-        data.pop("day", None)
-    return json.dumps({**data, "inputs": inputs}, indent=1) + "\n"
+    return json.dumps({**plan.model_dump(mode="json"), "inputs": inputs}, indent=1) + "\n"
