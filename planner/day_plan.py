@@ -8,6 +8,7 @@ Field names are public (the plan JSON's `day`, the schedule CSV): rename none wi
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -135,6 +136,8 @@ def plan_day(
     solution = solve_day(
         candidates, weights=weights, limits=limits, time_limit_s=scenario.time_limit_s
     )
+    if solution.status is not SolveStatus.OPTIMAL and peak is not None and peak.has_plan:
+        solution = _better(candidates, solution, _from_peak(candidates, peak), weights)
     figures = _figures("recommended", candidates, solution, carbon_known)
     compared = [_peak_figures(candidates, peak, carbon_known)]
     if any(not p.reserved for p in candidates):
@@ -171,6 +174,50 @@ def plan_day(
         saving_vs_peak_usd=_less(peak_figures.cost_usd, figures.cost_usd),
         saving_vs_peak_kgco2e=_less(peak_figures.kgco2e, figures.kgco2e),
     )
+
+
+def _from_peak(pools: Sequence[DayPool], peak: Solution) -> DaySolution:
+    """The peak program's fleet through the day, a plan of the day too: its reserved servers
+    paid all day, each pool carrying its share of its class's rate in each hour (a volume: its
+    even spread over its window), an on-demand pool renting the servers that share needs."""
+    reserved: dict[tuple[str, str, int], int] = {}
+    servers: dict[tuple[int, int], int] = {}
+    rates: dict[tuple[int, int], float] = {}
+    peaks: dict[str, float] = {}
+    for pool, x in zip(pools, peak.rates, strict=True):
+        peaks[pool.traffic.name] = peaks.get(pool.traffic.name, 0.0) + x
+    for i, (pool, y, x) in enumerate(zip(pools, peak.servers, peak.rates, strict=True)):
+        if pool.reserved and y:
+            reserved[pool.unit] = reserved.get(pool.unit, 0) + y
+        if x <= 1e-12:
+            continue
+        demand = pool.demand or pool.traffic.hourly_demand()
+        for h in range(HOURS):
+            rate = demand[h] * x / peaks[pool.traffic.name]
+            if rate > 1e-12:
+                rates[(i, h)] = rate
+                servers[(i, h)] = min(y, math.ceil(rate / pool.capacity - 1e-9)) or y
+    return DaySolution(peak.status, peak.message, reserved, servers, rates)
+
+
+def _objective(pools: Sequence[DayPool], solution: DaySolution, weights: Weights) -> float:
+    layout = Layout(pools, range(len(pools)))
+    vector = vector_of(layout, solution)
+    return weights.usd * _total(layout, vector, "usd") + weights.kg * _total(layout, vector, "kg")
+
+
+def _better(
+    pools: Sequence[DayPool], found: DaySolution, peak: DaySolution, weights: Weights
+) -> DaySolution:
+    """The day program's plan where it stopped short, unless the peak fleet run through the day
+    does better (then that, said so: neither is proven optimal)."""
+    if found.has_plan and _objective(pools, found, weights) <= _objective(pools, peak, weights):
+        return found
+    message = (
+        f"{found.message}; the peak plan's fleet run through the day does better than what "
+        "the search found, so the day is planned on it (not proven optimal)"
+    )
+    return replace(peak, status=SolveStatus.TIME_LIMIT, message=message)
 
 
 def _all_reserved(pools: Sequence[DayPool]) -> list[DayPool]:

@@ -453,3 +453,19 @@ def test_a_version_1_plan_is_byte_for_byte_what_it_was_before_version_2(
     )
     assert done.returncode == 0, done.stderr
     assert out.read_bytes() == (ROOT / "tests" / "fixtures" / "plans" / before).read_bytes()
+
+
+@pytest.mark.parametrize("name", list(SMALL))
+def test_the_peak_fleet_run_through_the_day_is_a_plan_of_the_day(name):
+    """What a day stopped at its time limit falls back to where it does better: feasible."""
+    from fleetplan.planner.day_plan import _from_peak
+    from fleetplan.planner.fleets import Candidates, scenario_limits, solve_pools
+
+    day, pools = _candidates(SMALL[name])
+    econ = [p.econ for p in pools]
+    peak = solve_pools(
+        Candidates.of(day, econ), weights=objective_weights(day), limits=scenario_limits(day)
+    )
+    if not peak.has_plan:
+        pytest.skip("no plan at the peak")
+    _check_served(day, pools, _from_peak(pools, peak))
