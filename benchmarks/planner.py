@@ -212,12 +212,11 @@ def day_instance(scenario: Scenario) -> Scenario:
     for k, traffic in enumerate(raw["classes"]):
         traffic["shape"] = SHAPES[k % len(SHAPES)]
     offers = [{**g, "commitment": "reserved"} for g in raw["gpus"]]
-    offers += [
-        {**g, "name": f"{g['gpu_model']} on demand", "commitment": "on_demand",
-         "hourly_usd": g["hourly_usd"] * ON_DEMAND[g["gpu_model"]]}
-        for g in raw["gpus"]
-        if g["gpu_model"] in ON_DEMAND
-    ]  # fmt: skip
+    for g in raw["gpus"]:
+        if g["gpu_model"] in ON_DEMAND:
+            price = g["hourly_usd"] * ON_DEMAND[g["gpu_model"]]
+            name = f"{g['gpu_model']} on demand"
+            offers.append({**g, "name": name, "commitment": "on_demand", "hourly_usd": price})
     return Scenario.model_validate({**raw, "gpus": offers, "version": 2})
 
 

@@ -37,104 +37,13 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, OptimizeResult, milp
-from scipy.sparse import coo_array
 
-from fleetplan.planner.economics import PoolEconomics
-from fleetplan.planner.milp import LimitRow, SolveStatus, Weights
-from fleetplan.planner.scenario import HOURS, GpuOffer, Scenario, TrafficClass
+from fleetplan.planner.day_pools import DayLimits, DayPool, day_pools  # noqa: F401 (re-exported)
+from fleetplan.planner.day_pruning import undominated
+from fleetplan.planner.milp import LimitRow, Rows, SolveStatus, Weights
+from fleetplan.planner.scenario import HOURS
 
 _EPS = 1e-9
-
-
-@dataclass(frozen=True, slots=True)
-class DayPool:
-    """A candidate pool with its coefficients in each hour 0-23."""
-
-    econ: PoolEconomics
-    offer: GpuOffer
-    traffic: TrafficClass
-    usd_server: tuple[float, ...]  # per server-hour: price + energy of its fixed power
-    usd_rps: tuple[float, ...]  # per carried req/s-hour: its energy
-    kg_server: tuple[float | None, ...]  # per server-hour: fixed power's carbon + embodied
-    kg_rps: tuple[float | None, ...]
-    energy_per_kwh_usd: tuple[float, ...]  # electricity x PUE paid per GPU kWh (0: included)
-    grid_kg_per_kwh: tuple[float, ...]  # PUE x grid / 1000: kg per GPU kWh
-    demand: tuple[float, ...] = ()  # the class's rate to serve each hour (x its burst factor)
-
-    @property
-    def reserved(self) -> bool:
-        return self.offer.commitment == "reserved"
-
-    @property
-    def capacity(self) -> float:
-        return self.econ.capacity.capacity_rps
-
-    @property
-    def unit(self) -> tuple[str, str, int]:
-        return (self.offer.offer_name, self.econ.gpu_model, self.econ.gpus_per_server)
-
-
-def day_pools(pools: Sequence[PoolEconomics], scenario: Scenario) -> list[DayPool]:
-    """The candidate pools with their hourly coefficients."""
-    classes = {c.name: c for c in scenario.classes}
-    result = []
-    for pool in pools:
-        offer = scenario.offer_named(pool.offer_name)
-        site = scenario.site_named(offer.site)
-        price = offer.usd_per_gpu_hour() * pool.gpus_per_server
-        energy = tuple(
-            0.0 if offer.electricity_included else site.pue * site.electricity_at(h)
-            for h in range(HOURS)
-        )
-        grid = tuple(site.pue * site.grid_at(h) / 1000 for h in range(HOURS))
-        kw_s, kw_r, embodied = pool.kw_per_server, pool.kw_per_rps, pool.embodied_kg_per_server_hour
-        known = kw_s is not None and kw_r is not None and embodied is not None
-        result.append(
-            DayPool(
-                econ=pool,
-                offer=offer,
-                traffic=classes[pool.capacity.traffic_class],
-                usd_server=tuple(price + (kw_s or 0.0) * e for e in energy),
-                usd_rps=tuple((kw_r or 0.0) * e for e in energy),
-                kg_server=tuple((kw_s * g + embodied) if known else None for g in grid),
-                kg_rps=tuple((kw_r * g) if known else None for g in grid),
-                energy_per_kwh_usd=energy,
-                grid_kg_per_kwh=grid,
-                demand=_demand(scenario, classes[pool.capacity.traffic_class]),
-            )
-        )
-    return result
-
-
-def _demand(scenario: Scenario, traffic: TrafficClass) -> tuple[float, ...]:
-    factor = scenario.burst_factor(traffic)
-    return tuple(r * factor for r in traffic.hourly_demand())
-
-
-@dataclass(frozen=True, slots=True)
-class DayLimits:
-    """The scenario's limits in the day's terms: GPUs per offer (a reserved offer's in all, an
-    on-demand offer's in each hour), budget and carbon per hour and per day."""
-
-    max_gpus: dict[str, int]
-    budget_usd_per_hour: float | None = None
-    carbon_kg_per_hour: float | None = None
-    budget_usd_per_day: float | None = None
-    carbon_kg_per_day: float | None = None
-
-    @classmethod
-    def of(cls, scenario: Scenario) -> DayLimits:
-        return cls(
-            max_gpus={g.offer_name: g.max_gpus for g in scenario.gpus if g.max_gpus is not None},
-            budget_usd_per_hour=scenario.budget_usd_per_hour,
-            carbon_kg_per_hour=scenario.carbon_cap_kg_per_hour,
-            budget_usd_per_day=scenario.budget_usd_per_day,
-            carbon_kg_per_day=scenario.carbon_cap_kg_per_day,
-        )
-
-    @property
-    def daily(self) -> bool:
-        return self.budget_usd_per_day is not None or self.carbon_kg_per_day is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,7 +182,7 @@ def _program(layout: Layout, weights: Weights, limits: DayLimits) -> _Program:
             if weight:
                 for col, coef in hour_terms(layout, h, kind):
                     objective[col] += weight * coef
-    rows = _Rows(layout.columns)
+    rows = Rows(layout.columns)
     # demand: each interactive class each hour; each volume class over its window
     by_class: dict[tuple[str, int | None], list[int]] = {}
     for n, (i, h) in enumerate(pairs):
@@ -325,34 +234,6 @@ def _program(layout: Layout, weights: Weights, limits: DayLimits) -> _Program:
     return _Program(objective, [rows.constraint()], integrality, bounds, gpu_hours, covering)
 
 
-class _Rows:
-    """A sparse constraint matrix, one row at a time: lower <= row . columns <= upper."""
-
-    def __init__(self, columns: int) -> None:
-        self.columns = columns
-        self.rows: list[int] = []
-        self.cols: list[int] = []
-        self.vals: list[float] = []
-        self.lower: list[float] = []
-        self.upper: list[float] = []
-
-    def add(self, entries: list[tuple[int, float]], lower: float, upper: float) -> None:
-        row = len(self.lower)
-        for col, val in entries:
-            self.rows.append(row)
-            self.cols.append(col)
-            self.vals.append(val)
-        self.lower.append(lower)
-        self.upper.append(upper)
-
-    def constraint(self) -> LinearConstraint:
-        shape = (max(len(self.lower), 1), self.columns)
-        if not self.lower:
-            return LinearConstraint(np.zeros(shape), -np.inf, np.inf)
-        matrix = coo_array((self.vals, (self.rows, self.cols)), shape=shape).tocsr()
-        return LinearConstraint(matrix, self.lower, self.upper)
-
-
 def solve_day(
     pools: Sequence[DayPool],
     *,
@@ -375,109 +256,6 @@ def solve_day(
                 return split
     left = max(time_limit_s - (time.monotonic() - started), 0.001)
     return _solve(pools, undominated(pools, limits), weights, limits, left, fewest_gpus)
-
-
-def _table(pools: Sequence[DayPool], kind: str) -> np.ndarray:
-    """Per pool and hour: (server, rps) coefficients of `kind` ('usd'; 'kg' with unknown as
-    infinity), shape (pools, 2, 24)."""
-    out = np.empty((len(pools), 2, HOURS))
-    for n, pool in enumerate(pools):
-        if kind == "usd":
-            out[n, 0], out[n, 1] = pool.usd_server, pool.usd_rps
-        else:
-            out[n, 0] = [np.inf if v is None else v for v in pool.kg_server]
-            out[n, 1] = [np.inf if v is None else v for v in pool.kg_rps]
-    return out
-
-
-def _no_worse(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """[i, j]: coefficients of i no higher than j's in every hour (rows of `a` against `b`)."""
-    return np.all(a[:, None] <= b[None, :] + 1e-12, axis=(2, 3))
-
-
-def undominated(pools: Sequence[DayPool], limits: DayLimits) -> list[int]:
-    """The pools worth a column: a pool (on demand) or a reserved unit is left out where
-    another, on an offer without a GPU limit, carries at least as much for every class it
-    serves, costs and emits no more in any hour, per server and per req/s, and has no more GPUs
-    (each of its servers can be swapped for one of the other's: no plan gets worse, no limit
-    is broken). Of equal ones the first is kept."""
-    free = [p.offer.offer_name not in limits.max_gpus for p in pools]
-    usd, kg = _table(pools, "usd"), _table(pools, "kg")
-    drop: set[int] = set()
-    on_demand: dict[str, list[int]] = {}
-    for i, p in enumerate(pools):
-        if not p.reserved:
-            on_demand.setdefault(p.traffic.name, []).append(i)
-    for members in on_demand.values():
-        idx = np.array(members)
-        cap = np.array([pools[i].capacity for i in members])
-        gpus = np.array([pools[i].econ.gpus_per_server for i in members])
-        better = (
-            _no_worse(usd[idx], usd[idx])
-            & _no_worse(kg[idx], kg[idx])
-            & (cap[:, None] >= cap[None, :])
-            & (gpus[:, None] <= gpus[None, :])
-            & np.array([free[i] for i in members])[:, None]
-        )
-        np.fill_diagonal(better, False)
-        for b, a in zip(*np.nonzero(better), strict=True):
-            if a in drop or b in drop:
-                continue
-            equal = better[a, b]
-            if not equal or b < a:
-                drop.add(int(idx[a]))
-    drop |= _dominated_units(pools, usd, kg, free)
-    return [i for i in range(len(pools)) if i not in drop]
-
-
-def _dominated_units(pools, usd, kg, free) -> set[int]:
-    units: dict[tuple[str, str, int], dict[str, int]] = {}
-    for i, p in enumerate(pools):
-        if p.reserved:
-            units.setdefault(p.unit, {})[p.traffic.name] = i
-    names = list(units)
-    if len(names) < 2:
-        return set()
-    classes = sorted({k for serving in units.values() for k in serving})
-    count = len(names)
-    better = np.ones((count, count), dtype=bool)
-    for a, unit in enumerate(names):  # a may stand in for b
-        better[a] &= free[next(iter(units[unit].values()))]
-        better[a] &= np.array([unit[2] <= other[2] for other in names])
-    base = {
-        kind: np.array([table[list(units[u].values())][:, 0].min(axis=0) for u in names])
-        for kind, table in (("usd", usd), ("kg", kg))
-    }
-    for kind in ("usd", "kg"):
-        better &= np.all(base[kind][:, None] <= base[kind][None, :] + 1e-12, axis=2)
-    for k in classes:
-        has = np.array([k in units[u] for u in names])
-        rows = [units[u].get(k, -1) for u in names]
-        cap = np.array([pools[i].capacity if i >= 0 else 0.0 for i in rows])
-        ok = np.ones((count, count), dtype=bool)
-        present = [i for i in rows if i >= 0]
-        if present:
-            at = {i: n for n, i in enumerate(present)}
-            sub = np.array(present)
-            fine = _no_worse(usd[sub], usd[sub]) & _no_worse(kg[sub], kg[sub])
-            for a in range(count):
-                for b in range(count):
-                    if has[b]:
-                        ok[a, b] = bool(
-                            has[a] and cap[a] >= cap[b] and fine[at[rows[a]], at[rows[b]]]
-                        )
-        better &= ok
-    np.fill_diagonal(better, False)
-    drop: set[int] = set()
-    gone: set[int] = set()
-    for a, b in zip(*np.nonzero(better), strict=True):
-        if a in gone or b in gone:
-            continue
-        if not better[b, a] or a < b:
-            gone.add(int(b))
-    for b in gone:
-        drop |= set(units[names[b]].values())
-    return drop
 
 
 def _per_class(

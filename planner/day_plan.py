@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
 
 from fleetplan.planner.day import (
     DayLimits,
@@ -40,82 +39,14 @@ _STATUS = {
 }
 
 
-class _Out(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid", frozen=True, serialize_by_alias=True, populate_by_name=True
-    )
-
-
-class Serving(_Out):
-    """Servers of one configuration under one offer serving one class in one hour."""
-
-    offer: str
-    gpu_model: str
-    gpus_per_server: int
-    traffic_class: str = Field(alias="class")
-    servers: int
-    rate_rps: float
-
-
-class Servers(_Out):
-    """Servers of one configuration under one offer (reserved: all day; on demand: in an hour)."""
-
-    offer: str
-    commitment: str
-    gpu_model: str
-    gpus_per_server: int
-    servers: int
-    gpus: int
-
-
-class Hour(_Out):
-    """One hour of the day: which servers serve which class, and what the hour costs."""
-
-    hour: int = Field(description="0-23 in the scenario's timezone.")
-    pools: list[Serving]
-    on_demand: list[Servers] = Field(description="On-demand servers rented this hour.")
-    idle_reserved_servers: int = Field(description="Reserved servers serving no class.")
-    demand_rps: dict[str, float] = Field(
-        description="Each class's rate this hour (a volume class: what the plan serves)."
-    )
-    grid_gco2_per_kwh: dict[str, float] = Field(description="Each site's grid this hour.")
-    cost_usd: float
-    energy_kwh: float | None = Field(description="Facility energy (GPUs x PUE) this hour.")
-    kgco2e: float | None
-
-
-class DayFigures(_Out):
-    """A fleet's day in figures, for the comparison."""
-
-    name: str
-    status: PlanStatus
-    message: str
-    cost_usd: float | None = None
-    kgco2e: float | None = None
-    monthly_cost_usd: float | None = None
-    monthly_kgco2e: float | None = None
-    gpu_hours: float | None = None
-
-
-class DayPlan(_Out):
-    """The day: reserved fleet, on-demand schedule, per-hour assignment and figures, totals per
-    day and month, and the comparison with the peak plan and reserved-only."""
-
-    status: PlanStatus
-    message: str
-    timezone: str
-    cost_usd: float | None = Field(default=None, description="The day's cost (USD).")
-    kgco2e: float | None = Field(default=None, description="The day's carbon (kgCO2e).")
-    energy_kwh: float | None = None
-    monthly_cost_usd: float | None = None
-    monthly_kgco2e: float | None = None
-    gpu_hours: float | None = None
-    reserved: list[Servers] = Field(default_factory=list)
-    schedule: list[Hour] = Field(default_factory=list)
-    compared: list[DayFigures] = Field(default_factory=list)
-    saving_vs_peak_usd: float | None = None
-    saving_vs_peak_kgco2e: float | None = None
-
+# Re-exported: the day's output models.
+from fleetplan.planner.day_results import (  # noqa: E402
+    DayFigures,
+    DayPlan,
+    Hour,
+    Servers,
+    Serving,
+)
 
 PEAK = "planned at its peak (every class at its peak rate all day, every server paid all day)"
 RESERVED_ONLY = "reserved only (every offer reserved, servers shared through the day)"
@@ -335,31 +266,7 @@ def _hour(
     carbon_known: bool,
 ) -> Hour:
     pools = layout.pools
-    serving = []
-    demand: dict[str, float] = {}
-    busy: dict[tuple[str, str, int], int] = {}
-    rented: dict[tuple[str, str, int], int] = {}
-    for n in layout.by_hour[hour]:
-        i, _h = layout.pairs[n]
-        pool = pools[i]
-        rate = solution.rates.get((i, hour), 0.0)
-        servers = solution.servers.get((i, hour), 0)
-        if servers == 0 and rate <= 0:
-            continue
-        name = pool.traffic.name
-        demand[name] = demand.get(name, 0.0) + rate
-        held = busy if pool.reserved else rented
-        held[pool.unit] = held.get(pool.unit, 0) + servers
-        serving.append(
-            Serving(
-                offer=pool.offer.offer_name,
-                gpu_model=pool.econ.gpu_model,
-                gpus_per_server=pool.econ.gpus_per_server,
-                traffic_class=name,
-                servers=servers,
-                rate_rps=rate,
-            )
-        )
+    serving, demand, busy, rented = _serving(layout, solution, hour)
     for traffic in scenario.classes:
         demand.setdefault(traffic.name, 0.0)
     used = {
@@ -396,3 +303,35 @@ def _hour(
         energy_kwh=figure("kwh") if energy_known else None,
         kgco2e=figure("kg") if known else None,
     )
+
+
+def _serving(layout: Layout, solution: DaySolution, hour: int):
+    """The hour's pools serving a class, each class's carried rate, and the servers busy
+    (reserved) and rented (on demand) per unit."""
+    pools = layout.pools
+    serving = []
+    demand: dict[str, float] = {}
+    busy: dict[tuple[str, str, int], int] = {}
+    rented: dict[tuple[str, str, int], int] = {}
+    for n in layout.by_hour[hour]:
+        i, _h = layout.pairs[n]
+        pool = pools[i]
+        rate = solution.rates.get((i, hour), 0.0)
+        servers = solution.servers.get((i, hour), 0)
+        if servers == 0 and rate <= 0:
+            continue
+        name = pool.traffic.name
+        demand[name] = demand.get(name, 0.0) + rate
+        held = busy if pool.reserved else rented
+        held[pool.unit] = held.get(pool.unit, 0) + servers
+        serving.append(
+            Serving(
+                offer=pool.offer.offer_name,
+                gpu_model=pool.econ.gpu_model,
+                gpus_per_server=pool.econ.gpus_per_server,
+                traffic_class=name,
+                servers=servers,
+                rate_rps=rate,
+            )
+        )
+    return serving, demand, busy, rented

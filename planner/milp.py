@@ -239,7 +239,7 @@ def _objective(pools: Sequence[PoolEconomics], weights: Weights) -> np.ndarray:
     return np.concatenate([np.array(per_server), np.array(per_rps)])
 
 
-class _Rows:
+class Rows:
     """A sparse constraint matrix, one row at a time: lower <= row . (y, x) <= upper."""
 
     def __init__(self, columns: int) -> None:
@@ -269,7 +269,7 @@ def _constraints(
     pools: Sequence[PoolEconomics], demand_rps: dict[str, float], limits: Limits
 ) -> LinearConstraint:
     count = len(pools)
-    rows = _Rows(2 * count)
+    rows = Rows(2 * count)
     for k, rate in demand_rps.items():  # each class fully served
         served = [(count + i, 1.0) for i, p in enumerate(pools) if p.capacity.traffic_class == k]
         rows.add(served, rate, rate)

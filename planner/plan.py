@@ -69,8 +69,7 @@ def plan(
     peak = solve_pools(candidates, weights=weights, limits=limits)
     fleet = fleet_of(candidates, "recommended", peak)
     if scenario.is_day:  # version 2: the day beside its peak
-        known = not gaps
-        common["day"] = plan_day(scenario, pools, weights=weights, peak=peak, carbon_known=known)
+        common["day"] = plan_day(scenario, pools, weights=weights, peak=peak, carbon_known=not gaps)
     if fleet.status is PlanStatus.INFEASIBLE:
         message = binding_limits(candidates)
         return _infeasible(fleet, message, inputs_notes, common)
