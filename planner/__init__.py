@@ -43,6 +43,11 @@ that would be an import cycle through this file, which imports them all):
 - `frontier`: the cost/carbon Pareto sweep.
 - `diagnosis`: why a scenario is infeasible, and the notes a plan carries.
 - `plan`: `plan()`, which runs the steps above in order.
+- A day (scenario version 2): `day_pools` (candidate pools with hourly coefficients, the day's
+  limits), `day_pruning` (pools no optimum needs), `day` (the 24-hour program), `day_plan` (its
+  answer beside the peak plan and reserved-only), `day_results` (the output models) and
+  `day_report` (terminal text, the schedule CSV). `scenario_parts` holds the scenario's bounds,
+  offers and sites; `workload` turns a request log into classes.
 - `report` (CSV rows and a terminal summary), `explain` (why this fleet, in words).
 - `defaults` and `presets`: starting points for a new scenario (the dashboard's first plan).
 - `unit_costs` ($ per million tokens of one loaded server) and `paper_check` (the io.net
