@@ -15,12 +15,20 @@ what fitting a curve per configuration costs). `+pareto` is a plan with the swee
 solves share the scenario's 120 s time limit). Aims for `plan`: 0.1 s, 1 s and 10 s for the
 three sizes.
 
-    python benchmarks/planner.py
+Then the 24-hour instances (`DAY_SIZES`): the same classes following a shape of the day
+(business day, evening peak, flat, in turn, at their peak rates), every GPU reserved and the
+RTX 4090 and L40S also on demand at 1.5x their price; `peak` = the plan of that scenario at its
+peak (version 1: the peak program), `day` = the plan of the day (the peak program, the day program
+and the reserved-only day), and `day program` = the day program alone; ratio = day / peak, in
+the same run. Aim: a 50 x 100 day within 5x its peak plan.
+
+    python benchmarks/planner.py [--day-only]
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
 from functools import partial
@@ -36,7 +44,9 @@ sys.path.insert(0, str(ROOT))
 
 from fleetplan.planner import GpuFacts, Scenario, plan  # noqa: E402
 from fleetplan.planner.capacity import capacities  # noqa: E402
+from fleetplan.planner.day import DayLimits, day_pools, solve_day  # noqa: E402
 from fleetplan.planner.economics import pool_economics  # noqa: E402
+from fleetplan.planner.fleets import objective_weights  # noqa: E402
 from fleetplan.planner.milp import solve  # noqa: E402
 
 GPUS = {"rtx-4090": 0.30, "h100-pcie": 2.00, "h100-sxm": 2.60, "l40s": 0.90, "a100-80gb": 1.30}
@@ -54,6 +64,10 @@ SITES = {
 LOADS = (0.1, 0.3, 0.5, 0.7, 0.9, 1.2)  # offered load of each level, as a share of the peak
 SIZES = ((5, 20), (50, 100), (200, 200))
 AIMS = {(5, 20): 0.1, (50, 100): 1.0, (200, 200): 10.0}
+DAY_SIZES = ((5, 20), (50, 100))
+DAY_AIM = 5.0  # a day's plan within 5x its peak plan's time
+ON_DEMAND = {"rtx-4090": 1.5, "l40s": 1.5}  # GPUs also offered on demand, at this x the price
+SHAPES = ("business-day", "evening-peak", "flat")
 
 
 def instance(classes: int, configs: int, seed: int = 0) -> tuple[Scenario, pd.DataFrame]:
@@ -192,6 +206,57 @@ def melange(scenario: Scenario, points: pd.DataFrame, slices: int = 4) -> float:
     return elapsed
 
 
+def day_instance(scenario: Scenario) -> Scenario:
+    """The instance as a day: shaped classes (peak = its rate), offers reserved and on demand."""
+    raw = scenario.model_dump(mode="json")
+    for k, traffic in enumerate(raw["classes"]):
+        traffic["shape"] = SHAPES[k % len(SHAPES)]
+    offers = [{**g, "commitment": "reserved"} for g in raw["gpus"]]
+    for g in raw["gpus"]:
+        if g["gpu_model"] in ON_DEMAND:
+            price = g["hourly_usd"] * ON_DEMAND[g["gpu_model"]]
+            name = f"{g['gpu_model']} on demand"
+            offers.append({**g, "name": name, "commitment": "on_demand", "hourly_usd": price})
+    return Scenario.model_validate({**raw, "gpus": offers, "version": 2})
+
+
+def day_rows(repeat: int, rule: str) -> None:
+    print(f"\n{'day size':>9}  {'peak':>8}  {'day':>8}  {'ratio':>7}  {'program':>8}  aim (ratio)")
+    for classes, configs in DAY_SIZES:
+        peak, points = instance(classes, configs)
+        peak = peak.model_copy(update={"capacity_rule": rule})
+        day = day_instance(peak)
+        options = {"baselines": False, "pareto_points": 0}
+        peak_s = best_of(repeat, partial(plan, peak, points, FACTS, **options))
+        day_s, result = math.inf, None
+        for _ in range(repeat if classes < 50 else 1):
+            started = time.perf_counter()
+            result = plan(day, points, FACTS, **options).day
+            day_s = min(day_s, time.perf_counter() - started)
+        caps = [c for c in capacities(points, day) if c.capacity_rps > 0]
+        pools = [
+            pool_economics(c, day, FACTS, o)
+            for c in caps
+            for o in day.offers_of(c.configuration.gpu_model)
+        ]
+        candidates = day_pools(pools, day)
+        program = partial(
+            solve_day,
+            candidates,
+            weights=objective_weights(day),
+            limits=DayLimits.of(day),
+            time_limit_s=120,
+        )
+        program_s = best_of(repeat if classes < 50 else 1, program)
+        saving = result.saving_vs_peak_usd
+        print(
+            f"{classes:>4}x{configs:<4}  {peak_s:7.3f}s  {day_s:7.3f}s  {day_s / peak_s:6.2f}x  "
+            f"{program_s:7.3f}s  {DAY_AIM:g}x  ({result.status.value}, "
+            f"${result.cost_usd:,.0f}/day, saving ${saving:,.0f}/day against the peak plan; "
+            f"{result.message})"
+        )
+
+
 def best_of(repeat: int, action) -> float:
     times = []
     for _ in range(repeat):
@@ -210,7 +275,11 @@ def main() -> None:
         default="model",
         help="the scenarios' capacity rule (model: a load curve fitted per configuration)",
     )
+    parser.add_argument("--day-only", action="store_true", help="only the 24-hour instances")
     args = parser.parse_args()
+    if args.day_only:
+        day_rows(args.repeat, args.capacity_rule)
+        return
     print(
         f"{'size':>9}  {'plan':>8}  {'measured':>8}  {'solve':>8}  {'mélange':>8}  {'ratio':>7}  "
         f"{'+pareto':>8}  aim (plan)"
@@ -243,6 +312,7 @@ def main() -> None:
             f"({full.status.value}, {gpus} GPUs, {len(full.pareto)} Pareto points; "
             f"{full.pareto_message or 'all proven optimal'})"
         )
+    day_rows(args.repeat, args.capacity_rule)
 
 
 if __name__ == "__main__":

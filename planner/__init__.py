@@ -53,6 +53,11 @@ that would be an import cycle through this file, which imports them all):
 - `bounds`: a server's physical bounds (KV cache, decode bandwidth) from the model's shape and
   the GPUs' memory and bandwidth: what no measured level may exceed.
 - `plan`: `plan()`, which runs the steps above in order.
+- A day (scenario version 2): `day_pools` (candidate pools with hourly coefficients, the day's
+  limits), `day_pruning` (pools no optimum needs), `day` (the 24-hour program), `day_plan` (its
+  answer beside the peak plan and reserved-only), `day_results` (the output models) and
+  `day_report` (terminal text, the schedule CSV). `scenario_parts` holds the scenario's bounds,
+  offers and sites; `workload` turns a request log into classes.
 - `report` (CSV rows and a terminal summary), `explain` (why this fleet, in words).
 - `availability` (servers needed for an attainment, the chance pools carry their load),
   `availability_milp` (the cheapest fleet meeting attainment), `availability_plan` (a plan with

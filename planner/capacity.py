@@ -176,21 +176,14 @@ def offered_variants(points: pd.DataFrame, scenario: Scenario) -> pd.DataFrame:
 
 
 def capacities(points: pd.DataFrame, scenario: Scenario) -> list[Capacity]:
-    """Capacity of every offered configuration for every class of the scenario."""
-    model_points = points_for_model(points, scenario.model)
-    if model_points.empty:
-        # Bad input (exit 1), not an infeasible plan: the name is wrong, not the targets.
-        there = sorted({str(m) for m in points["model"]}) if "model" in points else []
-        raise InputError(
-            f"no benchmark results for model {scenario.model!r}; there are results for: "
-            f"{', '.join(there) or 'no model yet (load benchmark results first)'}",
-            field="model",
-        )
-    model_points = offered_variants(with_servers(model_points), scenario)
+    """Capacity of every offered configuration for every class of the scenario (each class on
+    the points of its own model: `classes[].model`, default the scenario's)."""
+    by_model = {model: _model_points(points, model, scenario) for model in scenario.models()}
     result = []
-    configs = configurations(model_points, scenario)
-    curves = Curves()  # one fit per (configuration, traffic shape) for the whole scenario
+    curves = {model: Curves() for model in by_model}  # one fit per configuration and shape
     for traffic in scenario.classes:
+        model = scenario.model_of(traffic)
+        model_points, configs = by_model[model]
         class_points = points_for_class(model_points, traffic)
         result += _class_capacities(
             class_points,
@@ -198,6 +191,23 @@ def capacities(points: pd.DataFrame, scenario: Scenario) -> list[Capacity]:
             configs,
             scenario.max_utilization,
             rule=scenario.capacity_rule,
-            curves=curves,
+            curves=curves[model],
         )
     return [c.at_end(scenario.capacity_at) for c in result]
+
+
+def _model_points(
+    points: pd.DataFrame, model: str, scenario: Scenario
+) -> tuple[pd.DataFrame, list[Configuration]]:
+    model_points = points_for_model(points, model)
+    if model_points.empty:
+        # Bad input (exit 1), not an infeasible plan: the name is wrong, not the targets.
+        there = sorted({str(m) for m in points["model"]}) if "model" in points else []
+        field = "model" if model == scenario.model else "classes.model"
+        raise InputError(
+            f"no benchmark results for model {model!r}; there are results for: "
+            f"{', '.join(there) or 'no model yet (load benchmark results first)'}",
+            field=field,
+        )
+    model_points = offered_variants(with_servers(model_points), scenario)
+    return model_points, configurations(model_points, scenario)

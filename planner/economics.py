@@ -20,7 +20,7 @@ from enum import StrEnum
 
 from fleetplan.core.errors import InputError
 from fleetplan.planner.capacity import Capacity, Level
-from fleetplan.planner.scenario import HOURS_PER_YEAR, Scenario
+from fleetplan.planner.scenario import HOURS_PER_YEAR, GpuOffer, Scenario
 
 
 class EnergyBasis(StrEnum):
@@ -59,14 +59,21 @@ class PoolEconomics:
     notes: tuple[str, ...] = ()
     host_embodied_kg_per_server_hour: float | None = None  # the host's part of the above
     pue: float = 1.0  # the site's: facility energy = GPU energy x PUE
+    offer: str | None = None  # the offer's name where it is not the GPU model's
 
     @property
     def gpu_model(self) -> str:
         return self.capacity.configuration.gpu_model
 
+    @property
+    def offer_name(self) -> str:
+        return self.offer or self.gpu_model
 
-def _effective(scenario: Scenario, facts: dict[str, GpuFacts], gpu_model: str) -> dict:
-    offer = scenario.offer(gpu_model)
+
+def _effective(
+    scenario: Scenario, facts: dict[str, GpuFacts], gpu_model: str, offer: GpuOffer | None = None
+) -> dict:
+    offer = offer or scenario.offer(gpu_model)
     known = facts.get(gpu_model, GpuFacts(gpu_model))
     return {
         "idle_w": offer.idle_w if offer.idle_w is not None else known.idle_w,
@@ -89,13 +96,17 @@ def host_kg_per_server(figures: dict, n: int) -> float | None:
 
 
 def pool_economics(
-    capacity: Capacity, scenario: Scenario, facts: dict[str, GpuFacts]
+    capacity: Capacity,
+    scenario: Scenario,
+    facts: dict[str, GpuFacts],
+    offer: GpuOffer | None = None,
 ) -> PoolEconomics:
+    """The pool's coefficients under `offer` (default: the GPU model's first offer)."""
     config = capacity.configuration
     n = config.gpus_per_server
-    offer = scenario.offer(config.gpu_model)
-    site = scenario.site_of(config.gpu_model)
-    figures = _effective(scenario, facts, config.gpu_model)
+    offer = offer or scenario.offer(config.gpu_model)
+    site = scenario.site_named(offer.site)
+    figures = _effective(scenario, facts, config.gpu_model, offer)
     level = capacity.level
     assert level is not None, "pools exist only where a level passes the targets"
     idle_w, rated_w = figures["idle_w"], figures["rated_w"]
@@ -136,6 +147,7 @@ def pool_economics(
         notes=tuple(notes),
         host_embodied_kg_per_server_hour=host,
         pue=site.pue,
+        offer=None if offer.offer_name == config.gpu_model else offer.offer_name,
     )
 
 

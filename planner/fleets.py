@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from fleetplan.planner.economics import PoolEconomics
-from fleetplan.planner.milp import Limits, SolveStatus, Weights, solve
+from fleetplan.planner.milp import Limits, Solution, SolveStatus, Weights, solve
 from fleetplan.planner.pools import pool_plan, totals_of
 from fleetplan.planner.results import FleetPlan, PlanStatus
 from fleetplan.planner.scenario import CarbonPrice, Scenario
@@ -31,7 +31,11 @@ class Candidates:
 
     @classmethod
     def of(cls, scenario: Scenario, pools: list[PoolEconomics]) -> Candidates:
-        return cls(scenario, tuple(pools), {c.name: c.rate_rps for c in scenario.classes})
+        demand = {
+            c.name: c.rate_rps * f if (f := scenario.burst_factor(c)) != 1.0 else c.rate_rps
+            for c in scenario.classes
+        }
+        return cls(scenario, tuple(pools), demand)
 
     def only(self, keep: Callable[[PoolEconomics], bool]) -> Candidates:
         """The same scenario with fewer pools (a baseline's rule)."""
@@ -57,12 +61,19 @@ def objective_label(scenario: Scenario) -> str:
 def scenario_limits(scenario: Scenario, *, carbon_cap: float | None = None) -> Limits:
     """The scenario's GPU, budget and carbon limits; `carbon_cap` replaces the scenario's."""
     if carbon_cap is None:
-        carbon_cap = scenario.carbon_cap_kg_per_hour
+        carbon_cap = _per_hour(scenario.carbon_cap_kg_per_hour, scenario.carbon_cap_kg_per_day)
     return Limits(
-        max_gpus={g.gpu_model: g.max_gpus for g in scenario.gpus if g.max_gpus is not None},
-        budget_usd_per_hour=scenario.budget_usd_per_hour,
+        max_gpus={g.offer_name: g.max_gpus for g in scenario.gpus if g.max_gpus is not None},
+        budget_usd_per_hour=_per_hour(scenario.budget_usd_per_hour, scenario.budget_usd_per_day),
         carbon_kg_per_hour=carbon_cap,
     )
+
+
+def _per_hour(hourly: float | None, daily: float | None) -> float | None:
+    """An hourly limit and a daily one (a day scenario's) as one hourly limit at the peak, where
+    every hour is the peak hour: the lower of the hourly and a 24th of the daily."""
+    bounds = [b for b in (hourly, None if daily is None else daily / 24) if b is not None]
+    return min(bounds) if bounds else None
 
 
 def solve_fleet(
@@ -76,15 +87,38 @@ def solve_fleet(
 ) -> FleetPlan:
     """The best fleet from `candidates` under `weights` and `limits`, named `name`; no pools and
     no totals when the program finds none (its status and message say why)."""
-    pools = candidates.pools
-    solution = solve(
-        pools,
+    solution = solve_pools(
+        candidates,
+        weights=weights,
+        limits=limits,
+        fewest_gpus=fewest_gpus,
+        time_limit_s=time_limit_s,
+    )
+    return fleet_of(candidates, name, solution)
+
+
+def solve_pools(
+    candidates: Candidates,
+    *,
+    weights: Weights,
+    limits: Limits,
+    fewest_gpus: bool = True,
+    time_limit_s: float | None = None,
+) -> Solution:
+    """The program's answer for `candidates`: servers and rate per candidate pool."""
+    return solve(
+        candidates.pools,
         candidates.demand,
         weights=weights,
         limits=limits,
         time_limit_s=time_limit_s or candidates.scenario.time_limit_s,
         fewest_gpus=fewest_gpus,
     )
+
+
+def fleet_of(candidates: Candidates, name: str, solution: Solution) -> FleetPlan:
+    """The program's answer as a `FleetPlan` named `name`."""
+    pools = candidates.pools
     if not solution.has_plan:
         status = _STATUS.get(solution.status, PlanStatus.ERROR)
         return FleetPlan(name=name, status=status, message=solution.message)

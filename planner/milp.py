@@ -134,20 +134,46 @@ def _solve_per_class(
 
 
 def _within_limits(solution: Solution, pools: Sequence[PoolEconomics], limits: Limits) -> bool:
-    tolerance = 1e-9
-    used: dict[str, int] = {}
-    cost = carbon = 0.0
-    for y, x, p in zip(solution.servers, solution.rates, pools, strict=True):
-        used[p.gpu_model] = used.get(p.gpu_model, 0) + y * p.gpus_per_server
-        cost += y * p.usd_per_server_hour + x * p.usd_per_rps_hour
-        if limits.carbon_kg_per_hour is not None:
-            carbon += y * (p.kg_per_server_hour or 0.0) + x * (p.kg_per_rps_hour or 0.0)
-    if any(used.get(g, 0) > m for g, m in limits.max_gpus.items()):
-        return False
-    if limits.budget_usd_per_hour is not None and cost > limits.budget_usd_per_hour + tolerance:
-        return False
-    cap = limits.carbon_kg_per_hour
-    return cap is None or carbon <= cap + tolerance
+    vector = np.array([*solution.servers, *solution.rates], dtype=float)
+    return all(row.holds(vector) for row in limit_rows(pools, limits))
+
+
+@dataclass(frozen=True, slots=True)
+class LimitRow:
+    """One limit, defined once: sum of coefficient x column <= upper over the program's columns.
+    The solver gets it as a row; a solution found without it (per class) is checked with it."""
+
+    name: str
+    entries: tuple[tuple[int, float], ...]
+    upper: float
+
+    def value(self, vector: np.ndarray) -> float:
+        return float(sum(coef * vector[col] for col, coef in self.entries))
+
+    def holds(self, vector: np.ndarray, tolerance: float = 1e-9) -> bool:
+        return self.value(vector) <= self.upper + tolerance
+
+
+def limit_rows(pools: Sequence[PoolEconomics], limits: Limits) -> list[LimitRow]:
+    """The GPU limits (per offer), the budget ($/h) and the carbon cap (kgCO2e/h) as rows over
+    the columns (y per pool, then x per pool)."""
+    count = len(pools)
+    rows = []
+    for offer, max_gpus in limits.max_gpus.items():
+        members = tuple(
+            (i, float(p.gpus_per_server)) for i, p in enumerate(pools) if p.offer_name == offer
+        )
+        if members:
+            rows.append(LimitRow(f"max_gpus of {offer}", members, float(max_gpus)))
+    if limits.budget_usd_per_hour is not None:
+        usd = [(i, p.usd_per_server_hour) for i, p in enumerate(pools)]
+        usd += [(count + i, p.usd_per_rps_hour) for i, p in enumerate(pools)]
+        rows.append(LimitRow("budget", tuple(usd), limits.budget_usd_per_hour))
+    if limits.carbon_kg_per_hour is not None:
+        kg = [(i, p.kg_per_server_hour or 0.0) for i, p in enumerate(pools)]
+        kg += [(count + i, p.kg_per_rps_hour or 0.0) for i, p in enumerate(pools)]
+        rows.append(LimitRow("carbon cap", tuple(kg), limits.carbon_kg_per_hour))
+    return rows
 
 
 def _solve_joint(
@@ -213,7 +239,7 @@ def _objective(pools: Sequence[PoolEconomics], weights: Weights) -> np.ndarray:
     return np.concatenate([np.array(per_server), np.array(per_rps)])
 
 
-class _Rows:
+class Rows:
     """A sparse constraint matrix, one row at a time: lower <= row . (y, x) <= upper."""
 
     def __init__(self, columns: int) -> None:
@@ -243,26 +269,14 @@ def _constraints(
     pools: Sequence[PoolEconomics], demand_rps: dict[str, float], limits: Limits
 ) -> LinearConstraint:
     count = len(pools)
-    rows = _Rows(2 * count)
+    rows = Rows(2 * count)
     for k, rate in demand_rps.items():  # each class fully served
         served = [(count + i, 1.0) for i, p in enumerate(pools) if p.capacity.traffic_class == k]
         rows.add(served, rate, rate)
     for i, pool in enumerate(pools):  # a pool carries what it can: x_p - cap_p * y_p <= 0
         rows.add([(count + i, 1.0), (i, -pool.capacity.capacity_rps)], -np.inf, 0.0)
-    for gpu_model, max_gpus in limits.max_gpus.items():  # GPU limits
-        members = [
-            (i, float(p.gpus_per_server)) for i, p in enumerate(pools) if p.gpu_model == gpu_model
-        ]
-        if members:
-            rows.add(members, -np.inf, float(max_gpus))
-    if limits.budget_usd_per_hour is not None:  # budget ($/h)
-        usd = [(i, p.usd_per_server_hour) for i, p in enumerate(pools)]
-        usd += [(count + i, p.usd_per_rps_hour) for i, p in enumerate(pools)]
-        rows.add(usd, -np.inf, limits.budget_usd_per_hour)
-    if limits.carbon_kg_per_hour is not None:  # carbon cap (kgCO2e/h)
-        kg = [(i, p.kg_per_server_hour) for i, p in enumerate(pools)]
-        kg += [(count + i, p.kg_per_rps_hour) for i, p in enumerate(pools)]
-        rows.add(kg, -np.inf, limits.carbon_kg_per_hour)
+    for limit in limit_rows(pools, limits):  # GPU limits, budget, carbon cap
+        rows.add(list(limit.entries), -np.inf, limit.upper)
     return rows.constraint()
 
 

@@ -11,14 +11,16 @@ import pandas as pd
 from fleetplan.core.errors import InputError
 from fleetplan.planner.baselines import baselines as solve_baselines
 from fleetplan.planner.capacity import Capacity, capacities
+from fleetplan.planner.day_plan import plan_day
 from fleetplan.planner.diagnosis import binding_limits, plan_notes, unservable_classes
 from fleetplan.planner.economics import GpuFacts, carbon_gaps, pool_economics
 from fleetplan.planner.fleets import (
     Candidates,
+    fleet_of,
     objective_label,
     objective_weights,
     scenario_limits,
-    solve_fleet,
+    solve_pools,
 )
 from fleetplan.planner.frontier import pareto_frontier
 from fleetplan.planner.intervals import overlap_notes, overlapping
@@ -48,7 +50,12 @@ def plan(
         )
     facts = facts or {}
     caps = capacities(points, scenario)
-    pools = [pool_economics(c, scenario, facts) for c in caps if c.capacity_rps > 0]
+    pools = [
+        pool_economics(c, scenario, facts, offer)
+        for c in caps
+        if c.capacity_rps > 0
+        for offer in scenario.offers_of(c.configuration.gpu_model)
+    ]
     gaps = carbon_gaps(pools, scenario, facts)
     _check_carbon_is_known(scenario, gaps)
     candidates = Candidates.of(scenario, pools)
@@ -69,7 +76,10 @@ def plan(
         fleet = FleetPlan(name="recommended", status=PlanStatus.INFEASIBLE, message=message)
         return _infeasible(fleet, message, inputs_notes, common)
     limits = scenario_limits(scenario)
-    fleet = solve_fleet(candidates, "recommended", weights=weights, limits=limits)
+    peak = solve_pools(candidates, weights=weights, limits=limits)
+    fleet = fleet_of(candidates, "recommended", peak)
+    if scenario.is_day:  # version 2: the day beside its peak
+        common["day"] = plan_day(scenario, pools, weights=weights, peak=peak, carbon_known=not gaps)
     if fleet.status is PlanStatus.INFEASIBLE:
         message = binding_limits(candidates)
         return _infeasible(fleet, message, inputs_notes, common)

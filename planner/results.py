@@ -10,8 +10,16 @@ from __future__ import annotations
 
 import math
 from enum import StrEnum
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_serializer, model_serializer
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_serializer,
+    model_serializer,
+)
 
 from fleetplan.planner.economics import EnergyBasis
 
@@ -265,3 +273,16 @@ class Plan(_Out):
     pareto_message: str | None = None
     capacities: list[CapacityRow] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
+    day: Any = Field(
+        default=None,
+        description="A day scenario's (version 2) `day_plan.DayPlan`: the plan over 24 hours; "
+        "None for a version 1 scenario (planned at its peak only, as `recommended` is).",
+    )
+
+    @model_serializer(mode="wrap")
+    def _without_day(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """A version 1 plan is written out as before version 2: without `day`."""
+        data = handler(self)
+        if isinstance(data, dict) and data.get("day") is None:
+            data.pop("day", None)
+        return data

@@ -26,6 +26,7 @@ from fleetplan.cli import (
     sample_data,
     simulate,
     template,
+    workload,
 )
 from fleetplan.core.errors import FleetplanError
 from fleetplan.core.exits import EXIT_CANNOT_START
@@ -42,6 +43,7 @@ SUBCOMMANDS = (
     collect,
     paper_check,
     simulate,
+    workload,
     app,
 )
 

@@ -31,6 +31,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "(prices, power figures and sites with their sources); pandas: read_csv(OUT, comment='#')",
     )
     plan.add_argument(
+        "--schedule-csv",
+        type=output_file,
+        metavar="OUT",
+        help="a day scenario (version 2): write its schedule as CSV, one row per hour x offer x "
+        "configuration x class (header on the first row)",
+    )
+    plan.add_argument(
         "--json",
         type=output_file,
         metavar="OUT",
@@ -53,6 +60,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from fleetplan.core.errors import InputError
+    from fleetplan.planner.day_report import day_summary, schedule_csv
     from fleetplan.planner.explain import trade_off
     from fleetplan.planner.report import summary
     from fleetplan.services.exports import plan_csv, plan_inputs, plan_json
@@ -85,6 +93,8 @@ def run(args: argparse.Namespace) -> int:
     sys.stdout.write(summary(result))
     for line in availability_lines(result):
         print(line)
+    if result.day is not None:
+        sys.stdout.write(day_summary(result.day))
     between = trade_off(result)
     if between is not None:
         print(f"\nTrade-off: {between.sentence()}")
@@ -94,6 +104,19 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         write_output(args.json, plan_json(result, inputs), option="--json")
         print(f"plan -> {args.json}", file=sys.stderr)
+    if args.schedule_csv:
+        if result.day is None:
+            print(
+                "fleetplan plan: --schedule-csv: a version 1 scenario has no day", file=sys.stderr
+            )
+            return EXIT_PROBLEMS
+        write_output(args.schedule_csv, schedule_csv(result.day), option="--schedule-csv")
+        print(f"schedule -> {args.schedule_csv}", file=sys.stderr)
+    if result.day is not None:
+        if result.day.cost_usd is None:
+            print(f"fleetplan plan: no day plan: {result.day.message}", file=sys.stderr)
+            return EXIT_INFEASIBLE
+        return EXIT_OK
     if result.recommended.totals is None:
         print(f"fleetplan plan: no plan: {result.message}", file=sys.stderr)
         return EXIT_INFEASIBLE

@@ -30,3 +30,10 @@ def tool_outputs_dir() -> Path | None:
     """Other tools' real output files (shared/data/tool-outputs, see its NOTICE.md): never
     committed to fleetplan, read from beside the checkout ($FLEETPLAN_TOOL_OUTPUTS)."""
     return _shared("shared/data/tool-outputs", TOOL_OUTPUTS_ENV)
+
+
+def azure_traces_dir() -> Path | None:
+    """The Azure LLM inference traces (2023: code and conversation), read from
+    shared/data/traces/azure-llm-inference-2023 beside the checkout, never copied."""
+    found = _shared("shared/data/traces/azure-llm-inference-2023", "FLEETPLAN_AZURE_TRACES")
+    return found if found and any(found.glob("*.csv")) else None

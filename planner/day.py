@@ -1,0 +1,386 @@
+"""The day program: a scenario of version 2 planned over its 24 hours.
+
+Candidate pools are (offer, configuration, class), as at the peak (`economics.PoolEconomics`,
+one per offer), with their coefficients in each hour (the site's hourly electricity price and
+grid intensity). Variables:
+
+- R_j, integer: reserved servers of unit j = (reserved offer, configuration), paid every hour;
+- s_ph, integer: servers of pool p serving its class in hour h (a server serves one class within
+  an hour); for an on-demand offer these are the servers rented that hour;
+- x_ph >= 0: the rate pool p carries in hour h.
+
+    minimise   sum_h  w_usd * cost_h + w_kg * kg_h
+    subject to sum_p x_ph = demand_kh                       (each class, each hour it has traffic)
+               sum_{h in window} sum_p 3600 x_ph = daily_k  (each volume class, inside its window)
+               x_ph <= capacity_p * s_ph                     (a pool carries what it can)
+               sum_{p of unit j} s_ph <= R_j                 (reserved servers, each hour)
+               GPU limits (a reserved offer's GPUs; an on-demand offer's, each hour),
+               budget and carbon cap per hour and per day
+
+A reserved server costs its price and draws its configuration's lowest fixed power (idle) every
+hour, with its embodied carbon; serving a class adds the class's fixed power above that and the
+power of the carried rate. An on-demand server costs its price, fixed power and embodied carbon
+in the hours it runs. Ties go to the fewest GPU-hours (a second, lexicographic solve).
+
+Separability: with no reserved pool, classes meet only in the limits, so each class is solved
+alone first and the union kept where it meets every limit (`LimitRow`: one definition for the
+solver's row and the check), as the peak program does; with reserved pools the classes share
+servers across the day and the program is solved jointly.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import Bounds, LinearConstraint, OptimizeResult, milp
+
+from fleetplan.planner.day_pools import DayLimits, DayPool, day_pools  # noqa: F401 (re-exported)
+from fleetplan.planner.day_pruning import undominated
+from fleetplan.planner.milp import LimitRow, Rows, SolveStatus, Weights
+from fleetplan.planner.scenario import HOURS
+
+_EPS = 1e-9
+
+
+@dataclass(frozen=True, slots=True)
+class DaySolution:
+    """The program's answer: reserved servers per unit, and per (pool, hour) servers and rate."""
+
+    status: SolveStatus
+    message: str
+    reserved: dict[tuple[str, str, int], int]
+    servers: dict[tuple[int, int], int]  # (pool index, hour) -> servers serving its class
+    rates: dict[tuple[int, int], float]
+    mip_gap: float | None = None
+
+    @property
+    def has_plan(self) -> bool:
+        return self.status is SolveStatus.OPTIMAL or bool(self.servers or self.reserved)
+
+
+class Layout:
+    """The program's columns: R per reserved unit, then (s, x) per (pool, hour) it may serve."""
+
+    def __init__(self, pools: Sequence[DayPool], members: Sequence[int]) -> None:
+        self.pools = pools
+        self.members = list(members)
+        units = sorted({pools[i].unit for i in self.members if pools[i].reserved})
+        self.units = {u: j for j, u in enumerate(units)}
+        self.pairs: list[tuple[int, int]] = []
+        self.by_hour: list[list[int]] = [[] for _ in range(HOURS)]
+        for i in self.members:
+            traffic = pools[i].traffic
+            demand = pools[i].demand or traffic.hourly_demand()
+            hours = traffic.window() if traffic.is_volume else range(HOURS)
+            for h in sorted(hours):
+                if traffic.is_volume or demand[h] > 0:
+                    self.by_hour[h].append(len(self.pairs))
+                    self.pairs.append((i, h))
+        self.columns = len(self.units) + 2 * len(self.pairs)
+        # a reserved server serving nothing: its price and its configuration's lowest fixed
+        # power (idle), with its embodied carbon, every hour
+        self.base = {kind: np.full((len(units), HOURS), np.inf) for kind in KINDS}
+        for i in self.members:
+            pool = pools[i]
+            if pool.reserved:
+                j = self.units[pool.unit]
+                for kind in KINDS:
+                    server = [coefficients(pool, h, kind)[0] for h in range(HOURS)]
+                    self.base[kind][j] = np.minimum(self.base[kind][j], server)
+
+    def s(self, n: int) -> int:
+        return len(self.units) + n
+
+    def x(self, n: int) -> int:
+        return len(self.units) + len(self.pairs) + n
+
+
+KINDS = ("usd", "kg", "kwh")  # cost, carbon, facility energy (GPU energy x PUE)
+
+
+def coefficients(pool: DayPool, hour: int, kind: str) -> tuple[float, float]:
+    """Per server and per carried req/s in `hour`: $ ('usd'), kgCO2e ('kg', 0 where unknown)
+    or facility kWh ('kwh', 0 where unknown)."""
+    if kind == "usd":
+        return pool.usd_server[hour], pool.usd_rps[hour]
+    if kind == "kg":
+        return pool.kg_server[hour] or 0.0, pool.kg_rps[hour] or 0.0
+    econ = pool.econ
+    return (econ.kw_per_server or 0.0) * econ.pue, (econ.kw_per_rps or 0.0) * econ.pue
+
+
+def hour_terms(layout: Layout, hour: int, kind: str) -> list[tuple[int, float]]:
+    """The hour's cost, carbon or energy (`coefficients`' kinds) over the columns: what the
+    objective, the limits and the reported figures all sum."""
+    base = layout.base[kind]
+    terms = [(j, float(base[j, hour])) for j in range(len(layout.units)) if base[j, hour]]
+    for n in layout.by_hour[hour]:
+        pool = layout.pools[layout.pairs[n][0]]
+        server, rps = coefficients(pool, hour, kind)
+        if pool.reserved:
+            server -= float(base[layout.units[pool.unit], hour])
+        if server:
+            terms.append((layout.s(n), server))
+        if rps:
+            terms.append((layout.x(n), rps))
+    return terms
+
+
+def limit_rows(layout: Layout, limits: DayLimits) -> list[LimitRow]:
+    """Every limit of the day, defined once: the solver's rows and the split's check."""
+    rows = []
+    for offer, max_gpus in limits.max_gpus.items():
+        reserved = [(j, float(u[2])) for u, j in layout.units.items() if u[0] == offer]
+        if reserved:
+            rows.append(LimitRow(f"max_gpus of {offer}", tuple(reserved), float(max_gpus)))
+        for h in range(HOURS):
+            hourly = [
+                (layout.s(n), float(pool.econ.gpus_per_server))
+                for n in layout.by_hour[h]
+                if not (pool := layout.pools[layout.pairs[n][0]]).reserved
+                and pool.offer.offer_name == offer
+            ]
+            if hourly:
+                rows.append(LimitRow(f"max_gpus of {offer} at {h}:00", tuple(hourly), max_gpus))
+    for kind, hourly_bound, daily_bound, what in (
+        ("usd", limits.budget_usd_per_hour, limits.budget_usd_per_day, "budget"),
+        ("kg", limits.carbon_kg_per_hour, limits.carbon_kg_per_day, "carbon cap"),
+    ):
+        if hourly_bound is None and daily_bound is None:
+            continue
+        day: dict[int, float] = {}
+        for h in range(HOURS):
+            terms = hour_terms(layout, h, kind)
+            if hourly_bound is not None:
+                rows.append(LimitRow(f"{what} at {h}:00", tuple(terms), hourly_bound))
+            for col, coef in terms:
+                day[col] = day.get(col, 0.0) + coef
+        if daily_bound is not None:
+            rows.append(LimitRow(f"{what} per day", tuple(day.items()), daily_bound))
+    return rows
+
+
+@dataclass(frozen=True, slots=True)
+class _Program:
+    objective: np.ndarray
+    constraints: list[LinearConstraint]
+    integrality: np.ndarray
+    bounds: Bounds
+    gpu_hours: np.ndarray  # what the tie-break minimises
+    covering: bool = False  # rates not in the program: filled in over the chosen servers
+
+
+def _program(layout: Layout, weights: Weights, limits: DayLimits) -> _Program:
+    pools, pairs, units = layout.pools, layout.pairs, layout.units
+    objective = np.zeros(layout.columns)
+    for h in range(HOURS):
+        for kind, weight in (("usd", weights.usd), ("kg", weights.kg)):
+            if weight:
+                for col, coef in hour_terms(layout, h, kind):
+                    objective[col] += weight * coef
+    rows = Rows(layout.columns)
+    # demand: each interactive class each hour; each volume class over its window
+    by_class: dict[tuple[str, int | None], list[int]] = {}
+    for n, (i, h) in enumerate(pairs):
+        traffic = pools[i].traffic
+        by_class.setdefault((traffic.name, None if traffic.is_volume else h), []).append(n)
+    limits_rows = limit_rows(layout, limits)
+    # Where no carried req/s costs or emits anything the objective or a limit counts, the rates
+    # need no columns: the servers' capacity covers the demand, and rates are filled in after.
+    covering = not np.any(objective[layout.x(0) :]) and all(
+        col < layout.x(0) for row in limits_rows for col, _ in row.entries
+    )
+    upper_x = np.zeros(len(pairs))
+    for (_name, h), ns in by_class.items():
+        pool = pools[pairs[ns[0]][0]]
+        demand = pool.demand or pool.traffic.hourly_demand()
+        target = pool.traffic.daily_requests / 3600 if h is None else demand[h]
+        if covering:
+            rows.add([(layout.s(n), pools[pairs[n][0]].capacity) for n in ns], target, np.inf)
+        else:
+            rows.add([(layout.x(n), 1.0) for n in ns], target, target)
+        upper_x[ns] = target
+    for n, (i, _h) in enumerate(pairs):  # capacity
+        if not covering:
+            rows.add([(layout.x(n), 1.0), (layout.s(n), -pools[i].capacity)], -np.inf, 0.0)
+    upper_s = np.ceil(upper_x / np.array([pools[i].capacity for i, _ in pairs]) - _EPS)
+    upper_s = np.maximum(upper_s, 0.0)
+    upper_r = np.zeros(len(units))
+    for h in range(HOURS):  # reserved servers, each hour
+        by_unit: dict[int, list[int]] = {}
+        for n in layout.by_hour[h]:
+            pool = pools[pairs[n][0]]
+            if pool.reserved:
+                by_unit.setdefault(units[pool.unit], []).append(n)
+        for j, ns in by_unit.items():
+            rows.add([(layout.s(n), 1.0) for n in ns] + [(j, -1.0)], -np.inf, 0.0)
+            upper_r[j] = max(upper_r[j], float(upper_s[ns].sum()))
+    for limit in limits_rows:
+        rows.add(list(limit.entries), -np.inf, limit.upper)
+    gpu_hours = np.zeros(layout.columns)
+    for unit, j in units.items():
+        gpu_hours[j] = HOURS * unit[2]
+    for n, (i, _h) in enumerate(pairs):
+        if not pools[i].reserved:
+            gpu_hours[layout.s(n)] = pools[i].econ.gpus_per_server
+    integrality = np.concatenate([np.ones(len(units)), np.ones(len(pairs)), np.zeros(len(pairs))])
+    lower = np.zeros(layout.columns)
+    upper = np.concatenate([upper_r, upper_s, np.zeros(len(pairs)) if covering else upper_x])
+    bounds = Bounds(lower, upper)
+    return _Program(objective, [rows.constraint()], integrality, bounds, gpu_hours, covering)
+
+
+def solve_day(
+    pools: Sequence[DayPool],
+    *,
+    weights: Weights,
+    limits: DayLimits,
+    time_limit_s: float = 10.0,
+    fewest_gpus: bool = True,
+) -> DaySolution:
+    """Reserved servers, and servers and rates per pool and hour, serving every class's day."""
+    started = time.monotonic()
+    names = list(dict.fromkeys(p.traffic.name for p in pools))
+    if not any(p.reserved for p in pools) and len(names) > 1:
+        split = _per_class(pools, names, weights, time_limit_s, fewest_gpus)
+        if split.status is SolveStatus.INFEASIBLE:
+            return split
+        if split.status is SolveStatus.OPTIMAL:
+            layout = Layout(pools, range(len(pools)))
+            vector = vector_of(layout, split)
+            if all(row.holds(vector) for row in limit_rows(layout, limits)):
+                return split
+    left = max(time_limit_s - (time.monotonic() - started), 0.001)
+    return _solve(pools, undominated(pools, limits), weights, limits, left, fewest_gpus)
+
+
+def _per_class(
+    pools: Sequence[DayPool],
+    names: list[str],
+    weights: Weights,
+    time_limit_s: float,
+    fewest_gpus: bool,
+) -> DaySolution:
+    deadline = time.monotonic() + time_limit_s
+    servers: dict[tuple[int, int], int] = {}
+    rates: dict[tuple[int, int], float] = {}
+    for name in names:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return DaySolution(
+                SolveStatus.TIME_LIMIT, f"time limit of {time_limit_s:g} s reached", {}, {}, {}
+            )
+        members = [i for i, p in enumerate(pools) if p.traffic.name == name]
+        part = _solve(pools, members, weights, DayLimits({}), left, fewest_gpus)
+        if part.status is not SolveStatus.OPTIMAL:
+            return part
+        servers |= part.servers
+        rates |= part.rates
+    return DaySolution(SolveStatus.OPTIMAL, "optimal", {}, servers, rates)
+
+
+def vector_of(layout: Layout, solution: DaySolution) -> np.ndarray:
+    vector = np.zeros(layout.columns)
+    for unit, j in layout.units.items():
+        vector[j] = solution.reserved.get(unit, 0)
+    for n, pair in enumerate(layout.pairs):
+        vector[layout.s(n)] = solution.servers.get(pair, 0)
+        vector[layout.x(n)] = solution.rates.get(pair, 0.0)
+    return vector
+
+
+def _solve(
+    pools: Sequence[DayPool],
+    members: Sequence[int],
+    weights: Weights,
+    limits: DayLimits,
+    time_limit_s: float,
+    fewest_gpus: bool,
+) -> DaySolution:
+    layout = Layout(pools, members)
+    if not layout.pairs:
+        return DaySolution(SolveStatus.OPTIMAL, "nothing to serve", {}, {}, {})
+    program = _program(layout, weights, limits)
+    result = _run(program, time_limit_s, fewest_gpus)
+    if program.covering and result.x is not None:
+        result.x = _fill_rates(layout, np.array(result.x, dtype=float))
+    return _solution(result, layout, time_limit_s)
+
+
+def _fill_rates(layout: Layout, values: np.ndarray) -> np.ndarray:
+    """Rates over the chosen servers (a covering program's): each class's demand of an hour (a
+    volume's over its window) carried by its pools in turn, each up to its servers' capacity."""
+    groups: dict[tuple[str, int | None], list[int]] = {}
+    for n, (i, h) in enumerate(layout.pairs):
+        traffic = layout.pools[i].traffic
+        groups.setdefault((traffic.name, None if traffic.is_volume else h), []).append(n)
+    for (_name, h), ns in groups.items():
+        pool = layout.pools[layout.pairs[ns[0]][0]]
+        demand = pool.demand or pool.traffic.hourly_demand()
+        left = pool.traffic.daily_requests / 3600 if h is None else demand[h]
+        for n in ns:
+            room = round(values[layout.s(n)]) * layout.pools[layout.pairs[n][0]].capacity
+            carried = min(left, room)
+            values[layout.x(n)] = carried
+            left -= carried
+    return values
+
+
+def _milp(program: _Program, objective: np.ndarray, constraints, time_limit_s: float):
+    return milp(
+        objective,
+        constraints=constraints,
+        integrality=program.integrality,
+        bounds=program.bounds,
+        options={"time_limit": time_limit_s, "mip_rel_gap": 1e-9},
+    )
+
+
+def _run(program: _Program, time_limit_s: float, fewest_gpus: bool) -> OptimizeResult:
+    started = time.monotonic()
+    result = _milp(program, program.objective, program.constraints, time_limit_s)
+    left = time_limit_s - (time.monotonic() - started)
+    if result.status == 0 and left > 0 and fewest_gpus:
+        best = float(result.fun)
+        slack = max(1e-9, 1e-7 * abs(best))
+        no_worse = LinearConstraint(program.objective, -np.inf, best + slack)
+        fewest = _milp(program, program.gpu_hours, [*program.constraints, no_worse], left)
+        if fewest.status == 0:
+            result = fewest
+    return result
+
+
+def _solution(result: OptimizeResult, layout: Layout, time_limit_s: float) -> DaySolution:
+    if result.x is None:
+        if result.status == 1:
+            message = f"no plan found within the time limit of {time_limit_s:g} s"
+            return DaySolution(SolveStatus.TIME_LIMIT, message, {}, {}, {})
+        if result.status == 2:
+            message = "the limits leave no way to serve every class every hour"
+            return DaySolution(SolveStatus.INFEASIBLE, message, {}, {}, {})
+        return DaySolution(SolveStatus.ERROR, f"the solver stopped: {result.message}", {}, {}, {})
+    values = result.x
+    reserved = {u: round(values[j]) for u, j in layout.units.items() if round(values[j]) > 0}
+    servers: dict[tuple[int, int], int] = {}
+    rates: dict[tuple[int, int], float] = {}
+    for n, (i, h) in enumerate(layout.pairs):
+        rate = max(0.0, float(values[layout.x(n)]))
+        if rate <= _EPS:
+            continue
+        pool = layout.pools[i]
+        held = round(values[layout.s(n)])
+        # a reserved server not needed for the carried rate stays idle (no worse: it costs the
+        # same or less idle); an on-demand server is only rented where it carries load
+        servers[(i, h)] = min(held, math.ceil(rate / pool.capacity - 1e-9)) or held
+        rates[(i, h)] = rate
+    gap = getattr(result, "mip_gap", None)
+    if result.status == 0:
+        return DaySolution(SolveStatus.OPTIMAL, "optimal", reserved, servers, rates, gap)
+    message = f"stopped at the time limit of {time_limit_s:g} s"
+    if gap is not None and math.isfinite(gap):
+        message += f" with a feasible plan that is not proven optimal (relative gap {gap:.2%})"
+    return DaySolution(SolveStatus.TIME_LIMIT, message, reserved, servers, rates, gap)

@@ -1,0 +1,337 @@
+"""A day scenario's plan: the day program's answer (`day.solve_day`) as a `DayPlan`, with the
+same scenario planned at its peak (today's answer: every class at its peak rate all day, every
+server paid all day) and reserved-only (every offer reserved) beside it, all in one day's terms
+(hourly prices and grid intensity).
+
+Field names are public (the plan JSON's `day`, the schedule CSV): rename none without a note.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import replace
+
+import numpy as np
+
+from fleetplan.planner.day import (
+    DayLimits,
+    DayPool,
+    DaySolution,
+    Layout,
+    day_pools,
+    hour_terms,
+    solve_day,
+    vector_of,
+)
+from fleetplan.planner.economics import PoolEconomics
+from fleetplan.planner.milp import Solution, SolveStatus, Weights
+from fleetplan.planner.results import HOURS_PER_MONTH, PlanStatus
+from fleetplan.planner.scenario import HOURS, Scenario
+
+DAYS_PER_MONTH = HOURS_PER_MONTH / HOURS  # 730 h / 24 = 30.4 days
+
+_STATUS = {
+    SolveStatus.OPTIMAL: PlanStatus.OPTIMAL,
+    SolveStatus.TIME_LIMIT: PlanStatus.TIME_LIMIT,
+    SolveStatus.INFEASIBLE: PlanStatus.INFEASIBLE,
+    SolveStatus.ERROR: PlanStatus.ERROR,
+}
+
+
+# Re-exported: the day's output models.
+from fleetplan.planner.day_results import (  # noqa: E402
+    DayFigures,
+    DayPlan,
+    Hour,
+    Servers,
+    Serving,
+)
+
+PEAK = "planned at its peak (every class at its peak rate all day, every server paid all day)"
+RESERVED_ONLY = "reserved only (every offer reserved, servers shared through the day)"
+
+
+def plan_day(
+    scenario: Scenario,
+    pools: Sequence[PoolEconomics],
+    *,
+    weights: Weights,
+    peak: Solution | None,
+    carbon_known: bool,
+) -> DayPlan:
+    """The day plan of `scenario` from its candidate pools (one per offer), with `peak` (the
+    peak program's answer on the same pools) beside it."""
+    candidates = day_pools(pools, scenario)
+    limits = DayLimits.of(scenario)
+    solution = solve_day(
+        candidates, weights=weights, limits=limits, time_limit_s=scenario.time_limit_s
+    )
+    if solution.status is not SolveStatus.OPTIMAL and peak is not None and peak.has_plan:
+        solution = _better(candidates, solution, _from_peak(candidates, peak), weights)
+    figures = _figures("recommended", candidates, solution, carbon_known)
+    compared = [_peak_figures(candidates, peak, carbon_known)]
+    if any(not p.reserved for p in candidates):
+        everything_reserved = _all_reserved(candidates)
+        alone = solve_day(
+            everything_reserved,
+            weights=weights,
+            limits=limits,
+            time_limit_s=scenario.time_limit_s,
+        )
+        compared.append(_figures(RESERVED_ONLY, everything_reserved, alone, carbon_known))
+    if not solution.has_plan:
+        status = _STATUS[solution.status]
+        return DayPlan(
+            status=status, message=solution.message, timezone=scenario.timezone, compared=compared
+        )
+    layout = Layout(candidates, range(len(candidates)))
+    vector = vector_of(layout, solution)
+    schedule = [_hour(scenario, layout, solution, vector, h, carbon_known) for h in range(HOURS)]
+    peak_figures = compared[0]
+    return DayPlan(
+        status=_STATUS[solution.status],
+        message=solution.message,
+        timezone=scenario.timezone,
+        cost_usd=figures.cost_usd,
+        kgco2e=figures.kgco2e,
+        energy_kwh=_sum([h.energy_kwh for h in schedule]),
+        monthly_cost_usd=figures.monthly_cost_usd,
+        monthly_kgco2e=figures.monthly_kgco2e,
+        gpu_hours=figures.gpu_hours,
+        reserved=_reserved(candidates, solution),
+        schedule=schedule,
+        compared=compared,
+        saving_vs_peak_usd=_less(peak_figures.cost_usd, figures.cost_usd),
+        saving_vs_peak_kgco2e=_less(peak_figures.kgco2e, figures.kgco2e),
+    )
+
+
+def _from_peak(pools: Sequence[DayPool], peak: Solution) -> DaySolution:
+    """The peak program's fleet through the day, a plan of the day too: its reserved servers
+    paid all day, each pool carrying its share of its class's rate in each hour (a volume: its
+    even spread over its window), an on-demand pool renting the servers that share needs."""
+    reserved: dict[tuple[str, str, int], int] = {}
+    servers: dict[tuple[int, int], int] = {}
+    rates: dict[tuple[int, int], float] = {}
+    peaks: dict[str, float] = {}
+    for pool, x in zip(pools, peak.rates, strict=True):
+        peaks[pool.traffic.name] = peaks.get(pool.traffic.name, 0.0) + x
+    for i, (pool, y, x) in enumerate(zip(pools, peak.servers, peak.rates, strict=True)):
+        if pool.reserved and y:
+            reserved[pool.unit] = reserved.get(pool.unit, 0) + y
+        if x <= 1e-12:
+            continue
+        demand = pool.demand or pool.traffic.hourly_demand()
+        for h in range(HOURS):
+            rate = demand[h] * x / peaks[pool.traffic.name]
+            if rate > 1e-12:
+                rates[(i, h)] = rate
+                servers[(i, h)] = min(y, math.ceil(rate / pool.capacity - 1e-9)) or y
+    return DaySolution(peak.status, peak.message, reserved, servers, rates)
+
+
+def _objective(pools: Sequence[DayPool], solution: DaySolution, weights: Weights) -> float:
+    layout = Layout(pools, range(len(pools)))
+    vector = vector_of(layout, solution)
+    return weights.usd * _total(layout, vector, "usd") + weights.kg * _total(layout, vector, "kg")
+
+
+def _better(
+    pools: Sequence[DayPool], found: DaySolution, peak: DaySolution, weights: Weights
+) -> DaySolution:
+    """The day program's plan where it stopped short, unless the peak fleet run through the day
+    does better (then that, said so: neither is proven optimal)."""
+    if found.has_plan and _objective(pools, found, weights) <= _objective(pools, peak, weights):
+        return found
+    message = (
+        f"{found.message}; the peak plan's fleet run through the day does better than what "
+        "the search found, so the day is planned on it (not proven optimal)"
+    )
+    return replace(peak, status=SolveStatus.TIME_LIMIT, message=message)
+
+
+def _all_reserved(pools: Sequence[DayPool]) -> list[DayPool]:
+    return [
+        p if p.reserved else replace(p, offer=p.offer.model_copy(update={"commitment": "reserved"}))
+        for p in pools
+    ]
+
+
+def _less(before: float | None, after: float | None) -> float | None:
+    return None if before is None or after is None else before - after
+
+
+def _sum(values: Sequence[float | None]) -> float | None:
+    return None if any(v is None for v in values) else float(sum(values))  # type: ignore[arg-type]
+
+
+def _total(layout: Layout, vector: np.ndarray, kind: str) -> float:
+    return float(
+        sum(coef * vector[col] for h in range(HOURS) for col, coef in hour_terms(layout, h, kind))
+    )
+
+
+def _carbon_known(pools: Sequence[DayPool], used: set[int]) -> bool:
+    return all(pools[i].kg_server[0] is not None for i in used)
+
+
+def _figures(
+    name: str, pools: Sequence[DayPool], solution: DaySolution, carbon_known: bool
+) -> DayFigures:
+    status = _STATUS[solution.status]
+    if not solution.has_plan:
+        return DayFigures(name=name, status=status, message=solution.message)
+    layout = Layout(pools, range(len(pools)))
+    vector = vector_of(layout, solution)
+    used = {i for i, _ in solution.servers} | {
+        i for i, p in enumerate(pools) if p.reserved and solution.reserved.get(p.unit)
+    }
+    cost = _total(layout, vector, "usd")
+    kg = _total(layout, vector, "kg") if carbon_known and _carbon_known(pools, used) else None
+    gpu_hours = HOURS * sum(u[2] * n for u, n in solution.reserved.items()) + sum(
+        pools[i].econ.gpus_per_server * n
+        for (i, _h), n in solution.servers.items()
+        if not pools[i].reserved
+    )
+    return DayFigures(
+        name=name,
+        status=status,
+        message=solution.message,
+        cost_usd=cost,
+        kgco2e=kg,
+        monthly_cost_usd=cost * DAYS_PER_MONTH,
+        monthly_kgco2e=None if kg is None else kg * DAYS_PER_MONTH,
+        gpu_hours=float(gpu_hours),
+    )
+
+
+def _peak_figures(
+    pools: Sequence[DayPool], peak: Solution | None, carbon_known: bool
+) -> DayFigures:
+    """The peak program's fleet over the day: its servers paid every hour, each pool carrying its
+    peak rate every hour (what the peak plan plans for), at each hour's prices and grid."""
+    if peak is None or not peak.has_plan:
+        status = _STATUS[peak.status] if peak is not None else PlanStatus.INFEASIBLE
+        return DayFigures(name=PEAK, status=status, message=peak.message if peak else "no plan")
+    cost = kg = 0.0
+    known = carbon_known
+    gpus = 0
+    for pool, y, x in zip(pools, peak.servers, peak.rates, strict=True):
+        if y == 0 and x <= 1e-9:
+            continue
+        gpus += y * pool.econ.gpus_per_server
+        for h in range(HOURS):
+            cost += y * pool.usd_server[h] + x * pool.usd_rps[h]
+            server_kg, rps_kg = pool.kg_server[h], pool.kg_rps[h]
+            if server_kg is None or rps_kg is None:
+                known = False
+            else:
+                kg += y * server_kg + x * rps_kg
+    return DayFigures(
+        name=PEAK,
+        status=_STATUS[peak.status],
+        message=peak.message,
+        cost_usd=cost,
+        kgco2e=kg if known else None,
+        monthly_cost_usd=cost * DAYS_PER_MONTH,
+        monthly_kgco2e=kg * DAYS_PER_MONTH if known else None,
+        gpu_hours=float(HOURS * gpus),
+    )
+
+
+def _reserved(pools: Sequence[DayPool], solution: DaySolution) -> list[Servers]:
+    gpus = {}
+    for p in pools:
+        gpus[p.unit] = p.econ.gpu_model
+    return [
+        Servers(
+            offer=offer,
+            commitment="reserved",
+            gpu_model=gpu,
+            gpus_per_server=n,
+            servers=count,
+            gpus=count * n,
+        )
+        for (offer, gpu, n), count in sorted(solution.reserved.items())
+    ]
+
+
+def _hour(
+    scenario: Scenario,
+    layout: Layout,
+    solution: DaySolution,
+    vector: np.ndarray,
+    hour: int,
+    carbon_known: bool,
+) -> Hour:
+    pools = layout.pools
+    serving, demand, busy, rented = _serving(layout, solution, hour)
+    for traffic in scenario.classes:
+        demand.setdefault(traffic.name, 0.0)
+    used = {
+        layout.pairs[n][0]
+        for n in layout.by_hour[hour]
+        if (layout.pairs[n][0], hour) in solution.servers
+    }
+    known = carbon_known and _carbon_known(pools, used)
+    idle = sum(solution.reserved.values()) - sum(busy.values())
+
+    def figure(kind: str) -> float:
+        return float(sum(coef * vector[col] for col, coef in hour_terms(layout, hour, kind)))
+
+    energy_known = all(pools[i].econ.kw_per_server is not None for i in used)
+    sites = {offer.site for offer in scenario.gpus}
+    return Hour(
+        hour=hour,
+        pools=sorted(serving, key=lambda s: (s.traffic_class, s.offer, s.gpus_per_server)),
+        on_demand=[
+            Servers(
+                offer=offer,
+                commitment="on_demand",
+                gpu_model=gpu,
+                gpus_per_server=n,
+                servers=count,
+                gpus=count * n,
+            )
+            for (offer, gpu, n), count in sorted(rented.items())
+        ],
+        idle_reserved_servers=idle,
+        demand_rps={c.name: demand[c.name] for c in scenario.classes},
+        grid_gco2_per_kwh={s: scenario.site_named(s).grid_at(hour) for s in sorted(sites)},
+        cost_usd=figure("usd"),
+        energy_kwh=figure("kwh") if energy_known else None,
+        kgco2e=figure("kg") if known else None,
+    )
+
+
+def _serving(layout: Layout, solution: DaySolution, hour: int):
+    """The hour's pools serving a class, each class's carried rate, and the servers busy
+    (reserved) and rented (on demand) per unit."""
+    pools = layout.pools
+    serving = []
+    demand: dict[str, float] = {}
+    busy: dict[tuple[str, str, int], int] = {}
+    rented: dict[tuple[str, str, int], int] = {}
+    for n in layout.by_hour[hour]:
+        i, _h = layout.pairs[n]
+        pool = pools[i]
+        rate = solution.rates.get((i, hour), 0.0)
+        servers = solution.servers.get((i, hour), 0)
+        if servers == 0 and rate <= 0:
+            continue
+        name = pool.traffic.name
+        demand[name] = demand.get(name, 0.0) + rate
+        held = busy if pool.reserved else rented
+        held[pool.unit] = held.get(pool.unit, 0) + servers
+        serving.append(
+            Serving(
+                offer=pool.offer.offer_name,
+                gpu_model=pool.econ.gpu_model,
+                gpus_per_server=pool.econ.gpus_per_server,
+                traffic_class=name,
+                servers=servers,
+                rate_rps=rate,
+            )
+        )
+    return serving, demand, busy, rented

@@ -1,0 +1,114 @@
+"""Pools a day's program needs no column for: those another beats on every count
+(`undominated`; exact: no optimum changes)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from fleetplan.planner.day_pools import DayLimits, DayPool
+from fleetplan.planner.scenario import HOURS
+
+
+def _table(pools: Sequence[DayPool], kind: str) -> np.ndarray:
+    """Per pool and hour: (server, rps) coefficients of `kind` ('usd'; 'kg' with unknown as
+    infinity), shape (pools, 2, 24)."""
+    out = np.empty((len(pools), 2, HOURS))
+    for n, pool in enumerate(pools):
+        if kind == "usd":
+            out[n, 0], out[n, 1] = pool.usd_server, pool.usd_rps
+        else:
+            out[n, 0] = [np.inf if v is None else v for v in pool.kg_server]
+            out[n, 1] = [np.inf if v is None else v for v in pool.kg_rps]
+    return out
+
+
+def _no_worse(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """[i, j]: coefficients of i no higher than j's in every hour (rows of `a` against `b`)."""
+    return np.all(a[:, None] <= b[None, :] + 1e-12, axis=(2, 3))
+
+
+def undominated(pools: Sequence[DayPool], limits: DayLimits) -> list[int]:
+    """The pools worth a column: a pool (on demand) or a reserved unit is left out where
+    another, on an offer without a GPU limit, carries at least as much for every class it
+    serves, costs and emits no more in any hour, per server and per req/s, and has no more GPUs
+    (each of its servers can be swapped for one of the other's: no plan gets worse, no limit
+    is broken). Of equal ones the first is kept."""
+    free = [p.offer.offer_name not in limits.max_gpus for p in pools]
+    usd, kg = _table(pools, "usd"), _table(pools, "kg")
+    drop: set[int] = set()
+    on_demand: dict[str, list[int]] = {}
+    for i, p in enumerate(pools):
+        if not p.reserved:
+            on_demand.setdefault(p.traffic.name, []).append(i)
+    for members in on_demand.values():
+        idx = np.array(members)
+        cap = np.array([pools[i].capacity for i in members])
+        gpus = np.array([pools[i].econ.gpus_per_server for i in members])
+        better = (
+            _no_worse(usd[idx], usd[idx])
+            & _no_worse(kg[idx], kg[idx])
+            & (cap[:, None] >= cap[None, :])
+            & (gpus[:, None] <= gpus[None, :])
+            & np.array([free[i] for i in members])[:, None]
+        )
+        np.fill_diagonal(better, False)
+        for b, a in zip(*np.nonzero(better), strict=True):
+            if a in drop or b in drop:
+                continue
+            equal = better[a, b]
+            if not equal or b < a:
+                drop.add(int(idx[a]))
+    drop |= _dominated_units(pools, usd, kg, free)
+    return [i for i in range(len(pools)) if i not in drop]
+
+
+def _dominated_units(pools, usd, kg, free) -> set[int]:
+    units: dict[tuple[str, str, int], dict[str, int]] = {}
+    for i, p in enumerate(pools):
+        if p.reserved:
+            units.setdefault(p.unit, {})[p.traffic.name] = i
+    names = list(units)
+    if len(names) < 2:
+        return set()
+    classes = sorted({k for serving in units.values() for k in serving})
+    count = len(names)
+    better = np.ones((count, count), dtype=bool)
+    for a, unit in enumerate(names):  # a may stand in for b
+        better[a] &= free[next(iter(units[unit].values()))]
+        better[a] &= np.array([unit[2] <= other[2] for other in names])
+    base = {
+        kind: np.array([table[list(units[u].values())][:, 0].min(axis=0) for u in names])
+        for kind, table in (("usd", usd), ("kg", kg))
+    }
+    for kind in ("usd", "kg"):
+        better &= np.all(base[kind][:, None] <= base[kind][None, :] + 1e-12, axis=2)
+    for k in classes:
+        has = np.array([k in units[u] for u in names])
+        rows = [units[u].get(k, -1) for u in names]
+        cap = np.array([pools[i].capacity if i >= 0 else 0.0 for i in rows])
+        ok = np.ones((count, count), dtype=bool)
+        present = [i for i in rows if i >= 0]
+        if present:
+            at = {i: n for n, i in enumerate(present)}
+            sub = np.array(present)
+            fine = _no_worse(usd[sub], usd[sub]) & _no_worse(kg[sub], kg[sub])
+            for a in range(count):
+                for b in range(count):
+                    if has[b]:
+                        ok[a, b] = bool(
+                            has[a] and cap[a] >= cap[b] and fine[at[rows[a]], at[rows[b]]]
+                        )
+        better &= ok
+    np.fill_diagonal(better, False)
+    drop: set[int] = set()
+    gone: set[int] = set()
+    for a, b in zip(*np.nonzero(better), strict=True):
+        if a in gone or b in gone:
+            continue
+        if not better[b, a] or a < b:
+            gone.add(int(b))
+    for b in gone:
+        drop |= set(units[names[b]].values())
+    return drop

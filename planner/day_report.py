@@ -1,0 +1,111 @@
+"""A day plan (`day_plan.DayPlan`) for a terminal and as the schedule CSV: one row per hour x
+offer x configuration x class, the header on the first row (no comment lines), RFC 4180."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from fleetplan.core.tabular import neutralise
+from fleetplan.planner.day_plan import DayPlan
+
+SCHEDULE_COLUMNS = (
+    "hour",
+    "offer",
+    "commitment",
+    "gpu_model",
+    "gpus_per_server",
+    "class",
+    "servers",
+    "rate_rps",
+    "demand_rps",
+)
+
+
+def schedule_rows(day: DayPlan) -> list[dict[str, object]]:
+    """One row per hour x offer x configuration x class the plan serves."""
+    reserved = {r.offer for r in day.reserved}
+    rows = []
+    for hour in day.schedule:
+        for pool in hour.pools:
+            rows.append(
+                {
+                    "hour": hour.hour,
+                    "offer": pool.offer,
+                    "commitment": "reserved" if pool.offer in reserved else "on_demand",
+                    "gpu_model": pool.gpu_model,
+                    "gpus_per_server": pool.gpus_per_server,
+                    "class": pool.traffic_class,
+                    "servers": pool.servers,
+                    "rate_rps": round(pool.rate_rps, 6),
+                    "demand_rps": round(hour.demand_rps.get(pool.traffic_class, 0.0), 6),
+                }
+            )
+    return rows
+
+
+def schedule_csv(day: DayPlan) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=SCHEDULE_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    for row in schedule_rows(day):
+        writer.writerow({k: neutralise(v) if isinstance(v, str) else v for k, v in row.items()})
+    return buffer.getvalue()
+
+
+def _money(value: float | None) -> str:
+    return "unknown" if value is None else f"${value:,.2f}"
+
+
+def _kg(value: float | None) -> str:
+    return "unknown" if value is None else f"{value:,.1f} kgCO2e"
+
+
+def day_summary(day: DayPlan) -> str:
+    """The day plan as text: reserved fleet, the hours, totals, the comparison."""
+    lines = [
+        "",
+        f"The day (hours of {day.timezone}): {day.status.value}"
+        + ("" if day.message == "optimal" else f" ({day.message})"),
+    ]
+    if day.cost_usd is None:
+        lines += [f"  no day plan: {day.message}"]
+    else:
+        reserved = ", ".join(
+            f"{r.servers} x {r.gpus_per_server}x {r.gpu_model} ({r.offer})" for r in day.reserved
+        )
+        lines.append(f"  Reserved (paid every hour): {reserved or 'none'}")
+        lines.append("  hour  servers serving each class (offer: servers x GPUs/server)      $/h")
+        for hour in day.schedule:
+            parts = [
+                f"{p.traffic_class} {p.servers}x{p.gpus_per_server} {p.offer} "
+                f"{p.rate_rps:.2f} req/s"
+                for p in hour.pools
+            ]
+            idle = (
+                f"; {hour.idle_reserved_servers} reserved idle"
+                if hour.idle_reserved_servers
+                else ""
+            )
+            lines.append(
+                f"  {hour.hour:02d}h  {'; '.join(parts) or '-'}{idle}  {hour.cost_usd:.2f}"
+            )
+        lines += [
+            f"  Day: {_money(day.cost_usd)}, {_kg(day.kgco2e)}, "
+            f"{'unknown' if day.energy_kwh is None else f'{day.energy_kwh:,.1f}'} kWh with PUE; "
+            f"month (30.4 days): {_money(day.monthly_cost_usd)}, {_kg(day.monthly_kgco2e)}",
+        ]
+    lines.append("  Compared (per day):")
+    for other in day.compared:
+        if other.cost_usd is None:
+            lines.append(f"    {other.name}: {other.status.value}: {other.message}")
+        else:
+            lines.append(f"    {other.name}: {_money(other.cost_usd)}, {_kg(other.kgco2e)}")
+    if day.saving_vs_peak_usd is not None:
+        kg = day.saving_vs_peak_kgco2e
+        lines.append(
+            f"  Saving against the peak plan: {_money(day.saving_vs_peak_usd)} a day "
+            f"({_money(day.saving_vs_peak_usd * 730 / 24)} a month), "
+            f"{'unknown' if kg is None else f'{kg:,.1f}'} kgCO2e a day"
+        )
+    return "\n".join(lines) + "\n"

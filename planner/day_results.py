@@ -1,0 +1,85 @@
+"""What a day plan says (the plan JSON's `day`, the schedule CSV): field names are public, rename
+none without a note."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from fleetplan.planner.results import PlanStatus
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, serialize_by_alias=True, populate_by_name=True
+    )
+
+
+class Serving(_Out):
+    """Servers of one configuration under one offer serving one class in one hour."""
+
+    offer: str
+    gpu_model: str
+    gpus_per_server: int
+    traffic_class: str = Field(alias="class")
+    servers: int
+    rate_rps: float
+
+
+class Servers(_Out):
+    """Servers of one configuration under one offer (reserved: all day; on demand: in an hour)."""
+
+    offer: str
+    commitment: str
+    gpu_model: str
+    gpus_per_server: int
+    servers: int
+    gpus: int
+
+
+class Hour(_Out):
+    """One hour of the day: which servers serve which class, and what the hour costs."""
+
+    hour: int = Field(description="0-23 in the scenario's timezone.")
+    pools: list[Serving]
+    on_demand: list[Servers] = Field(description="On-demand servers rented this hour.")
+    idle_reserved_servers: int = Field(description="Reserved servers serving no class.")
+    demand_rps: dict[str, float] = Field(
+        description="Each class's rate this hour (a volume class: what the plan serves)."
+    )
+    grid_gco2_per_kwh: dict[str, float] = Field(description="Each site's grid this hour.")
+    cost_usd: float
+    energy_kwh: float | None = Field(description="Facility energy (GPUs x PUE) this hour.")
+    kgco2e: float | None
+
+
+class DayFigures(_Out):
+    """A fleet's day in figures, for the comparison."""
+
+    name: str
+    status: PlanStatus
+    message: str
+    cost_usd: float | None = None
+    kgco2e: float | None = None
+    monthly_cost_usd: float | None = None
+    monthly_kgco2e: float | None = None
+    gpu_hours: float | None = None
+
+
+class DayPlan(_Out):
+    """The day: reserved fleet, on-demand schedule, per-hour assignment and figures, totals per
+    day and month, and the comparison with the peak plan and reserved-only."""
+
+    status: PlanStatus
+    message: str
+    timezone: str
+    cost_usd: float | None = Field(default=None, description="The day's cost (USD).")
+    kgco2e: float | None = Field(default=None, description="The day's carbon (kgCO2e).")
+    energy_kwh: float | None = None
+    monthly_cost_usd: float | None = None
+    monthly_kgco2e: float | None = None
+    gpu_hours: float | None = None
+    reserved: list[Servers] = Field(default_factory=list)
+    schedule: list[Hour] = Field(default_factory=list)
+    compared: list[DayFigures] = Field(default_factory=list)
+    saving_vs_peak_usd: float | None = None
+    saving_vs_peak_kgco2e: float | None = None

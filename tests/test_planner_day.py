@@ -1,0 +1,471 @@
+"""The day program (planner/day.py) against an independent brute force on small instances, its
+hourly coverage and windows, a version 1 scenario planned as at its peak, and the new user's
+scenario (examples/day-chat-nightly.json) on the bundled data."""
+
+from __future__ import annotations
+
+import csv
+import io
+import itertools
+import json
+import math
+
+import pytest
+
+from fleetplan.planner import plan
+from fleetplan.planner.capacity import capacities
+from fleetplan.planner.day import DayLimits, day_pools, solve_day
+from fleetplan.planner.economics import GpuFacts, pool_economics
+from fleetplan.planner.fleets import objective_weights
+from fleetplan.planner.milp import SolveStatus
+from fleetplan.planner.scenario import HOURS, Scenario
+from fleetplan.services.planning import load_scenario, plan_from_warehouse
+from fleetplan.warehouse.db import Warehouse
+from tests.support.paths import ROOT
+from tests.support.planner_points import gpu, level, points, scenario
+from tests.support.processes import fleetplan
+
+FACTS = {
+    g: GpuFacts(g, rated_w=400, idle_w=50, embodied_kgco2e=150, lifetime_years=5)
+    for g in ("h100-pcie", "rtx-4090")
+}
+# An H100 carries 4 req/s within 100 ms TTFT; an RTX 4090 1 req/s at 300 ms (not for chat).
+POINTS = points(
+    ("h100-pcie", 1, [level(4, 4, ttft=50, power_w=300.0)]),
+    ("rtx-4090", 1, [level(1, 1, ttft=300, power_w=250.0)]),
+)
+SITES = [
+    {"name": "dc", "electricity_usd_per_kwh": 0.1, "grid_gco2_per_kwh": 300, "pue": 1.0},
+    {
+        "name": "home",
+        "electricity_usd_per_kwh": 0.1,
+        "grid_gco2_per_kwh": 400,
+        "hourly_grid_gco2_per_kwh": [100] * 6 + [400] * 18,
+    },
+]
+
+
+def _hours(values: dict[int, float]) -> list[float]:
+    return [values.get(h, 0.0) for h in range(HOURS)]
+
+
+CHAT = {"name": "chat", "ttft_p99_ms": 100, "hourly_rps": _hours({9: 6, 10: 7, 11: 3, 20: 2})}
+BATCH = {"name": "batch", "hourly_rps": _hours({10: 2, 11: 3})}
+NIGHTLY = {"name": "nightly", "daily_requests": 3.5 * 3600, "window_hours": [22, 1]}
+H100 = gpu("h100-pcie", 2.0, commitment="reserved")
+R4090 = gpu("rtx-4090", 0.3, site="home", commitment="on_demand")
+H100_HOURLY = gpu("h100-pcie", 3.0, commitment="on_demand", name="h100 hourly")
+BUDGET, CAP = 22.0, 0.8  # between the cheapest day and the cleanest one
+
+SMALL = {
+    "chat by day, a nightly volume": scenario([CHAT, NIGHTLY], [H100, R4090], sites=SITES),
+    "two interactive classes share reserved servers": scenario(
+        [CHAT, BATCH], [H100, R4090], sites=SITES
+    ),
+    "carbon objective with a daily budget": scenario(
+        [CHAT, BATCH],
+        [H100, H100_HOURLY, R4090],
+        sites=SITES,
+        objective="carbon",
+        budget_usd_per_day=BUDGET,
+    ),
+    "cost objective with a daily carbon cap": scenario(
+        [CHAT, BATCH], [H100, H100_HOURLY, R4090], sites=SITES, carbon_cap_kg_per_day=CAP
+    ),
+    "an on-demand offer limited each hour": scenario(
+        [CHAT, BATCH, NIGHTLY],
+        [H100, {**R4090, "max_gpus": 1}],
+        sites=SITES,
+    ),
+    "one GPU offered twice": scenario(
+        [CHAT, NIGHTLY],
+        [
+            {**H100, "name": "h100 reserved"},
+            gpu("h100-pcie", 3.0, commitment="on_demand", name="h100 on demand"),
+        ],
+        sites=SITES,
+    ),
+}
+
+
+def _candidates(raw: dict):
+    day = Scenario.model_validate({**raw, "capacity_rule": "measured"})
+    caps = [c for c in capacities(POINTS, day) if c.capacity_rps > 0]
+    econ = [
+        pool_economics(c, day, FACTS, o)
+        for c in caps
+        for o in day.offers_of(c.configuration.gpu_model)
+    ]
+    return day, day_pools(econ, day)
+
+
+def _brute_force(day: Scenario, pools) -> float:
+    """The least objective by enumeration: reserved servers per unit, then per hour every way to
+    rent and assign servers, combined hour by hour keeping only undominated partial days."""
+    weights = objective_weights(day)
+    limits = DayLimits.of(day)
+    units = sorted({p.unit for p in pools if p.reserved})
+    best = math.inf
+    for reserved in itertools.product(range(5), repeat=len(units)):
+        have = dict(zip(units, reserved, strict=True))
+        if any(
+            o in limits.max_gpus and sum(n * u[2] for u, n in have.items() if u[0] == o) > m
+            for o, m in limits.max_gpus.items()
+        ):
+            continue
+        best = min(best, _best_day(day, pools, have, weights, limits))
+    return best
+
+
+def _idle(pools, unit, hour, kind):
+    values = {round(p.usd_server[hour] if kind == "usd" else p.kg_server[hour], 12)
+              for p in pools if p.unit == unit}  # fmt: skip
+    assert len(values) == 1, "the brute force assumes one idle figure per configuration"
+    return values.pop()
+
+
+def _best_day(day, pools, have, weights, limits) -> float:
+    need = {c.name: c.daily_requests for c in day.classes if c.is_volume}
+    states = [(0.0, 0.0, 0.0, tuple(0.0 for _ in need))]  # objective, $, kg, volume served
+    for hour in range(HOURS):
+        options = _hour_options(day, pools, have, hour, weights, limits)
+        if not options:
+            return math.inf
+        merged = []
+        for (obj, usd, kg, vol), (o2, u2, k2, v2) in itertools.product(states, options):
+            served = tuple(min(a + b, n) for a, b, n in zip(vol, v2, need.values(), strict=True))
+            merged.append((obj + o2, usd + u2, kg + k2, served))
+        states = _undominated(merged, limits)
+    done = [
+        s for s in states if all(v >= n - 1e-6 for v, n in zip(s[3], need.values(), strict=True))
+    ]
+    return min((s[0] for s in done), default=math.inf)
+
+
+def _undominated(states, limits):
+    kept = []
+    for s in sorted(set(states)):
+        if limits.budget_usd_per_day is not None and s[1] > limits.budget_usd_per_day + 1e-9:
+            continue
+        if limits.carbon_kg_per_day is not None and s[2] > limits.carbon_kg_per_day + 1e-9:
+            continue
+        if not any(
+            k[0] <= s[0] and k[1] <= s[1] and k[2] <= s[2]
+            and all(a >= b for a, b in zip(k[3], s[3], strict=True))
+            for k in kept
+        ):  # fmt: skip
+            kept.append(s)
+    return kept
+
+
+def _hour_options(day, pools, have, hour, weights, limits):
+    """Every way to serve `hour`: (objective, $, kg, requests of each volume class served)."""
+    classes = {c.name: c for c in day.classes}
+    active = [
+        p
+        for p in pools
+        if (p.traffic.is_volume and hour in p.traffic.window())
+        or (not p.traffic.is_volume and p.traffic.hourly_demand()[hour] > 0)
+    ]
+    bounds = []
+    for p in active:
+        most = (
+            p.traffic.daily_requests / 3600
+            if p.traffic.is_volume
+            else p.traffic.hourly_demand()[hour]
+        )
+        bounds.append(range(math.ceil(most / p.capacity - 1e-9) + 1))
+    idle_usd = sum(n * _idle(pools, u, hour, "usd") for u, n in have.items())
+    idle_kg = sum(n * _idle(pools, u, hour, "kg") for u, n in have.items())
+    options = []
+    for servers in itertools.product(*bounds):
+        used: dict = {}
+        for p, s in zip(active, servers, strict=True):
+            key = p.unit if p.reserved else (p.offer.offer_name, "hour")
+            used[key] = used.get(key, 0) + s * (1 if p.reserved else p.econ.gpus_per_server)
+        if any(used.get(u, 0) > n for u, n in have.items()):
+            continue
+        if any(
+            used.get((o, "hour"), 0) > m for o, m in limits.max_gpus.items()
+        ):  # on-demand GPUs this hour
+            continue
+        usd, kg = idle_usd, idle_kg
+        ok = True
+        volume = {c: 0.0 for c in classes if classes[c].is_volume}
+        for name, traffic in classes.items():
+            mine = [(p, s) for p, s in zip(active, servers, strict=True) if p.traffic.name == name]
+            for p, s in mine:
+                if not p.reserved:
+                    usd += s * p.usd_server[hour]
+                    kg += s * p.kg_server[hour]
+            if traffic.is_volume:
+                volume[name] = sum(p.capacity * s for p, s in mine) * 3600
+                continue
+            left = traffic.hourly_demand()[hour]
+            for p, s in sorted(mine, key=lambda ps: ps[0].kg_rps[hour]):  # cleanest rate first
+                carried = min(left, p.capacity * s)
+                kg += carried * p.kg_rps[hour]
+                left -= carried
+            ok = ok and left <= 1e-9
+        if not ok:
+            continue
+        if limits.budget_usd_per_hour is not None and usd > limits.budget_usd_per_hour + 1e-9:
+            continue
+        options.append((weights.usd * usd + weights.kg * kg, usd, kg, tuple(volume.values())))
+    return _undominated(options, DayLimits({}))
+
+
+def _objective(day, pools, solution) -> float:
+    """The objective of the program's answer, evaluated here from its servers and rates."""
+    weights = objective_weights(day)
+    total = 0.0
+    for hour in range(HOURS):
+        usd = kg = 0.0
+        for u, n in solution.reserved.items():
+            usd += n * _idle(pools, u, hour, "usd")
+            kg += n * _idle(pools, u, hour, "kg")
+        for (i, h), s in solution.servers.items():
+            if h != hour:
+                continue
+            p = pools[i]
+            if not p.reserved:
+                usd += s * p.usd_server[h]
+                kg += s * p.kg_server[h]
+            kg += solution.rates[(i, h)] * p.kg_rps[h]
+        total += weights.usd * usd + weights.kg * kg
+    return total
+
+
+def _check_served(day, pools, solution) -> None:
+    """Every hour's capacity covers that hour's demand; every volume inside its window; no more
+    reserved servers busy than reserved, no pool above its capacity."""
+    for traffic in day.classes:
+        served = {h: 0.0 for h in range(HOURS)}
+        for (i, h), rate in solution.rates.items():
+            p = pools[i]
+            if p.traffic.name == traffic.name:
+                assert rate <= p.capacity * solution.servers[(i, h)] + 1e-6
+                served[h] += rate
+        if traffic.is_volume:
+            inside = set(traffic.window())
+            assert all(served[h] == 0 for h in range(HOURS) if h not in inside)
+            assert sum(served.values()) * 3600 == pytest.approx(traffic.daily_requests)
+        else:
+            demand = traffic.hourly_demand()
+            assert all(served[h] == pytest.approx(demand[h]) for h in range(HOURS))
+    for hour in range(HOURS):
+        for unit, count in solution.reserved.items():
+            busy = sum(
+                s for (i, h), s in solution.servers.items() if h == hour and pools[i].unit == unit
+            )
+            assert busy <= count
+
+
+@pytest.mark.parametrize("name", list(SMALL))
+def test_the_day_program_agrees_with_a_brute_force(name):
+    day, pools = _candidates(SMALL[name])
+    solution = solve_day(
+        pools, weights=objective_weights(day), limits=DayLimits.of(day), time_limit_s=60
+    )
+    assert solution.status is SolveStatus.OPTIMAL, solution.message
+    _check_served(day, pools, solution)
+    expected = _brute_force(day, pools)
+    assert math.isfinite(expected)
+    assert _objective(day, pools, solution) == pytest.approx(expected, rel=1e-6, abs=1e-9)
+
+
+def test_the_limits_bind_in_the_limited_instances():
+    """The budget and the carbon cap change the answer (so the brute force checks them)."""
+    for name, drop in (
+        ("carbon objective with a daily budget", "budget_usd_per_day"),
+        ("cost objective with a daily carbon cap", "carbon_cap_kg_per_day"),
+    ):
+        limited = _candidates(SMALL[name])
+        free = _candidates({k: v for k, v in SMALL[name].items() if k != drop})
+        assert _brute_force(*limited) > _brute_force(*free) + 1e-6, name
+
+
+def test_an_infeasible_day_is_a_status():
+    raw = {**SMALL["two interactive classes share reserved servers"], "budget_usd_per_day": 1.0}
+    day, pools = _candidates(raw)
+    solution = solve_day(pools, weights=objective_weights(day), limits=DayLimits.of(day))
+    assert solution.status is SolveStatus.INFEASIBLE
+
+
+def test_a_version_1_scenario_plans_its_day_as_its_peak():
+    """A flat, reserved scenario planned over the day costs 24 times its peak plan's hour."""
+    raw = scenario(
+        [{"name": "chat", "rate_rps": 6, "ttft_p99_ms": 100}, {"name": "batch", "rate_rps": 3}],
+        [gpu("h100-pcie", 2.0), gpu("rtx-4090", 0.3)],
+    )
+    peak = plan(Scenario.model_validate({**raw, "capacity_rule": "measured"}), POINTS, FACTS)
+    assert peak.day is None
+    day = plan(
+        Scenario.model_validate({**raw, "version": 2, "capacity_rule": "measured"}), POINTS, FACTS
+    )
+    assert day.day.cost_usd == pytest.approx(24 * peak.recommended.totals.hourly_cost_usd)
+    assert day.day.compared[0].cost_usd == pytest.approx(day.day.cost_usd)
+    gpus = {r.gpu_model: r.gpus for r in day.day.reserved}
+    assert gpus == peak.recommended.totals.gpus
+
+
+@pytest.fixture
+def new_user(sample_warehouse_path):
+    day = load_scenario(ROOT / "examples" / "day-chat-nightly.json")
+    with Warehouse.open(sample_warehouse_path, read_only=True) as wh:
+        return day, plan_from_warehouse(wh, day)
+
+
+def _by_hour(result, name):
+    return {h.hour: [p for p in h.pools if p.traffic_class == name] for h in result.day.schedule}
+
+
+def test_the_new_users_nightly_job_runs_in_the_night_on_the_servers_chat_uses_by_day(new_user):
+    day, result = new_user
+    assert result.day.status.value == "optimal"
+    nightly = _by_hour(result, "nightly eval")
+    chat = _by_hour(result, "chat")
+    window = set(day.classes[1].window())
+    served = {h for h, pools in nightly.items() if pools}
+    assert served and served <= window
+    total = sum(p.rate_rps for pools in nightly.values() for p in pools) * 3600
+    assert total == pytest.approx(50_000)
+    day_offers = {p.offer for h in range(9, 18) for p in chat[h]}
+    night_offers = {p.offer for h in served for p in nightly[h]}
+    assert night_offers & day_offers  # the same reserved servers: chat by day, the job at night
+    assert {r.offer for r in result.day.reserved} >= night_offers & day_offers
+    # every hour's capacity covers chat's demand at its targets
+    for hour in result.day.schedule:
+        demand = day.classes[0].hourly_demand()[hour.hour]
+        assert sum(p.rate_rps for p in chat[hour.hour]) == pytest.approx(demand)
+    saving = result.day.saving_vs_peak_usd
+    assert saving is not None and saving > 0
+    assert result.day.compared[0].cost_usd - result.day.cost_usd == pytest.approx(saving)
+
+
+def test_on_demand_4090s_run_only_in_the_hours_they_are_needed(sample_warehouse_path):
+    """With a nightly job too large for the idle H100s, RTX 4090s are rented in the night only,
+    and only in hours when every reserved server is busy."""
+    raw = json.loads((ROOT / "examples" / "day-chat-nightly.json").read_text())
+    raw["classes"][1]["daily_requests"] = 400_000
+    day = Scenario.model_validate(raw)
+    with Warehouse.open(sample_warehouse_path, read_only=True) as wh:
+        result = plan_from_warehouse(wh, day)
+    rented = {h.hour for h in result.day.schedule if h.on_demand}
+    assert rented and rented <= set(day.classes[1].window())
+    assert all(h.idle_reserved_servers == 0 for h in result.day.schedule if h.on_demand)
+    assert all(
+        p.offer == "rtx-4090" for h in result.day.schedule for p in h.pools if h.hour in rented
+        if p.offer not in {r.offer for r in result.day.reserved}
+    )  # fmt: skip
+
+
+def test_plan_command_prints_the_day_and_writes_json_and_the_schedule_csv(
+    tmp_path, sample_warehouse_path
+):
+    example = ROOT / "examples" / "day-chat-nightly.json"
+    out = ["--json", tmp_path / "p.json", "--schedule-csv", tmp_path / "s.csv"]
+    done = fleetplan("plan", "--warehouse", sample_warehouse_path, "--scenario", example, *out)
+    assert done.returncode == 0, done.stderr
+    assert "The day (hours of UTC)" in done.stdout and "Saving against the peak plan" in done.stdout
+    data = json.loads((tmp_path / "p.json").read_text())["day"]
+    assert {"cost_usd", "kgco2e", "schedule"} <= set(data)
+    assert [h["hour"] for h in data["schedule"]] == list(range(24))
+    keys = {"offer", "gpu_model", "gpus_per_server", "class", "servers", "rate_rps"}
+    assert all(set(p) == keys for h in data["schedule"] for p in h["pools"])
+    text = (tmp_path / "s.csv").read_text()
+    assert text.startswith("hour,offer,")
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert len(rows) == sum(len(h["pools"]) for h in data["schedule"])
+    assert {r["class"] for r in rows} == {"chat", "nightly eval"}
+
+
+def test_a_version_1_plan_json_has_no_day(tmp_path, sample_warehouse_path):
+    example = ROOT / "examples" / "chat-batch-qwen14b.json"
+    done = fleetplan("plan", "--warehouse", sample_warehouse_path, "--scenario", example,
+                     "--json", tmp_path / "p.json")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "day" not in json.loads((tmp_path / "p.json").read_text())
+    assert "The day" not in done.stdout
+
+
+def test_bursts_are_planned_for_only_where_the_scenario_lets_them():
+    chat = {**CHAT, "burstiness": 1.5}
+    for lets, factor in ((False, 1.0), (True, 1.5)):
+        raw = scenario([chat], [H100, R4090], sites=SITES, plan_bursts=lets)
+        day, pools = _candidates(raw)
+        solution = solve_day(pools, weights=objective_weights(day), limits=DayLimits.of(day))
+        served = sum(r for (i, h), r in solution.rates.items() if h == 10)
+        assert served == pytest.approx(7 * factor)
+
+
+def test_the_schema_and_the_scenario_speak_of_hours_commitments_and_volumes():
+    schema = json.dumps(Scenario.model_json_schema())
+    for name in ("hourly_rps", "shape", "daily_requests", "window_hours", "commitment",
+                 "budget_usd_per_day", "carbon_cap_kg_per_day", "hourly_grid_gco2_per_kwh",
+                 "hourly_electricity_usd_per_kwh", "timezone", "business-day"):  # fmt: skip
+        assert name in schema
+    day = load_scenario(ROOT / "examples" / "day-chat-nightly.json")
+    assert day.is_day and day.classes[1].window() == (22, 23, 0, 1, 2, 3, 4, 5)
+    again = Scenario.model_validate_json(day.model_dump_json())
+    assert again == day  # a day scenario written out reads back the same
+    v1 = load_scenario(ROOT / "examples" / "chat-batch-qwen14b.json")
+    assert not v1.is_day and "commitment" not in v1.model_dump_json()
+
+
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [
+        ({"version": 1}, "version 1 cannot say"),
+        ({"classes": [{"name": "c", "rate_rps": 5, "hourly_rps": [1] * 24}]}, "not the highest"),
+        ({"classes": [{"name": "c", "window_hours": [1, 2]}]}, "window_hours is the window"),
+        ({"classes": [{"name": "c", "hourly_rps": [1] * 23}]}, "hourly_rps"),
+        ({"timezone": "Mars/Olympus"}, "not a known timezone"),
+        ({"gpus": [H100, H100]}, "give each offer a name"),
+    ],
+)
+def test_a_bad_day_scenario_is_refused_naming_the_field(change, says):
+    raw = {**SMALL["chat by day, a nightly volume"], **change}
+    with pytest.raises(ValueError, match=says):
+        Scenario.model_validate(raw)
+
+
+@pytest.mark.parametrize(
+    ("scenario_file", "before"),
+    [
+        ("examples/chat-batch-qwen14b.json", "chat-batch-qwen14b-main-f797023.json"),
+        (None, "sample-scenario-main-f797023.json"),
+    ],
+)
+def test_a_version_1_plan_is_byte_for_byte_what_it_was_before_version_2(
+    tmp_path, sample_warehouse_path, scenario_file, before
+):
+    """The plan JSON of version 1 scenarios (the example, and test_planner_sample's) as main's
+    `fleetplan plan --json` wrote it before version 2 (commit f797023, the bundled warehouse)."""
+    from tests.test_planner_sample import SCENARIO
+
+    path = ROOT / scenario_file if scenario_file else tmp_path / "s.json"
+    if scenario_file is None:
+        path.write_text(json.dumps(SCENARIO))
+    out = tmp_path / "p.json"
+    done = fleetplan(
+        "plan", "--warehouse", sample_warehouse_path, "--scenario", path, "--json", out
+    )
+    assert done.returncode == 0, done.stderr
+    assert out.read_bytes() == (ROOT / "tests" / "fixtures" / "plans" / before).read_bytes()
+
+
+@pytest.mark.parametrize("name", list(SMALL))
+def test_the_peak_fleet_run_through_the_day_is_a_plan_of_the_day(name):
+    """What a day stopped at its time limit falls back to where it does better: feasible."""
+    from fleetplan.planner.day_plan import _from_peak
+    from fleetplan.planner.fleets import Candidates, scenario_limits, solve_pools
+
+    day, pools = _candidates(SMALL[name])
+    econ = [p.econ for p in pools]
+    peak = solve_pools(
+        Candidates.of(day, econ), weights=objective_weights(day), limits=scenario_limits(day)
+    )
+    if not peak.has_plan:
+        pytest.skip("no plan at the peak")
+    _check_served(day, pools, _from_peak(pools, peak))
