@@ -118,6 +118,11 @@ class Capacity:
     # The configuration's latency-against-load curve for this traffic, where one was fitted: the
     # P99s a pool can expect at its planned load come from it.
     curve: LazyCurve | None = None
+    # The capacity as an interval, per server after the utilisation ceiling (as capacity_rps):
+    # what the data proves at least (`rps_low`) and at most supports (`rps_high`); `capacity_rps`
+    # is the planned value between them. None where not known; `basis` says how they were found.
+    rps_low: float | None = None
+    rps_high: float | None = None
 
     @property
     def full_rps(self) -> float:
