@@ -34,7 +34,8 @@ request rate, and the saturation rate. The form:
   shape with another constant), and a P99 is a fixed quantile of it plus the service part a.
   a, b >= 0 are fitted by least squares to the stable levels (two at least; with one, or a fit
   with no growth, b = a: the M/M/1 form P99 = a / (1 - rho)), and the form is anchored at the
-  highest stable level's value (continuous there). Never at or past saturation.
+  highest stable level's value (continuous there). Never at or past saturation. One stable level
+  and a saturation above it make a curve of the queue form alone; otherwise a curve needs two.
 
 `capacity` is the highest rate whose predicted P99s meet the targets; `interval` gives the
 capacity as an interval with its basis in words: low, what the stable levels prove (measured or
@@ -295,6 +296,9 @@ class LoadCurve:
             if saturation is not None:
                 words = f"{measured}; saturates there ({self.saturation_basis})"
             return replace(proven, rps_low=low, rps_high=saturation, words=words)
+        if ttft_p99_ms is None and tpot_p99_ms is None:  # no targets: never plan at saturation
+            words = f"{measured}; saturation {saturation:.3g} req/s ({self.saturation_basis})"
+            return replace(proven, rps_low=low, rps_high=saturation, words=words)
         queued = self.capacity(ttft_p99_ms=ttft_p99_ms, tpot_p99_ms=tpot_p99_ms, extrapolate=True)
         words = (
             f"to saturation (queue form): {measured}, saturation {saturation:.3g} req/s "
@@ -487,17 +491,21 @@ def fit_curve(levels: pd.DataFrame, *, bound: Bound | None = None) -> LoadCurve:
     stable = [level for level in measured if level.stable]
     rates = sorted({level.offered_rps for level in stable})
     saturation, words = saturation_of(measured, rates, bound)
-    if len(rates) < MIN_STABLE_LEVELS:
+    # one stable level and a saturation above it: the queue form alone (M/M/1 from that level)
+    needed = 1 if rates and saturation is not None and saturation > rates[-1] else MIN_STABLE_LEVELS
+    if len(rates) < needed:
         problem = (
             f"too few stable levels ({len(rates)}): a curve needs the server to have kept up at "
             f"{MIN_STABLE_LEVELS} rates at least"
         )
         return LoadCurve(tuple(measured), saturation, problem, {"ttft": None, "tpot": None}, words)
-    axes = {metric: _axis(stable, metric, rates) for metric in ("ttft", "tpot")}
+    axes = {metric: _axis(stable, metric, rates, needed) for metric in ("ttft", "tpot")}
     return LoadCurve(tuple(measured), saturation, None, axes, words)
 
 
-def _axis(stable: list[CurveLevel], metric: str, rates: list[float]) -> _Axis | None:
+def _axis(
+    stable: list[CurveLevel], metric: str, rates: list[float], needed: int = MIN_STABLE_LEVELS
+) -> _Axis | None:
     values = []
     for rate in rates:
         at_rate = [
@@ -509,7 +517,7 @@ def _axis(stable: list[CurveLevel], metric: str, rates: list[float]) -> _Axis | 
             return None  # a gap in a metric: no curve for it rather than a guess
         values.append(float(statistics.median(at_rate)))
     kept = [i for i in range(len(rates)) if i not in outliers(values)]
-    if len(kept) < MIN_STABLE_LEVELS:
+    if len(kept) < needed:
         return None  # what is left after the outliers is too little for a curve
     return _Axis([rates[i] for i in kept], [values[i] for i in kept])
 
