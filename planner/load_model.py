@@ -32,9 +32,16 @@ request rate, and the saturation rate. The form:
   form, P99(rate) = a + b x rho / (1 - rho) with rho = rate / saturation: the waiting time of a
   single-server queue grows as rho / (1 - rho) (M/M/1; M/G/1 by Pollaczek-Khinchine, the same
   shape with another constant), and a P99 is a fixed quantile of it plus the service part a.
-  a, b >= 0 are fitted by least squares to the stable levels (two at least; with one, or a fit
-  with no growth, b = a: the M/M/1 form P99 = a / (1 - rho)), and the form is anchored at the
-  highest stable level's value (continuous there). Never at or past saturation. One stable level
+  a, b >= 0 are fitted by least squares to the stable levels (two at least). With one, or a fit
+  with no growth, b = `ONE_LEVEL_SLOPE` x a = a / 4: in a continuous-batching server most of a
+  P99 is service (prefill, decode), not waiting, so the pure M/M/1 form (b = a, the whole P99 a
+  queue's) overshoots; 1/4 was chosen on the held-out levels of benchmarks/capacity_model.py
+  (io.net and InferenceX: b = a hit 19 of 36 io.net levels within 25 %, a / 4 23), the same
+  data as its table, so that table is no independent check of it. The form is anchored at the
+  highest stable level's value (continuous there). Where levels too short to tell were measured
+  between the highest stable level and saturation, their P99s (measured, not proven steady) join
+  the curve there first, and the queue form starts from the highest of them. Never at or past
+  saturation. One stable level
   and a saturation above it make a curve of the queue form alone; otherwise a curve needs two.
 
 `capacity` is the highest rate whose predicted P99s meet the targets; `interval` gives the
@@ -50,7 +57,7 @@ from __future__ import annotations
 import itertools
 import math
 import statistics
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Literal
 
@@ -65,6 +72,7 @@ from fleetplan.planner.monotone import Pchip, isotonic
 MIN_STABLE_LEVELS = 2  # a curve needs two rates the server kept up with
 OUTLIER_FACTOR = 2.0  # a P99 over twice every P99 at higher stable rates: not load
 PLATEAU_EFFICIENCY = 0.25  # a closed-loop step that gained under 1/4 of its concurrency's rise
+ONE_LEVEL_SLOPE = 0.25  # b = a / 4 where the stable levels cannot fit b (module docstring)
 Metric = Literal["ttft", "tpot"]
 _EPS = 1e-9
 
@@ -147,8 +155,8 @@ class _Axis:
         )
 
     def slope(self, saturation: float) -> float:
-        """b of P99 = a + b rho / (1 - rho), fitted to the stable levels (a, b >= 0); b = a (the
-        M/M/1 form) where one level, or a fit without growth, cannot say."""
+        """b of P99 = a + b rho / (1 - rho), fitted to the stable levels (a, b >= 0); b =
+        `ONE_LEVEL_SLOPE` x a where one level, or a fit without growth, cannot say."""
         if saturation not in self._slopes:
             kept = [(r, v) for r, v in zip(self.rates, self.values, strict=True) if r < saturation]
             loads = np.array([_load(r, saturation) for r, _ in kept])
@@ -160,7 +168,8 @@ class _Axis:
                     slope = float(loads @ values / (loads @ loads))
             if slope <= 0:
                 top = self.rates[-1]
-                slope = self.values[-1] * (1 - min(top / saturation, 1 - 1e-9))
+                a = self.values[-1] * (1 - min(top / saturation, 1 - 1e-9))
+                slope = ONE_LEVEL_SLOPE * a
             self._slopes[saturation] = float(slope)
         return self._slopes[saturation]
 
@@ -180,6 +189,9 @@ class LoadCurve:
     problem: str | None
     _axes: dict[str, _Axis | None]
     saturation_basis: str | None = None  # what the saturation rests on, in words
+    # Above the highest stable level: the curve through the stable levels and the measured P99s
+    # of levels too short to tell, under the saturation; then the queue form (module docstring)
+    _beyond: dict[str, _Axis | None] = field(default_factory=dict)
 
     def missing(self, metric: Metric) -> str | None:
         """Why the curve has nothing for `metric`, or None when it has."""
@@ -213,13 +225,10 @@ class LoadCurve:
         if rate_rps > top + _EPS:
             if not extrapolate or self.saturation_rps is None:
                 return None
-            saturation = self.saturation_rps
             return Prediction(
                 rate_rps,
-                *(
-                    axis.beyond(rate_rps, saturation) if axis else None
-                    for axis in (self._axes["ttft"], self._axes["tpot"])
-                ),
+                self._above(rate_rps, "ttft"),
+                self._above(rate_rps, "tpot"),
                 Basis.EXTRAPOLATED,
             )
         measured = any(abs(rate_rps - r) <= _EPS for r in self.stable_rates)
@@ -230,6 +239,14 @@ class LoadCurve:
             self._value("tpot", rate_rps),
             Basis.MEASURED if measured else Basis.INTERPOLATED,
         )
+
+    def _above(self, rate: float, metric: str) -> float | None:
+        if self._axes[metric] is None:
+            return None
+        axis = self._beyond.get(metric) or self._axes[metric]
+        if rate <= axis.rates[-1]:
+            return axis.at(rate)
+        return axis.beyond(rate, self.saturation_rps)
 
     def _value(self, metric: str, rate: float) -> float | None:
         axis = self._axes[metric]
@@ -500,7 +517,19 @@ def fit_curve(levels: pd.DataFrame, *, bound: Bound | None = None) -> LoadCurve:
         )
         return LoadCurve(tuple(measured), saturation, problem, {"ttft": None, "tpot": None}, words)
     axes = {metric: _axis(stable, metric, rates, needed) for metric in ("ttft", "tpot")}
-    return LoadCurve(tuple(measured), saturation, None, axes, words)
+    short = [
+        level
+        for level in measured
+        if level.stable is None
+        and level.concurrency is None
+        and saturation is not None
+        and rates[-1] < level.offered_rps < saturation
+    ]
+    beyond = {}
+    if short:
+        upper = sorted({*rates, *(level.offered_rps for level in short)})
+        beyond = {m: _axis([*stable, *short], m, upper, needed) for m in ("ttft", "tpot")}
+    return LoadCurve(tuple(measured), saturation, None, axes, words, beyond)
 
 
 def _axis(

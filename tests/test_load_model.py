@@ -162,7 +162,12 @@ def test_a_noisy_series_gives_a_monotone_curve_without_its_outlier():
 
 def test_too_few_stable_levels_say_so():
     rows = [level(1, 50.0, 20.0), level(8, 5000.0, 80.0, duration=100.0)]
-    curve = fit_curve(pd.DataFrame(rows))
+    # one stable level and a saturation above it (what the 8 req/s level proves): the queue form
+    one = fit_curve(pd.DataFrame(rows))
+    assert one.problem is None and one.saturation_rps == pytest.approx(400 / 99)
+    assert one.predict(1).ttft_p99_ms == 50 and one.predict(2, extrapolate=True).ttft_p99_ms > 50
+    # one stable level and nothing above it: no curve
+    curve = fit_curve(pd.DataFrame(rows[:1]))
     assert curve.problem and "too few stable levels (1)" in curve.problem
     estimate = curve.capacity(ttft_p99_ms=100, tpot_p99_ms=None)
     assert estimate.capacity_rps == 0 and estimate.basis is Basis.NONE
