@@ -165,7 +165,8 @@ def test_too_few_stable_levels_say_so():
     # one stable level and a saturation above it (what the 8 req/s level proves): the queue form
     one = fit_curve(pd.DataFrame(rows))
     assert one.problem is None and one.saturation_rps == pytest.approx(400 / 99)
-    assert one.predict(1).ttft_p99_ms == 50 and one.predict(2, extrapolate=True).ttft_p99_ms > 50
+    assert one.predict(1).ttft_p99_ms == pytest.approx(50)
+    assert one.predict(2, extrapolate=True).ttft_p99_ms > 50
     # one stable level and nothing above it: no curve
     curve = fit_curve(pd.DataFrame(rows[:1]))
     assert curve.problem and "too few stable levels (1)" in curve.problem
