@@ -301,12 +301,15 @@ class LoadCurve:
             above = min(rate for rate in self.stable_rates if rate > low + _EPS)
             below = max(rate for rate in self.stable_rates if rate <= low + _EPS)
             words = (
-                f"interpolated between kept-up levels at {below:g} and {above:g} req/s"
+                f"interpolated between kept-up levels at {below:.3g} and {above:.3g} req/s"
                 if proven.basis is Basis.INTERPOLATED
-                else f"measured: kept up at {below:g} req/s; the targets fail at {above:g}"
+                else f"measured: kept up at {below:.3g} req/s; the targets fail at {above:.3g}"
             )
             return replace(proven, rps_low=low, rps_high=above, words=words)
-        measured = f"measured: kept up at {top:g} req/s"
+        measured = f"measured: kept up at {top:.3g} req/s"
+        closed = [lv for lv in self.levels if lv.stable and lv.concurrency is not None]
+        if closed and abs(max(lv.offered_rps for lv in closed) - top) <= _EPS:
+            measured = f"measured: {closed[-1].point_basis} at {top:.3g} req/s"
         saturation = self.saturation_rps
         if saturation is None or saturation <= top + _EPS:
             words = f"{measured}; not measured above"

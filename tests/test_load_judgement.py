@@ -132,3 +132,50 @@ def test_200_requests_in_12_s_cannot_tell_whatever_the_drain_says():
     assert eight.stable is None and eight.reason.startswith("cannot tell"), eight.reason
     four = judge_level(**_ionet(LLAMA_4090.format(4)), reference=reference)
     assert four.stable is True and four.sustained_rps == 4.0, four.reason
+
+
+def test_capacity_from_a_closed_loop_sweep_alone():
+    """InferenceX, GLM-5 FP8 on 8x H200, ISL 1024: concurrency 4-64, no rate. Throughput rises
+    to 5.06 req/s at 32, then falls to 4.64 at 48 (the plateau) and reaches 5.18 at 64: the
+    curve runs through 4-32 at their throughputs, and the saturation is the plateau's 5.18."""
+    import pandas as pd
+
+    from fleetplan.planner.load_model import fit_curve
+
+    found = tool_outputs_dir()
+    folder = found / "inferencex-token-position-h200" / "glm-5" if found else None
+    if folder is None or not folder.is_dir():
+        pytest.skip("shared/data/tool-outputs/inferencex-token-position-h200 is absent")
+    rows = []
+    for path in sorted(folder.glob("glm5_fp8_vllm_tp8_isl1024_osl128_conc*.json")):
+        raw = json.loads(path.read_text())
+        rows.append(
+            {
+                "run_id": path.name,
+                "level_index": 0,
+                "source_file": path.name,
+                "offered_rate_rps": None,
+                "max_concurrency": raw["max_concurrency"],
+                "completed": raw["completed"],
+                "duration_s": raw["duration"],
+                "request_throughput_rps": raw["request_throughput"],
+                "ttft_p99_ms": raw["p99_ttft"] * 1000,  # seconds in these files
+                "tpot_p99_ms": raw["p99_tpot"] * 1000,
+                "complete": True,
+                "failed": 0,
+            }
+        )
+    curve = fit_curve(pd.DataFrame(rows))
+    assert curve.problem is None
+    on = [level for level in curve.levels if level.stable]
+    assert [level.concurrency for level in on] == [4, 8, 16, 32]
+    assert curve.stable_rates == pytest.approx([1.29, 2.30, 3.15, 5.06], abs=0.01)
+    assert curve.saturation_rps == pytest.approx(5.18, abs=0.01)
+    assert "throughput plateau of the closed-loop sweep" in curve.saturation_basis
+    estimate = curve.interval(ttft_p99_ms=3000, tpot_p99_ms=None)
+    assert estimate.rps_low == pytest.approx(5.06, abs=0.01)
+    assert estimate.rps_low < estimate.capacity_rps < estimate.rps_high
+    assert estimate.words.startswith(
+        "to saturation (queue form): measured: closed-loop: concurrency 32 at 5.06 req/s"
+    )
+    assert on[-1].point_basis == "closed-loop: concurrency 32"
