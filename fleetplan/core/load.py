@@ -37,11 +37,11 @@ time; w0: the configuration's quickest typical request time, the reference):
   Poisson span (2 sqrt(n - 1) / rate) and 4 W is a backlog: fell behind.
 - `WAIT_GROWTH` = 4 and `WAIT_EXTRA_MS` = 500 ms. A backlog in a continuous-batching server shows
   as requests waiting for admission: their TTFT grows by whole request times (seconds). A bigger
-  batch alone slows prefill by a small factor (the data here: at most 2.3x between levels that
-  kept up, and tens of ms). So a median TTFT over four times the configuration's lowest and at
-  least 500 ms more is waiting in line: fell behind.
+  batch alone slows prefill by a factor but by a few hundred ms at most (the levels here that
+  kept up: up to 4.0x, 95 to 382 ms, on 4x RTX 4090 at 4 req/s). So a median TTFT over four
+  times the configuration's lowest and at least 500 ms more is waiting in line: fell behind.
 - `WAIT_SHARE` = 0.5. Unloaded, TTFT is one prompt's prefill, a few per cent of a request's
-  time (under 5 % at every level here that kept up); a median TTFT over half the median request
+  time (at most 13 % at every level here that kept up); a median TTFT over half the median request
   time means requests waited in line about as long as they were served: fell behind, whether or
   not the configuration has a quicker level to compare with.
 - Slower decode under a bigger batch is load, not a backlog: a level whose requests take twice
