@@ -27,6 +27,7 @@ CURVE_COLUMNS = (
     "level_index",
     "source_file",
     *JUDGED_FROM,
+    "request_throughput_rps",  # where a closed-loop level sits on the curve
     "complete",
     "failed",
     "sustained_rps",

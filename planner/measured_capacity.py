@@ -13,6 +13,7 @@ import pandas as pd
 
 from fleetplan.planner.levels import (
     CONFIG_KEYS,
+    MEASURED_RULE,
     Capacity,
     Configuration,
     level_from_row,
@@ -92,7 +93,21 @@ def measured_capacities(
         else:
             level = level_from_row(row)
             capacity = level.request_throughput_rps * max_utilization
-            result.append(Capacity(capacity_rps=capacity, level=level, **common))
+            basis = MEASURED_RULE
+            if level.offered_rate_rps is None and level.max_concurrency is not None:
+                # a closed loop's throughput, not a rate it was offered: a Poisson stream at that
+                # rate queues more (its bursts), so the P99s met there are optimistic
+                basis = f"{MEASURED_RULE}: closed-loop: concurrency {level.max_concurrency}"
+            result.append(
+                Capacity(
+                    capacity_rps=capacity,
+                    level=level,
+                    basis=basis,
+                    rps_low=capacity,
+                    rps_high=capacity,
+                    **common,
+                )
+            )
     return result
 
 

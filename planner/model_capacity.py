@@ -1,8 +1,12 @@
-"""The model rule (`capacity_rule: "model"`, the default): a server's capacity for a class is the
-highest rate whose P99 TTFT and P99 TPOT its configuration's latency-against-load curve
-(`load_model.fit_curve`, stable levels only, no extrapolation) predicts within the class's
-targets; for a class without targets, the highest rate the server kept up with. Times the
-utilisation ceiling, as headroom.
+"""The model rule (`capacity_rule: "model"`, the default): a server's capacity for a class comes
+from its configuration's latency-against-load curve (`load_model.fit_curve`) as an interval
+(`LoadCurve.interval`): `rps_low`, the highest rate the stable levels prove within the class's
+targets (measured or interpolated); `capacity_rps`, the planned value (the same, or, where the
+targets hold at every stable level and a saturation is known, the highest rate whose P99s the
+queue form predicts within them); `rps_high`, the next stable level that failed the targets, or
+the saturation (None: not known). All three times the utilisation ceiling, as headroom; `basis`
+says which ("model: measured: kept up at 4 req/s; not measured above", "model: interpolated
+between kept-up levels at 1 and 4 req/s", "model: to saturation (queue form): ...").
 
 Where the curve cannot say (too few stable levels, or no curve for a metric the class targets),
 the capacity is today's measured rule, and its basis says so and why ("measured rule: too few
@@ -30,14 +34,13 @@ from fleetplan.planner.levels import (
     level_from_row,
     with_servers,
 )
-from fleetplan.planner.load_model import Basis, CapacityEstimate, LoadCurve
+from fleetplan.planner.load_model import CapacityEstimate, LoadCurve
 from fleetplan.planner.measured_capacity import best_p99s
 from fleetplan.planner.scenario import TrafficClass
 
 Targets = tuple[float | None, float | None]  # P99 TTFT, P99 TPOT (ms); None: no target
 Shape = tuple[object, object, object]  # (dataset, input_len, output_len); None where absent
 MODEL = "model"
-MODEL_BASIS = {Basis.MEASURED: "at a measured level", Basis.INTERPOLATED: "interpolated"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +67,7 @@ class Fitted:
         computed once per targets: classes that share them share the answer."""
         key = (ttft_p99_ms, tpot_p99_ms)
         if key not in self.answers:
-            estimate = self.curve.capacity(ttft_p99_ms=ttft_p99_ms, tpot_p99_ms=tpot_p99_ms)
+            estimate = self.curve.interval(ttft_p99_ms=ttft_p99_ms, tpot_p99_ms=tpot_p99_ms)
             level = None
             if estimate.capacity_rps > 0 and math.isfinite(estimate.capacity_rps):
                 level = self._resting_level(estimate.capacity_rps)
@@ -152,12 +155,23 @@ def model_capacity(
         "curve": fitted.source,
     }
     if level is None:
-        return Capacity(capacity_rps=0.0, level=None, basis=MODEL, before_ceiling_rps=0.0, **common)
+        return Capacity(
+            capacity_rps=0.0,
+            level=None,
+            basis=MODEL,
+            before_ceiling_rps=0.0,
+            rps_low=0.0,
+            rps_high=0.0,
+            **common,
+        )
+    high = estimate.rps_high
     return Capacity(
         capacity_rps=estimate.capacity_rps * max_utilization,
         level=level,
-        basis=f"{MODEL}: {MODEL_BASIS.get(estimate.basis, estimate.basis.value)}",
+        basis=f"{MODEL}: {estimate.words}",
         before_ceiling_rps=estimate.capacity_rps,
+        rps_low=(estimate.rps_low or 0.0) * max_utilization,
+        rps_high=None if high is None else high * max_utilization,
         **common,
     )
 
@@ -167,5 +181,7 @@ def fallback(measured: Capacity, fitted: Fitted | None, traffic: TrafficClass) -
     if fitted is None:  # no measured level at all: the measured rule says so
         return measured
     return replace(
-        measured, basis=f"{MEASURED_RULE}: {why_not(fitted.curve, traffic)}", curve=fitted.source
+        measured,
+        basis=f"{MEASURED_RULE}: {why_not(fitted.curve, traffic)}",
+        curve=fitted.source,
     )

@@ -72,12 +72,13 @@ def pool_plan(pool: PoolEconomics, servers: int, rate: float) -> PoolPlan:
 
 
 def _predicted(pool: PoolEconomics, servers: int, rate: float) -> Prediction | None:
-    """The P99s the configuration's curve predicts at the pool's load per server (None where
-    the curve says nothing: no curve, or a load above the highest level it kept up with)."""
+    """The P99s the configuration's curve predicts at the pool's load per server, to saturation
+    by its queue form (None where the curve says nothing: no curve, or a load at or past its
+    saturation, or above the highest level it kept up with where no saturation is known)."""
     curve = pool.capacity.curve
     if curve is None or servers <= 0:
         return None
-    return curve.get().predict(rate / servers)
+    return curve.get().predict(rate / servers, extrapolate=True)
 
 
 def _linear(

@@ -107,12 +107,13 @@ def test_outliers_are_flagged_with_their_reason(sample_warehouse_path):
     reasons = outlier_reasons(subset)
     flagged = subset.assign(reason=reasons).dropna(subset=["reason"])
     found = {(row.configuration, row.offered_rate_rps): row.reason for row in flagged.itertuples()}
-    # the 15 s P99 TTFT at 1 req/s on 8x RTX 4090, which kept up at 4 and 8 req/s
+    # the 15 s P99 TTFT at 1 req/s on 8x RTX 4090, which kept up at 4 req/s
     first = found[("8x rtx-4090", 1.0)]
     assert first.startswith("fell behind at 1 req/s (P99 TTFT 14,453 ms)")
-    assert "kept up at 4, 8 req/s" in first and "cold start" in first
-    # and its 4 req/s level, over twice the P99 at 8 req/s (the latency model's own rule)
-    assert found[("8x rtx-4090", 4.0)].startswith("P99 TTFT 753 ms at 4 req/s is over 2x")
+    assert "kept up at 4 req/s" in first and "cold start" in first
+    # its 4 req/s level (753 ms) is no longer questioned against the 8 req/s one (266 ms): 200
+    # requests over 25 s cannot prove that level kept up, so it is not a stable level to compare
+    assert ("8x rtx-4090", 4.0) not in found
     assert not any(config == "1x h100-pcie" for config, _ in found)  # a clean sweep: nothing
     table = points_table(subset)
     assert table["question"].notna().sum() == len(found)

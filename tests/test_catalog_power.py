@@ -73,7 +73,8 @@ def test_the_default_plan_on_the_bundled_data_has_carbon_and_a_frontier(sample_w
     assert all(p.carbon_kgco2e_month is not None for p in result.pareto)
     # the H100 PCIe fleet's carbon rests on the assumed idle figure: unknown without it
     h100 = next(f for f in result.baselines if f.name == "all-H100")
-    assert h100.totals.gpus == {"h100-pcie": 3} and h100.totals.carbon_kgco2e_month > 0
+    # (6 GPUs since issue 19: the H100 is credited the 4 req/s its levels prove, not 16)
+    assert set(h100.totals.gpus) == {"h100-pcie"} and h100.totals.carbon_kgco2e_month > 0
     blanked = catalog.assign(
         idle_power_w=catalog["idle_power_w"].where(catalog["gpu_id"] != "h100-pcie")
     )

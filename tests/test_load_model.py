@@ -12,7 +12,7 @@ import pytest
 
 from fleetplan.core.contract import RequestLog
 from fleetplan.core.load import LoadBasis, judge_level
-from fleetplan.planner.load_model import Basis, fit_curve, measured_rule
+from fleetplan.planner.load_model import Basis, Bound, fit_curve, measured_rule
 from fleetplan.planner.monotone import Pchip, isotonic
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.queries import benchmark_points
@@ -67,7 +67,8 @@ def test_a_flat_curve_with_a_knee_never_predicts_past_saturation():
     behind = level(16, 5000.0, 80.0, duration=60.0)  # 400 requests took 60 s: 6.7 req/s
     curve = fit_curve(pd.DataFrame([*rows, behind]))
     judged = {lv.offered_rps: lv for lv in curve.levels}
-    assert judged[16].stable is False and judged[16].sustained_rps == pytest.approx(400 / 60)
+    # the rate it proves: 400 requests, the first done no sooner than 1 s (the quickest) in
+    assert judged[16].stable is False and judged[16].sustained_rps == pytest.approx(400 / 59)
     assert curve.saturation_rps == pytest.approx(12)  # never below a rate it kept up with
     assert curve.predict(6).ttft_p99_ms == pytest.approx(50, rel=0.01)
     assert 50 < curve.predict(10).ttft_p99_ms < 500
@@ -81,19 +82,71 @@ def test_a_flat_curve_with_a_knee_never_predicts_past_saturation():
 
 def test_extrapolation_toward_saturation_grows_like_a_queue_and_only_when_asked():
     rows = [level(r, 50.0 + 5 * r, 20.0) for r in (1, 2, 4)]
-    behind = level(16, 5000.0, 80.0, duration=50.0)  # sustained 8 req/s
+    behind = level(16, 5000.0, 80.0, duration=50.0)  # proves 400 / 49 = 8.16 req/s
     curve = fit_curve(pd.DataFrame([*rows, behind]))
-    assert curve.saturation_rps == pytest.approx(8)
+    saturation = 400 / 49
+    assert curve.saturation_rps == pytest.approx(saturation)
+    assert "16 req/s offered proves" in curve.saturation_basis
     assert curve.predict(6) is None
     six = curve.predict(6, extrapolate=True)
     seven = curve.predict(7, extrapolate=True)
     assert six.basis is Basis.EXTRAPOLATED
-    assert six.ttft_p99_ms == pytest.approx(70 * (8 - 4) / (8 - 6))
-    assert seven.ttft_p99_ms > six.ttft_p99_ms
-    assert curve.predict(8, extrapolate=True) is None
-    assert curve.capacity(ttft_p99_ms=140, tpot_p99_ms=None, extrapolate=True).capacity_rps == (
-        pytest.approx(6, rel=1e-3)
+    # the queue form a + b rho / (1 - rho), b fitted to the three stable levels, from 70 at 4
+    load = [r / saturation / (1 - r / saturation) for r in (1, 2, 4, 6)]
+    slope, _ = np.polyfit(load[:3], [55.0, 60.0, 70.0], 1)
+    assert six.ttft_p99_ms == pytest.approx(70 + slope * (load[3] - load[2]))
+    assert 70 < six.ttft_p99_ms < seven.ttft_p99_ms
+    assert curve.predict(saturation, extrapolate=True) is None
+    at = curve.capacity(ttft_p99_ms=six.ttft_p99_ms, tpot_p99_ms=None, extrapolate=True)
+    assert at.capacity_rps == pytest.approx(6, rel=1e-3)
+
+
+def test_the_interval_says_what_is_measured_and_what_is_the_queue_form():
+    rows = [level(r, 50.0 + 5 * r, 20.0) for r in (1, 2, 4)]
+    behind = level(16, 5000.0, 80.0, duration=50.0)
+    curve = fit_curve(pd.DataFrame([*rows, behind]))
+    queued = curve.interval(ttft_p99_ms=100, tpot_p99_ms=None)
+    assert queued.rps_low == 4 and queued.rps_high == pytest.approx(400 / 49)
+    assert 4 < queued.capacity_rps < 400 / 49 and queued.basis is Basis.EXTRAPOLATED
+    assert queued.words.startswith("to saturation (queue form): measured: kept up at 4 req/s")
+    between = curve.interval(ttft_p99_ms=58, tpot_p99_ms=None)
+    assert between.rps_low == between.capacity_rps and 1 < between.capacity_rps < 2
+    assert between.rps_high == 2 and between.words.startswith("interpolated between")
+    alone = fit_curve(pd.DataFrame(rows)).interval(ttft_p99_ms=100, tpot_p99_ms=None)
+    assert (alone.rps_low, alone.capacity_rps, alone.rps_high) == (4, 4, None)
+    assert alone.words == "measured: kept up at 4 req/s; not measured above"
+    bounded = fit_curve(pd.DataFrame(rows), bound=Bound(10.0, "KV cache"))
+    assert bounded.saturation_rps == 10 and bounded.saturation_basis == "bounded by KV cache"
+    capped = bounded.interval(ttft_p99_ms=100, tpot_p99_ms=None)
+    assert capped.rps_high == 10 and "bounded by KV cache" in capped.words
+
+
+def test_closed_loop_levels_join_the_curve_until_the_plateau():
+    """Concurrency 1, 2, 4, 8, 16: throughput rises, then flattens past 8 (Little's law: the
+    time in the system grows instead); the plateau is the saturation."""
+    rows = []
+    for i, (concurrency, throughput, ttft) in enumerate(
+        ((1, 1.0, 40.0), (2, 1.9, 45.0), (4, 3.6, 60.0), (8, 6.0, 120.0), (16, 6.3, 900.0))
+    ):
+        row = level(1.0, ttft, 20.0, index=i)
+        row |= {
+            "offered_rate_rps": None,
+            "max_concurrency": concurrency,
+            "request_throughput_rps": throughput,
+            "run_id": "sweep",
+        }
+        rows.append(row)
+    curve = fit_curve(pd.DataFrame(rows))
+    assert curve.problem is None and curve.stable_rates == [1.0, 1.9, 3.6, 6.0]
+    assert curve.saturation_rps == pytest.approx(6.3)
+    assert "closed-loop sweep, closed-loop: concurrency 16" in curve.saturation_basis
+    on = [lv for lv in curve.levels if lv.stable]
+    assert [lv.point_basis for lv in on][-1] == "closed-loop: concurrency 8"
+    assert curve.predict(5.0).ttft_p99_ms == pytest.approx(
+        np.exp(Pchip([1.0, 1.9, 3.6, 6.0], list(np.log([40, 45, 60, 120])))(5.0))
     )
+    estimate = curve.interval(ttft_p99_ms=200, tpot_p99_ms=None)
+    assert estimate.rps_low == 6.0 and 6.0 < estimate.capacity_rps < 6.3
 
 
 def test_a_noisy_series_gives_a_monotone_curve_without_its_outlier():
@@ -109,7 +162,13 @@ def test_a_noisy_series_gives_a_monotone_curve_without_its_outlier():
 
 def test_too_few_stable_levels_say_so():
     rows = [level(1, 50.0, 20.0), level(8, 5000.0, 80.0, duration=100.0)]
-    curve = fit_curve(pd.DataFrame(rows))
+    # one stable level and a saturation above it (what the 8 req/s level proves): the queue form
+    one = fit_curve(pd.DataFrame(rows))
+    assert one.problem is None and one.saturation_rps == pytest.approx(400 / 99)
+    assert one.predict(1).ttft_p99_ms == pytest.approx(50)
+    assert one.predict(2, extrapolate=True).ttft_p99_ms > 50
+    # one stable level and nothing above it: no curve
+    curve = fit_curve(pd.DataFrame(rows[:1]))
     assert curve.problem and "too few stable levels (1)" in curve.problem
     estimate = curve.capacity(ttft_p99_ms=100, tpot_p99_ms=None)
     assert estimate.capacity_rps == 0 and estimate.basis is Basis.NONE
@@ -155,21 +214,25 @@ def test_a_burst_and_a_closed_loop_level_cannot_tell():
         offered_rate_rps=math.inf, completed=200, duration_s=20, ttft_p50_ms=100,
         tpot_p50_ms=20, output_tokens_mean=100,
     )  # fmt: skip
-    assert burst.stable is None and burst.sustained_rps == pytest.approx(10)
+    # what it proves: 200 requests, the first no sooner than one request time (2.08 s) in
+    assert burst.stable is None and burst.sustained_rps == pytest.approx(200 / (20 - 2.08))
     closed = judge_level(offered_rate_rps=None, completed=200, duration_s=20, max_concurrency=8)
     assert closed.stable is None and closed.basis is LoadBasis.CONCURRENCY
 
 
 def test_the_drain_no_longer_reads_as_falling_behind(sample_warehouse_path):
-    """H100 PCIe, Qwen-14B, 4 and 8 req/s offered: P99 TTFT 47 and 49 ms (it kept up), stored as
-    3.39 and 5.38 req/s achieved because the wall time counts the drain."""
+    """H100 PCIe, Qwen-14B, 4 and 8 req/s offered: P99 TTFT 47 and 49 ms, stored as 3.39 and
+    5.38 req/s achieved because the wall time counts the drain. At 4 req/s 50 s of arrivals prove
+    at least 3.64 req/s: kept up. At 8, 25 s of arrivals and a 12 s drain prove only 6 req/s:
+    not "fell behind", but too short to tell a long drain from a backlog."""
     with Warehouse.open(sample_warehouse_path, read_only=True) as warehouse:
         points = benchmark_points(warehouse, model="DeepSeek-R1-Distill-Qwen-14B", gpu="h100-pcie")
     curve = fit_curve(points)
-    for rate, achieved in ((4.0, 3.39), (8.0, 5.38)):
+    for rate, achieved, verdict in ((4.0, 3.39, True), (8.0, 5.38, None)):
         judged = [lv for lv in curve.levels if lv.offered_rps == rate]
-        assert judged and all(lv.stable for lv in judged)
-        assert all(lv.sustained_rps == pytest.approx(rate) for lv in judged)
+        assert judged and all(lv.stable is verdict for lv in judged)
+        if verdict:
+            assert all(lv.sustained_rps == pytest.approx(rate) for lv in judged)
         row = points[points["offered_rate_rps"] == rate].iloc[0]
         assert row["request_throughput_rps"] == pytest.approx(achieved, abs=0.02)
     # a 46 ms target: today's rule takes 1.04 req/s (the 1 req/s level); the curve interpolates

@@ -90,7 +90,7 @@ def test_plan_command_prints_writes_csv_and_json(tmp_path, sample_warehouse_path
     realtime = next(r for r in recommended if r["class"] == "realtime")
     assert realtime["gpu_model"] == "h100-pcie"  # only the H100 meets 100 ms P99 TTFT
     plan = json.loads((tmp_path / "p.json").read_text())
-    assert plan["status"] == "optimal" and len(plan["pareto"]) >= 2
+    assert plan["status"] == "optimal" and len(plan["pareto"]) >= 1
     assert plan["recommended"]["totals"]["hourly_cost_usd"] == pytest.approx(
         sum(float(r["hourly_cost_usd"]) for r in recommended)
     )
@@ -147,10 +147,12 @@ def test_plan_command_takes_the_capacity_rule_and_says_which(tmp_path, sample_wa
                       ROOT / "examples" / "chat-batch-qwen14b.json")  # fmt: skip
     assert model.returncode == 0, model.stderr
     assert "capacity rule: model" in model.stdout
-    # the example's 0.8 headroom: the H100's 16 req/s at 100 ms / 50 ms carries 12.8 planned
-    assert "capacity 12.80 req/s per server (model: at a measured level); P99 at 6.00" in (
+    # the example's 0.8 headroom on the H100's capacity at 100 ms / 50 ms: kept up at 4 req/s,
+    # to its saturation (8.83 req/s, what the 32 req/s bursts prove) by the queue form
+    assert "req/s per server (model: to saturation (queue form): measured: kept up at 4" in (
         model.stdout
     )
+    assert "saturation 8.83 req/s" in model.stdout and "P99 at 6.00" in model.stdout
     example = tmp_path / "example-at-1.json"  # before issue 12 the example planned at 1.0
     example.write_text(json.dumps({**raw, "max_utilization": 1.0}))
     done = fleetplan("plan", "--warehouse", sample_warehouse_path, "--scenario", example,

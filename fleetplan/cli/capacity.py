@@ -155,9 +155,10 @@ def text(report: CapacityReport) -> str:
         ),
         "Saturation:    "
         + (
-            f"{report.saturation_rps:.2f} req/s (the most a level that fell behind sustained)"
+            f"{report.saturation_rps:.2f} req/s (the most a level that did not keep up proves, "
+            "or a closed-loop sweep's throughput plateau)"
             if report.saturation_rps is not None
-            else "not reached in the data (no level fell behind)"
+            else "not reached in the data (no level that did not keep up)"
         ),
         "",
         "Levels (the curve runs through those the server kept up with):",

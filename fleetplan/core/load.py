@@ -4,29 +4,56 @@ A level's "achieved" throughput (completed / wall time) counts the drain after t
 when the server finishes the requests still in flight and nothing new comes: a server that kept
 up with 4 req/s for 50 s and then drained for 9 s shows 3.4 req/s. And a level of 200 requests
 at 32 req/s is a 6 s burst: it says how the server copes with a burst, not what it sustains.
-This module judges each level:
+This module judges each level on what its file proves:
 
-- **sustained rate** (requests/s, drain excluded): with per-request send times (fleetplan's own
-  runs), the completions inside the arrival window once the pipeline is full, over that window's
-  length; without them, the offered rate for a level that kept up (Poisson arrivals at the
-  offered rate are what it served), else completed / duration (a server that fell behind worked
-  at its limit the whole level: a lower bound of its saturation rate).
-- **stable** (did latency stay bounded at this offered load): True, False, or None where the
-  level cannot tell: a burst whose arrivals span fewer than `STEADY_SPANS` typical request times
-  never reached a steady state, a closed-loop level (a concurrency, no rate) offers no rate.
+- **stable**: True (kept up: completions kept pace with arrivals over a window long enough to
+  show it, and requests did not wait in line longer and longer), False (fell behind), or None
+  (cannot tell: too short for a steady state, too short to prove the pace, or a closed-loop
+  level, which offers no rate).
+- **sustained rate** (requests/s, drain excluded): the offered rate for a level that kept up;
+  else the rate the level proves the server completes at least (below).
 
-With send times, a level kept up when the completions in the steady window kept pace with the
-arrivals (at least `KEPT_UP_SHARE` of them) and the requests arriving last did not wait much
-longer than those arriving first (median E2EL of the last third at most `QUEUE_GROWTH` times the
-first third's). Without them, when the wall time is what a server that kept up would take: the
-arrival span ((n - 1) / rate, plus two standard deviations of a Poisson span) and a drain of at
-most `DRAIN_SPANS` typical request times (the last arrivals include some long requests), and
-typical requests took at most `LATENCY_GROWTH` times as long as at the configuration's quickest
-level, and the median TTFT stayed within `WAIT_GROWTH` times (or `WAIT_EXTRA_MS` more than) the
-configuration's lowest (a `Reference` from the configuration's other levels, where the caller
-knows them: a backlog shows as requests that take longer, since the server admits them and slows
-down, or as requests that wait in line). The estimate is weaker than send times: each judgement
-says which basis it rests on.
+The thresholds, from queueing (W: a typical request's time in the system, its median E2EL; S:
+the span of the arrivals, (n - 1) / rate or the span the tool recorded; D: the level's wall
+time; w0: the configuration's quickest typical request time, the reference):
+
+- `STEADY_SPANS` = 3. By Little's law the number in flight reaches rate x W only after one W
+  of arrivals (the pipeline fills). With S >= 3 W at least two thirds of the requests arrive to
+  a full pipeline, so the level's percentiles are mostly steady-state ones; a shorter level is a
+  burst: "cannot tell" whatever its drain. W is the level's own: a level whose requests take 7 s
+  needs 21 s of arrivals (200 requests at 16 req/s, 12 s, cannot show it).
+- The proven rate. A server completing at most mu requests/s cannot finish n requests, the first
+  no sooner than w0 after the level starts, in less than w0 + n / mu: so mu >= n / (D - w0),
+  whatever happened inside the level. It is the lower bound of the server's capacity that the
+  level proves, and the sustained rate of a level that did not keep up.
+- `KEPT_UP_SHARE` = 0.9. A level kept up only if the proven rate reaches 90 % of the offered
+  rate: finer is noise (the count of 200 Poisson arrivals alone varies by 1 / sqrt(200) = 7 %).
+  A level that ended within the drain allowance but proves less is "cannot tell": its drain may
+  be long requests, or a backlog; 200 requests over 25 s cannot say which. The 600 s stages of
+  inference-perf (thousands of requests) prove their rate to within a percent.
+- `DRAIN_SPANS` = 4. A server that kept up finishes its last arrivals about one of their own
+  request times after they arrive; with the long tail of chat outputs (a P99 output three to
+  four times the median) that is up to 4 W. A wall time beyond S, two standard deviations of a
+  Poisson span (2 sqrt(n - 1) / rate) and 4 W is a backlog: fell behind.
+- `WAIT_GROWTH` = 4 and `WAIT_EXTRA_MS` = 500 ms. A backlog in a continuous-batching server shows
+  as requests waiting for admission: their TTFT grows by whole request times (seconds). A bigger
+  batch alone slows prefill by a factor but by a few hundred ms at most (the levels here that
+  kept up: up to 4.0x, 95 to 382 ms, on 4x RTX 4090 at 4 req/s). So a median TTFT over four
+  times the configuration's lowest and at least 500 ms more is waiting in line: fell behind.
+- `WAIT_SHARE` = 0.5. Unloaded, TTFT is one prompt's prefill, a few per cent of a request's
+  time (at most 13 % at every level here that kept up); a median TTFT over half the median request
+  time means requests waited in line about as long as they were served: fell behind, whether or
+  not the configuration has a quicker level to compare with.
+- Slower decode under a bigger batch is load, not a backlog: a level whose requests take twice
+  as long as at the quickest level but which kept pace, without waiting, kept up (the 600 s H100
+  stages at 20 req/s: requests twice as long, P99 TTFT 73 ms, 99.6 % of the rate completed).
+
+With per-request send times (fleetplan's own runs, and formats that record them), the window is
+known exactly: a level kept up when the completions inside the arrival window, once the pipeline
+is full, kept pace with the arrivals (at least `KEPT_UP_SHARE` of them) and the requests
+arriving last did not take much longer than those arriving first (median E2EL of the last third
+at most `QUEUE_GROWTH` = 1.5 times the first third's: a queue that grows through the level; one
+steady state's thirds differ by sampling only). Each judgement says which basis it rests on.
 """
 
 from __future__ import annotations
@@ -42,13 +69,13 @@ import numpy as np
 from fleetplan.core.contract import Point, RequestLog
 from fleetplan.core.stats import finite_number
 
-STEADY_SPANS = 3.0  # arrivals over at least 3 typical request times: 2/3 see a full pipeline
+STEADY_SPANS = 3.0  # arrivals over at least 3 of the level's request times: 2/3 see a full pipeline
 DRAIN_SPANS = 4.0  # a server that kept up drains within 4 typical request times
-KEPT_UP_SHARE = 0.9  # completions in the steady window keep pace with 90 % of arrivals
+KEPT_UP_SHARE = 0.9  # the proven (or steady-window) rate reaches 90 % of the arrivals' rate
 QUEUE_GROWTH = 1.5  # last third's median E2EL over the first third's: a growing queue
-LATENCY_GROWTH = 2.0  # typical request time over the configuration's quickest: fell behind
 WAIT_GROWTH = 4.0  # median TTFT over the configuration's lowest, and at least WAIT_EXTRA_MS more:
 WAIT_EXTRA_MS = 500.0  # requests waited in line for admission
+WAIT_SHARE = 0.5  # median TTFT over half the median request time: waited as long as served
 
 
 # The statistics `judge_row` reads from a row, and every column it reads.
@@ -131,8 +158,11 @@ def judge_level(
     output_tokens_mean: float | None = None,
     max_concurrency: int | None = None,
     reference: Reference | None = None,
+    arrival_span_s: float | None = None,
 ) -> LevelLoad:
-    """Judge one load level (see the module's docstring for the rules)."""
+    """Judge one load level (see the module's docstring for the rules). `arrival_span_s`: the
+    span of the arrivals where the tool recorded it (inference-perf's `send_duration`); else
+    (completed - 1) / offered rate."""
     rate = _rate(offered_rate_rps)
     duration = finite_number(duration_s)
     if rate is None:
@@ -152,10 +182,14 @@ def judge_level(
     )
     if requests is not None and len(requests.succeeded) >= 6:
         return _from_send_times(rate, requests)
+    span = finite_number(arrival_span_s)
+    if span is None or span <= 0:
+        span = (completed - 1) / rate if math.isfinite(rate) else 0.0
     return _estimated(
         rate,
         completed,
         duration,
+        span,
         typical,
         finite_number(ttft_p50_ms),
         reference or Reference(None, None),
@@ -173,34 +207,30 @@ def _burst(rate: float, span_s: float, typical_s: float | None) -> str | None:
     return None
 
 
+def proven_rps(completed: int, duration_s: float, quickest_s: float | None) -> float:
+    """The rate a level proves the server completes at least: n / (D - w0) (module docstring)."""
+    return completed / max(duration_s - (quickest_s or 0.0), 1e-9)
+
+
 def _estimated(
     rate: float,
     completed: int,
     duration: float,
+    span: float,
     typical: float | None,
     ttft_p50: float | None,
     reference: Reference,
 ) -> LevelLoad:
-    achieved = completed / duration
-    span = (completed - 1) / rate if math.isfinite(rate) else 0.0
-    known = [t for t in (reference.e2el_s, typical) if t]
-    quickest = min(known) if known else None
-    burst = _burst(rate, span, quickest)
-    if burst:
-        return LevelLoad(achieved, None, LoadBasis.ESTIMATED, burst)
     if typical is None:
+        achieved = completed / duration
         return LevelLoad(
-            None, None, LoadBasis.ESTIMATED, "no latency statistics to tell the drain apart"
+            achieved, None, LoadBasis.ESTIMATED, "no latency statistics to tell the drain apart"
         )
-    growth = typical / quickest
-    if growth > LATENCY_GROWTH:
-        return LevelLoad(
-            achieved,
-            False,
-            LoadBasis.ESTIMATED,
-            f"fell behind: requests took {growth:.1f}x as long as at the quickest level "
-            f"({typical:.1f} s against {quickest:.1f} s)",
-        )
+    quickest = min(t for t in (reference.e2el_s, typical) if t)
+    proven = min(proven_rps(completed, duration, quickest), rate)
+    burst = _burst(rate, span, typical)
+    if burst:
+        return LevelLoad(proven, None, LoadBasis.ESTIMATED, burst)
     lowest = reference.ttft_p50_ms
     if (
         ttft_p50 is not None
@@ -208,27 +238,44 @@ def _estimated(
         and ttft_p50 > max(WAIT_GROWTH * lowest, lowest + WAIT_EXTRA_MS)
     ):
         return LevelLoad(
-            achieved,
+            proven,
             False,
             LoadBasis.ESTIMATED,
             f"fell behind: requests waited in line (median TTFT {ttft_p50:.0f} ms against "
             f"{lowest:.0f} ms at the quickest level)",
         )
+    if ttft_p50 is not None and ttft_p50 / 1000 > WAIT_SHARE * typical:
+        return LevelLoad(
+            proven,
+            False,
+            LoadBasis.ESTIMATED,
+            f"fell behind: requests waited in line (median TTFT {ttft_p50 / 1000:.1f} s of "
+            f"{typical:.1f} s in the system)",
+        )
     allowed = span + 2 * math.sqrt(completed - 1) / rate + DRAIN_SPANS * typical
-    if duration <= allowed:
+    if duration > allowed:
+        return LevelLoad(
+            proven,
+            False,
+            LoadBasis.ESTIMATED,
+            f"fell behind: {duration:.1f} s for arrivals over about {span:.1f} s, more than a "
+            f"drain of {DRAIN_SPANS:g} requests of {typical:.1f} s explains",
+        )
+    if proven >= KEPT_UP_SHARE * rate:
         return LevelLoad(
             rate,
             True,
             LoadBasis.ESTIMATED,
-            f"kept up: {duration:.1f} s for arrivals over about {span:.1f} s and a drain of "
-            f"at most {DRAIN_SPANS:g} requests of {typical:.1f} s",
+            f"kept up: {completed} requests in {duration:.1f} s for arrivals over about "
+            f"{span:.1f} s prove at least {proven:.2f} req/s of {rate:.4g}",
         )
     return LevelLoad(
-        achieved,
-        False,
+        proven,
+        None,
         LoadBasis.ESTIMATED,
-        f"fell behind: {duration:.1f} s for arrivals over about {span:.1f} s, more than a "
-        f"drain of {DRAIN_SPANS:g} requests of {typical:.1f} s explains",
+        f"cannot tell: it ended within a drain of {DRAIN_SPANS:g} requests of {typical:.1f} s, "
+        f"but {completed} requests in {duration:.1f} s prove only {proven:.2f} req/s of "
+        f"{rate:.4g} (a long drain or a backlog: too short to say which)",
     )
 
 

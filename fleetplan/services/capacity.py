@@ -128,7 +128,7 @@ class CapacityReport(_Model):
     predicted_ttft_p99_ms: float | None  # at capacity_rps
     predicted_tpot_p99_ms: float | None
     measured_rule_rps: float  # today's rule: the best achieved throughput among passing levels
-    saturation_rps: float | None  # None: no level fell behind (not reached in the data)
+    saturation_rps: float | None  # None: not reached in the data (`load_model.saturation_of`)
     levels: list[CapacityLevel]
     bounds: ServerBounds | None = None  # None where no GPU catalog was given
 

@@ -85,7 +85,9 @@ def configuration_curve(
     """The curve of one configuration's rows (one traffic shape) and its capacity; `server`
     joins its label where the GPUs were measured with several servers."""
     curve = curve or fit_curve(rows)
-    estimate = curve.capacity(ttft_p99_ms=ttft_p99_ms, tpot_p99_ms=tpot_p99_ms)
+    # the planner's capacity (`LoadCurve.interval`: to saturation by the queue form where the
+    # targets hold at every stable level), so that the page and the plan agree
+    estimate = curve.interval(ttft_p99_ms=ttft_p99_ms, tpot_p99_ms=tpot_p99_ms)
     first = rows.iloc[0]
     questioned = level_outliers(curve.levels)
     label = configuration_label(first["gpu_model"], first["gpu_count"])
@@ -94,8 +96,8 @@ def configuration_curve(
             f"{label} ({server})" if server else label, first.get("source_kind")
         ),
         gpu_model=str(first["gpu_model"]),
-        ttft=curve.sample("ttft"),
-        tpot=curve.sample("tpot"),
+        ttft=curve.sample("ttft", extrapolate=True),
+        tpot=curve.sample("tpot", extrapolate=True),
         levels=[
             MeasuredLevel(
                 offered_rps=level.offered_rps,
@@ -113,7 +115,7 @@ def configuration_curve(
         capacity_ttft_p99_ms=estimate.ttft_p99_ms,
         capacity_tpot_p99_ms=estimate.tpot_p99_ms,
         saturation_rps=curve.saturation_rps,
-        note=estimate.reason,
+        note=estimate.words if estimate.capacity_rps > 0 else estimate.reason,
     )
 
 
