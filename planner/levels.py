@@ -200,10 +200,13 @@ class Capacity:
         return f"{self.basis} ({self.low:.3g} to {self.high:.3g} req/s per server)"
 
     def at_end(self, end: CapacityAt) -> Capacity:
-        """This capacity with `capacity_rps` at the interval's `end` ("mid": halfway), what the
-        planner plans on; the ends are kept. Unchanged where the interval is one value."""
+        """This capacity with `capacity_rps` at the interval's `end`, what the planner plans on:
+        "low" what the data proves, "mid" the rule's own estimate (the load model's queue form up
+        to saturation; `capacity_rps` as found, kept within the interval), "high" the most the
+        data supports; the ends are kept. Unchanged where the interval is one value."""
         low, high = self.low, self.high
-        value = {"low": low, "mid": (low + high) / 2, "high": high}[end]
+        estimate = min(max(self.capacity_rps, low), high)
+        value = {"low": low, "mid": estimate, "high": high}[end]
         if abs(value - self.capacity_rps) <= 1e-12 * max(value, 1.0):
             return self
         scale = value / self.capacity_rps if self.capacity_rps > 0 else None

@@ -252,7 +252,8 @@ class Scenario(_Model):
     capacity_at: CapacityAt = Field(
         default="low",
         description="Which end of each capacity's interval the plan rests on: 'low' (the "
-        "default: what the data proves), 'mid' (halfway) or 'high' (the most it allows).",
+        "default: what the data proves), 'mid' (the rule's own estimate) or 'high' (the most "
+        "it allows).",
     )
     budget_usd_per_hour: _bounded(0, MAX_PER_HOUR) | None = Field(
         default=None, description="The most the fleet may cost (USD/h), 0 to 1e9."

@@ -127,10 +127,10 @@ def _capacity(name: str, low: float, high: float, value: float | None = None) ->
 
 
 def test_a_capacity_is_planned_at_the_end_asked_for_and_keeps_both_ends():
-    cap = _capacity("h100-pcie", 10.0, 20.0)
-    assert cap.at_end("low") is cap
+    cap = _capacity("h100-pcie", 10.0, 20.0, value=17.0)  # the rule's estimate: 17 req/s
     mid, high = cap.at_end("mid"), cap.at_end("high")
-    assert (mid.capacity_rps, high.capacity_rps) == (15.0, 20.0)
+    assert cap.at_end("low").capacity_rps == 10.0
+    assert mid is cap and high.capacity_rps == 20.0  # "mid" is the estimate itself
     assert high.before_ceiling_rps == pytest.approx(20.0 / 0.8)
     assert (high.low, high.high) == (10.0, 20.0)
     single = Capacity("chat", Configuration("rtx-4090", 1), 12.8, None)

@@ -39,7 +39,8 @@ def capacity_at_arg(parser: argparse.ArgumentParser) -> None:
         "--capacity-at",
         choices=("low", "mid", "high"),
         help="which end of each capacity's interval to plan on: low (the default: what the data "
-        "proves), mid (halfway) or high (the most it allows); overrides a scenario's capacity_at",
+        "proves), mid (the curve's estimate) or high (the most it allows); overrides a "
+        "scenario's capacity_at",
     )
 
 

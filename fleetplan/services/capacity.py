@@ -246,8 +246,13 @@ def report_of(rows: pd.DataFrame, query: CapacityQuery, curve: LoadCurve) -> Cap
         extrapolate=query.extrapolate,
     )
     first = with_servers(rows).iloc[0]
-    low = high = estimate.capacity_rps
-    value = {"low": low, "mid": (low + high) / 2, "high": high}[query.capacity_at]
+    # The interval as the planner plans it (planner.levels.Capacity.at_end): "low" what the
+    # stable levels prove, "mid" the curve's estimate, "high" the most the data supports.
+    interval = curve.interval(ttft_p99_ms=query.ttft_p99_ms, tpot_p99_ms=query.tpot_p99_ms)
+    low = interval.rps_low if interval.rps_low is not None else estimate.capacity_rps
+    high = interval.rps_high if interval.rps_high is not None else max(low, estimate.capacity_rps)
+    mid = min(max(estimate.capacity_rps, low), high)
+    value = {"low": low, "mid": mid, "high": high}[query.capacity_at]
     return CapacityReport(
         model=str(first["model"]),
         gpu_model=str(first["gpu_model"]),
