@@ -384,7 +384,11 @@ def test_vllm_bench_serve_appended_results_match_what_it_printed():
         (8.0, 7.93, 63.44, 318.79, (14.36, 10.24, 75.06), 2.23, 2.23),
     ]
     for point, (rate, rps, out, total, ttft, tpot, itl) in zip(run.points, printed, strict=True):
-        assert (point.offered_rate_rps, point.burstiness, point.completed) == (rate, 1.0, 20)
+        # the rate it was asked for, and the rate its start_times say it really sent at
+        assert (point.configured_rate_rps, point.burstiness, point.completed) == (rate, 1.0, 20)
+        assert point.requests is not None and len(point.requests.start_s) == 20
+        span = max(point.requests.start_s) - min(point.requests.start_s)
+        assert point.offered_rate_rps == pytest.approx(19 / span) != rate
         assert point.request_throughput_rps == near(rps, 2)
         assert point.output_throughput_tps == near(out, 2)
         assert point.total_throughput_tps == near(total, 2)

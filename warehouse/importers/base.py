@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -121,10 +122,13 @@ class FileInput:
 
 
 class Parsed(NamedTuple):
-    """What a format reads from one file: runs of the data contract, and warnings for a person."""
+    """What a format reads from one file: runs of the data contract, warnings for a person, and
+    the point figures the format derived rather than read (never checked against the figures
+    they were derived from: warehouse.consistency)."""
 
     runs: list[Run]
     warnings: list[str]
+    derived: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -342,6 +346,18 @@ def model_name(
     return chosen
 
 
+_COUNT_IN_LABEL = re.compile(r"^\s*(\d{1,4})\s*[xX×]\s*(?=\S)(.+)$")
+
+
+def gpu_count_in_label(label: str) -> tuple[str, int] | None:
+    """("NVIDIA_L40S", 4) from a label that states its count ("4xNVIDIA_L40S", "8x H100",
+    "2 x RTX 4090"), else None."""
+    match = _COUNT_IN_LABEL.match(label)
+    if match is None or int(match[1]) < 1:
+        return None
+    return match[2].strip(" _-"), int(match[1])
+
+
 def _same_gpu(a: str, b: str) -> bool:
     return canonical_gpu(a).gpu_id == canonical_gpu(b).gpu_id
 
@@ -366,6 +382,8 @@ def hardware(
     the server's count on purpose (`exact_count`; a count of GPUs that telemetry happened to see
     is not). `field`/`count_field` name where the file would say them, `advice` how the tool
     could have recorded them."""
+    if label is not None and (counted := gpu_count_in_label(label)) is not None:
+        label, count = counted[0], count or counted[1]  # "4xNVIDIA_L40S": 4 L40S
     gpu_name = options.name_of("gpu")
     label = resolve(
         label, options.gpu, flag=gpu_name, file=file, field=field, where=where, same=_same_gpu

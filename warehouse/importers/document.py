@@ -146,7 +146,21 @@ def companion_values(data: bytes, *, name: str, limit: int, max_values: int) -> 
     return document.values
 
 
-def _load_yaml(text: str, name: str) -> list[Any]:
+def companion_yaml(data: bytes, *, name: str, limit: int, max_values: int) -> list[Any]:
+    """The documents of a YAML (or JSON) file read beside another (a tool's config), under the
+    same limits; several documents (`---`, as Kubernetes manifests are) each one value."""
+    data = unpack(data, name=name, limit=limit)
+    values = count_values(data)
+    if values > max_values:
+        raise FileTooLargeError(f"about {values:,} values, over the limit", file=name)
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise InputError("not UTF-8 text", file=name) from None
+    return _load_yaml(text, name, every=True)
+
+
+def _load_yaml(text: str, name: str, *, every: bool = False) -> list[Any]:
     import yaml
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -154,6 +168,8 @@ def _load_yaml(text: str, name: str) -> list[Any]:
         for token in yaml.scan(text, Loader=loader):
             if isinstance(token, yaml.AnchorToken | yaml.AliasToken):
                 raise InputError("YAML anchors and aliases are not accepted", file=name)
+        if every:
+            return list(yaml.load_all(text, Loader=loader))
         return [yaml.load(text, Loader=loader)]
     except yaml.YAMLError as error:
         where = getattr(error, "problem_mark", None)

@@ -101,7 +101,16 @@ def parse(document: Document, source: FileInput, options: ImportOptions) -> Pars
     config = first.get("input_config") if isinstance(first.get("input_config"), dict) else {}
     measured = telemetry(first, file)
     point = _point(summary, config, measured, stats, stats_source)
-    return Parsed([_run(first, config, measured, point, source, options)], warnings)
+    derived = {
+        name
+        for name, metric in (
+            ("duration_s", "benchmark_duration"),
+            ("total_throughput_tps", "total_token_throughput"),
+        )
+        if summary.get(metric).stat("avg") is None
+    }
+    run = _run(first, config, measured, point, source, options)
+    return Parsed([run], warnings, frozenset(derived))
 
 
 class _Summary:

@@ -18,6 +18,8 @@ from fleetplan.warehouse.importers import (
     fleetplan_json,
     genai_perf,
     guidellm,
+    inference_perf,
+    inferencex,
     llmperf,
     ml_energy,
     vllm_json,
@@ -30,10 +32,13 @@ from fleetplan.warehouse.importers.base import (
     ParsedFile,
 )
 from fleetplan.warehouse.importers.document import Document, megabytes, read_document, unpack
+from fleetplan.warehouse.importers.offered import rate_notes
 
 # Tried in this order on the file's content; the first whose `detect` says yes reads it.
 FORMATS: tuple[Format, ...] = (
     fleetplan_json,
+    inference_perf,
+    inferencex,  # before vllm_json: its trimmed layout has vLLM's keys, in seconds
     vllm_json,
     guidellm,
     llmperf,
@@ -73,9 +78,12 @@ def parse(file: FileInput, options: ImportOptions | None = None) -> ParsedFile:
     format_ = detect(document)
     if format_ is None:
         raise _not_importable(document, file.name)
-    runs, warnings = format_.parse(document, file, options)
-    check_runs(runs, file=file.name)  # once, for every format: a file that contradicts itself
-    return ParsedFile(file, format_.IMPORTER, format_.VERSION, tuple(runs), tuple(warnings))
+    parsed = format_.parse(document, file, options)
+    # once, for every format: a file that contradicts itself, and levels sent at another rate
+    runs, disagreeing = check_runs(parsed.runs, file=file.name, derived=parsed.derived)
+    runs, rates = rate_notes(runs)
+    warnings = (*parsed.warnings, *disagreeing, *rates)
+    return ParsedFile(file, format_.IMPORTER, format_.VERSION, tuple(runs), warnings)
 
 
 def _not_importable(document: Document, name: str) -> InputError:
