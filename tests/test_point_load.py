@@ -28,6 +28,8 @@ from tests.support.processes import fleetplan
 
 QWEN = "DeepSeek-R1-Distill-Qwen-14B"
 BEFORE = "003_point_telemetry"  # the last migration before the load columns
+# Point columns later migrations added (004's load columns, 007's configured rate and notes)
+LATER_COLUMNS = (*LOAD_COLUMNS, "configured_rate_rps", "notes")
 STORED = f"SELECT run_id, level_index, {', '.join(LOAD_COLUMNS)} FROM points ORDER BY ALL"  # noqa: S608
 
 
@@ -48,7 +50,7 @@ def old_copy(sample_path, old_path) -> None:
         raw.execute("INSERT INTO sources SELECT * FROM sample.sources")
         raw.execute("INSERT INTO runs SELECT * EXCLUDE (run_key) FROM sample.runs")  # before 005
         raw.execute(
-            f"INSERT INTO points BY NAME SELECT * EXCLUDE ({', '.join(LOAD_COLUMNS)}) "  # noqa: S608
+            f"INSERT INTO points BY NAME SELECT * EXCLUDE ({', '.join(LATER_COLUMNS)}) "  # noqa: S608
             "FROM sample.points"
         )
 

@@ -43,6 +43,8 @@ _PATTERNS: tuple[tuple[str, str], ...] = (
     ("a10", r"\ba10$"),
     ("t4", r"\bt4$"),
     ("mi300x", r"\bmi300x\b"),
+    # No GPU: a server that runs the model on its CPUs (vLLM's CPU backend records "cpu").
+    ("cpu", r"^cpu$"),
 )
 
 # Labels that name a family with variants of different speed, power or memory.

@@ -199,7 +199,7 @@ def _estimated(
             False,
             LoadBasis.ESTIMATED,
             f"fell behind: requests took {growth:.1f}x as long as at the quickest level "
-            f"({typical:.1f} s against {quickest:.1f} s)",
+            f"({typical:.3g} s against {quickest:.3g} s)",
         )
     lowest = reference.ttft_p50_ms
     if (

@@ -82,20 +82,47 @@ def parse(file: FileInput, options: ImportOptions | None = None) -> ParsedFile:
     # once, for every format: a file that contradicts itself, and levels sent at another rate
     runs, disagreeing = check_runs(parsed.runs, file=file.name, derived=parsed.derived)
     runs, rates = rate_notes(runs)
-    warnings = (*parsed.warnings, *disagreeing, *rates)
+    warnings = (*rates, *disagreeing, *parsed.warnings)
     return ParsedFile(file, format_.IMPORTER, format_.VERSION, tuple(runs), warnings)
+
+
+READS = (
+    "vLLM `bench serve` results, GuideLLM reports, LLMPerf results, GenAI-Perf/AIPerf exports, "
+    "inference-perf stage reports, InferenceX results, ML.ENERGY leaderboard model files, "
+    "fleetplan run files and the CSV table of `fleetplan benchmarks`"
+)
 
 
 def _not_importable(document: Document, name: str) -> InputError:
     first = document.values[0] if document.values else None
     if (companion := _not_results(first)) is not None:
         return NotResultsError(companion, file=name)
+    if document.kind == "yaml":
+        return NotResultsError(_yaml_is(first), file=name)
     return UnknownFormatError(
-        f"not a format fleetplan can import ({_describe(first)}); it reads vLLM `bench serve` "
-        "results, GuideLLM reports, LLMPerf results, GenAI-Perf/AIPerf exports, ML.ENERGY "
-        "leaderboard model files, fleetplan run files and the CSV table of `fleetplan benchmarks`",
+        f"not a format fleetplan can import ({_describe(first)}); it reads {READS}: if this is "
+        "a results file of another tool, convert it to the CSV table (`fleetplan template`)",
         file=name,
     )
+
+
+def _yaml_is(value: object) -> str:
+    """What a YAML file that is not a results file is (fleetplan reads GuideLLM's YAML
+    reports only): a tool's or a server's configuration, said as such."""
+    keys = set(value) if isinstance(value, dict) else set()
+    if {"load", "server"} <= keys or {"load", "api"} <= keys:
+        what = "inference-perf's configuration (config.yaml), read with the stage reports beside it"
+    elif "tensor_parallelism" in keys or {"model", "max_num_seqs"} <= keys:
+        what = (
+            "an experiment's server settings (exp-config.yaml), read with the inference-perf "
+            "stage reports beside it"
+        )
+    elif {"apiVersion", "kind"} <= keys:
+        what = "Kubernetes manifests, read with the inference-perf stage reports beside them"
+    else:
+        shown = ", ".join(sorted(map(str, keys))[:8])
+        what = f"a YAML document{f' with keys {shown}' if shown else ''}, not a GuideLLM report"
+    return f"{what}: not results, nothing to import from it"
 
 
 def _not_results(value: object) -> str | None:
@@ -114,6 +141,11 @@ def _not_results(value: object) -> str | None:
         return (
             "the prompts a GenAI-Perf/AIPerf run sent (inputs.json), not results: import "
             "profile_export_aiperf.json or profile_export_genai_perf.json from the same run"
+        )
+    if {"api", "data", "load", "server"} <= keys and "successes" not in keys:
+        return (
+            "inference-perf's profile (the load it was told to run), not results: import the "
+            "stage_N_lifecycle_metrics.json it wrote"
         )
     if {"experiments", "service_kind"} <= keys:
         return (
