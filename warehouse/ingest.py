@@ -29,6 +29,8 @@ from fleetplan.warehouse.store import SourceFile, find_source, store_runs
 log = logging.getLogger(__name__)
 
 _SKIPPED_NAMES = {".DS_Store", "Thumbs.db"}
+
+
 @dataclass(frozen=True, slots=True)
 class Outcome:
     """What happened to one file."""

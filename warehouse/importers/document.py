@@ -113,6 +113,16 @@ _AIPERF_JSON = "profile_export_aiperf.json"
 _TOOL_CSVS = (
     (re.compile(r"^# AIPerf Server Metrics"), "AIPerf's server metrics", _AIPERF_JSON),
     (
+        re.compile(r"^metric,mean,std,min,max,cv,"),
+        "the CSV view of AIPerf's aggregate over a level's runs (aggregate/)",
+        f"each run's {_AIPERF_JSON}",
+    ),
+    (
+        re.compile(r"^[\w.]+,active_decode_throughput_mean,"),
+        "the CSV view of AIPerf's sweep summary (sweep_aggregate/), the levels read already",
+        f"each level's {_AIPERF_JSON}",
+    ),
+    (
         re.compile(r"^Metric,avg,"),
         "the CSV view of a GenAI-Perf/AIPerf export",
         f"{_AIPERF_JSON} or profile_export_genai_perf.json",

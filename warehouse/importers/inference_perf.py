@@ -264,6 +264,10 @@ def _from_config(config: dict) -> dict[str, Any]:
     data = config.get("data")
     if isinstance(data, dict) and isinstance(data.get("type"), str):
         found["dataset"] = data["type"]
+        fixed = [_fixed(data.get(f"{k}_distribution")) for k in ("input", "output")]
+        if data["type"] in {"random", "synthetic"} and all(fixed):
+            # fixed token lengths: what fleetplan and the other tools call synthetic traffic
+            found |= {"dataset": "synthetic", "input_len": fixed[0], "output_len": fixed[1]}
         shared = data.get("shared_prefix")
         if data["type"] == "shared_prefix" and isinstance(shared, dict):
             prompt = [_whole(shared.get(k)) for k in ("system_prompt_len", "question_len")]
@@ -323,6 +327,14 @@ def _from_manifests(documents: list[Any]) -> dict[str, Any]:
 
 
 _GPU_LABEL_KEYS = frozenset(("nvidia.com/gpu.product", "cloud.google.com/gke-accelerator"))
+
+
+def _fixed(distribution: Any) -> int | None:
+    """The token length of a distribution whose min and max are the same, else None."""
+    if not isinstance(distribution, dict):
+        return None
+    low, high = _whole(distribution.get("min")), _whole(distribution.get("max"))
+    return low if low is not None and low == high else None
 
 
 def _whole(value: Any) -> int | None:

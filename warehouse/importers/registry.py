@@ -75,6 +75,9 @@ def parse(file: FileInput, options: ImportOptions | None = None) -> ParsedFile:
     refuse_large(file.name, len(file.data), options)
     data = unpack(file.data, name=file.name, limit=options.size_limit())
     document = read_document(data, name=file.name, max_values=options.value_limit())
+    first = document.values[0] if document.values else None
+    if (what := _tool_aggregate(first)) is not None:  # before detection: they look like results
+        raise NotResultsError(what, file=file.name)
     format_ = detect(document)
     if format_ is None:
         raise _not_importable(document, file.name)
@@ -117,6 +120,12 @@ def _yaml_is(value: object) -> str:
             "an experiment's server settings (exp-config.yaml), read with the inference-perf "
             "stage reports beside it"
         )
+    elif {"version", "run", "results"} <= keys:
+        what = (
+            "inference-perf's benchmark report of one stage in llm-d's report layout "
+            "(inference-perf.partial.stage_N.yaml), the same stage as its "
+            "stage_N_lifecycle_metrics.json, which is what is imported"
+        )
     elif {"apiVersion", "kind"} <= keys:
         what = "Kubernetes manifests, read with the inference-perf stage reports beside them"
     else:
@@ -125,11 +134,50 @@ def _yaml_is(value: object) -> str:
     return f"{what}: not results, nothing to import from it"
 
 
-def _not_results(value: object) -> str | None:
-    """What a file that tools write beside their results is, and which file to import instead."""
+def _tool_aggregate(value: object) -> str | None:
+    """A tool's own aggregate of levels it also wrote one by one (AIPerf 0.13's aggregate/ and
+    sweep_aggregate/), or its run configuration: not results of their own."""
     if not isinstance(value, dict):
         return None
     keys = value.keys()
+    metadata = value.get("metadata")
+    aggregate = isinstance(metadata, dict) and "aggregation_type" in metadata
+    if {"aiperf_version", "metrics"} <= keys and aggregate:
+        return (
+            "AIPerf's aggregate over a level's runs (profile_export_aiperf_aggregate.json), "
+            "statistics of statistics: each run is imported from its own "
+            "profile_export_aiperf.json"
+        )
+    if {"aggregation_type", "per_combination_metrics"} <= keys:
+        return (
+            "AIPerf's sweep summary (profile_export_aiperf_sweep.json) of levels imported from "
+            "each level's profile_export_aiperf.json: nothing more to import"
+        )
+    if {"benchmark_id", "cli_command", "artifact_dir"} <= keys:
+        return (
+            "AIPerf's run configuration (run_config.json), not results: the run is imported "
+            "from profile_export_aiperf.json beside it"
+        )
+    return None
+
+
+def _not_results(value: object) -> str | None:
+    """What a file that tools write beside their results is, and which file to import instead."""
+    if isinstance(value, list) and value and isinstance(value[0], dict):
+        if {"start_time", "end_time", "info"} <= value[0].keys():
+            return (
+                "inference-perf's per-request log of every stage "
+                "(per_request_lifecycle_metrics.json): the stages are imported from the "
+                "stage_N_lifecycle_metrics.json beside it"
+            )
+    if not isinstance(value, dict):
+        return None
+    keys = value.keys()
+    if {"global", "reports"} <= keys:
+        return (
+            "inference-perf's checks of its own reports (validation.json), not results: the "
+            "stages are imported from the stage_N_lifecycle_metrics.json beside it"
+        )
     data = value.get("data")
     if (
         keys == {"data"}
@@ -144,8 +192,8 @@ def _not_results(value: object) -> str | None:
         )
     if {"api", "data", "load", "server"} <= keys and "successes" not in keys:
         return (
-            "inference-perf's profile (the load it was told to run), not results: import the "
-            "stage_N_lifecycle_metrics.json it wrote"
+            "inference-perf's configuration (its config.yaml, or the profile it was given), not "
+            "results: read with the stage_N_lifecycle_metrics.json reports beside it"
         )
     if {"experiments", "service_kind"} <= keys:
         return (
