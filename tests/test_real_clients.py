@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from fleetplan.warehouse.ingest import Status, ingest_paths
 from fleetplan.warehouse.importers import ImportOptions
+from fleetplan.warehouse.ingest import Status, ingest_paths
 from fleetplan.warehouse.queries import benchmark_points
 from tests.support.paths import ROOT
 

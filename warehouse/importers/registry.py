@@ -163,13 +163,13 @@ def _tool_aggregate(value: object) -> str | None:
 
 def _not_results(value: object) -> str | None:
     """What a file that tools write beside their results is, and which file to import instead."""
-    if isinstance(value, list) and value and isinstance(value[0], dict):
-        if {"start_time", "end_time", "info"} <= value[0].keys():
-            return (
-                "inference-perf's per-request log of every stage "
-                "(per_request_lifecycle_metrics.json): the stages are imported from the "
-                "stage_N_lifecycle_metrics.json beside it"
-            )
+    first = value[0] if isinstance(value, list) and value else None
+    if isinstance(first, dict) and {"start_time", "end_time", "info"} <= first.keys():
+        return (
+            "inference-perf's per-request log of every stage "
+            "(per_request_lifecycle_metrics.json): the stages are imported from the "
+            "stage_N_lifecycle_metrics.json beside it"
+        )
     if not isinstance(value, dict):
         return None
     keys = value.keys()
