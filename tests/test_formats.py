@@ -182,7 +182,18 @@ def test_guidellm_reports_match_what_guidellm_printed(folder, version, printed):
     run = parsed.runs[0]
     assert (run.tool, run.tool_version, run.model) == ("guidellm", version, "tiny-llama")
     assert (run.dataset, run.input_len, run.output_len) == ("synthetic", 32, 16)
-    assert [p.offered_rate_rps for p in run.points] == [2.0, 4.0]  # constant@2, constant@4
+    # constant@2, constant@4 as configured; stored at the rate its request_start_time says
+    # each was really sent at (0.4 and 0.6 sent the second level at about half of it: said so)
+    assert [p.configured_rate_rps for p in run.points] == [2.0, 4.0]
+    for point in run.points:
+        if point.requests is None:  # 0.3 keeps no per-request timings: the configured rate
+            assert point.offered_rate_rps == point.configured_rate_rps
+            continue
+        starts = point.requests.start_s
+        sent = (len(starts) - 1) / (max(starts) - min(starts))
+        assert point.offered_rate_rps == pytest.approx(sent)
+        apart = abs(sent - point.configured_rate_rps) > 0.05 * point.configured_rate_rps
+        assert any("configured at" in note for note in point.notes) == apart
     for point, shown in zip(run.points, printed, strict=True):
         assert point.completed == point.requests_sent == shown["completed"] and point.failed == 0
         assert point.duration_s == near(*shown["duration"])
