@@ -161,6 +161,7 @@ def parse(document: Document, source: FileInput, options: ImportOptions) -> Pars
                 f"{where}: expected a JSON object, got {type(obj).__name__}", file=file
             )
         reader = Reader(obj, file, where)
+        _refuse_unmapped_latency(reader)
         setup = _setup(reader, name_hint, options)
         point, point_warnings = _point(reader)
         warnings.extend(f"{where}: {w}" for w in point_warnings)
@@ -169,7 +170,6 @@ def parse(document: Document, source: FileInput, options: ImportOptions) -> Pars
             groups.append(_Group(setup, created_at=_date(reader), index=len(groups)))
         groups[-1].loads.add(load)
         groups[-1].points.append(point)
-        _refuse_unmapped_latency(reader)
         unstored = sorted(k for k in obj if _STAT_KEY.match(k) and not _stored_stat(k))
         if unstored:
             warnings.append(
