@@ -279,3 +279,46 @@ def test_closed_loop_vllm_levels_are_not_bursts():
     point = run.points[0]
     assert point.offered_rate_rps is None and point.max_concurrency == 8
     assert math.isinf(point.configured_rate_rps)
+
+
+def test_cpu_runs_plan_and_say_their_energy_is_unknown(tmp_path, warehouse_path):
+    from tests.support.paths import ROOT
+    from tests.support.processes import fleetplan
+
+    runs = ROOT / "tests" / "fixtures" / "real_clients" / "vllm-rate"
+    if not runs.is_dir():
+        pytest.skip("the real clients' outputs are not here")
+    fleetplan("ingest", "--warehouse", warehouse_path, runs, check=True)
+    scenario = tmp_path / "cpu.json"
+    scenario.write_text(
+        json.dumps(
+            {
+                "name": "cpu",
+                "model": "tiny-llama",
+                "classes": [{"name": "chat", "rate_rps": 10.0, "ttft_p99_ms": 2000}],
+                "gpus": [{"gpu_model": "cpu", "hourly_usd": 0.1, "site": "dc"}],
+                "sites": [
+                    {"name": "dc", "electricity_usd_per_kwh": 0.12, "grid_gco2_per_kwh": 350}
+                ],
+            }
+        )
+    )
+    done = fleetplan("plan", "--warehouse", warehouse_path, "--scenario", scenario)
+    assert done.returncode == 0, done
+    assert "x 1x cpu" in done.stdout and "energy unknown" in done.stdout
+    capacity = fleetplan(
+        "capacity",
+        "--warehouse",
+        warehouse_path,
+        "--model",
+        "tiny-llama",
+        "--gpu",
+        "cpu",
+        "--gpu-count",
+        "1",
+        "--ttft-p99",
+        "2000",
+    )
+    assert (
+        capacity.returncode == 0 and "tiny-llama on 1x cpu, unlabelled traffic\n" in capacity.stdout
+    )
