@@ -322,3 +322,34 @@ def test_cpu_runs_plan_and_say_their_energy_is_unknown(tmp_path, warehouse_path)
     assert (
         capacity.returncode == 0 and "tiny-llama on 1x cpu, unlabelled traffic\n" in capacity.stdout
     )
+
+
+def test_a_zip_of_a_tools_output_folder_previews_as_the_folder_imports(warehouse, tmp_path):
+    import io
+    import zipfile
+
+    from fleetplan.warehouse.preview import preview_uploads
+    from tests.support.paths import ROOT
+
+    folder = ROOT / "tests" / "fixtures" / "real_clients" / "aiperf-rate"
+    if not folder.is_dir():
+        pytest.skip("the real clients' outputs are not here")
+    packed = io.BytesIO()
+    with zipfile.ZipFile(packed, "w") as archive:
+        for path in sorted(folder.rglob("*")):
+            if path.is_file():
+                archive.write(path, f"aiperf-rate/{path.relative_to(folder)}")
+    previews = preview_uploads(warehouse, [("run.zip", packed.getvalue())], CPU_OPTIONS)
+    uploaded = {p.file.removeprefix("run.zip/aiperf-rate/"): p.status for p in previews}
+    imported = {
+        str(Path(o.file).relative_to(folder)): o.status
+        for o in ingest_paths(warehouse, [folder], CPU_OPTIONS)
+    }
+    # the same files with the same status (hidden files left out of both), ready is imported
+    same = {k: Status.IMPORTED if v is Status.READY else v for k, v in uploaded.items()}
+    assert same == imported
+    assert list(same.values()).count(Status.IMPORTED) == 4
+    assert Status.REJECTED not in same.values()
+
+
+CPU_OPTIONS = ImportOptions(gpu="cpu", gpu_count=1)

@@ -224,8 +224,42 @@ def preview_uploads(
 
         return load
 
-    named = [(n, loader(n, d)) for n, d in uploads]
+    named = [(n, loader(n, d)) for n, d in unzip_uploads(uploads, options)]
     return list(preview_files(warehouse, named, options, read_duplicates=True))
+
+
+_ZIP_MEMBERS = 10_000
+
+
+def unzip_uploads(
+    uploads: Sequence[tuple[str, bytes]], options: ImportOptions
+) -> list[tuple[str, bytes]]:
+    """The uploads, each zip archive (a tool's whole output folder) as its files, named
+    `archive.zip/folder/file` so that files read together are found as in a folder: hidden
+    files and macOS's __MACOSX are left out, as `fleetplan ingest DIR` leaves them. A member
+    over the size limit is kept as its first bytes past it, so the limit refuses it by name
+    (never unpacked whole: a zip bomb stops there); a broken archive is one rejected file."""
+    import io
+    import zipfile
+
+    out: list[tuple[str, bytes]] = []
+    limit = options.size_limit()
+    for name, data in uploads:
+        if data[:4] != b"PK\x03\x04":
+            out.append((name, data))
+            continue
+        try:
+            with zipfile.ZipFile(io.BytesIO(data)) as archive:
+                members = [m for m in archive.infolist() if not m.is_dir()][:_ZIP_MEMBERS]
+                for member in sorted(members, key=lambda m: m.filename):
+                    parts = PurePath(member.filename).parts
+                    if any(p.startswith(".") or p == "__MACOSX" for p in parts) or ".." in parts:
+                        continue
+                    with archive.open(member) as stream:
+                        out.append((f"{name}/{'/'.join(parts)}", stream.read(limit + 1)))
+        except (zipfile.BadZipFile, OSError, ValueError, NotImplementedError, EOFError):
+            out.append((name, data))  # refused as a zip archive fleetplan could not open
+    return out
 
 
 def preview_file(
