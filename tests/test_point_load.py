@@ -270,8 +270,10 @@ def test_send_times_judgements_are_kept_as_stored(warehouse_path, tmp_path):
         run_file(tmp_path / "own.json", logged_point(2.0, 5.0, n=300)),
         run_file(tmp_path / "quick.json", statistics_point(0.5, 1.0)),
     )
-    points = table(warehouse_path).set_index("offered_rate_rps")
-    own = points.loc[2.0]
+    points = table(warehouse_path)
+    # configured at 2 req/s; stored at the rate its send times say it was sent at
+    own = points[points["configured_rate_rps"] == 2.0].iloc[0]
+    assert own["offered_rate_rps"] == pytest.approx(2.0, rel=0.15)
     assert own["load_basis"] == "send times" and own["stable"]
     row = stored(warehouse_path).query("load_basis == 'send times'").iloc[0]
     assert own["sustained_rps"] == row["sustained_rps"] and own["load_reason"] == row["load_reason"]
