@@ -93,3 +93,15 @@ def canonical_gpu(label: str) -> GpuIdentity:
         if re.search(pattern, text):
             return GpuIdentity(label=raw, gpu_id=gpu_id, known=True)
     return GpuIdentity(label=raw, gpu_id=raw, known=False, reason="not a GPU model fleetplan knows")
+
+
+_COUNT_IN_LABEL = re.compile(r"^\s*(\d{1,4})\s*[xX×]\s*(?=\S)(.+)$")
+
+
+def gpu_count_in_label(label: str) -> tuple[str, int] | None:
+    """("NVIDIA_L40S", 4) from a label that states its count ("4xNVIDIA_L40S", "8x H100",
+    "2 x RTX 4090"), else None."""
+    match = _COUNT_IN_LABEL.match(label)
+    if match is None or int(match[1]) < 1:
+        return None
+    return match[2].strip(" _-"), int(match[1])

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -34,7 +33,7 @@ from pydantic import ValidationError
 from fleetplan.core.contract import Run, validation_message
 from fleetplan.core.errors import InputError
 from fleetplan.core.files import MAX_FILE_MB_CEILING, MAX_VALUES_CEILING, limit_from_env
-from fleetplan.core.gpus import canonical_gpu
+from fleetplan.core.gpus import canonical_gpu, gpu_count_in_label
 from fleetplan.warehouse.importers.document import Document
 
 DEFAULT_MAX_FILE_MB = 32.0
@@ -344,18 +343,6 @@ def model_name(
         message = f"{prefix}the file does not name the model: {options.ask_for('model')}"
         raise InputError(message, file=file, field=key)
     return chosen
-
-
-_COUNT_IN_LABEL = re.compile(r"^\s*(\d{1,4})\s*[xX×]\s*(?=\S)(.+)$")
-
-
-def gpu_count_in_label(label: str) -> tuple[str, int] | None:
-    """("NVIDIA_L40S", 4) from a label that states its count ("4xNVIDIA_L40S", "8x H100",
-    "2 x RTX 4090"), else None."""
-    match = _COUNT_IN_LABEL.match(label)
-    if match is None or int(match[1]) < 1:
-        return None
-    return match[2].strip(" _-"), int(match[1])
 
 
 def _same_gpu(a: str, b: str) -> bool:

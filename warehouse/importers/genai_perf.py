@@ -164,12 +164,8 @@ def _point(
         )
     concurrency, rate, burstiness = _load(config)
     energy = measured.energy_j
-    # the rate requests were really sent at, from their send times (AIPerf's request_start_ns)
-    sent = send_rate(log.start_s) if log is not None and rate is not None else None
     values = dict(
-        offered_rate_rps=sent if sent is not None else rate,
-        configured_rate_rps=rate,
-        requests=log,
+        **_sent(rate, log),
         max_concurrency=concurrency,
         burstiness=burstiness,
         stats_source=stats_source,
@@ -259,6 +255,14 @@ def _model(config: dict) -> str | None:
     if isinstance(items, list) and items and isinstance(items[0], dict):
         return _text(items[0].get("name"))
     return None
+
+
+def _sent(rate: float | None, log: RequestLog | None) -> dict[str, Any]:
+    """The rate requests were really sent at (AIPerf's request_start_ns), the configured one
+    beside it, and the request log for the send-time judgement."""
+    sent = send_rate(log.start_s) if log is not None and rate is not None else None
+    offered = sent if sent is not None else rate
+    return {"offered_rate_rps": offered, "configured_rate_rps": rate, "requests": log}
 
 
 def _load(config: dict) -> tuple[int | None, float | None, float | None]:

@@ -58,16 +58,8 @@ def from_records(
         chunk = values["inter_chunk_latency"]
         gaps += [g / 1000 for g in chunk] if chunk else []
         isl = _record_value(record["metrics"], "input_sequence_length", file, i)
-        sends.append(
-            (
-                start_ns,
-                ttft[-1] if first else None,
-                e2el[-1],
-                int(isl[0]) if isl else 0,
-                int(out_tokens[-1]),
-                "",
-            )
-        )
+        ins = int(isl[0]) if isl else 0
+        sends.append((start_ns, ttft[-1] if first else None, e2el[-1], ins, out_tokens[-1], ""))
     if len(e2el) != completed:
         raise InputError(
             f"{len(e2el)} successful requests in the per-request file, {completed} in the "
@@ -105,7 +97,7 @@ def _log(sends: list[tuple], file: str) -> RequestLog | None:
         e2el_s=tuple(row[2] for row in sends),
         itl_s=tuple(() for _ in sends),
         input_tokens=tuple(row[3] for row in sends),
-        output_tokens=tuple(row[4] for row in sends),
+        output_tokens=tuple(int(row[4]) for row in sends),
         error=tuple(row[5] for row in sends),
     )
 

@@ -155,8 +155,48 @@ _TOGETHER_COUNTS = {
 def _parse_together(obj: dict, source: FileInput, options: ImportOptions) -> Parsed:
     file = source.name
     top = Reader(obj, file, "the result")
-    metrics = Reader(obj["metrics"], file, "metrics")
     warnings: list[str] = []
+    point = _together_point(obj, top, warnings)
+    model = model_name(options, file, top.text("model"))
+    gpu_model, label, count = hardware(
+        options,
+        file,
+        label=top.text("hw"),
+        count=top.positive_int_text("tp"),
+        tool="the file",
+        field="hw",
+        count_field="tp",
+    )
+    framework, tp = top.text("framework"), top.positive_int_text("tp")
+    isl, osl = top.positive_int_text("isl"), top.positive_int_text("osl")
+    run = build(
+        Run,
+        file,
+        tool="InferenceX together_runner",
+        engine=framework.lower() if framework else None,
+        model=model,
+        dtype=top.text("precision"),
+        gpu_model=gpu_model,
+        gpu_label=label,
+        gpu_count=count,
+        tensor_parallel_size=tp if tp and tp <= count else None,
+        host=top.text("host"),
+        dataset="random" if isl and osl else None,
+        input_len=isl,
+        output_len=osl,
+        source_file=PurePath(file).name,
+        source_sha256=source.sha256,
+        source_index=0,
+        metadata={k: v for k in ("image", "profile", "cluster", "ts") if (v := top.text(k))},
+        points=(point,),
+    )
+    # the duration is successful requests / request throughput; the energy is power x it
+    return Parsed([run], warnings, frozenset({"duration_s", "gpu_energy_j"}))
+
+
+def _together_point(obj: dict, top: Reader, warnings: list[str]) -> Point:
+    file = top.file
+    metrics = Reader(obj["metrics"], file, "metrics")
     stats: dict[str, float | None] = {}
     known = {name for names in _TOGETHER_STATS.values() for name in names} | _TOGETHER_COUNTS
     for key in metrics.obj:
@@ -181,7 +221,6 @@ def _parse_together(obj: dict, source: FileInput, options: ImportOptions) -> Par
     if power_warning:
         warnings.append(power_warning)
     concurrency = top.positive_int_text("conc")
-    isl, osl = top.positive_int_text("isl"), top.positive_int_text("osl")
     point = build(
         Point,
         file,
@@ -198,40 +237,7 @@ def _parse_together(obj: dict, source: FileInput, options: ImportOptions) -> Par
         energy_method=EnergyMethod.POWER_INTEGRATION if power is not None else EnergyMethod.NONE,
         **stats,
     )
-    model = model_name(options, file, top.text("model"))
-    gpu_model, label, count = hardware(
-        options,
-        file,
-        label=top.text("hw"),
-        count=tp,
-        tool="the file",
-        field="hw",
-        count_field="tp",
-    )
-    framework = top.text("framework")
-    run = build(
-        Run,
-        file,
-        tool="InferenceX together_runner",
-        engine=framework.lower() if framework else None,
-        model=model,
-        dtype=top.text("precision"),
-        gpu_model=gpu_model,
-        gpu_label=label,
-        gpu_count=count,
-        tensor_parallel_size=tp if tp and tp <= count else None,
-        host=top.text("host"),
-        dataset="random" if isl and osl else None,
-        input_len=isl,
-        output_len=osl,
-        source_file=PurePath(file).name,
-        source_sha256=source.sha256,
-        source_index=0,
-        metadata={k: v for k in ("image", "profile", "cluster", "ts") if (v := top.text(k))},
-        points=(point,),
-    )
-    # the duration is successful requests / request throughput; the energy is power x it
-    return Parsed([run], warnings, frozenset({"duration_s", "gpu_energy_j"}))
+    return point
 
 
 def _power(obj: dict, file: str, tp: int | None) -> tuple[float | None, str | None]:
