@@ -30,6 +30,7 @@ FOLDERS = [
     "aiperf-rate",
     "aiperf-concurrency",
     "inference-perf-rate",
+    "inference-perf-concurrency",
 ]
 
 
@@ -102,7 +103,13 @@ def test_aiperf_levels_are_judged_on_their_request_start_times(warehouse):
 
 @needs_real
 @pytest.mark.parametrize(
-    "folder", ["vllm-concurrency", "guidellm-concurrency", "aiperf-concurrency"]
+    "folder",
+    [
+        "vllm-concurrency",
+        "guidellm-concurrency",
+        "aiperf-concurrency",
+        "inference-perf-concurrency",
+    ],
 )
 def test_concurrency_levels_are_closed_loop_not_bursts(warehouse, folder):
     rows = _levels(warehouse, folder)
