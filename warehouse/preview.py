@@ -324,6 +324,7 @@ def preview_rows(parsed: ParsedFile) -> list[dict[str, object]]:
                     "gpu_known": run.gpu_known,
                     "gpu_count": run.gpu_count,
                     "offered_rate_rps": point.offered_rate_rps,
+                    "configured_rate_rps": point.configured_rate_rps,
                     "max_concurrency": point.max_concurrency,
                     "completed": point.completed,
                     "failed": point.failed,
