@@ -61,16 +61,48 @@ def points_for_model(points: pd.DataFrame, model: str) -> pd.DataFrame:
     return chosen
 
 
+# Token lengths within 5 % of each other (and at least 1 token apart is always within) are one
+# kind of traffic: the same configured shape measures a token or two apart from run to run (the
+# tokenizer, a stop token: 204/62 and 204/63 tokens), while kinds people tell apart (chat and
+# RAG, 512 and 2048 tokens) differ by far more.
+SHAPE_TOLERANCE = 0.05
+
+
+def near_length(a: object, b: object) -> bool:
+    """Two token lengths of one kind of traffic (`SHAPE_TOLERANCE`); both unknown is one."""
+    if pd.isna(a) or pd.isna(b):
+        return bool(pd.isna(a) and pd.isna(b))
+    a, b = float(a), float(b)
+    return abs(a - b) <= max(1.0, SHAPE_TOLERANCE * max(a, b))
+
+
+def same_kind(first: tuple, other: tuple) -> bool:
+    """Whether two (dataset, input_len, output_len) shapes are one kind of traffic."""
+    (d1, i1, o1), (d2, i2, o2) = first, other
+    same_dataset = (pd.isna(d1) and pd.isna(d2)) or (
+        not pd.isna(d1) and not pd.isna(d2) and d1 == d2
+    )
+    return same_dataset and near_length(i1, i2) and near_length(o1, o2)
+
+
+def _near_column(column: pd.Series, wanted: int) -> pd.Series:
+    return column.map(lambda value: not pd.isna(value) and near_length(value, wanted)).astype(bool)
+
+
 def points_for_class(points: pd.DataFrame, traffic: TrafficClass) -> pd.DataFrame:
-    """The points measured with this class's traffic (dataset or token shape)."""
+    """The points measured with this class's traffic (dataset or token shape; lengths within
+    `SHAPE_TOLERANCE` are one kind)."""
     chosen = points
     if traffic.dataset is not None:
         chosen = chosen[chosen["dataset"] == traffic.dataset]
     if traffic.input_len is not None:
-        chosen = chosen[chosen["input_len"] == traffic.input_len]
+        chosen = chosen[_near_column(chosen["input_len"], traffic.input_len)]
     if traffic.output_len is not None:
-        chosen = chosen[chosen["output_len"] == traffic.output_len]
+        chosen = chosen[_near_column(chosen["output_len"], traffic.output_len)]
     shapes = chosen[["dataset", "input_len", "output_len"]].drop_duplicates()
+    found = list(shapes.itertuples(index=False, name=None))
+    if len(shapes) > 1 and all(same_kind(found[0], other) for other in found[1:]):
+        return chosen
     if len(shapes) > 1:
         described = "; ".join(
             _shape(d, i, o) for d, i, o in shapes.itertuples(index=False, name=None)

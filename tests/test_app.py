@@ -403,7 +403,9 @@ def test_upload_reads_every_tool_format_with_a_preview(monkeypatch, sample_wareh
     # each file's preview: one row per load level, with what would be stored
     previews = [e for e in at.expander if seen(e.label).startswith("profile_export_aiperf.json")]
     preview = previews[0].dataframe[0].value
-    assert preview.iloc[0]["offered_rate_rps"] == 4.0 and preview.iloc[0]["completed"] == 20
+    # configured at 4 req/s; shown at the rate its requests were really sent at
+    assert preview.iloc[0]["configured_rate_rps"] == 4.0 and preview.iloc[0]["completed"] == 20
+    assert preview.iloc[0]["offered_rate_rps"] == pytest.approx(3.2656, abs=1e-3)
     at.button(key="w_upload_commit").click().run()
     assert not at.exception
     stored = set(read_warehouse(sources)["file_name"])

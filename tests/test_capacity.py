@@ -148,3 +148,25 @@ def test_extrapolation_only_when_asked():
     far = capacity_report(pts, query.model_copy(update={"extrapolate": True}))
     assert far.basis == "extrapolated" and 4 < far.capacity_rps < saturation
     assert far.predicted_ttft_p99_ms == pytest.approx(140, rel=1e-3)
+
+
+def test_token_lengths_a_token_apart_are_one_kind_of_traffic():
+    from fleetplan.planner.capacity import SHAPE_TOLERANCE, near_length
+    from fleetplan.services.traffic_shapes import traffic_kinds
+
+    first = points(("h100-pcie", 1, [level(1, 1), level(2, 2)]))
+    second = points(("h100-pcie", 1, [level(4, 4)]))
+    first[["input_len", "output_len"]] = [204, 62]
+    second[["input_len", "output_len"]] = [204, 63]
+    pts = pd.concat([first, second])
+    report = capacity_report(pts, CapacityQuery(model="m", gpu="h100-pcie", gpu_count=1))
+    assert len(report.levels) == 3  # one kind: every level counts
+    (kind,) = traffic_kinds(pts, "m")
+    assert (kind.input_len, kind.output_len, kind.levels) == (204, 62, 3)
+    # what is a few percent apart is one kind; 512 and 2048 tokens are not
+    assert SHAPE_TOLERANCE == 0.05 and near_length(204, 212) and not near_length(512, 2048)
+    other = second.assign(input_len=2048)
+    with pytest.raises(InputError, match="several kinds of traffic"):
+        capacity_report(
+            pd.concat([first, other]), CapacityQuery(model="m", gpu="h100-pcie", gpu_count=1)
+        )

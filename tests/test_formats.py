@@ -182,7 +182,18 @@ def test_guidellm_reports_match_what_guidellm_printed(folder, version, printed):
     run = parsed.runs[0]
     assert (run.tool, run.tool_version, run.model) == ("guidellm", version, "tiny-llama")
     assert (run.dataset, run.input_len, run.output_len) == ("synthetic", 32, 16)
-    assert [p.offered_rate_rps for p in run.points] == [2.0, 4.0]  # constant@2, constant@4
+    # constant@2, constant@4 as configured; stored at the rate its request_start_time says
+    # each was really sent at (0.4 and 0.6 sent the second level at about half of it: said so)
+    assert [p.configured_rate_rps for p in run.points] == [2.0, 4.0]
+    for point in run.points:
+        if point.requests is None:  # 0.3 keeps no per-request timings: the configured rate
+            assert point.offered_rate_rps == point.configured_rate_rps
+            continue
+        starts = point.requests.start_s
+        sent = (len(starts) - 1) / (max(starts) - min(starts))
+        assert point.offered_rate_rps == pytest.approx(sent)
+        apart = abs(sent - point.configured_rate_rps) > 0.05 * point.configured_rate_rps
+        assert any("configured at" in note for note in point.notes) == apart
     for point, shown in zip(run.points, printed, strict=True):
         assert point.completed == point.requests_sent == shown["completed"] and point.failed == 0
         assert point.duration_s == near(*shown["duration"])
@@ -377,14 +388,18 @@ def test_vllm_bench_serve_appended_results_match_what_it_printed():
     # two levels of one setup: one run with two points
     assert len(parsed.runs) == 1 and parsed.runs[0].tool == "vllm bench serve"
     run = parsed.runs[0]
-    # vLLM 0.32 records the device itself; on this CPU host it says "cpu": kept, not a GPU we know
-    assert (run.gpu_label, run.gpu_known, run.gpu_count) == ("cpu", False, 1)
+    # vLLM 0.32 records the device itself; on this CPU host it says "cpu", a device of the catalog
+    assert (run.gpu_label, run.gpu_known, run.gpu_count) == ("cpu", True, 1)
     printed = [  # rps, output tok/s, total tok/s, TTFT mean/median/p99, TPOT mean, ITL mean
         (4.0, 3.98, 31.81, 159.83, (18.83, 16.80, 56.33), 6.12, 6.54),
         (8.0, 7.93, 63.44, 318.79, (14.36, 10.24, 75.06), 2.23, 2.23),
     ]
     for point, (rate, rps, out, total, ttft, tpot, itl) in zip(run.points, printed, strict=True):
-        assert (point.offered_rate_rps, point.burstiness, point.completed) == (rate, 1.0, 20)
+        # the rate it was asked for, and the rate its start_times say it really sent at
+        assert (point.configured_rate_rps, point.burstiness, point.completed) == (rate, 1.0, 20)
+        assert point.requests is not None and len(point.requests.start_s) == 20
+        span = max(point.requests.start_s) - min(point.requests.start_s)
+        assert point.offered_rate_rps == pytest.approx(19 / span) != rate
         assert point.request_throughput_rps == near(rps, 2)
         assert point.output_throughput_tps == near(out, 2)
         assert point.total_throughput_tps == near(total, 2)
@@ -440,10 +455,12 @@ def test_folder_of_every_tool_imports_results_and_passes_over_the_rest(warehouse
     if shared:
         included.append(f"{LLMPERF}/{LLMPERF_REQUESTS}")
     assert sorted(by_status[Status.INCLUDED]) == included
-    assert not any(name.endswith((".txt", ".md")) for o in by_status.values() for name in o)
+    # notes and logs beside the results are listed as skipped, saying what they are, not read
+    notes = [o for o in outcomes if o.file.endswith((".txt", ".md"))]
+    assert notes and all(o.status is Status.SKIPPED and "not read" in o.message for o in notes)
     assert all(
         Path(name).name in {"inputs.json", "server_metrics_export.json", "profile_export.json"}
-        or name.endswith(".csv")
+        or name.endswith((".csv", ".txt", ".md"))
         for name in by_status[Status.SKIPPED]
     )
     # again: every imported file is recognised as already present, nothing doubles

@@ -79,8 +79,10 @@ def test_every_format_was_fuzzed_and_the_count_is_recorded():
         "guidellm",
         "guidellm-yaml",
     }
-    if SHARED is not None:  # LLMPerf's real files are those of its repository
-        formats.add("llmperf")
+    if SHARED is not None:  # LLMPerf's and InferenceX's real files are those of their repositories
+        formats |= {"llmperf", "inferencex-trimmed", "inferencex-together"}
+    if "inference-perf-pair" in PAIRS:
+        formats.add("inference-perf")
     assert {label.split(":")[0] for label in SEEDS} >= formats
     assert CASES["count"] >= 600
     artifacts = ROOT / "test-artifacts"

@@ -19,6 +19,8 @@ IMPORTERS = ROOT / "warehouse" / "importers"
 def test_detection_order_is_unchanged():
     assert [f.IMPORTER for f in FORMATS] == [
         "fleetplan-runs",
+        "inference-perf",
+        "inferencex",
         "vllm-serve-json",
         "guidellm",
         "llmperf",

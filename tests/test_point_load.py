@@ -28,6 +28,8 @@ from tests.support.processes import fleetplan
 
 QWEN = "DeepSeek-R1-Distill-Qwen-14B"
 BEFORE = "003_point_telemetry"  # the last migration before the load columns
+# Point columns later migrations added (004's load columns, 007's configured rate and notes)
+LATER_COLUMNS = (*LOAD_COLUMNS, "configured_rate_rps", "notes")
 STORED = f"SELECT run_id, level_index, {', '.join(LOAD_COLUMNS)} FROM points ORDER BY ALL"  # noqa: S608
 
 
@@ -49,7 +51,7 @@ def old_copy(sample_path, old_path) -> None:
         # as before 005 (no content key) and 008 (no variant)
         raw.execute("INSERT INTO runs SELECT * EXCLUDE (run_key, variant) FROM sample.runs")
         raw.execute(
-            f"INSERT INTO points BY NAME SELECT * EXCLUDE ({', '.join(LOAD_COLUMNS)}) "  # noqa: S608
+            f"INSERT INTO points BY NAME SELECT * EXCLUDE ({', '.join(LATER_COLUMNS)}) "  # noqa: S608
             "FROM sample.points"
         )
 
@@ -287,8 +289,10 @@ def test_send_times_judgements_are_kept_as_stored(warehouse_path, tmp_path):
         run_file(tmp_path / "own.json", logged_point(2.0, 5.0, n=300)),
         run_file(tmp_path / "quick.json", statistics_point(0.5, 1.0)),
     )
-    points = table(warehouse_path).set_index("offered_rate_rps")
-    own = points.loc[2.0]
+    points = table(warehouse_path)
+    # configured at 2 req/s; stored at the rate its send times say it was sent at
+    own = points[points["configured_rate_rps"] == 2.0].iloc[0]
+    assert own["offered_rate_rps"] == pytest.approx(2.0, rel=0.15)
     assert own["load_basis"] == "send times" and own["stable"]
     row = stored(warehouse_path).query("load_basis == 'send times'").iloc[0]
     assert own["sustained_rps"] == row["sustained_rps"] and own["load_reason"] == row["load_reason"]

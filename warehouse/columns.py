@@ -30,6 +30,7 @@ CANONICAL_COLUMNS: tuple[str, ...] = (
     "input_len",
     "output_len",
     "offered_rate_rps",
+    "configured_rate_rps",
     "max_concurrency",
     "burstiness",
     "requests_sent",
@@ -50,6 +51,8 @@ CANONICAL_COLUMNS: tuple[str, ...] = (
     "energy_method",
     "gpu_memory_used_gb",
     "gpu_utilization_pct",
+    # what a person should know about the level's figures (joined by " | "), else empty
+    "notes",
     "host",
     "created_at",
     "source_tool",

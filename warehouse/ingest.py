@@ -11,25 +11,24 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fleetplan.core.errors import WarehouseError
+from fleetplan.core.errors import NotResultsError, WarehouseError
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.importers import FileInput, ImportOptions, ParsedFile, read_file
 from fleetplan.warehouse.preview import (
     Loader,
     Preview,
     Status,
+    passed_over,
     preview_file,
     preview_files,
     unexpected_error,
 )
+from fleetplan.warehouse.reference import ensure_reference
 from fleetplan.warehouse.store import SourceFile, find_source, store_runs
 
 log = logging.getLogger(__name__)
 
 _SKIPPED_NAMES = {".DS_Store", "Thumbs.db"}
-# Inside a folder, notes and logs beside the results are passed over (a file named explicitly is
-# always read).
-_SKIPPED_SUFFIXES = {".txt", ".md", ".log", ".png", ".jpg", ".svg", ".html", ".pdf", ".py", ".sh"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +55,6 @@ def expand(paths: Iterable[str | Path]) -> Iterator[Path]:
                     and not hidden
                     and _within(child, path)
                     and child.name not in _SKIPPED_NAMES
-                    and child.suffix.lower() not in _SKIPPED_SUFFIXES
                 ):
                     yield child
         else:
@@ -80,13 +78,23 @@ def ingest_paths(
     origin: str = "cli",
 ) -> Iterator[Outcome]:
     """Ingest each file; a rejected file changes nothing and does not stop the others."""
-    files = [(str(path), _reader(path)) for path in expand(paths)]
-    for preview in preview_files(warehouse, files, options or ImportOptions()):
+    named = {str(Path(raw)) for raw in paths}
+    files = [(str(path), _reader(path, str(path) in named)) for path in expand(paths)]
+    previews = preview_files(warehouse, files, options or ImportOptions(), context=_beside)
+    for preview in previews:
         yield _commit(warehouse, preview, origin)
 
 
-def _reader(path: Path) -> Loader:
+def _beside(name: str, options: ImportOptions) -> bytes | None:
+    """A file read beside a results file (a tool's config), from disk when it is there."""
+    path = Path(name)
+    return read_file(path, options).data if path.is_file() else None
+
+
+def _reader(path: Path, named: bool) -> Loader:
     def load(options: ImportOptions) -> FileInput:
+        if not named and (what := passed_over(path.name)):
+            raise NotResultsError(what, file=str(path))
         log.info("reading %s", path)
         return read_file(path, options)
 
@@ -128,6 +136,7 @@ def _commit(warehouse: Warehouse, preview: Preview, origin: str) -> Outcome:
 
 
 def _store(warehouse: Warehouse, parsed: ParsedFile, origin: str) -> Outcome:
+    ensure_reference(warehouse)  # a warehouse made by ingest alone knows its GPUs too
     file = parsed.file
     source = SourceFile(
         name=Path(file.name).name,

@@ -248,6 +248,15 @@ ALTER TABLE gpu_catalog ADD COLUMN host_embodied_basis VARCHAR;
 ALTER TABLE gpu_catalog ADD COLUMN host_embodied_source VARCHAR;
 """,
     ),
+    (
+        # The rate a level was configured at, beside the rate it was really sent at
+        # (offered_rate_rps), and what a person should know about the level's figures.
+        "007_configured_rate",
+        """
+ALTER TABLE points ADD COLUMN configured_rate_rps DOUBLE;
+ALTER TABLE points ADD COLUMN notes VARCHAR;
+""",
+    ),
     # A run's free server label (`Run.variant`): with engine, engine version, dtype and tensor
     # parallelism, part of which server a configuration is. Runs stored before have none (NULL).
     ("008_run_variant", "ALTER TABLE runs ADD COLUMN variant VARCHAR;"),

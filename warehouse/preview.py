@@ -29,6 +29,7 @@ from pathlib import PurePath
 from fleetplan.core.errors import InputError, NotResultsError, WarehouseError
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.importers import FileInput, ImportOptions, ParsedFile, parse
+from fleetplan.warehouse.importers.inference_perf import STAGE_NAME
 from fleetplan.warehouse.importers.registry import refuse_large
 from fleetplan.warehouse.labels import label_traffic
 from fleetplan.warehouse.store import find_source, runs_present
@@ -38,6 +39,35 @@ log = logging.getLogger(__name__)
 # How a file's bytes are got, under the options' limits (InputError when it cannot be read or is
 # too large): a path is read only when its turn comes, so a large folder is never held whole.
 Loader = Callable[[ImportOptions], FileInput]
+
+
+# Inside a folder, notes, logs, plots and scripts beside the results are listed as skipped, and
+# not read (a file named explicitly is always read).
+_SKIPPED_SUFFIXES = {
+    ".txt": "notes or a log",
+    ".md": "notes",
+    ".log": "a log",
+    ".out": "a log",
+    ".err": "a log",
+    ".png": "a plot",
+    ".jpg": "a picture",
+    ".svg": "a plot",
+    ".html": "a web page",
+    ".pdf": "a document",
+    ".py": "a script",
+    ".sh": "a script",
+    ".ipynb": "a notebook",
+    ".parquet": "a data table (fleetplan reads its JSON, YAML and CSV files)",
+    ".db": "a database file",
+    ".duckdb": "a warehouse file",
+}
+
+
+def passed_over(name: str) -> str | None:
+    """What a file inside a folder is when it is not read (notes, logs, plots), or None."""
+    suffix = PurePath(name).suffix.lower()
+    what = _SKIPPED_SUFFIXES.get(suffix)
+    return f"{what} ({suffix}), not results: not read" if what else None
 
 
 class Status(StrEnum):
@@ -98,15 +128,60 @@ def companion_pairs(names: Iterable[str]) -> dict[str, str]:
     return pairs
 
 
+def context_names(name: str) -> dict[str, list[str]]:
+    """Files a results file is read with, by the base name the format knows them by, each with
+    where to look (first found wins), without being part of it (each is listed on its own, as
+    skipped): inference-perf's stage reports are read with the tool's config.yaml beside them
+    and the experiment's exp-config.yaml or manifests.yaml beside them or one folder up."""
+    path = PurePath(name)
+    if not STAGE_NAME.match(path.name):
+        return {}
+    places = {"config.yaml": [str(path.with_name("config.yaml"))]}
+    for base in ("exp-config.yaml", "manifests.yaml"):
+        places[base] = [str(folder / base) for folder in (path.parent, path.parent.parent)]
+    return places
+
+
+# Reads a file read beside another (`context_names`) that is not among those given (the CLI
+# reads it from disk); None when there is none.
+ContextLoader = Callable[[str, ImportOptions], bytes | None]
+
+
+def _context(
+    name: str,
+    loaders: dict[str, Loader],
+    options: ImportOptions,
+    extra: ContextLoader | None,
+) -> dict[str, bytes]:
+    found: dict[str, bytes] = {}
+    for base, places in context_names(name).items():
+        for place in places:
+            try:
+                if place in loaders:
+                    data = loaders[place](options).data
+                elif extra is not None:
+                    data = extra(place, options)
+                else:
+                    data = None
+            except InputError:  # unreadable or too large: read as absent
+                data = None
+            if data is not None:
+                found[base] = data
+                break
+    return found
+
+
 def preview_files(
     warehouse: Warehouse,
     files: Sequence[tuple[str, Loader]],
     options: ImportOptions,
     *,
     read_duplicates: bool = False,
+    context: ContextLoader | None = None,
 ) -> Iterator[Preview]:
     """A preview of each (name, loader), lazily: a caller that stores each ready file before
-    asking for the next sees a later copy of it as a duplicate (`preview_file`)."""
+    asking for the next sees a later copy of it as a duplicate (`preview_file`). Files a format
+    reads beside another (`context_names`) are found among those given, else by `context`."""
     loaders = dict(files)
     pairs = companion_pairs(loaders)
     summaries = {companion: summary for summary, companion in pairs.items()}
@@ -122,8 +197,13 @@ def preview_files(
                 yield Preview(name, Status.REJECTED, f"its per-request file: {error.detail}")
                 continue
             file_options = replace(options, companions={PurePath(pairs[name]).name: data})
+        if beside := _context(name, loaders, options, context):
+            file_options = replace(file_options, companions=file_options.companions | beside)
         try:
             file = load(file_options)
+        except NotResultsError as error:  # a log or notes beside the results: not read
+            yield Preview(name, Status.SKIPPED, error.detail)
+            continue
         except InputError as error:
             yield Preview(name, Status.REJECTED, error.detail)
             continue
@@ -138,13 +218,49 @@ def preview_uploads(
 
     def loader(name: str, data: bytes) -> Loader:
         def load(options: ImportOptions) -> FileInput:
+            if what := passed_over(name):  # as in a folder given to `fleetplan ingest`
+                raise NotResultsError(what, file=name)
             refuse_large(name, len(data), options)  # clients may not enforce the limit
             return FileInput.from_bytes(name, data)
 
         return load
 
-    named = [(n, loader(n, d)) for n, d in uploads]
+    named = [(n, loader(n, d)) for n, d in unzip_uploads(uploads, options)]
     return list(preview_files(warehouse, named, options, read_duplicates=True))
+
+
+_ZIP_MEMBERS = 10_000
+
+
+def unzip_uploads(
+    uploads: Sequence[tuple[str, bytes]], options: ImportOptions
+) -> list[tuple[str, bytes]]:
+    """The uploads, each zip archive (a tool's whole output folder) as its files, named
+    `archive.zip/folder/file` so that files read together are found as in a folder: hidden
+    files and macOS's __MACOSX are left out, as `fleetplan ingest DIR` leaves them. A member
+    over the size limit is kept as its first bytes past it, so the limit refuses it by name
+    (never unpacked whole: a zip bomb stops there); a broken archive is one rejected file."""
+    import io
+    import zipfile
+
+    out: list[tuple[str, bytes]] = []
+    limit = options.size_limit()
+    for name, data in uploads:
+        if data[:4] != b"PK\x03\x04":
+            out.append((name, data))
+            continue
+        try:
+            with zipfile.ZipFile(io.BytesIO(data)) as archive:
+                members = [m for m in archive.infolist() if not m.is_dir()][:_ZIP_MEMBERS]
+                for member in sorted(members, key=lambda m: m.filename):
+                    parts = PurePath(member.filename).parts
+                    if any(p.startswith(".") or p == "__MACOSX" for p in parts) or ".." in parts:
+                        continue
+                    with archive.open(member) as stream:
+                        out.append((f"{name}/{'/'.join(parts)}", stream.read(limit + 1)))
+        except (zipfile.BadZipFile, OSError, ValueError, NotImplementedError, EOFError):
+            out.append((name, data))  # refused as a zip archive fleetplan could not open
+    return out
 
 
 def preview_file(
@@ -211,6 +327,7 @@ def preview_rows(parsed: ParsedFile) -> list[dict[str, object]]:
                     "gpu_known": run.gpu_known,
                     "gpu_count": run.gpu_count,
                     "offered_rate_rps": point.offered_rate_rps,
+                    "configured_rate_rps": point.configured_rate_rps,
                     "max_concurrency": point.max_concurrency,
                     "completed": point.completed,
                     "failed": point.failed,

@@ -210,6 +210,19 @@ def load_reference(warehouse: Warehouse, folder: Path) -> dict[str, int]:
     return {"gpus": len(gpu_rows), "prices": len(price_rows), "regions": len(region_rows)}
 
 
+def ensure_reference(warehouse: Warehouse, folder: Path | None = None) -> bool:
+    """Load the shipped reference data (GPU catalog, regions) into a warehouse that has none,
+    whoever created it (`fleetplan ingest`, the upload page, `fleetplan build`): a plan from it
+    has energy and carbon for every GPU the catalog knows. True when it was loaded now."""
+    count = warehouse.cursor().execute("SELECT count(*) FROM gpu_catalog").fetchone()
+    if count and count[0]:
+        return False
+    from fleetplan.core.paths import sample_data_dir
+
+    load_reference(warehouse, folder or sample_data_dir())
+    return True
+
+
 def _insert(table: str, columns: list[str]) -> str:
     # Column names come from the models above, never from the files.
     return (

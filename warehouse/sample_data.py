@@ -84,12 +84,18 @@ def rebuild_ionet(source: Path, out: Path) -> int:
 def _compact(run_file: RunFile) -> str:
     """One run per line: small, and diffs stay readable when the importer changes."""
     head = run_file.model_dump(mode="json", exclude={"runs"}, exclude_none=True)
-    lines = [
-        json.dumps(run.model_dump(mode="json", exclude_none=True), ensure_ascii=False)
-        for run in run_file.runs
-    ]
+    lines = [json.dumps(_plain_run(run), ensure_ascii=False) for run in run_file.runs]
     opening = json.dumps(head, ensure_ascii=False)[:-1] + ', "runs": [\n'
     return opening + ",\n".join(lines) + "\n]}\n"
+
+
+def _plain_run(run) -> dict:
+    """A run as JSON, without empty values (no notes is no `notes` key)."""
+    dumped = run.model_dump(mode="json", exclude_none=True)
+    for point in dumped.get("points", []):
+        if not point.get("notes"):
+            point.pop("notes", None)
+    return dumped
 
 
 def benchmark_files(folder: Path) -> list[Path]:

@@ -55,7 +55,9 @@ _POINT_FIELDS = (*POINT_FIELDS, "stats_source")
 _POINT_COLUMNS = ("run_id", "level_index", *_POINT_FIELDS)
 # Judged from the point as it arrives, with its request log (send times) where it has one: the
 # log is not stored, so this is the only time that judgement can be made.
-_STORED_COLUMNS = (*_POINT_COLUMNS, *LOAD_COLUMNS)
+_STORED_COLUMNS = (*_POINT_COLUMNS, *LOAD_COLUMNS, "configured_rate_rps", "notes")
+# Notes are stored as one text, joined by this (None when a point has none).
+NOTE_SEPARATOR = " | "
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +151,8 @@ def _point_rows(run: Run, run_id: str) -> list[tuple]:
                 level,
                 *(_plain(values[name]) for name in _POINT_FIELDS),
                 *load_values(judge_point(point)),
+                _plain(point.configured_rate_rps),
+                NOTE_SEPARATOR.join(point.notes) or None,
             )
         )
     return rows

@@ -77,6 +77,9 @@ def run(args: argparse.Namespace) -> int:
     def waiting(busy: Exception) -> None:
         print(f"{busy}\nwaiting up to {args.wait:g} s (--wait) ...", file=sys.stderr, flush=True)
 
+    from fleetplan.warehouse.db import resolve_path
+
+    created = not resolve_path(args.warehouse).exists()
     with Warehouse.open(args.warehouse, wait_s=args.wait, on_wait=waiting) as warehouse:
         counts = print_outcomes(ingest_paths(warehouse, args.paths, options))
         extra = "".join(
@@ -88,7 +91,15 @@ def run(args: argparse.Namespace) -> int:
             f"{counts['imported']} imported, {counts['duplicate']} already present, "
             f"{counts['rejected']} rejected{extra} -> {warehouse.path}"
         )
+    if created and not counts["imported"]:  # nothing came in: no empty warehouse left behind
+        _remove(resolve_path(args.warehouse))
     if not counts:
         print("no files found in the given paths", file=sys.stderr)
         return EXIT_PROBLEMS
     return EXIT_PROBLEMS if counts["rejected"] else EXIT_OK
+
+
+def _remove(path) -> None:
+    """The warehouse file this command created (and DuckDB's write-ahead log beside it)."""
+    for stale in (path, path.with_name(path.name + ".wal")):
+        stale.unlink(missing_ok=True)

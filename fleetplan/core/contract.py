@@ -104,7 +104,12 @@ class Point(_Strict):
     """One load level of a run. Latency fields are null where the source lacks them."""
 
     offered_rate_rps: float | None = Field(
-        default=None, description="Offered request rate (req/s); inf = all requests at once."
+        default=None,
+        description="The rate requests were really sent at (req/s), from the file's send times "
+        "where it has them, else the configured rate; inf = all requests at once.",
+    )
+    configured_rate_rps: float | None = Field(
+        default=None, description="The rate the tool was asked for (req/s), where it says."
     )
     max_concurrency: Annotated[int, Field(ge=1, le=INT32_MAX)] | None = None
     burstiness: Positive | None = None
@@ -149,8 +154,14 @@ class Point(_Strict):
     requests: RequestLog | None = Field(
         default=None, description="Per-request timings (run files from fleetplan.collectors)."
     )
+    # What a person should know about this level's figures (a configured rate the tool did not
+    # send at, two stated figures that disagree): said at ingest and stored with the point.
+    notes: Annotated[
+        tuple[Annotated[str, Field(max_length=2000), PlainText], ...],
+        Field(max_length=50, strict=False),
+    ] = ()
 
-    @field_validator("offered_rate_rps", mode="before")
+    @field_validator("offered_rate_rps", "configured_rate_rps", mode="before")
     @classmethod
     def _rate(cls, value: Any) -> Any:
         if isinstance(value, str) and value.strip().lower() in {"inf", "infinity"}:
@@ -161,7 +172,7 @@ class Point(_Strict):
             raise ValueError("expected a rate > 0 (or 'inf')")
         return value
 
-    @field_serializer("offered_rate_rps", when_used="json")
+    @field_serializer("offered_rate_rps", "configured_rate_rps", when_used="json")
     def _rate_out(self, value: float | None) -> float | str | None:
         return "inf" if value is not None and math.isinf(value) else value
 

@@ -44,6 +44,8 @@ _PATTERNS: tuple[tuple[str, str], ...] = (
     ("a10", r"\ba10$"),
     ("t4", r"\bt4$"),
     ("mi300x", r"\bmi300x\b"),
+    # No GPU: a server that runs the model on its CPUs (vLLM's CPU backend records "cpu").
+    ("cpu", r"^cpu$"),
 )
 
 # Labels that name a family with variants of different speed, power or memory.
@@ -124,3 +126,15 @@ def canonical_gpu(label: str) -> GpuIdentity:
                 lookalike_of=imitated.gpu_id,
             )
     return GpuIdentity(label=raw, gpu_id=raw, known=False, reason="not a GPU model fleetplan knows")
+
+
+_COUNT_IN_LABEL = re.compile(r"^\s*(\d{1,4})\s*[xX×]\s*(?=\S)(.+)$")
+
+
+def gpu_count_in_label(label: str) -> tuple[str, int] | None:
+    """("NVIDIA_L40S", 4) from a label that states its count ("4xNVIDIA_L40S", "8x H100",
+    "2 x RTX 4090"), else None."""
+    match = _COUNT_IN_LABEL.match(label)
+    if match is None or int(match[1]) < 1:
+        return None
+    return match[2].strip(" _-"), int(match[1])

@@ -51,8 +51,9 @@ def load_json(data: bytes | str, *, file: str) -> Any:
         raise InputError(f"invalid JSON: {type(error).__name__}", file=file) from None
 
 
-def load_yaml(text: str, *, file: str) -> Any:
-    """One YAML document, safely (no Python objects), without anchors, aliases or a key twice."""
+def load_yaml(text: str, *, file: str, every: bool = False) -> Any:
+    """One YAML document, safely (no Python objects), without anchors, aliases or a key twice;
+    `every`: the list of all its documents (`---`, as Kubernetes manifests are), each so read."""
     import yaml
 
     base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -74,6 +75,8 @@ def load_yaml(text: str, *, file: str) -> Any:
         for token in yaml.scan(text, Loader=base):
             if isinstance(token, yaml.AnchorToken | yaml.AliasToken):
                 raise InputError("YAML anchors and aliases are not accepted", file=file)
+        if every:
+            return list(yaml.load_all(text, Loader=Loader))
         return yaml.load(text, Loader=Loader)
     except _Twice as error:
         raise InputError(str(error), file=file) from None

@@ -145,7 +145,7 @@ def describe_shape(points: pd.DataFrame) -> str:
     parts = [str(row["dataset"])] if pd.notna(row["dataset"]) else []
     if pd.notna(row["input_len"]) or pd.notna(row["output_len"]):
         parts.append(f"{_int(row['input_len'])}/{_int(row['output_len'])} tokens")
-    return " ".join(parts) or "unlabelled traffic"
+    return " ".join(parts) or "unlabelled"
 
 
 def _int(value: object) -> str:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from fleetplan.core.errors import InputError
-from fleetplan.planner.capacity import points_for_model
+from fleetplan.planner.capacity import near_length, points_for_model, same_kind
 from fleetplan.planner.scenario import Scenario, TrafficClass
 
 
@@ -68,13 +68,20 @@ def traffic_kinds(points: pd.DataFrame, model: str) -> list[TrafficKind]:
         return []
     columns = ["dataset", "input_len", "output_len"]
     counts = mine[columns].astype(object).where(mine[columns].notna(), None)
-    grouped = counts.value_counts(dropna=False).items()
+    grouped: list[tuple[tuple, int]] = []  # lengths within SHAPE_TOLERANCE: one kind
+    for shape, n in sorted(counts.value_counts(dropna=False).items(), key=lambda s: -s[1]):
+        for position, (first, levels) in enumerate(grouped):
+            if same_kind(first, shape):
+                grouped[position] = (first, levels + int(n))
+                break
+        else:
+            grouped.append((shape, int(n)))
     kinds = [
         TrafficKind(
             dataset=_value(d),
             input_len=None if _value(i) is None else int(i),
             output_len=None if _value(o) is None else int(o),
-            levels=int(n),
+            levels=n,
         )
         for (d, i, o), n in grouped
     ]
@@ -87,13 +94,9 @@ def datasets(points: pd.DataFrame, model: str) -> list[str]:
 
 
 def _matches(kind: TrafficKind, traffic: TrafficClass) -> bool:
-    return all(
-        wanted is None or wanted == got
-        for wanted, got in (
-            (traffic.dataset, kind.dataset),
-            (traffic.input_len, kind.input_len),
-            (traffic.output_len, kind.output_len),
-        )
+    lengths = ((traffic.input_len, kind.input_len), (traffic.output_len, kind.output_len))
+    return (traffic.dataset is None or traffic.dataset == kind.dataset) and all(
+        wanted is None or (got is not None and near_length(wanted, got)) for wanted, got in lengths
     )
 
 

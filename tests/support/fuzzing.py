@@ -13,6 +13,7 @@ from tests.support.paths import ROOT, tool_outputs_dir
 
 FORMATS = ROOT / "tests" / "fixtures" / "formats"
 SHARED = tool_outputs_dir()  # other tools' files from their repositories, or None
+REAL_CLIENTS = ROOT / "tests" / "fixtures" / "real_clients"  # fleetplan's own runs of the clients
 
 
 def seed_files() -> dict[str, tuple[str, bytes]]:
@@ -29,7 +30,11 @@ def seed_files() -> dict[str, tuple[str, bytes]]:
         "genai-perf": next(_files(gap, "profile_export_genai_perf.json")),
         "guidellm-yaml": next(_files(FORMATS / "guidellm-0.3.1", "benchmarks.yaml")),
     }
+    if (REAL_CLIENTS / "inference-perf-rate").is_dir():  # fleetplan's own run of it
+        stage = REAL_CLIENTS / "inference-perf-rate" / "stage_0_lifecycle_metrics.json"
+        files["inference-perf"] = (stage.name, stage.read_bytes())
     if SHARED is not None:
+        files |= _inferencex(SHARED)
         files["llmperf"] = next(_files(SHARED / "llmperf-2023-08-31", "*_summary.json"))
         aiperf = SHARED / "aiperf-repo-example"
         files["aiperf"] = next(_files(aiperf, "profile_export_aiperf.json"))
@@ -41,6 +46,17 @@ def seed_files() -> dict[str, tuple[str, bytes]]:
     return files
 
 
+def _inferencex(shared: Path) -> dict[str, tuple[str, bytes]]:
+    """Both InferenceX layouts, the together runner's GPU read as the one the fuzz names."""
+    trimmed = shared / "inferencex-token-position-h200" / "glm-5"
+    together = shared / "inferencex-together-b200" / "vllm" / "gptoss-fp4" / "1k1k" / "untuned"
+    name, data = next(_files(together, "conc64.json"))
+    return {
+        "inferencex-trimmed": next(_files(trimmed, "*conc16.json")),
+        "inferencex-together": (name, data.replace(b'"hw": "b200"', b'"hw": "rtx-4090"')),
+    }
+
+
 # Files read together: the first is imported, the second rides along as its companion.
 PAIRS = {
     "aiperf-pair": (
@@ -48,6 +64,11 @@ PAIRS = {
         FORMATS / "aiperf-0.13.0" / "profile_export.jsonl",
     ),
 }
+if (REAL_CLIENTS / "inference-perf-rate").is_dir():  # a stage and the config beside it
+    PAIRS["inference-perf-pair"] = (
+        REAL_CLIENTS / "inference-perf-rate" / "stage_1_lifecycle_metrics.json",
+        REAL_CLIENTS / "inference-perf-rate" / "config.yaml",
+    )
 if SHARED is not None:
     PAIRS["llmperf-pair"] = (
         SHARED / "llmperf-2023-08-31" / "01-ai-Yi-1-5-34B-Chat_550_150_summary.json",

@@ -33,7 +33,7 @@ from pydantic import ValidationError
 from fleetplan.core.contract import Run, validation_message
 from fleetplan.core.errors import InputError
 from fleetplan.core.files import MAX_FILE_MB_CEILING, MAX_VALUES_CEILING, limit_from_env
-from fleetplan.core.gpus import canonical_gpu
+from fleetplan.core.gpus import canonical_gpu, gpu_count_in_label
 from fleetplan.warehouse.importers.document import Document
 
 DEFAULT_MAX_FILE_MB = 32.0
@@ -125,10 +125,13 @@ class FileInput:
 
 
 class Parsed(NamedTuple):
-    """What a format reads from one file: runs of the data contract, and warnings for a person."""
+    """What a format reads from one file: runs of the data contract, warnings for a person, and
+    the point figures the format derived rather than read (never checked against the figures
+    they were derived from: warehouse.consistency)."""
 
     runs: list[Run]
     warnings: list[str]
+    derived: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -370,6 +373,8 @@ def hardware(
     the server's count on purpose (`exact_count`; a count of GPUs that telemetry happened to see
     is not). `field`/`count_field` name where the file would say them, `advice` how the tool
     could have recorded them."""
+    if label is not None and (counted := gpu_count_in_label(label)) is not None:
+        label, count = counted[0], count or counted[1]  # "4xNVIDIA_L40S": 4 L40S
     gpu_name = options.name_of("gpu")
     label = resolve(
         label, options.gpu, flag=gpu_name, file=file, field=field, where=where, same=_same_gpu

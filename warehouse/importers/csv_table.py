@@ -168,10 +168,13 @@ def _header(reader: csv.DictReader, file: str) -> list[str]:
     return header
 
 
+_NOT_TYPED = frozenset(("requests", "notes"))  # no request log in a table; notes are text
+
+
 def _groups(reader: csv.DictReader, header: list[str], file: str) -> dict[tuple, dict[str, Any]]:
     """Rows by run (the same run_id, or without one the same setup), each row a point."""
     groups: dict[tuple, dict[str, Any]] = {}
-    point_fields = [f for f in Point.model_fields if f != "requests" and f in header]
+    point_fields = [f for f in Point.model_fields if f not in _NOT_TYPED and f in header]
     for number, row in enumerate(reader, start=2):
         where = f"row {number}"
         if None in row:
@@ -189,6 +192,8 @@ def _groups(reader: csv.DictReader, header: list[str], file: str) -> dict[tuple,
             if column in row and _text(row[column]) is not None
         }
         point_values = {f: _typed(f, row[f], where, file) for f in point_fields}
+        if _text(row.get("notes", "")):
+            point_values["notes"] = tuple(n.strip() for n in row["notes"].split("|") if n.strip())
         key = (_text(row.get("run_id", "")) or None, tuple(sorted(run_values.items(), key=str)))
         group = groups.setdefault(
             key, {"run": run_values, "provenance": provenance, "points": [], "row": number}

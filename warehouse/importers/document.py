@@ -113,6 +113,16 @@ _AIPERF_JSON = "profile_export_aiperf.json"
 _TOOL_CSVS = (
     (re.compile(r"^# AIPerf Server Metrics"), "AIPerf's server metrics", _AIPERF_JSON),
     (
+        re.compile(r"^metric,mean,std,min,max,cv,"),
+        "the CSV view of AIPerf's aggregate over a level's runs (aggregate/)",
+        f"each run's {_AIPERF_JSON}",
+    ),
+    (
+        re.compile(r"^[\w.]+,active_decode_throughput_mean,"),
+        "the CSV view of AIPerf's sweep summary (sweep_aggregate/), the levels read already",
+        f"each level's {_AIPERF_JSON}",
+    ),
+    (
         re.compile(r"^Metric,avg,"),
         "the CSV view of a GenAI-Perf/AIPerf export",
         f"{_AIPERF_JSON} or profile_export_genai_perf.json",
@@ -146,5 +156,22 @@ def companion_values(data: bytes, *, name: str, limit: int, max_values: int) -> 
     return document.values
 
 
-def _load_yaml(text: str, name: str) -> list[Any]:
-    return [load_yaml(text, file=name)]  # no anchors, aliases or a key twice (core.strict)
+def companion_yaml(data: bytes, *, name: str, limit: int, max_values: int) -> list[Any]:
+    """The documents of a YAML (or JSON) file read beside another (a tool's config), under the
+    same limits; several documents (`---`, as Kubernetes manifests are) each one value."""
+    data = unpack(data, name=name, limit=limit)
+    values = count_values(data)
+    if values > max_values:
+        raise FileTooLargeError(f"about {values:,} values, over the limit", file=name)
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise InputError("not UTF-8 text", file=name) from None
+    return _load_yaml(text, name, every=True)
+
+
+def _load_yaml(text: str, name: str, *, every: bool = False) -> list[Any]:
+    # no anchors, aliases or a key twice (core.strict)
+    if every:
+        return load_yaml(text, file=name, every=True)
+    return [load_yaml(text, file=name)]

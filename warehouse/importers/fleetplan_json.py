@@ -5,6 +5,7 @@ ones."""
 
 from __future__ import annotations
 
+import math
 from pathlib import PurePath
 
 import numpy as np
@@ -14,6 +15,7 @@ from fleetplan.core.errors import InputError
 from fleetplan.core.stats import RequestTimings, disagreements
 from fleetplan.warehouse.importers.base import FileInput, ImportOptions, Parsed, validation
 from fleetplan.warehouse.importers.document import Document
+from fleetplan.warehouse.importers.offered import send_rate
 
 IMPORTER = "fleetplan-runs"
 VERSION = "1"
@@ -42,7 +44,7 @@ def parse(document: Document, source: FileInput, options: ImportOptions) -> Pars
                 continue
             updated, problems = _recompute(point, point.requests)
             warnings += [f"runs.{r}.points.{i}: {p}" for p in problems]
-            points.append(updated)
+            points.append(_sent_at(updated, point.requests))
         checked.append(run.model_copy(update={"points": tuple(points)}))
     return Parsed(checked, warnings)
 
@@ -72,6 +74,18 @@ def _with_origins(runs: tuple[Run, ...], source: FileInput) -> list[Run]:
         seen.add(origin)
         found.append(run)
     return found
+
+
+def _sent_at(point: Point, log: RequestLog) -> Point:
+    """A level of fleetplan's own run at the rate its requests were sent at (its request log's
+    send times), the rate it was configured at beside it (a file that states both keeps both)."""
+    rate = point.offered_rate_rps
+    if rate is None or math.isinf(rate) or point.configured_rate_rps is not None:
+        return point
+    sent = send_rate(log.start_s)
+    if sent is None:
+        return point
+    return point.model_copy(update={"offered_rate_rps": sent, "configured_rate_rps": rate})
 
 
 def _recompute(point: Point, log: RequestLog) -> tuple[Point, list[str]]:

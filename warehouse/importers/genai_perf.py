@@ -22,7 +22,7 @@ from datetime import datetime
 from pathlib import PurePath
 from typing import Any
 
-from fleetplan.core.contract import EnergyMethod, Point, Run, StatsSource
+from fleetplan.core.contract import EnergyMethod, Point, RequestLog, Run, StatsSource
 from fleetplan.core.errors import InputError
 from fleetplan.core.stats import disagreements
 from fleetplan.warehouse.importers.base import (
@@ -44,6 +44,7 @@ from fleetplan.warehouse.importers.genai_perf_metrics import (
 )
 from fleetplan.warehouse.importers.genai_perf_records import REQUESTS_FILE, from_records
 from fleetplan.warehouse.importers.genai_perf_telemetry import Telemetry, telemetry
+from fleetplan.warehouse.importers.offered import send_rate
 
 IMPORTER = "genai-perf-aiperf"
 VERSION = "1"
@@ -81,10 +82,11 @@ def parse(document: Document, source: FileInput, options: ImportOptions) -> Pars
         warnings.append("ITL is the tool's inter-chunk latency (gaps between streamed chunks)")
     stats = summary.latencies()
     stats_source = StatsSource.REPORTED
+    log = None
     completed = summary.get("request_count").stat("avg")
     companion = options.companions.get(REQUESTS_FILE)
     if companion is not None and completed is not None:
-        recomputed, more = from_records(companion, file, int(completed), options)
+        recomputed, more, log = from_records(companion, file, int(completed), options)
         warnings += [
             f"statistic differs from the per-request file: {field} is {a:.6g} in the "
             f"summary but {b:.6g} from the requests"
@@ -100,8 +102,17 @@ def parse(document: Document, source: FileInput, options: ImportOptions) -> Pars
         warnings += more
     config = first.get("input_config") if isinstance(first.get("input_config"), dict) else {}
     measured = telemetry(first, file)
-    point = _point(summary, config, measured, stats, stats_source)
-    return Parsed([_run(first, config, measured, point, source, options)], warnings)
+    point = _point(summary, config, measured, stats, stats_source, log)
+    derived = {
+        name
+        for name, metric in (
+            ("duration_s", "benchmark_duration"),
+            ("total_throughput_tps", "total_token_throughput"),
+        )
+        if summary.get(metric).stat("avg") is None
+    }
+    run = _run(first, config, measured, point, source, options)
+    return Parsed([run], warnings, frozenset(derived))
 
 
 class _Summary:
@@ -131,6 +142,7 @@ def _point(
     measured: Telemetry,
     stats: dict[str, float | None],
     stats_source: StatsSource,
+    log: RequestLog | None = None,
 ) -> Point:
     get = summary.get
     rps = get("request_throughput").stat("avg")
@@ -153,7 +165,7 @@ def _point(
     concurrency, rate, burstiness = _load(config)
     energy = measured.energy_j
     values = dict(
-        offered_rate_rps=rate,
+        **_sent(rate, log),
         max_concurrency=concurrency,
         burstiness=burstiness,
         stats_source=stats_source,
@@ -243,6 +255,14 @@ def _model(config: dict) -> str | None:
     if isinstance(items, list) and items and isinstance(items[0], dict):
         return _text(items[0].get("name"))
     return None
+
+
+def _sent(rate: float | None, log: RequestLog | None) -> dict[str, Any]:
+    """The rate requests were really sent at (AIPerf's request_start_ns), the configured one
+    beside it, and the request log for the send-time judgement."""
+    sent = send_rate(log.start_s) if log is not None and rate is not None else None
+    offered = sent if sent is not None else rate
+    return {"offered_rate_rps": offered, "configured_rate_rps": rate, "requests": log}
 
 
 def _load(config: dict) -> tuple[int | None, float | None, float | None]:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any
 
-from fleetplan.core.contract import Point, Run
+from fleetplan.core.contract import Point, RequestLog, Run
 from fleetplan.core.errors import InputError
 from fleetplan.warehouse.importers.base import (
     FileInput,
@@ -32,6 +32,7 @@ from fleetplan.warehouse.importers.base import (
     timestamp,
 )
 from fleetplan.warehouse.importers.document import Document
+from fleetplan.warehouse.importers.offered import send_rate
 
 IMPORTER = "guidellm"
 VERSION = "1"
@@ -217,7 +218,9 @@ def parse(document: Document, source: FileInput, options: ImportOptions) -> Pars
         source_index=0,
         points=tuple(points),
     )
-    return Parsed([run], seen.warnings)
+    # throughputs are recomputed from the tokens over the duration: no stated figure to check
+    derived = frozenset({"request_throughput_rps", "output_throughput_tps", "total_throughput_tps"})
+    return Parsed([run], seen.warnings, derived)
 
 
 def _totals(bench: _Bench) -> tuple[int, int, int]:
@@ -249,11 +252,19 @@ def _point(bench: _Bench, report: dict) -> Point:
     out_tokens = bench.total("output_token_count")
     in_tokens = bench.total("prompt_token_count")
     both = out_tokens is not None and in_tokens is not None
+    load = _load(_strategy(raw, report), bench)
+    log = _request_log(bench, completed + errored + incomplete)
+    rate = load.get("offered_rate_rps")
+    if rate is not None and math.isfinite(rate):
+        load["configured_rate_rps"] = rate
+        sent = send_rate(log.start_s) if log is not None else None
+        load["offered_rate_rps"] = sent if sent is not None else rate
     return build(
         Point,
         bench.file,
         bench.where,
-        **_load(_strategy(raw, report), bench),
+        **load,
+        requests=log,
         requests_sent=completed + errored + incomplete,
         completed=completed,
         failed=errored + incomplete,
@@ -289,3 +300,58 @@ def _note(bench: _Bench, report: dict, seen: _Seen) -> None:
         seen.warnings.append(
             f"{bench.where}: {incomplete} requests incomplete (level marked incomplete)"
         )
+
+
+_OUTCOMES = ("successful", "errored", "incomplete")
+
+
+def _request_log(bench: _Bench, total: int) -> RequestLog | None:
+    """The benchmark's per-request timings (0.7+ keep every request under `requests`, each with
+    its `request_start_time`, latency and TTFT): the send times that say the rate the level was
+    really sent at. None where GuideLLM kept a sample only (fewer requests than it counted) or
+    another layout."""
+    requests = bench.obj.get("requests")
+    if not isinstance(requests, dict):
+        return None
+    rows = []
+    for outcome in _OUTCOMES:
+        entries = requests.get(outcome) or []
+        if not isinstance(entries, list):
+            return None
+        for entry in entries:
+            start = finite(entry.get("request_start_time")) if isinstance(entry, dict) else None
+            if start is None:
+                return None
+            rows.append((outcome, start, entry))
+    if len(rows) != total or len(rows) < 2:
+        return None
+    first = min(start for _, start, _ in rows)
+    ok = [outcome == "successful" for outcome, _, _ in rows]
+    ttft = [_seconds(e.get("time_to_first_token_ms"), 1000) for _, _, e in rows]
+    e2el = [finite(e.get("request_latency")) for _, _, e in rows]
+    if any(good and (t is None or e is None) for good, t, e in zip(ok, ttft, e2el, strict=True)):
+        return None
+    return build(
+        RequestLog,
+        bench.file,
+        bench.where,
+        start_s=tuple(start - first for _, start, _ in rows),
+        ttft_s=tuple(t if good else None for t, good in zip(ttft, ok, strict=True)),
+        e2el_s=tuple(e if good else None for e, good in zip(e2el, ok, strict=True)),
+        itl_s=tuple(() for _ in rows),
+        input_tokens=tuple(_tokens(e.get("prompt_tokens")) for _, _, e in rows),
+        output_tokens=tuple(_tokens(e.get("output_tokens")) for _, _, e in rows),
+        error=tuple(
+            "" if good else outcome for (outcome, _, _), good in zip(rows, ok, strict=True)
+        ),
+    )
+
+
+def _seconds(value: Any, per_second: float) -> float | None:
+    number = finite(value)
+    return number / per_second if number is not None and number >= 0 else None
+
+
+def _tokens(value: Any) -> int:
+    number = finite(value)
+    return int(number) if number is not None and number >= 0 else 0

@@ -87,7 +87,9 @@ def parse(document: Document, source: FileInput, options: ImportOptions) -> Pars
             "latency includes the TTFT, so it is not used)"
         )
     point = _point(summary, stats, stats_source)
-    return Parsed([_run(summary, point, source, options)], warnings)
+    # the duration is completed / the stated rate, the total throughput output + rate x input
+    derived = frozenset({"duration_s", "total_throughput_tps"})
+    return Parsed([_run(summary, point, source, options)], warnings, derived)
 
 
 def _reported_stats(summary: Reader) -> dict[str, float | None]:

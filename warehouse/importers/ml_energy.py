@@ -131,7 +131,7 @@ def parse(document: Document, source: FileInput, options: ImportOptions) -> Pars
                 **common,
             )
         )
-    return Parsed(runs, _warnings(levels, chosen))
+    return Parsed(runs, _warnings(levels, chosen), frozenset({"duration_s", "gpu_energy_j"}))
 
 
 def _shown(value: float | None) -> str:

@@ -18,6 +18,8 @@ from fleetplan.warehouse.importers import (
     fleetplan_json,
     genai_perf,
     guidellm,
+    inference_perf,
+    inferencex,
     llmperf,
     ml_energy,
     vllm_json,
@@ -30,10 +32,13 @@ from fleetplan.warehouse.importers.base import (
     ParsedFile,
 )
 from fleetplan.warehouse.importers.document import Document, megabytes, read_document, unpack
+from fleetplan.warehouse.importers.offered import rate_notes
 
 # Tried in this order on the file's content; the first whose `detect` says yes reads it.
 FORMATS: tuple[Format, ...] = (
     fleetplan_json,
+    inference_perf,
+    inferencex,  # before vllm_json: its trimmed layout has vLLM's keys, in seconds
     vllm_json,
     guidellm,
     llmperf,
@@ -70,31 +75,109 @@ def parse(file: FileInput, options: ImportOptions | None = None) -> ParsedFile:
     refuse_large(file.name, len(file.data), options)
     data = unpack(file.data, name=file.name, limit=options.size_limit())
     document = read_document(data, name=file.name, max_values=options.value_limit())
+    first = document.values[0] if document.values else None
+    if (what := _tool_aggregate(first)) is not None:  # before detection: they look like results
+        raise NotResultsError(what, file=file.name)
     format_ = detect(document)
     if format_ is None:
         raise _not_importable(document, file.name)
-    runs, warnings = format_.parse(document, file, options)
-    check_runs(runs, file=file.name)  # once, for every format: a file that contradicts itself
-    return ParsedFile(file, format_.IMPORTER, format_.VERSION, tuple(runs), tuple(warnings))
+    parsed = format_.parse(document, file, options)
+    # once, for every format: a file that contradicts itself, and levels sent at another rate
+    runs, disagreeing = check_runs(parsed.runs, file=file.name, derived=parsed.derived)
+    runs, rates = rate_notes(runs)
+    warnings = (*rates, *disagreeing, *parsed.warnings)
+    return ParsedFile(file, format_.IMPORTER, format_.VERSION, tuple(runs), warnings)
+
+
+READS = (
+    "vLLM `bench serve` results, GuideLLM reports, LLMPerf results, GenAI-Perf/AIPerf exports, "
+    "inference-perf stage reports, InferenceX results, ML.ENERGY leaderboard model files, "
+    "fleetplan run files and the CSV table of `fleetplan benchmarks`"
+)
 
 
 def _not_importable(document: Document, name: str) -> InputError:
     first = document.values[0] if document.values else None
     if (companion := _not_results(first)) is not None:
         return NotResultsError(companion, file=name)
+    if document.kind == "yaml":
+        return NotResultsError(_yaml_is(first), file=name)
     return UnknownFormatError(
-        f"not a format fleetplan can import ({_describe(first)}); it reads vLLM `bench serve` "
-        "results, GuideLLM reports, LLMPerf results, GenAI-Perf/AIPerf exports, ML.ENERGY "
-        "leaderboard model files, fleetplan run files and the CSV table of `fleetplan benchmarks`",
+        f"not a format fleetplan can import ({_describe(first)}); it reads {READS}: if this is "
+        "a results file of another tool, convert it to the CSV table (`fleetplan template`)",
         file=name,
     )
 
 
-def _not_results(value: object) -> str | None:
-    """What a file that tools write beside their results is, and which file to import instead."""
+def _yaml_is(value: object) -> str:
+    """What a YAML file that is not a results file is (fleetplan reads GuideLLM's YAML
+    reports only): a tool's or a server's configuration, said as such."""
+    keys = set(value) if isinstance(value, dict) else set()
+    if {"load", "server"} <= keys or {"load", "api"} <= keys:
+        what = "inference-perf's configuration (config.yaml), read with the stage reports beside it"
+    elif "tensor_parallelism" in keys or {"model", "max_num_seqs"} <= keys:
+        what = (
+            "an experiment's server settings (exp-config.yaml), read with the inference-perf "
+            "stage reports beside it"
+        )
+    elif {"version", "run", "results"} <= keys:
+        what = (
+            "inference-perf's benchmark report of one stage in llm-d's report layout "
+            "(inference-perf.partial.stage_N.yaml), the same stage as its "
+            "stage_N_lifecycle_metrics.json, which is what is imported"
+        )
+    elif {"apiVersion", "kind"} <= keys:
+        what = "Kubernetes manifests, read with the inference-perf stage reports beside them"
+    else:
+        shown = ", ".join(sorted(map(str, keys))[:8])
+        what = f"a YAML document{f' with keys {shown}' if shown else ''}, not a GuideLLM report"
+    return f"{what}: not results, nothing to import from it"
+
+
+def _tool_aggregate(value: object) -> str | None:
+    """A tool's own aggregate of levels it also wrote one by one (AIPerf 0.13's aggregate/ and
+    sweep_aggregate/), or its run configuration: not results of their own."""
     if not isinstance(value, dict):
         return None
     keys = value.keys()
+    metadata = value.get("metadata")
+    aggregate = isinstance(metadata, dict) and "aggregation_type" in metadata
+    if {"aiperf_version", "metrics"} <= keys and aggregate:
+        return (
+            "AIPerf's aggregate over a level's runs (profile_export_aiperf_aggregate.json), "
+            "statistics of statistics: each run is imported from its own "
+            "profile_export_aiperf.json"
+        )
+    if {"aggregation_type", "per_combination_metrics"} <= keys:
+        return (
+            "AIPerf's sweep summary (profile_export_aiperf_sweep.json) of levels imported from "
+            "each level's profile_export_aiperf.json: nothing more to import"
+        )
+    if {"benchmark_id", "cli_command", "artifact_dir"} <= keys:
+        return (
+            "AIPerf's run configuration (run_config.json), not results: the run is imported "
+            "from profile_export_aiperf.json beside it"
+        )
+    return None
+
+
+def _not_results(value: object) -> str | None:
+    """What a file that tools write beside their results is, and which file to import instead."""
+    first = value[0] if isinstance(value, list) and value else None
+    if isinstance(first, dict) and {"start_time", "end_time", "info"} <= first.keys():
+        return (
+            "inference-perf's per-request log of every stage "
+            "(per_request_lifecycle_metrics.json): the stages are imported from the "
+            "stage_N_lifecycle_metrics.json beside it"
+        )
+    if not isinstance(value, dict):
+        return None
+    keys = value.keys()
+    if {"global", "reports"} <= keys:
+        return (
+            "inference-perf's checks of its own reports (validation.json), not results: the "
+            "stages are imported from the stage_N_lifecycle_metrics.json beside it"
+        )
     data = value.get("data")
     if (
         keys == {"data"}
@@ -106,6 +189,11 @@ def _not_results(value: object) -> str | None:
         return (
             "the prompts a GenAI-Perf/AIPerf run sent (inputs.json), not results: import "
             "profile_export_aiperf.json or profile_export_genai_perf.json from the same run"
+        )
+    if {"api", "data", "load", "server"} <= keys and "successes" not in keys:
+        return (
+            "inference-perf's configuration (its config.yaml, or the profile it was given), not "
+            "results: read with the stage_N_lifecycle_metrics.json reports beside it"
         )
     if {"experiments", "service_kind"} <= keys:
         return (

@@ -36,7 +36,12 @@ from fleetplan.warehouse.importers.base import (
     model_name,
 )
 from fleetplan.warehouse.importers.document import Document
-from fleetplan.warehouse.importers.vllm_requests import CannotRecompute, request_timings
+from fleetplan.warehouse.importers.offered import send_rate
+from fleetplan.warehouse.importers.vllm_requests import (
+    CannotRecompute,
+    request_log,
+    request_timings,
+)
 
 IMPORTER = "vllm-serve-json"
 VERSION = "1"
@@ -88,6 +93,8 @@ _KNOWN = {
     "rps_change_events",
     "total_input_sequences",
     "input_sequence_throughput",
+    "input_throughput",
+    "good_completed",
     *_SETUP_STRINGS,
 }
 # Read by `_setup`, which takes a number as well as text (`--metadata gpu_count=2` is text, a
@@ -154,6 +161,7 @@ def parse(document: Document, source: FileInput, options: ImportOptions) -> Pars
                 f"{where}: expected a JSON object, got {type(obj).__name__}", file=file
             )
         reader = Reader(obj, file, where)
+        _refuse_unmapped_latency(reader)
         setup = _setup(reader, name_hint, options)
         point, point_warnings = _point(reader)
         warnings.extend(f"{where}: {w}" for w in point_warnings)
@@ -162,6 +170,12 @@ def parse(document: Document, source: FileInput, options: ImportOptions) -> Pars
             groups.append(_Group(setup, created_at=_date(reader), index=len(groups)))
         groups[-1].loads.add(load)
         groups[-1].points.append(point)
+        unstored = sorted(k for k in obj if _STAT_KEY.match(k) and not _stored_stat(k))
+        if unstored:
+            warnings.append(
+                f"{where}: {', '.join(unstored)}: fleetplan stores the mean, median, p90, p95 "
+                "and p99 of each latency; these are not stored"
+            )
         unknown = sorted(
             k
             for k in obj
@@ -243,6 +257,26 @@ def _setup(reader: Reader, name_hint: re.Match[str] | None, options: ImportOptio
     }
 
 
+_SECONDS_STAT = re.compile(r"^(mean|median|std|p\d+(\.\d+)?)_(ttft|tpot|itl|e2el)(_s)?$")
+_STORED_STAT = re.compile(r"^(mean|median|std|p50|p90|p95|p99)_(ttft|tpot|itl|e2el)_ms$")
+
+
+def _stored_stat(key: str) -> bool:
+    return bool(_STORED_STAT.match(key)) or not re.search(r"_(ttft|tpot|itl|e2el)_ms$", key)
+
+
+def _refuse_unmapped_latency(reader: Reader) -> None:
+    """A latency statistic named as vLLM's but not in ms (`median_ttft`, `p99_tpot_s`): a file
+    fleetplan would read without its latencies, so it is refused, naming the key."""
+    for key in reader.obj:
+        if _SECONDS_STAT.match(str(key)):
+            raise reader.error(
+                key,
+                "a latency statistic without vLLM's `_ms` unit (vLLM writes `median_ttft_ms`): "
+                "fleetplan cannot tell its unit, so it refuses the file rather than drop it",
+            )
+
+
 def _date(reader: Reader) -> datetime | None:
     text = reader.text("date")
     if text is None:
@@ -309,6 +343,11 @@ def _point(reader: Reader) -> tuple[Point, list[str]]:
         stats = recomputed
         stats_source = StatsSource.RECOMPUTED
     load = _load(reader)
+    log = request_log(reader, completed) if completed > 0 else None
+    if log is not None and load["offered_rate_rps"] is not None:
+        sent = send_rate(log.start_s)
+        if sent is not None and math.isfinite(load["configured_rate_rps"] or math.inf):
+            load["offered_rate_rps"] = sent
     point = build(
         Point,
         reader.file,
@@ -321,6 +360,7 @@ def _point(reader: Reader) -> tuple[Point, list[str]]:
         input_tokens_mean=total_in / completed if total_in is not None and completed else None,
         output_tokens_mean=total_out / completed if total_out is not None and completed else None,
         stats_source=stats_source,
+        requests=log,
         **stats,
     )
     return point, warnings
@@ -343,11 +383,17 @@ def _counts(reader: Reader) -> dict[str, Any]:
 
 def _load(reader: Reader) -> dict[str, Any]:
     """The offered load: a request rate (Poisson, or bursty) and/or a concurrency cap."""
+    rate = _offered_rate(reader)
     load = {
-        "offered_rate_rps": _offered_rate(reader),
+        "offered_rate_rps": rate,
+        "configured_rate_rps": rate,
         "max_concurrency": reader.number("max_concurrency", integer=True) or None,
         "burstiness": reader.number("burstiness") or None,
     }
     if load["offered_rate_rps"] is None and load["max_concurrency"] is None:
         raise reader.error("request_rate", "missing, and no max_concurrency either")
+    if load["max_concurrency"] is not None and rate is not None and math.isinf(rate):
+        # `--max-concurrency N --request-rate inf`: N requests in flight, each sent when one
+        # finishes: a closed loop at concurrency N, not a burst of all requests at once
+        load["offered_rate_rps"] = None
     return load

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from fleetplan.core.contract import RequestLog
 from fleetplan.core.stats import RequestTimings, pooled
-from fleetplan.warehouse.importers.base import Reader
+from fleetplan.warehouse.importers.base import Reader, build
 
 
 class CannotRecompute(Exception):
@@ -93,3 +94,42 @@ def _gaps(reader: Reader, kept: list[list]) -> np.ndarray:
     ):
         raise reader.error("itls", "expected non-negative finite chunk gaps (seconds)")
     return gaps.astype(float)
+
+
+def request_log(reader: Reader, completed: int) -> RequestLog | None:
+    """The per-request log with send times (`--save-detailed` results that have `start_times`),
+    for the send-time judgement (`fleetplan.core.load`) and the rate requests were really sent
+    at; None without `start_times` or without the arrays a log needs."""
+    if "start_times" not in reader.obj or "ttfts" not in reader.obj:
+        return None
+    starts = reader.array("start_times", None)
+    n = starts.size
+    ttfts = reader.array("ttfts", n)
+    latencies = reader.array("latencies", n)
+    input_lens = reader.array("input_lens", n)
+    output_lens = reader.array("output_lens", n)
+    if n < 2 or latencies is None or input_lens is None or output_lens is None:
+        return None
+    try:
+        ok = _succeeded(reader, n, completed)
+    except CannotRecompute:
+        return None
+    itls = reader.obj.get("itls")
+    gaps = itls if isinstance(itls, list) and len(itls) == n else [[] for _ in range(n)]
+    errors = reader.obj.get("errors") if isinstance(reader.obj.get("errors"), list) else None
+    start = float(starts.min())
+    return build(
+        RequestLog,
+        reader.file,
+        reader.where,
+        start_s=tuple(float(t) - start for t in starts),
+        ttft_s=tuple(float(t) if good else None for t, good in zip(ttfts, ok, strict=True)),
+        e2el_s=tuple(float(t) if good else None for t, good in zip(latencies, ok, strict=True)),
+        itl_s=tuple(tuple(g) if good else () for g, good in zip(gaps, ok, strict=True)),
+        input_tokens=tuple(int(v) for v in input_lens),
+        output_tokens=tuple(int(v) for v in output_lens),
+        error=tuple(
+            "" if good else (str(errors[i])[:2000] if errors else "failed") or "failed"
+            for i, good in enumerate(ok)
+        ),
+    )
