@@ -67,9 +67,8 @@ class TrafficClass(_Model):
         ("window_hours", None),
         ("model", None),
         ("burstiness", None),
-        ("attainment", None),
-        ("fallback", False),
     )
+    _quiet_fields = (("attainment", None), ("fallback", False))
 
     name: Name
     rate_rps: _bounded(0, MAX_RATE_RPS, strict_low=True) | None = Field(

@@ -81,12 +81,15 @@ class _Model(BaseModel):
     # Fields of scenario version 2, written out only where they say something (a version 1
     # scenario writes out, and so exports, exactly what it did before version 2 existed).
     _day_fields: ClassVar[tuple[tuple[str, object], ...]] = ()
+    # Fields of either version written out likewise only where they say something (a server
+    # variant, availability, attainment): a scenario without them dumps as before they existed.
+    _quiet_fields: ClassVar[tuple[tuple[str, object], ...]] = ()
 
     @model_serializer(mode="wrap")
     def _without_unused_day_fields(self, handler: SerializerFunctionWrapHandler) -> Any:
         data = handler(self)
         if isinstance(data, dict):
-            for name, default in self._day_fields:
+            for name, default in (*self._day_fields, *self._quiet_fields):
                 if name in data and data[name] == default:
                     del data[name]
         return data
@@ -100,12 +103,8 @@ class GpuOffer(_Model):
     its servers serve or not) or on demand (paid in the hours a server runs)."""
 
     # Written out only where they say something (a version 1 offer dumps as it always did).
-    _day_fields = (
-        ("name", None),
-        ("commitment", "reserved"),
-        ("variant", None),
-        ("availability", 1.0),
-    )
+    _day_fields = (("name", None), ("commitment", "reserved"))
+    _quiet_fields = (("variant", None), ("availability", 1.0))
 
     gpu_model: Name
     name: Name | None = Field(
