@@ -145,8 +145,9 @@ def test_extrapolation_only_when_asked():
     assert plain.capacity_rps == 4 and plain.basis == "measured"
     assert plain.saturation_rps == pytest.approx(saturation)
     assert "beyond it nothing was measured" in plain.reason
-    far = capacity_report(pts, query.model_copy(update={"extrapolate": True}))
+    far = capacity_report(pts, query.model_copy(update={"extrapolate": True, "capacity_at": "mid"}))
     assert far.basis == "extrapolated" and 4 < far.capacity_rps < saturation
+    assert (far.rps_low, far.capacity_at) == (4, "mid")  # the low end: what the data proves
     assert far.predicted_ttft_p99_ms == pytest.approx(140, rel=1e-3)
 
 

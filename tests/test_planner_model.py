@@ -43,6 +43,7 @@ def h100_only(rate, ttft, rule):
             "sites": [{"name": "dc", "electricity_usd_per_kwh": 0.1, "grid_gco2_per_kwh": 300}],
             "capacity_rule": rule,
             "max_utilization": 1.0,  # the servers below are worked out on whole capacities
+            "capacity_at": "mid",  # the curve's own estimate: what these tests work out
         }
     )
 
@@ -107,7 +108,7 @@ def test_measured_rule_gives_todays_plan_of_the_example(tables):
 
 def test_the_example_under_the_model_rule(tables):
     points, catalog = tables
-    at_full = {**json.loads(EXAMPLE.read_text()), "max_utilization": 1.0}
+    at_full = {**json.loads(EXAMPLE.read_text()), "max_utilization": 1.0, "capacity_at": "mid"}
     result = plan_from_tables(Scenario.model_validate(at_full), points, catalog)
     pools = {p.traffic_class: p for p in result.recommended.pools}
     assert result.capacity_rule == "model"

@@ -144,14 +144,14 @@ def test_plan_command_takes_the_capacity_rule_and_says_which(tmp_path, sample_wa
     before = ROOT / "tests" / "fixtures" / "plans" / "chat-batch-qwen14b-before-issue-12.csv"
     raw = json.loads((ROOT / "examples" / "chat-batch-qwen14b.json").read_text())
     model = fleetplan("plan", "--warehouse", sample_warehouse_path, "--scenario",
-                      ROOT / "examples" / "chat-batch-qwen14b.json")  # fmt: skip
+                      ROOT / "examples" / "chat-batch-qwen14b.json",
+                      "--capacity-at", "mid")  # fmt: skip
     assert model.returncode == 0, model.stderr
     assert "capacity rule: model" in model.stdout
+    assert "planned on each capacity's mid end" in model.stdout
     # the example's 0.8 headroom on the H100's capacity at 100 ms / 50 ms: kept up at 4 req/s,
     # to its saturation (8.83 req/s, what the 32 req/s bursts prove) by the queue form
-    assert "req/s per server (model: to saturation (queue form): measured: kept up at 4" in (
-        model.stdout
-    )
+    assert "(model: to saturation (queue form): measured: kept up at 4" in model.stdout
     assert "saturation 8.83 req/s" in model.stdout and "P99 at 6.00" in model.stdout
     example = tmp_path / "example-at-1.json"  # before issue 12 the example planned at 1.0
     example.write_text(json.dumps({**raw, "max_utilization": 1.0}))

@@ -366,6 +366,7 @@ def test_operating_points_put_each_pool_on_its_curve(sample):
     scenario = Scenario.model_validate_json(
         (ROOT / "examples" / "chat-batch-qwen14b.json").read_text()
     )
+    scenario = scenario.model_copy(update={"capacity_at": "mid"})  # the curves' own estimates
     result = plan_from_tables(scenario, sample["points"], sample["catalog"], pareto_points=0)
     pools = operating_points(result, scenario, sample["points"])
     # the example plans at the default headroom (0.8): realtime on one H100; batch (12 req/s, no
