@@ -41,7 +41,7 @@ def test_export_imports_back_losslessly(sample_warehouse_path, tmp_path):
     before, after = comparable(exported(sample_warehouse_path)), comparable(exported(fresh))
     # the load columns are judged again at store, from the same figures: the same values
     assert set(LOAD_COLUMNS) == JUDGED and set(before.columns) >= JUDGED
-    assert before["stable"].notna().sum() > 90 and before["load_reason"].notna().all()
+    assert before["stable"].notna().sum() >= 50 and before["load_reason"].notna().all()
     pd.testing.assert_frame_equal(before, after, check_dtype=False)
     # and into the warehouse it came from: every run is already there
     with Warehouse.open(sample_warehouse_path) as wh:
