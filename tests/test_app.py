@@ -17,21 +17,14 @@ from fleetplan.planner import Scenario
 from fleetplan.warehouse.db import ENV_VAR
 from fleetplan.warehouse.queries import sources
 from tests.support.pages import read_warehouse, seen
-from tests.support.paths import ROOT
+from tests.support.paths import MAIN, ROOT
 from tests.support.processes import fleetplan, held_by_another_process
 from tests.support.vllm_results import make_result
 
-MAIN = str(ROOT / "app" / "main.py")
 PAGES = PAGE_PATHS
 
 
-@pytest.fixture(autouse=True)
-def _fresh_caches():
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    yield
-    st.cache_data.clear()
-    st.cache_resource.clear()
+pytestmark = pytest.mark.usefixtures("fresh_caches")
 
 
 def release_warehouse() -> None:

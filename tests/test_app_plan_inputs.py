@@ -16,21 +16,14 @@ from fleetplan.planner import Scenario
 from fleetplan.services.scenario_link import scenario_to_link
 from fleetplan.warehouse.db import ENV_VAR
 from tests.support.pages import seen
-from tests.support.paths import ROOT
+from tests.support.paths import MAIN, ROOT
 from tests.support.processes import fleetplan
 from tests.support.vllm_results import make_result
 
-MAIN = str(ROOT / "app" / "main.py")
 PLAN, BENCHMARKS = "views/plan.py", "views/benchmarks.py"
 
 
-@pytest.fixture(autouse=True)
-def _fresh_caches():
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    yield
-    st.cache_data.clear()
-    st.cache_resource.clear()
+pytestmark = pytest.mark.usefixtures("fresh_caches")
 
 
 def open_app(monkeypatch, warehouse_path, link: str | None = None) -> AppTest:

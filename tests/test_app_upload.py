@@ -4,11 +4,9 @@ it, with nothing left to import; problems are listed in full; file ids are short
 
 from __future__ import annotations
 
-import gc
 import json
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from fleetplan.core.contract import RUN_FILE_FORMAT, RunFile
@@ -17,21 +15,13 @@ from fleetplan.warehouse.db import ENV_VAR
 from fleetplan.warehouse.importers import FileInput, parse
 from fleetplan.warehouse.queries import benchmark_points, sources
 from tests.support.pages import read_warehouse, seen
-from tests.support.paths import ROOT
+from tests.support.paths import MAIN
 from tests.support.vllm_results import make_result
 
-MAIN = str(ROOT / "app" / "main.py")
 UNLABELLED = json.dumps(make_result(seed=31, model="acme/unlabelled", metadata={})).encode()
 
 
-@pytest.fixture(autouse=True)
-def _fresh_caches():
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    yield
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    gc.collect()
+pytestmark = pytest.mark.usefixtures("fresh_caches")
 
 
 def upload_page(monkeypatch, warehouse_path) -> AppTest:

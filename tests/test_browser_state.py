@@ -5,9 +5,13 @@ from __future__ import annotations
 
 from urllib.parse import parse_qs, urlparse
 
+import pytest
+
 from fleetplan.planner import Scenario
 from fleetplan.services.scenario_link import scenario_from_link
 from tests.support.browser import VIEWPORT, screenshot, wait_rendered
+
+pytestmark = pytest.mark.slow  # a real Chromium (tests/support/browser.py)
 
 PLAN = "Plan a fleet"
 
