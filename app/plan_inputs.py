@@ -2,11 +2,15 @@
 their traffic shapes); GPUs on offer (rented or bought); sites and region presets; budget and
 carbon limits. `scenario_inputs` draws them and returns the scenario they make.
 
-The widgets start from `st.session_state.s_base`, under keys that end in a generation number
-(`s_gen`). A preset, a region, a loaded file or a traffic shape filled in replaces the base and
-renews every widget (`restart`). Streamlit forgets a widget's value when a run does not draw it
-(another page was shown): `start` notices that the inputs are gone and restarts them from the
-last scenario they made (`s_current`), so that nothing the user typed is lost across pages. The
+The widgets start from `st.session_state.s_base`, under keys that end in a generation number,
+one per group of widgets (`s_gens`: top, classes, gpus, sites, limits; `widget_key`). A preset,
+a region, a loaded file or a traffic shape filled in replaces the base (`restart`) and renews only
+the groups whose values it changes: a table the change leaves as it is keeps its widget, its
+data and the user's edits in progress (a table rebuilt while the page re-ran lost typed values,
+or put them in the cell that took the old one's place). Streamlit forgets a widget's value
+when a run does not draw it (another page was shown): `start` notices that the inputs are
+gone and restarts them from the last scenario they made (`s_current`), so that nothing the user
+typed is lost across pages. The
 scenario also lives in the page's link (`keep_in_link`, `fleetplan.services.scenario_link`): a
 reload or a sent link starts from it. What the tables hold and how they become a scenario is
 fleetplan/services/scenario_forms.py.
@@ -47,6 +51,7 @@ from fleetplan.services.scenario_forms import (
     page_message,
     scenario_from_forms,
     scenario_settings,
+    short_model,
     site_names,
     sites_table,
 )
@@ -58,21 +63,75 @@ OBJECTIVES = {"cost": "Lowest cost", "carbon": "Lowest carbon", "price": "Cost +
 LINK_PARAM, REGION_PARAM = "s", "region"
 
 
-def start(points: pd.DataFrame) -> tuple[Scenario, int]:
-    """The scenario the widgets start from, and their generation: the link's (or the default)
-    on a new session; the last scenario the inputs made when their widgets were forgotten."""
+GROUPS = ("top", "classes", "gpus", "sites", "limits")
+# Each widget's group (a widget not named here is in "top"); the region selectors follow the sites.
+WIDGET_GROUPS = {
+    "w_classes": "classes",
+    "w_total_rps": "classes",
+    "w_preset": "classes",
+    "w_apply_preset": "classes",
+    "w_gpus": "gpus",
+    "w_sites": "sites",
+    "w_region_site": "sites",
+    "w_region": "sites",
+    "w_apply_region": "sites",
+    "w_budget": "limits",
+    "w_carbon_cap": "limits",
+}
+
+
+def widget_key(name: str, state=None) -> str:
+    """The key a widget (`w_model`, `w_gpus`, ...) has in this run: its name and its group's
+    generation."""
+    gens = (st.session_state if state is None else state)["s_gens"]
+    return f"{name}_{gens[WIDGET_GROUPS.get(name, 'top')]}"
+
+
+def _signature(group: str, scenario: Scenario) -> str:
+    """What a group of widgets shows of a scenario: equal signatures draw equal widgets."""
+    if group == "classes":
+        return classes_table(scenario).to_json()
+    if group == "gpus":
+        return gpus_table(scenario, data.facts()).to_json()
+    if group == "sites":
+        return sites_table(scenario).to_json()
+    if group == "limits":
+        return repr((scenario.budget_usd_per_hour, scenario.carbon_cap_kg_per_hour))
+    return repr(
+        (scenario.name, scenario.model, objective_choice(scenario), scenario.objective,
+         scenario.capacity_rule, scenario.max_utilization)
+    )  # fmt: skip
+
+
+def start(points: pd.DataFrame) -> tuple[dict[str, Scenario], dict[str, int]]:
+    """The scenario each group of widgets starts from, and the groups' generations: the link's
+    (or the default) on a new session; the last scenario the inputs made when their widgets
+    were forgotten (another page was shown)."""
     state = st.session_state
     if "s_base" not in state:
         state.s_gen, state.s_notes = 0, []
         state.s_base = _first_scenario(points)
         state.s_current = state.s_base
+        state.s_gens = dict.fromkeys(GROUPS, 0)
+        state.s_bases = dict.fromkeys(GROUPS, state.s_base)
         region = st.query_params.get(REGION_PARAM)
         if region in set(data.regions()["region_id"]):
             state.s_region = region
-    elif f"w_model_{state.s_gen}" not in state:  # back from another page
-        state.s_base = state.s_current
-        state.s_gen += 1
-    return state.s_base, state.s_gen
+    elif widget_key("w_model") not in state:  # back from another page
+        _renew(state.s_current, made=None)
+    return state.s_bases, state.s_gens
+
+
+def _renew(scenario: Scenario, made: Scenario | None) -> None:
+    """`scenario` the new base; new widgets for the groups it shows otherwise than `made` (what
+    the widgets made this run; None: every group)."""
+    state = st.session_state
+    for group in GROUPS:
+        if made is None or _signature(group, scenario) != _signature(group, made):
+            state.s_gens[group] += 1
+            state.s_bases[group] = scenario
+    state.s_base = state.s_current = scenario
+    state.s_gen += 1
 
 
 def _first_scenario(points: pd.DataFrame) -> Scenario:
@@ -93,13 +152,12 @@ def _first_scenario(points: pd.DataFrame) -> Scenario:
     return scenario
 
 
-def restart(scenario: Scenario, notes: Sequence[str] = ()) -> None:
-    """New inputs for every widget (a preset, a loaded file, a region, a traffic shape filled
-    in): fresh widget keys, and what the page says about the change."""
-    state = st.session_state
-    state.s_base = state.s_current = scenario
-    state.s_notes = list(notes)
-    state.s_gen += 1
+def restart(scenario: Scenario, notes: Sequence[str] = (), made: Scenario | None = None) -> None:
+    """New inputs (a preset, a loaded file, a region, a traffic shape filled in): fresh widgets
+    for the groups that show `scenario` otherwise than `made` (the scenario the widgets made this
+    run; None, a loaded file: every group), and what the page says about the change."""
+    _renew(scenario, made)
+    st.session_state.s_notes = list(notes)
     st.rerun()
 
 
@@ -116,20 +174,25 @@ def keep_in_link(scenario: Scenario) -> None:
         st.query_params[REGION_PARAM] = region
 
 
-def scenario_inputs(base: Scenario, gen: int, points: pd.DataFrame) -> Scenario:
+def scenario_inputs(
+    bases: dict[str, Scenario], gens: dict[str, int], points: pd.DataFrame
+) -> Scenario:
     """Every input of the page, drawn; the scenario they make (the page stops with the reason
     when they make none). Applies a preset or a region when its button was pressed."""
     for note in st.session_state.get("s_notes", []):
         st.info(plain(note), icon=":material/info:")
-    model, objective, capacity_rule, headroom, carbon_price = _top(base, gen, points)
-    classes, total_rps, preset, apply_preset = _classes(base, gen, points)
-    gpus = _gpus(base, gen)
+    name, model, objective, capacity_rule, headroom, carbon_price = _top(
+        bases["top"], gens["top"], points
+    )
+    classes, total_rps, preset, apply_preset = _classes(bases["classes"], gens["classes"], points)
+    gpus = _gpus(bases["gpus"], gens["gpus"])
     left, right = st.columns(2)
     with left:
-        sites = _sites(base, gen)
+        sites = _sites(bases["sites"], gens["sites"])
     with right:
-        target_site, region, apply_region = _regions(base, gen, sites)
-        budget, carbon_cap = _limits(base, gen)
+        target_site, region, apply_region = _regions(bases["sites"], gens["sites"], sites)
+        budget, carbon_cap = _limits(bases["limits"], gens["limits"])
+    base = st.session_state.s_base
     settings = scenario_settings(
         objective=objective,
         carbon_price_usd_per_t=carbon_price,
@@ -139,8 +202,9 @@ def scenario_inputs(base: Scenario, gen: int, points: pd.DataFrame) -> Scenario:
         carbon_cap_kg_per_hour=carbon_cap,
     )
     try:
+        named = base.model_copy(update={"name": name.strip() or base.name})
         scenario = scenario_from_forms(
-            base,
+            named,
             model=model,
             classes=classes,
             gpus=gpus,
@@ -151,13 +215,18 @@ def scenario_inputs(base: Scenario, gen: int, points: pd.DataFrame) -> Scenario:
     except InputError as error:
         st.error(f"Check the inputs: {plain(page_message(error))}", icon=":material/edit:")
         st.stop()
+    made = scenario
     if apply_preset:
         scenario = with_preset(scenario, preset)
+        if scenario.name in {f"{p} on {short_model(model)}" for p in PRESETS}:
+            # a preset's name (the default's, or one applied before): the one applied now
+            scenario = scenario.model_copy(update={"name": f"{preset} on {short_model(model)}"})
     if apply_region:
-        restart(with_region_site(scenario, target_site, region))
+        st.session_state.s_region_site = target_site  # the selector stays on it
+        restart(with_region_site(scenario, target_site, region), made=made)
     shaped, notes = with_default_shapes(scenario, points)
     if apply_preset or shaped != scenario:
-        restart(shaped, notes)
+        restart(shaped, notes, made=made)
     for warning in unmeasured_shapes(scenario, points):
         st.warning(plain(warning), icon=":material/warning:")
     return scenario
@@ -165,6 +234,14 @@ def scenario_inputs(base: Scenario, gen: int, points: pd.DataFrame) -> Scenario:
 
 def _top(base: Scenario, gen: int, points: pd.DataFrame):
     models = models_by_coverage(points)
+    name = st.text_input(
+        "Scenario name",
+        base.name,
+        max_chars=200,
+        key=f"w_name_{gen}",
+        help='The name the plan and its files carry. A name ending in "on <model>" follows '
+        "the model; a preset applied renames a preset's name.",
+    )
     top = st.columns([3, 3, 2, 2])
     model = top[0].selectbox(
         "Model",
@@ -216,7 +293,7 @@ def _top(base: Scenario, gen: int, points: pd.DataFrame):
             step=10.0,
             key=f"w_carbon_price_{gen}",
         )
-    return model, objective, capacity_rule, headroom, carbon_price
+    return name, model, objective, capacity_rule, headroom, carbon_price
 
 
 def _class_columns(options: list[str]) -> dict:
@@ -368,7 +445,14 @@ def _regions(base: Scenario, gen: int, sites: pd.DataFrame):
     regions = data.regions()
     labels = dict(zip(regions["region_id"], regions["name"], strict=True))
     row = st.columns([2, 3, 1], vertical_alignment="bottom")
-    target_site = row[0].selectbox("Site", site_names(sites, base), key=f"w_region_site_{gen}")
+    names = site_names(sites, base)
+    kept = st.session_state.get("s_region_site")  # the site a preset was last applied to
+    target_site = row[0].selectbox(
+        "Site",
+        names,
+        index=names.index(kept) if kept in names else 0,
+        key=f"w_region_site_{gen}",
+    )
     region_ids = list(labels)
     chosen = st.session_state.get("s_region", DEFAULT_REGION)  # kept across restarts and pages
     region_id = row[1].selectbox(

@@ -12,6 +12,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from fleetplan.app.plan_inputs import widget_key
 from fleetplan.planner import Scenario
 from fleetplan.services.scenario_link import scenario_to_link
 from fleetplan.warehouse.db import ENV_VAR
@@ -37,7 +38,7 @@ def open_app(monkeypatch, warehouse_path, link: str | None = None) -> AppTest:
 
 
 def key(at: AppTest, name: str) -> str:
-    return f"{name}_{at.session_state['s_gen']}"
+    return widget_key(name, at.session_state)
 
 
 def metric(at: AppTest, label: str) -> str:

@@ -28,8 +28,8 @@ if points.empty:
     st.stop()
 
 state = st.session_state
-base, gen = start(points)
-scenario = scenario_inputs(base, gen, points)
+bases, gens = start(points)
+scenario = scenario_inputs(bases, gens, points)
 state.s_current = scenario  # what the downloads and the link hold; tests read it too
 keep_in_link(scenario)
 
