@@ -25,7 +25,7 @@ from fleetplan.planner.report import (
 )
 from fleetplan.planner.results import FleetPlan, Plan
 from fleetplan.planner.scenario import Scenario
-from fleetplan.services import exports
+from fleetplan.services import exports, workbook
 from fleetplan.services.load_views import operating_points
 from fleetplan.services.plain_text import plain
 
@@ -189,20 +189,47 @@ def _load_curves(result: Plan, scenario: Scenario, points: pd.DataFrame) -> None
 
 # The plan's files: (label, build(plan, inputs), file name, MIME type, key, help).
 PLAN_FILES = (
-    ("Download plan (CSV)", lambda plan, _: exports.plan_csv(plan), "fleetplan-plan.csv",
-     "text/csv", "download_plan_csv", "Every pool, recommended and baselines, one row each."),
-    ("Download fleet (CSV)", lambda plan, _: exports.fleet_csv(plan), "fleetplan-fleet.csv",
-     "text/csv", "download_fleet_csv",
-     "The recommended fleet alone, with a TOTAL row (GPUs, servers, $/month, kgCO2e/month)."),
-    ("Download sources (CSV)", exports.sources_csv, "fleetplan-sources.csv", "text/csv",
-     "download_sources_csv", "Every price, power, embodied and site figure the plan rests on, "
-     "with where it came from."),
-    ("Download workbook (XLSX)", exports.plan_xlsx, "fleetplan-plan.xlsx",
-     "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet", "download_plan_xlsx",
-     "Sheets fleet, baselines, inputs and sources."),
-    ("Download plan (JSON)", exports.plan_json, "fleetplan-plan.json", "application/json",
-     "download_plan_json", "The whole plan, with its inputs and their sources in 'inputs'."),
-)  # fmt: skip
+    (
+        "Download plan (CSV)",
+        lambda plan, _: exports.plan_csv(plan),
+        "fleetplan-plan.csv",
+        "text/csv",
+        "download_plan_csv",
+        "Every pool, recommended and baselines, one row each.",
+    ),
+    (
+        "Download fleet (CSV)",
+        lambda plan, _: exports.fleet_csv(plan),
+        "fleetplan-fleet.csv",
+        "text/csv",
+        "download_fleet_csv",
+        "The recommended fleet alone, with a TOTAL row (GPUs, servers, $/month, kgCO2e/month).",
+    ),
+    (
+        "Download sources (CSV)",
+        exports.sources_csv,
+        "fleetplan-sources.csv",
+        "text/csv",
+        "download_sources_csv",
+        "Every price, power, embodied and site figure the plan rests on, with where it came from.",
+    ),
+    (
+        "Download workbook (XLSX)",
+        workbook.plan_xlsx,
+        "fleetplan-plan.xlsx",
+        "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+        "download_plan_xlsx",
+        "Sheets fleet, baselines, inputs and sources.",
+    ),
+    (
+        "Download plan (JSON)",
+        exports.plan_json,
+        "fleetplan-plan.json",
+        "application/json",
+        "download_plan_json",
+        "The whole plan, with its inputs and their sources in 'inputs'.",
+    ),
+)
 
 
 def downloads(result: Plan | None, scenario: Scenario, column) -> None:

@@ -65,9 +65,17 @@ def main() -> int:
     args = parser.parse_args()
     port = free_port()
     server = subprocess.Popen(
-        [sys.executable, str(SERVER), "--port", str(port), "--ttft-ms", str(TTFT_MS),
-         "--tpot-ms", str(TPOT_MS)]
-    )  # fmt: skip
+        [
+            sys.executable,
+            str(SERVER),
+            "--port",
+            str(port),
+            "--ttft-ms",
+            str(TTFT_MS),
+            "--tpot-ms",
+            str(TPOT_MS),
+        ]
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         for _ in range(200):
@@ -79,8 +87,10 @@ def main() -> int:
         print(f"{STREAMS} streams at once; medians in ms (client against the server's clock)")
         for round_ in range(args.repeat):
             lag, ttft, tpot = one_round(url, round_)
-            print(f"round {round_ + 1}: first-token lag {lag:+.2f}, TTFT error {ttft:+.2f}, "
-                  f"TPOT error {tpot:+.2f}")  # fmt: skip
+            print(
+                f"round {round_ + 1}: first-token lag {lag:+.2f}, TTFT error {ttft:+.2f}, "
+                f"TPOT error {tpot:+.2f}"
+            )
     finally:
         server.kill()
         server.wait()

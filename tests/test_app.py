@@ -12,7 +12,7 @@ import requests
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from fleetplan.app.plan_inputs import widget_key
+from fleetplan.app.plan_state import widget_key
 from fleetplan.app.views import PAGE_PATHS
 from fleetplan.planner import Scenario
 from fleetplan.warehouse.db import ENV_VAR

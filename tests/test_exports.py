@@ -16,7 +16,7 @@ import pytest
 
 from fleetplan.planner.report import POOL_COLUMNS
 from fleetplan.planner.scenario import Scenario
-from fleetplan.services.exports import plan_csv, plan_inputs, plan_xlsx, sources_csv
+from fleetplan.services.exports import plan_csv, plan_inputs, sources_csv
 from fleetplan.services.planning import plan_from_tables
 from fleetplan.services.scenario_forms import (
     classes_table,
@@ -25,6 +25,7 @@ from fleetplan.services.scenario_forms import (
     scenario_from_forms,
     sites_table,
 )
+from fleetplan.services.workbook import plan_xlsx
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.queries import benchmark_points, gpu_catalog, gpu_prices, regions
 from tests.support.processes import fleetplan

@@ -9,8 +9,9 @@ from __future__ import annotations
 import streamlit as st
 
 from fleetplan.app import data
-from fleetplan.app.plan_inputs import keep_in_link, restart, scenario_inputs, start
+from fleetplan.app.plan_inputs import scenario_inputs
 from fleetplan.app.plan_results import downloads, show_plan
+from fleetplan.app.plan_state import keep_in_link, restart, start
 from fleetplan.core.errors import InputError
 from fleetplan.services.plain_text import plain
 from fleetplan.services.planning import MAX_SCENARIO_BYTES, for_the_page, load_scenario

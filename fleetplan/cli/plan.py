@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     from fleetplan.core.errors import InputError
     from fleetplan.planner.explain import trade_off
     from fleetplan.planner.report import summary
-    from fleetplan.services import exports
+    from fleetplan.services import exports, workbook
     from fleetplan.services.planning import load_scenario, plan_from_warehouse
     from fleetplan.warehouse import queries
     from fleetplan.warehouse.db import Warehouse
@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
         ("--csv", args.csv, "pools", lambda: exports.plan_csv(result)),
         ("--fleet-csv", args.fleet_csv, "fleet", lambda: exports.fleet_csv(result)),
         ("--sources-csv", args.sources_csv, "sources", lambda: exports.sources_csv(result, inputs)),
-        ("--xlsx", args.xlsx, "workbook", lambda: exports.plan_xlsx(result, inputs)),
+        ("--xlsx", args.xlsx, "workbook", lambda: workbook.plan_xlsx(result, inputs)),
         ("--json", args.json, "plan", lambda: exports.plan_json(result, inputs)),
     )
     try:

@@ -10,7 +10,8 @@ Every CSV has its header on the first line and nothing else but rows (RFC 4180: 
 `pandas.read_csv` with its defaults, a spreadsheet and BI tools read it as it is); text cells are
 quoted and never start a formula. `plan_csv`: every pool (recommended and baselines);
 `fleet_csv`: the recommended fleet alone with a TOTAL row; `sources_csv`: every input figure with
-where it came from; `plan_xlsx`: a workbook with sheets fleet, baselines, inputs and sources. The
+where it came from; `services.workbook.plan_xlsx`: a workbook with sheets fleet, baselines, inputs
+and sources. The
 JSON is the plan's fields with an `inputs` field beside them. Each is built only when asked for
 (the page's download buttons build theirs on click).
 """
@@ -20,7 +21,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import math
 from typing import Any
 
 import pandas as pd
@@ -206,7 +206,7 @@ def plan_inputs(
     }
 
 
-def _pools(plan: Plan, *, include_baselines: bool = True) -> pd.DataFrame:
+def pool_rows(plan: Plan, *, include_baselines: bool = True) -> pd.DataFrame:
     """The pool table rounded to the CSV's digits, text cells neutralised."""
     table = rounded(pool_table(plan, include_baselines=include_baselines))
     for column in table.columns:
@@ -226,14 +226,14 @@ def plan_csv(plan: Plan) -> str:
     """Every pool of the plan (the recommended fleet's and each baseline's, told apart by
     `fleet`), one row each, the header first: `planner.report.POOL_COLUMNS`, rounded per
     `planner.report.CSV_DIGITS`. What the rows rest on is in `sources_csv` and the JSON."""
-    return _csv(_pools(plan))
+    return _csv(pool_rows(plan))
 
 
 def fleet_table(plan: Plan) -> pd.DataFrame:
     """The recommended fleet alone, one row per pool with its carbon (operational + embodied)
     and a last row `class` = TOTAL: its GPUs, servers, $/h, $/month, power, energy and
     kgCO2e/month (from the plan's totals; unknown where any pool's is)."""
-    table = _pools(plan, include_baselines=False)
+    table = pool_rows(plan, include_baselines=False)
     operational, embodied = table["operational_kgco2e_month"], table["embodied_kgco2e_month"]
     at = list(table.columns).index("host_embodied_kgco2e_month") + 1
     table.insert(at, "carbon_kgco2e_month", (operational + embodied).round(3))
@@ -290,34 +290,26 @@ def sources_table(plan: Plan, inputs: dict[str, Any]) -> pd.DataFrame:
             if traffic.get(target) is not None:
                 label = f"{target[:4].upper()} P99 target"
                 rows.append((f"class {traffic['name']}", label, traffic[target], "ms", "entered"))
-    units = {"idle_w": "W", "rated_w": "W", "embodied_kgco2e": "kgCO2e", "lifetime_years": "y"}
-    for gpu in inputs["gpus"]:
-        item = f"GPU {gpu['gpu_model']} at {gpu['site']}"
-        included = "included" if gpu["electricity_included"] else "not included"
-        rows.append(
-            (
-                item,
-                f"price ({gpu['price_basis']}; electricity {included})",
-                gpu["usd_per_gpu_hour"],
-                "$/GPU-hour",
-                gpu["price_source"],
-            )
-        )
-        for name, unit in units.items():
-            rows.append((item, name, gpu[name], unit, gpu[f"{name}_source"]))
-        per_server = gpu["host_embodied_kgco2e_per_server"]
-        host = per_server if per_server is not None else gpu["host_embodied_kgco2e_per_gpu"]
-        unit = "kgCO2e per server" if per_server is not None else "kgCO2e per GPU"
-        rows.append((item, "host embodied share", host, unit, gpu["host_embodied_source"]))
+    rows += [row for gpu in inputs["gpus"] for row in _gpu_sources(gpu)]
     for site in inputs["sites"]:
         item = f"site {site['name']}"
         rows += [
-            (item, "electricity price", site["electricity_usd_per_kwh"], "$/kWh",
-             site["electricity_source"]),
-            (item, f"grid intensity ({site['grid_basis']})", site["grid_gco2_per_kwh"],
-             "gCO2e/kWh", site["grid_source"]),
+            (
+                item,
+                "electricity price",
+                site["electricity_usd_per_kwh"],
+                "$/kWh",
+                site["electricity_source"],
+            ),
+            (
+                item,
+                f"grid intensity ({site['grid_basis']})",
+                site["grid_gco2_per_kwh"],
+                "gCO2e/kWh",
+                site["grid_source"],
+            ),
             (item, "PUE", site["pue"], "", site["pue_source"]),
-        ]  # fmt: skip
+        ]
     rows += [
         ("plan", "hours a month", inputs["hours_per_month"], "h", "fleetplan (730 = 8760 / 12)"),
         ("plan", "hours a year", inputs["hours_per_year"], "h", "fleetplan"),
@@ -331,69 +323,26 @@ def sources_table(plan: Plan, inputs: dict[str, Any]) -> pd.DataFrame:
     return table
 
 
+_UNITS = {"idle_w": "W", "rated_w": "W", "embodied_kgco2e": "kgCO2e", "lifetime_years": "y"}
+
+
+def _gpu_sources(gpu: dict[str, Any]) -> list[tuple[str, str, Any, str, str]]:
+    """A GPU offer's rows of `sources_table`: its price, power, embodied and host figures."""
+    item = f"GPU {gpu['gpu_model']} at {gpu['site']}"
+    included = "included" if gpu["electricity_included"] else "not included"
+    price = f"price ({gpu['price_basis']}; electricity {included})"
+    rows = [(item, price, gpu["usd_per_gpu_hour"], "$/GPU-hour", gpu["price_source"])]
+    rows += [(item, name, gpu[name], unit, gpu[f"{name}_source"]) for name, unit in _UNITS.items()]
+    per_server = gpu["host_embodied_kgco2e_per_server"]
+    host = per_server if per_server is not None else gpu["host_embodied_kgco2e_per_gpu"]
+    unit = "kgCO2e per server" if per_server is not None else "kgCO2e per GPU"
+    rows.append((item, "host embodied share", host, unit, gpu["host_embodied_source"]))
+    return rows
+
+
 def sources_csv(plan: Plan, inputs: dict[str, Any]) -> str:
     """`sources_table` as CSV, the header first."""
     return _csv(sources_table(plan, inputs))
-
-
-def inputs_table(inputs: dict[str, Any]) -> pd.DataFrame:
-    """The scenario as entered, one field a row: `part` (settings, a class, a GPU offer, a site),
-    `field`, `value` (lists and objects as JSON)."""
-    scenario = inputs["scenario"]
-    rows = [
-        ("settings", key, value)
-        for key, value in scenario.items()
-        if key not in ("classes", "gpus", "sites")
-    ]
-    for part, label in (("classes", "class"), ("gpus", "GPU offer"), ("sites", "site")):
-        for i, entry in enumerate(scenario.get(part) or []):
-            name = entry.get("name") or entry.get("gpu_model") or str(i + 1)
-            rows += [(f"{label} {name}", key, value) for key, value in entry.items()]
-    table = pd.DataFrame(rows, columns=["part", "field", "value"])
-    table["value"] = table["value"].map(
-        lambda v: json.dumps(v) if isinstance(v, list | dict) else v
-    )
-    return table.map(neutralise)
-
-
-def plan_xlsx(plan: Plan, inputs: dict[str, Any]) -> bytes:
-    """A workbook (openpyxl): sheets `fleet` (`fleet_table`), `baselines` (their pools),
-    `inputs` (`inputs_table`) and `sources` (`sources_table`); the header on row 1 of each,
-    text never run as a formula, inf written as the text "inf"."""
-    from openpyxl import Workbook
-    from openpyxl.styles import Font
-
-    pools = _pools(plan)
-    sheets = {
-        "fleet": fleet_table(plan),
-        "baselines": pools[pools["fleet"] != plan.recommended.name],
-        "inputs": inputs_table(inputs),
-        "sources": sources_table(plan, inputs),
-    }
-    book = Workbook()
-    book.remove(book.active)
-    for name, table in sheets.items():
-        sheet = book.create_sheet(name)
-        sheet.append(list(table.columns))
-        for record in table.itertuples(index=False):
-            sheet.append([_cell(value) for value in record])
-        for cell in sheet[1]:
-            cell.font = Font(bold=True)
-        sheet.freeze_panes = "A2"
-    buffer = io.BytesIO()
-    book.save(buffer)
-    return buffer.getvalue()
-
-
-def _cell(value: Any) -> Any:
-    """A value openpyxl writes as data: unknown empty, inf as text, text as a string cell."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return None
-    if isinstance(value, float) and math.isinf(value):
-        return "inf" if value > 0 else "-inf"
-    if hasattr(value, "item"):  # numpy scalars
-        return value.item()
-    return value
 
 
 def plan_json(plan: Plan, inputs: dict[str, Any]) -> str:
