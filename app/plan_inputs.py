@@ -9,6 +9,8 @@ fleetplan/services/scenario_forms.py.
 
 from __future__ import annotations
 
+from typing import get_args
+
 import pandas as pd
 import streamlit as st
 
@@ -17,7 +19,7 @@ from fleetplan.app.plan_state import restart
 from fleetplan.core.errors import InputError
 from fleetplan.planner.defaults import DEFAULT_CARBON_PRICE_USD_PER_T, DEFAULT_REGION
 from fleetplan.planner.presets import PRESETS
-from fleetplan.planner.scenario import CarbonPrice, Scenario
+from fleetplan.planner.scenario import CarbonPrice, GridBasis, Scenario
 from fleetplan.services.energy_views import assumed_idle_notes
 from fleetplan.services.plain_text import plain
 from fleetplan.services.scenario_defaults import (
@@ -274,9 +276,15 @@ def _gpu_columns() -> dict:
         "max_gpus": number(labels["max_gpus"], min_value=0, step=1),
         "include_embodied": st.column_config.CheckboxColumn(labels["include_embodied"]),
         "embodied_kgco2e": number(labels["embodied_kgco2e"], min_value=0.0),
+        "host_embodied_kgco2e": number(
+            labels["host_embodied_kgco2e"],
+            min_value=0.0,
+            help="The host server's embodied carbon, per server; blank = the catalog's share "
+            "per GPU x GPUs per server.",
+        ),
     }
     for name, column in columns.items():
-        column["width"] = _GPU_WIDTHS[name]
+        column["width"] = _GPU_WIDTHS.get(name, 160)
     return columns
 
 
@@ -314,6 +322,12 @@ def _sites(base: Scenario, gen: int) -> pd.DataFrame:
             ),
             "pue": st.column_config.NumberColumn(
                 SITE_LABELS["pue"], min_value=1.0, max_value=5.0, format="%.2f"
+            ),
+            "grid_basis": st.column_config.SelectboxColumn(
+                SITE_LABELS["grid_basis"],
+                options=list(get_args(GridBasis)),
+                help="What the grid figure counts: direct (combustion only, e.g. EPA eGRID), "
+                "lifecycle (with upstream and construction, e.g. Ember), marginal, or unknown.",
             ),
         },
     )

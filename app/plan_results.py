@@ -86,6 +86,8 @@ def _headline(result: Plan) -> None:
 _FORMATS = {
     "Rate (req/s)": "%g",
     "Capacity/server (req/s)": "%g",
+    "Full capacity/server (req/s)": "%g",
+    "Planned capacity/server (req/s)": "%g",
     "Load per server (req/s)": "%g",
     "Utilisation (%)": "%.1f%%",
     "Cost ($/h)": "$%.2f",
@@ -102,8 +104,12 @@ _FORMATS = {
 _HELP = {
     "Capacity/server (req/s)": "The rate one server is planned to carry at the class's "
     "targets, after the utilisation ceiling.",
-    "Utilisation (%)": "The pool's rate over its servers' capacity before "
-    "the utilisation ceiling: at most the ceiling.",
+    "Full capacity/server (req/s)": "The rate one server can carry at the class's targets, "
+    "before the utilisation ceiling: what Utilisation is measured against.",
+    "Utilisation (%)": "The pool's rate over its servers' full capacity (before the "
+    "utilisation ceiling): at most the ceiling.",
+    "Planned capacity/server (req/s)": "Full capacity x the utilisation ceiling: the most one "
+    "server is planned to carry.",
     "Capacity from": "The latency model (at a measured level, or interpolated between levels) "
     "or the measured rule (the best measured level meeting the targets).",
     "Power from": "measured: the server's power at the level; modelled: idle + load x (rated "

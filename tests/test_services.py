@@ -376,3 +376,12 @@ def test_operating_points_put_each_pool_on_its_curve(sample):
         )
     assert pools[0].targets == {"ttft": 100, "tpot": 50}
     assert pools[1].targets == {"ttft": None, "tpot": None}
+
+
+def test_the_data_pages_headers_are_words_with_units():
+    from fleetplan.services.headers import header, headers
+
+    assert header("memory_bandwidth_gb_s") == "Memory bandwidth (GB/s)"
+    assert header("host_embodied_kgco2e_per_gpu") == "Host embodied (kgCO2e per GPU)"
+    assert header("grid_gco2_per_kwh") == "Grid (gCO2e/kWh)" and header("gpu_id") == "GPU ID"
+    assert headers(["pue_default", "usd"]) == {"pue_default": "PUE default", "usd": "$"}
