@@ -352,7 +352,13 @@ def test_upload_good_bad_and_duplicate_files(monkeypatch, sample_warehouse_path)
     assert any("good.json" in seen(s.value) for s in at.success)
     listed = read_warehouse(sources)
     assert "good.json" in set(listed["file_name"]) and "bad.json" not in set(listed["file_name"])
-    # the same file again: previewed as already imported, nothing to commit
+    # right after: the imported file is said imported, the refused one still previewed
+    assert any(seen(c.value).startswith("good.json: imported") for c in at.caption)
+    summary = frame_with(at, "status").set_index("file")
+    assert list(summary.index) == ["bad.json"] and at.button(key="w_upload_commit").disabled
+    # the same file picked again: previewed as already imported, nothing to commit
+    at.file_uploader(key="w_upload_files").set_value([("good.json", good, "application/json")])
+    at.run()
     summary = frame_with(at, "status").set_index("file")
     assert summary.loc["good.json", "status"] == "already present"
     assert at.button(key="w_upload_commit").disabled
