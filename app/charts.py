@@ -204,6 +204,36 @@ _DASHES = ("solid", "dash", "dot", "dashdot")
 _SYMBOLS = ("star", "diamond", "square", "triangle-up")
 
 
+def _planned_load(figure: go.Figure, pool: PoolOperatingPoint, metric: str, colour: str, nth: int):
+    """A pool's planned load per server as a marker on its curve, labelled beside it."""
+    value = pool.ttft_p99_ms if metric == "ttft" else pool.tpot_p99_ms
+    if value is not None:
+        figure.add_scatter(
+            x=[pool.load_rps],
+            y=[value],
+            mode="markers+text",
+            name=f"{pool.label}: planned load",
+            legendgroup=pool.label,
+            showlegend=False,
+            marker={
+                "symbol": _SYMBOLS[nth % len(_SYMBOLS)],
+                "size": 18,
+                "color": colour,
+                "line": {"width": 1},
+            },
+            text=[f"{pool.traffic_class}: {pool.load_rps:.2f} req/s per server"],
+            # to the right of the point, above and below in turn; never cut at the axes
+            textposition="top right" if nth % 2 == 0 else "bottom right",
+            cliponaxis=False,
+            textfont={"color": colour},
+            hovertemplate="Planned load: %{x:.2f} req/s per server<br>"
+            + METRIC_NAMES[metric]
+            + ": %{y:,.0f} ms predicted<extra>"
+            + pool.label
+            + "</extra>",
+        )
+
+
 def operating_points_figure(pools: Sequence[PoolOperatingPoint], metric: str) -> go.Figure:
     """Each pool's planned load per server on its configuration's curve, with its class's target
     and the configuration's capacity at it (before the utilisation ceiling)."""
@@ -225,32 +255,7 @@ def operating_points_figure(pools: Sequence[PoolOperatingPoint], metric: str) ->
             dash=_DASHES[nth % len(_DASHES)],
         )
         figure.add_trace(_levels_trace(pool.curve, metric, colour).update(legendgroup=pool.label))
-        value = pool.ttft_p99_ms if metric == "ttft" else pool.tpot_p99_ms
-        if value is not None:
-            figure.add_scatter(
-                x=[pool.load_rps],
-                y=[value],
-                mode="markers+text",
-                name=f"{pool.label}: planned load",
-                legendgroup=pool.label,
-                showlegend=False,
-                marker={
-                    "symbol": _SYMBOLS[nth % len(_SYMBOLS)],
-                    "size": 18,
-                    "color": colour,
-                    "line": {"width": 1},
-                },
-                text=[f"{pool.traffic_class}: {pool.load_rps:.2f} req/s per server"],
-                # to the right of the point, above and below in turn; never cut at the axes
-                textposition="top right" if nth % 2 == 0 else "bottom right",
-                cliponaxis=False,
-                textfont={"color": colour},
-                hovertemplate="Planned load: %{x:.2f} req/s per server<br>"
-                + METRIC_NAMES[metric]
-                + ": %{y:,.0f} ms predicted<extra>"
-                + pool.label
-                + "</extra>",
-            )
+        _planned_load(figure, pool, metric, colour, nth)
         if pool.curve.capacity_rps > 0:
             figure.add_vline(x=pool.curve.capacity_rps, line_dash="dot", line_color=colour)
         target = pool.targets.get(metric)
