@@ -204,7 +204,9 @@ _DASHES = ("solid", "dash", "dot", "dashdot")
 _SYMBOLS = ("star", "diamond", "square", "triangle-up")
 
 
-def _planned_load(figure: go.Figure, pool: PoolOperatingPoint, metric: str, colour: str, nth: int):
+def _planned_load(
+    figure: go.Figure, pool: PoolOperatingPoint, metric: str, colour: str, nth: int
+) -> None:
     """A pool's planned load per server as a marker on its curve, labelled beside it."""
     value = pool.ttft_p99_ms if metric == "ttft" else pool.tpot_p99_ms
     if value is not None:
