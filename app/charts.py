@@ -393,9 +393,6 @@ def pareto_figure(
 def padded_range(values: Sequence[float]) -> list[float] | None:
     """An axis range for values that (nearly) coincide, so that the ticks do not read 330.4563705
     to 330.4563708: at least 2 % of their size (or 1) either side; None (Plotly's own) otherwise."""
-    low, high = min(values), max(values)
-    middle = (low + high) / 2
+    middle, spread = (min(values) + max(values)) / 2, max(values) - min(values)
     least = max(abs(middle) * 0.02, 1.0)
-    if high - low >= least:
-        return None
-    return [middle - least, middle + least]
+    return None if spread >= least else [middle - least, middle + least]
