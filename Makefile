@@ -1,6 +1,7 @@
 # fleetplan: two commands do all the set-up on a fresh machine with Python >= 3.11.
 #   make run    create .venv, install, build the warehouse from sample_data/ if absent, start the app
 #   make test   install what the tests need and run them all (lint included)
+#   make test-fast  lint and every test not marked slow (no vLLM engine, Chromium or Ray cluster)
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -16,7 +17,7 @@ TORCH_PROBE = $(PYTHON) -m pip install -q --dry-run --no-deps --no-index --ignor
 TORCH_INDEX ?= $(shell $(TORCH_PROBE) || echo https://download.pytorch.org/whl/cpu)
 TORCH_INDEX_ARG = $(if $(strip $(TORCH_INDEX)),--extra-index-url $(TORCH_INDEX),)
 
-.PHONY: run test lint format warehouse clean
+.PHONY: run test test-fast lint format warehouse clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -54,6 +55,11 @@ format: $(VENV)/.installed-dev
 
 test: lint
 	$(BIN)/python -m pytest
+
+# The loop while working: the engine (vLLM, torch), browser (Chromium) and Ray cluster tests are
+# marked slow (pytest -m slow runs only those).
+test-fast: lint
+	$(BIN)/python -m pytest -m 'not slow'
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .ruff_cache

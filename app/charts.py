@@ -184,6 +184,7 @@ def _fitted_line(
     colour: str,
     *,
     x_label: str = "Offered load",
+    dash: str = "solid",
 ) -> None:
     """A configuration's fitted curve as a line, its hover box labelled, with units."""
     x, y = _xy(samples)
@@ -193,10 +194,46 @@ def _fitted_line(
         mode="lines",
         name=name,
         legendgroup=name,
-        line={"color": colour, "width": 2.5},
+        line={"color": colour, "width": 2.5, "dash": dash},
         hovertemplate=f"{x_label}: %{{x:.2f}} req/s<br>{METRIC_NAMES[metric]}: "
         f"%{{y:,.0f}} ms (fitted curve)<extra>{name}</extra>",
     )
+
+
+_DASHES = ("solid", "dash", "dot", "dashdot")
+_SYMBOLS = ("star", "diamond", "square", "triangle-up")
+
+
+def _planned_load(
+    figure: go.Figure, pool: PoolOperatingPoint, metric: str, colour: str, nth: int
+) -> None:
+    """A pool's planned load per server as a marker on its curve, labelled beside it."""
+    value = pool.ttft_p99_ms if metric == "ttft" else pool.tpot_p99_ms
+    if value is not None:
+        figure.add_scatter(
+            x=[pool.load_rps],
+            y=[value],
+            mode="markers+text",
+            name=f"{pool.label}: planned load",
+            legendgroup=pool.label,
+            showlegend=False,
+            marker={
+                "symbol": _SYMBOLS[nth % len(_SYMBOLS)],
+                "size": 18,
+                "color": colour,
+                "line": {"width": 1},
+            },
+            text=[f"{pool.traffic_class}: {pool.load_rps:.2f} req/s per server"],
+            # to the right of the point, above and below in turn; never cut at the axes
+            textposition="top right" if nth % 2 == 0 else "bottom right",
+            cliponaxis=False,
+            textfont={"color": colour},
+            hovertemplate="Planned load: %{x:.2f} req/s per server<br>"
+            + METRIC_NAMES[metric]
+            + ": %{y:,.0f} ms predicted<extra>"
+            + pool.label
+            + "</extra>",
+        )
 
 
 def operating_points_figure(pools: Sequence[PoolOperatingPoint], metric: str) -> go.Figure:
@@ -204,7 +241,11 @@ def operating_points_figure(pools: Sequence[PoolOperatingPoint], metric: str) ->
     and the configuration's capacity at it (before the utilisation ceiling)."""
     figure = go.Figure()
     colours = distinct_colours([p.label for p in pools])
-    for index, pool in enumerate(pools):
+    # pools on one configuration share its curve: each its own dash and marker, so that three
+    # pools do not draw as one line
+    seen: dict[str, int] = {}
+    for pool in pools:
+        nth = seen[pool.configuration] = seen.get(pool.configuration, -1) + 1
         colour = colours[pool.label]
         _fitted_line(
             figure,
@@ -213,28 +254,10 @@ def operating_points_figure(pools: Sequence[PoolOperatingPoint], metric: str) ->
             pool.label,
             colour,
             x_label="Load per server",
+            dash=_DASHES[nth % len(_DASHES)],
         )
         figure.add_trace(_levels_trace(pool.curve, metric, colour).update(legendgroup=pool.label))
-        value = pool.ttft_p99_ms if metric == "ttft" else pool.tpot_p99_ms
-        if value is not None:
-            figure.add_scatter(
-                x=[pool.load_rps],
-                y=[value],
-                mode="markers+text",
-                name=f"{pool.label}: planned load",
-                legendgroup=pool.label,
-                showlegend=False,
-                marker={"symbol": "star", "size": 18, "color": colour, "line": {"width": 1}},
-                text=[f"{pool.traffic_class}: {pool.load_rps:.2f} req/s per server"],
-                # pools on one configuration share a curve: their labels go either side
-                textposition="bottom right" if index % 2 == 0 else "top left",
-                textfont={"color": colour},
-                hovertemplate="Planned load: %{x:.2f} req/s per server<br>"
-                + METRIC_NAMES[metric]
-                + ": %{y:,.0f} ms predicted<extra>"
-                + pool.label
-                + "</extra>",
-            )
+        _planned_load(figure, pool, metric, colour, nth)
         if pool.curve.capacity_rps > 0:
             figure.add_vline(x=pool.curve.capacity_rps, line_dash="dot", line_color=colour)
         target = pool.targets.get(metric)
@@ -359,4 +382,17 @@ def pareto_figure(
         xaxis_title="$ per month",
         yaxis_title="kgCO2e per month",
     )
+    costs = [p.monthly_cost_usd for p in pareto] + [monthly_cost_usd]
+    carbons = [p.carbon_kgco2e_month for p in pareto]
+    carbons += [carbon_kgco2e_month] if carbon_kgco2e_month is not None else []
+    for axis, values in (("xaxis", costs), ("yaxis", carbons)):
+        frontier.update_layout({axis: {"tickformat": ",.6~g", "range": padded_range(values)}})
     return frontier
+
+
+def padded_range(values: Sequence[float]) -> list[float] | None:
+    """An axis range for values that (nearly) coincide, so that the ticks do not read 330.4563705
+    to 330.4563708: at least 2 % of their size (or 1) either side; None (Plotly's own) otherwise."""
+    middle, spread = (min(values) + max(values)) / 2, max(values) - min(values)
+    least = max(abs(middle) * 0.02, 1.0)
+    return None if spread >= least else [middle - least, middle + least]

@@ -2,33 +2,27 @@
 their traffic shapes); GPUs on offer (rented or bought); sites and region presets; budget and
 carbon limits. `scenario_inputs` draws them and returns the scenario they make.
 
-The widgets start from `st.session_state.s_base`, under keys that end in a generation number
-(`s_gen`). A preset, a region, a loaded file or a traffic shape filled in replaces the base and
-renews every widget (`restart`). Streamlit forgets a widget's value when a run does not draw it
-(another page was shown): `start` notices that the inputs are gone and restarts them from the
-last scenario they made (`s_current`), so that nothing the user typed is lost across pages. The
-scenario also lives in the page's link (`keep_in_link`, `fleetplan.services.scenario_link`): a
-reload or a sent link starts from it. What the tables hold and how they become a scenario is
+How the widgets start and restart (per group of widgets), and the scenario in the page's link:
+`app/plan_state.py`. What the tables hold and how they become a scenario is
 fleetplan/services/scenario_forms.py.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from typing import get_args
 
 import pandas as pd
 import streamlit as st
 
 from fleetplan.app import data
+from fleetplan.app.plan_state import restart
 from fleetplan.core.errors import InputError
 from fleetplan.planner.defaults import DEFAULT_CARBON_PRICE_USD_PER_T, DEFAULT_REGION
 from fleetplan.planner.presets import PRESETS
-from fleetplan.planner.scenario import CarbonPrice, Scenario
+from fleetplan.planner.scenario import CarbonPrice, GridBasis, Scenario
 from fleetplan.services.energy_views import assumed_idle_notes
 from fleetplan.services.plain_text import plain
-from fleetplan.services.planning import for_the_page
 from fleetplan.services.scenario_defaults import (
-    default_scenario,
     describe_region,
     region_preset,
     with_preset,
@@ -49,89 +43,35 @@ from fleetplan.services.scenario_forms import (
     page_message,
     scenario_from_forms,
     scenario_settings,
+    short_model,
     site_names,
     sites_table,
 )
-from fleetplan.services.scenario_link import scenario_from_link, scenario_to_link
 from fleetplan.services.traffic_shapes import datasets, unmeasured_shapes, with_default_shapes
 from fleetplan.warehouse.queries import models_by_coverage
 
 OBJECTIVES = {"cost": "Lowest cost", "carbon": "Lowest carbon", "price": "Cost + carbon price"}
-LINK_PARAM, REGION_PARAM = "s", "region"
 
 
-def start(points: pd.DataFrame) -> tuple[Scenario, int]:
-    """The scenario the widgets start from, and their generation: the link's (or the default)
-    on a new session; the last scenario the inputs made when their widgets were forgotten."""
-    state = st.session_state
-    if "s_base" not in state:
-        state.s_gen, state.s_notes = 0, []
-        state.s_base = _first_scenario(points)
-        state.s_current = state.s_base
-        region = st.query_params.get(REGION_PARAM)
-        if region in set(data.regions()["region_id"]):
-            state.s_region = region
-    elif f"w_model_{state.s_gen}" not in state:  # back from another page
-        state.s_base = state.s_current
-        state.s_gen += 1
-    return state.s_base, state.s_gen
-
-
-def _first_scenario(points: pd.DataFrame) -> Scenario:
-    default = default_scenario(points, data.catalog(), data.prices(), data.regions())
-    link = st.query_params.get(LINK_PARAM)
-    if not link:
-        return default
-    try:
-        loaded = scenario_from_link(link)
-    except InputError as error:
-        st.session_state.s_notes = [
-            f"This page's link holds no plan that can be read ({error}): showing the default "
-            "plan instead."
-        ]
-        return default
-    scenario, notes = for_the_page(loaded, points, data.facts())
-    st.session_state.s_notes = notes
-    return scenario
-
-
-def restart(scenario: Scenario, notes: Sequence[str] = ()) -> None:
-    """New inputs for every widget (a preset, a loaded file, a region, a traffic shape filled
-    in): fresh widget keys, and what the page says about the change."""
-    state = st.session_state
-    state.s_base = state.s_current = scenario
-    state.s_notes = list(notes)
-    state.s_gen += 1
-    st.rerun()
-
-
-def keep_in_link(scenario: Scenario) -> None:
-    """The scenario (and the region preset chosen) in the page's URL, for a reload or a link."""
-    link = scenario_to_link(scenario)
-    if link is None:
-        st.query_params.pop(LINK_PARAM, None)
-        st.caption("This scenario is too large for the page's link: download it to share it.")
-    elif st.query_params.get(LINK_PARAM) != link:
-        st.query_params[LINK_PARAM] = link
-    region = st.session_state.get("s_region")
-    if region and st.query_params.get(REGION_PARAM) != region:
-        st.query_params[REGION_PARAM] = region
-
-
-def scenario_inputs(base: Scenario, gen: int, points: pd.DataFrame) -> Scenario:
+def scenario_inputs(
+    bases: dict[str, Scenario], gens: dict[str, int], points: pd.DataFrame
+) -> Scenario:
     """Every input of the page, drawn; the scenario they make (the page stops with the reason
     when they make none). Applies a preset or a region when its button was pressed."""
     for note in st.session_state.get("s_notes", []):
         st.info(plain(note), icon=":material/info:")
-    model, objective, capacity_rule, headroom, carbon_price, capacity_at = _top(base, gen, points)
-    classes, total_rps, preset, apply_preset = _classes(base, gen, points)
-    gpus = _gpus(base, gen)
+    name, model, objective, capacity_rule, headroom, carbon_price, capacity_at = _top(
+        bases["top"], gens["top"], points
+    )
+    classes, total_rps, preset, apply_preset = _classes(bases["classes"], gens["classes"], points)
+    gpus = _gpus(bases["gpus"], gens["gpus"])
     left, right = st.columns(2)
     with left:
-        sites = _sites(base, gen)
+        sites = _sites(bases["sites"], gens["sites"])
     with right:
-        target_site, region, apply_region = _regions(base, gen, sites)
-        budget, carbon_cap = _limits(base, gen)
+        target_site, region, apply_region = _regions(bases["sites"], gens["sites"], sites)
+        budget, carbon_cap = _limits(bases["limits"], gens["limits"])
+    base = st.session_state.s_base
     settings = scenario_settings(
         objective=objective,
         carbon_price_usd_per_t=carbon_price,
@@ -142,8 +82,9 @@ def scenario_inputs(base: Scenario, gen: int, points: pd.DataFrame) -> Scenario:
         carbon_cap_kg_per_hour=carbon_cap,
     )
     try:
+        named = base.model_copy(update={"name": name.strip() or base.name})
         scenario = scenario_from_forms(
-            base,
+            named,
             model=model,
             classes=classes,
             gpus=gpus,
@@ -154,13 +95,18 @@ def scenario_inputs(base: Scenario, gen: int, points: pd.DataFrame) -> Scenario:
     except InputError as error:
         st.error(f"Check the inputs: {plain(page_message(error))}", icon=":material/edit:")
         st.stop()
+    made = scenario
     if apply_preset:
         scenario = with_preset(scenario, preset)
+        if scenario.name in {f"{p} on {short_model(model)}" for p in PRESETS}:
+            # a preset's name (the default's, or one applied before): the one applied now
+            scenario = scenario.model_copy(update={"name": f"{preset} on {short_model(model)}"})
     if apply_region:
-        restart(with_region_site(scenario, target_site, region))
+        st.session_state.s_region_site = target_site  # the selector stays on it
+        restart(with_region_site(scenario, target_site, region), made=made)
     shaped, notes = with_default_shapes(scenario, points)
     if apply_preset or shaped != scenario:
-        restart(shaped, notes)
+        restart(shaped, notes, made=made)
     for warning in unmeasured_shapes(scenario, points):
         st.warning(plain(warning), icon=":material/warning:")
     return scenario
@@ -168,6 +114,7 @@ def scenario_inputs(base: Scenario, gen: int, points: pd.DataFrame) -> Scenario:
 
 def _top(base: Scenario, gen: int, points: pd.DataFrame):
     models = models_by_coverage(points)
+    name = _name(base, gen)
     top = st.columns([3, 3, 2, 2])
     model = top[0].selectbox(
         "Model",
@@ -202,8 +149,8 @@ def _top(base: Scenario, gen: int, points: pd.DataFrame):
         key=f"w_capacity_at_{gen}",
         horizontal=True,
         help="Each capacity is an interval (what the data proves to what it allows). Low end "
-        "(the default): plan on what the data proves; Middle: halfway; High end: the most it "
-        "allows, with the risk that servers carry less.",
+        "(the default): plan on what the data proves; Middle: the load model's own estimate; "
+        "High end: the most it allows, with the risk that servers carry less.",
     )
     headroom = top[3].slider(
         "Utilisation ceiling",
@@ -230,7 +177,18 @@ def _top(base: Scenario, gen: int, points: pd.DataFrame):
             step=10.0,
             key=f"w_carbon_price_{gen}",
         )
-    return model, objective, capacity_rule, headroom, carbon_price, capacity_at
+    return name, model, objective, capacity_rule, headroom, carbon_price, capacity_at
+
+
+def _name(base: Scenario, gen: int) -> str:
+    return st.text_input(
+        "Scenario name",
+        base.name,
+        max_chars=200,
+        key=f"w_name_{gen}",
+        help='The name the plan and its files carry. A name ending in "on <model>" follows '
+        "the model; a preset applied renames a preset's name.",
+    )
 
 
 def _class_columns(options: list[str]) -> dict:
@@ -338,9 +296,15 @@ def _gpu_columns() -> dict:
             help="Plan only this server variant of the GPU (the runs' Variant label, as the "
             "Benchmarks page lists them); blank: every server measured on it is a candidate.",
         ),
+        "host_embodied_kgco2e": number(
+            labels["host_embodied_kgco2e"],
+            min_value=0.0,
+            help="The host server's embodied carbon, per server; blank = the catalog's share "
+            "per GPU x GPUs per server.",
+        ),
     }
     for name, column in columns.items():
-        column["width"] = _GPU_WIDTHS[name]
+        column["width"] = _GPU_WIDTHS.get(name, 160)
     return columns
 
 
@@ -379,6 +343,12 @@ def _sites(base: Scenario, gen: int) -> pd.DataFrame:
             "pue": st.column_config.NumberColumn(
                 SITE_LABELS["pue"], min_value=1.0, max_value=5.0, format="%.2f"
             ),
+            "grid_basis": st.column_config.SelectboxColumn(
+                SITE_LABELS["grid_basis"],
+                options=list(get_args(GridBasis)),
+                help="What the grid figure counts: direct (combustion only, e.g. EPA eGRID), "
+                "lifecycle (with upstream and construction, e.g. Ember), marginal, or unknown.",
+            ),
         },
     )
 
@@ -388,7 +358,14 @@ def _regions(base: Scenario, gen: int, sites: pd.DataFrame):
     regions = data.regions()
     labels = dict(zip(regions["region_id"], regions["name"], strict=True))
     row = st.columns([2, 3, 1], vertical_alignment="bottom")
-    target_site = row[0].selectbox("Site", site_names(sites, base), key=f"w_region_site_{gen}")
+    names = site_names(sites, base)
+    kept = st.session_state.get("s_region_site")  # the site a preset was last applied to
+    target_site = row[0].selectbox(
+        "Site",
+        names,
+        index=names.index(kept) if kept in names else 0,
+        key=f"w_region_site_{gen}",
+    )
     region_ids = list(labels)
     chosen = st.session_state.get("s_region", DEFAULT_REGION)  # kept across restarts and pages
     region_id = row[1].selectbox(

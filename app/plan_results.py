@@ -25,7 +25,7 @@ from fleetplan.planner.report import (
 )
 from fleetplan.planner.results import FleetPlan, Plan
 from fleetplan.planner.scenario import Scenario
-from fleetplan.services.exports import plan_csv, plan_inputs, plan_json
+from fleetplan.services import exports, workbook
 from fleetplan.services.load_views import operating_points
 from fleetplan.services.plain_text import plain
 
@@ -86,6 +86,8 @@ def _headline(result: Plan) -> None:
 _FORMATS = {
     "Rate (req/s)": "%g",
     "Capacity/server (req/s)": "%g",
+    "Full capacity/server (req/s)": "%g",
+    "Planned capacity/server (req/s)": "%g",
     "Load per server (req/s)": "%g",
     "Utilisation (%)": "%.1f%%",
     "Cost ($/h)": "$%.2f",
@@ -102,8 +104,12 @@ _FORMATS = {
 _HELP = {
     "Capacity/server (req/s)": "The rate one server is planned to carry at the class's "
     "targets, after the utilisation ceiling.",
-    "Utilisation (%)": "The pool's rate over its servers' capacity before "
-    "the utilisation ceiling: at most the ceiling.",
+    "Full capacity/server (req/s)": "The rate one server can carry at the class's targets, "
+    "before the utilisation ceiling: what Utilisation is measured against.",
+    "Utilisation (%)": "The pool's rate over its servers' full capacity (before the "
+    "utilisation ceiling): at most the ceiling.",
+    "Planned capacity/server (req/s)": "Full capacity x the utilisation ceiling: the most one "
+    "server is planned to carry.",
     "Capacity from": "The latency model (at a measured level, or interpolated between levels) "
     "or the measured rule (the best measured level meeting the targets).",
     "Power from": "measured: the server's power at the level; modelled: idle + load x (rated "
@@ -187,31 +193,78 @@ def _load_curves(result: Plan, scenario: Scenario, points: pd.DataFrame) -> None
     )
 
 
+# The plan's files: (label, build(plan, inputs), file name, MIME type, key, help).
+PLAN_FILES = (
+    (
+        "Download plan (CSV)",
+        lambda plan, _: exports.plan_csv(plan),
+        "fleetplan-plan.csv",
+        "text/csv",
+        "download_plan_csv",
+        "Every pool, recommended and baselines, one row each.",
+    ),
+    (
+        "Download fleet (CSV)",
+        lambda plan, _: exports.fleet_csv(plan),
+        "fleetplan-fleet.csv",
+        "text/csv",
+        "download_fleet_csv",
+        "The recommended fleet alone, with a TOTAL row (GPUs, servers, $/month, kgCO2e/month).",
+    ),
+    (
+        "Download sources (CSV)",
+        exports.sources_csv,
+        "fleetplan-sources.csv",
+        "text/csv",
+        "download_sources_csv",
+        "Every price, power, embodied and site figure the plan rests on, with where it came from.",
+    ),
+    (
+        "Download workbook (XLSX)",
+        workbook.plan_xlsx,
+        "fleetplan-plan.xlsx",
+        "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+        "download_plan_xlsx",
+        "Sheets fleet, baselines, inputs and sources.",
+    ),
+    (
+        "Download plan (JSON)",
+        exports.plan_json,
+        "fleetplan-plan.json",
+        "application/json",
+        "download_plan_json",
+        "The whole plan, with its inputs and their sources in 'inputs'.",
+    ),
+)
+
+
 def downloads(result: Plan | None, scenario: Scenario, column) -> None:
-    """The plan (CSV and JSON, with the inputs it rests on, where there is a fleet) and the
-    scenario (JSON) to download: the files `fleetplan plan --csv/--json` writes."""
+    """The plan's files (where there is a fleet) and the scenario (JSON) to download: the files
+    `fleetplan plan --csv/--fleet-csv/--sources-csv/--xlsx/--json` writes. Each is built when
+    its button is clicked, not on every run of the page."""
     if result is not None and result.recommended.totals is not None:
-        inputs = plan_inputs(
-            scenario, catalog=data.catalog(), prices=data.prices(), regions=data.regions()
-        )
-        column[0].download_button(
-            "Download plan (CSV)",
-            data=plan_csv(result, inputs),
-            file_name="fleetplan-plan.csv",
-            mime="text/csv",
-            key="download_plan_csv",
-            icon=":material/download:",
-            help="One row per pool, after '# ' lines with the prices, power figures and sites "
-            "it rests on, each with its source (pandas: read_csv(path, comment='#')).",
-        )
-        column[0].download_button(
-            "Download plan (JSON)",
-            data=plan_json(result, inputs),
-            file_name="fleetplan-plan.json",
-            mime="application/json",
-            key="download_plan_json",
-            icon=":material/download:",
-        )
+        tables = {"catalog": data.catalog(), "prices": data.prices(), "regions": data.regions()}
+        inputs: dict = {}
+
+        def built(make):
+            def build():
+                if not inputs:  # once per run of the page, whichever file is asked for first
+                    inputs.update(exports.plan_inputs(scenario, **tables))
+                return make(result, inputs)
+
+            return build
+
+        for label, make, name, mime, key, help_text in PLAN_FILES:
+            column[0].download_button(
+                label,
+                data=built(make),
+                file_name=name,
+                mime=mime,
+                key=key,
+                icon=":material/download:",
+                help=help_text,
+                on_click="ignore",
+            )
     column[1].download_button(
         "Download scenario (JSON)",
         data=scenario.model_dump_json(indent=1),

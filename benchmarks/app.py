@@ -76,7 +76,7 @@ def main() -> None:
     at = AppTest.from_file(main_script, default_timeout=120).run()
     replans = []
     for value in (0.55, 0.6, 0.65, 0.7, 0.75, 0.85, 0.9, 0.95):
-        slider = at.slider(key=f"w_headroom_{at.session_state['s_gen']}")
+        slider = at.slider(key=f"w_headroom_{at.session_state['s_gens']['top']}")
         replans.append(timed(lambda slider=slider, value=value: slider.set_value(value).run()))
         assert not at.exception, at.exception
     cached = [timed(at.run) for _ in range(5)]

@@ -1,5 +1,5 @@
 """The standard probe suite: fixed seed, synthetic prompts of exact token lengths, `ignore_eos`,
-a warm-up, then load levels in increasing order (PRODUCT.md section 5)."""
+a warm-up, then load levels in increasing order (docs/definitions.md, section 2)."""
 
 from __future__ import annotations
 

@@ -41,6 +41,14 @@ that would be an import cycle through this file, which imports them all):
   and its branch in `capacity._class_capacities`.
 - `economics`: a candidate pool's linear coefficients: $, kW and kgCO2e per server and per req/s.
 - `milp`: the mixed-integer program and its solve (per class first, jointly under limits).
+  To add a constraint (a limit such as a power cap in kW), as the budget and the carbon cap are:
+  its scenario field in `scenario` (validated, the unit in its name; None = no limit); its field
+  in `milp.Limits`, filled from the scenario in `fleets.scenario_limits`; its row in `milp`'s
+  constraints, from `economics.PoolEconomics`' per-server and per-req/s coefficients, and its
+  check on a solution in the same module; why a plan is infeasible under it in
+  `diagnosis.binding_limits`; the page's input in `app/plan_inputs.py` (`_limits`) through
+  `services.scenario_forms.scenario_settings`; tests in tests/test_planner.py: a scenario the
+  limit changes, one it makes infeasible, with the message naming the limit.
 - `results`: the output models (`Plan`, `FleetPlan`, `PoolPlan`, `Totals`, `ParetoPoint`, ...).
 - `pools`: pool arithmetic: a chosen pool's figures, and a fleet's totals.
 - `fleets`: a named fleet solved from the candidate pools under an objective and limits.

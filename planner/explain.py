@@ -48,7 +48,7 @@ def _class_line(plan: Plan, scenario: Scenario, name: str, pools: list[PoolPlan]
         targets.append(f"P99 TPOT <= {traffic.tpot_p99_ms:g} ms")
     where = " and ".join(
         f"{p.servers} x {p.gpus_per_server}x {p.gpu_model} ({rate_text(p.rate_rps)} req/s, "
-        f"{share_text(p.utilization)} of its capacity, {p.capacity_basis})"
+        f"{share_text(p.utilization)} utilisation, {p.capacity_basis})"
         for p in pools
     )
     options, excluded, overlaps = [], [], []
@@ -99,8 +99,8 @@ def _small_pool_line(plan: Plan, scenario: Scenario, pool: PoolPlan, pools: list
     planned = pool.servers * pool.capacity_rps_per_server
     head = (
         f"{pool.traffic_class} on {config} carries only {rate_text(pool.rate_rps)} req/s "
-        f"({share_text(_planned_share(pool))} of the {rate_text(planned)} req/s its "
-        f"{pool.servers} server{'s' if pool.servers != 1 else ''} may carry)"
+        f"({share_text(pool.utilization)} utilisation; {rate_text(planned)} req/s is what its "
+        f"{pool.servers} server{'s' if pool.servers != 1 else ''} may carry under the ceiling)"
     )
     others = [p for p in pools if p is not pool]
     if not others:

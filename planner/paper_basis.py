@@ -19,7 +19,8 @@ PAPER_REPOSITORY = "github.com/IOG-Foundation/llm-inference-benchmarks"
 PAPER_COMMIT = "4990a807c6f1971edda635c18d98550059782eb8"
 PAPER_PRICES = {"h100-pcie": 2.00, "rtx-4090": 0.25}
 PAPER_POWER_W = {"h100-pcie": 700.0, "rtx-4090": 450.0}
-# The paper's carbon figure: an EU grid average (REFERENCE.md, "EU average (paper's assumption)").
+# The paper's carbon figure: an EU grid average (docs/sources.md, "EU average (the paper's
+# assumption)").
 PAPER_GRID_G_PER_KWH = 242.0
 # The server shape the paper sets against one H100 PCIe: four RTX 4090s cost $1.00/h, "about half".
 PAPER_CONSUMER_GPUS = 4

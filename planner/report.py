@@ -217,11 +217,14 @@ def fleet_view(plan: Plan) -> pd.DataFrame:
             "Servers": p.servers,
             "GPUs": p.gpus,
             "Rate (req/s)": _sig(p.rate_rps),
-            "Capacity/server (req/s)": _sig(p.capacity_rps_per_server),
+            # utilisation is the rate over the servers' full capacity (README, "One basis per
+            # figure"): that capacity beside it, the planned one (after the ceiling) apart
+            "Full capacity/server (req/s)": _sig(p.full_capacity_rps_per_server),
+            "Utilisation (%)": _fixed(p.utilization * 100, 1),
+            "Planned capacity/server (req/s)": _sig(p.capacity_rps_per_server),
             "Capacity interval (req/s)": interval_text(
                 p.capacity_low_rps_per_server, p.capacity_high_rps_per_server
             ),
-            "Utilisation (%)": _fixed(p.utilization * 100, 1),
             "Cost ($/h)": _fixed(p.hourly_cost_usd, 2),
             "Cost ($/month)": _fixed(p.monthly_cost_usd, 0),
             "Capacity from": p.capacity_basis,

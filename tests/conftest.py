@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import gc
+import os
 import shutil
 import subprocess
 import sys
@@ -119,3 +121,36 @@ def browser_page():
 
     with open_browser() as page:
         yield page
+
+
+@pytest.fixture
+def fresh_caches():
+    """Streamlit's caches emptied around a test, so that no page sees another test's warehouse
+    (modules with AppTest pages use it: `pytestmark = pytest.mark.usefixtures("fresh_caches")`)."""
+    import streamlit as st
+
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    yield
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    gc.collect()
+
+
+@pytest.fixture(scope="module")
+def ray_cluster():
+    """A real local Ray cluster: a head and one worker node per GPU type in
+    tests/support/ray_campaign.TYPES, each declaring that type as a resource (no GPU here)."""
+    ray = pytest.importorskip("ray", reason="Ray is the cluster extra: pip install -e '.[cluster]'")
+    if os.environ.get("CI"):  # in CI the extra is installed by `make test`: never skip there
+        assert ray is not None
+    from ray.cluster_utils import Cluster
+
+    from tests.support.ray_campaign import TYPES
+
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
+    for resource in TYPES.values():
+        cluster.add_node(num_cpus=1, resources={resource: 1})
+    cluster.wait_for_nodes()
+    yield cluster
+    cluster.shutdown()

@@ -12,26 +12,20 @@ import requests
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from fleetplan.app.plan_state import widget_key
 from fleetplan.app.views import PAGE_PATHS
 from fleetplan.planner import Scenario
 from fleetplan.warehouse.db import ENV_VAR
 from fleetplan.warehouse.queries import sources
 from tests.support.pages import read_warehouse, seen
-from tests.support.paths import ROOT
+from tests.support.paths import MAIN, ROOT
 from tests.support.processes import fleetplan, held_by_another_process
 from tests.support.vllm_results import make_result
 
-MAIN = str(ROOT / "app" / "main.py")
 PAGES = PAGE_PATHS
 
 
-@pytest.fixture(autouse=True)
-def _fresh_caches():
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    yield
-    st.cache_data.clear()
-    st.cache_resource.clear()
+pytestmark = pytest.mark.usefixtures("fresh_caches")
 
 
 def release_warehouse() -> None:
@@ -260,7 +254,7 @@ def test_loading_a_scenario_restores_every_input_and_a_tighter_target_changes_th
     assert loaded.classes[0].ttft_p99_ms == 60.0 and loaded.max_utilization == 0.6
     assert (
         loaded.name == "tighter"
-        and at.slider(key=f"w_headroom_{at.session_state['s_gen']}").value == 0.6
+        and at.slider(key=widget_key("w_headroom", at.session_state)).value == 0.6
     )
     assert loaded == Scenario.model_validate(tighter)  # every input restored (round trip)
     after = {m.label: m.value for m in at.metric}["Cost per month"]
@@ -298,22 +292,49 @@ def test_objective_switch_to_carbon_plans_on_the_catalogs_power(monkeypatch, sam
 
 def test_a_preset_and_a_region_preset_fill_the_inputs(monkeypatch, sample_warehouse_path):
     at = run_app(monkeypatch, sample_warehouse_path)
-    gen = at.session_state["s_gen"]
-    at.selectbox(key=f"w_preset_{gen}").set_value("batch only")
-    at.button(key=f"w_apply_preset_{gen}").click().run()
+    at.selectbox(key=widget_key("w_preset", at.session_state)).set_value("batch only")
+    at.button(key=widget_key("w_apply_preset", at.session_state)).click().run()
     assert not at.exception
     assert [c.name for c in at.session_state["s_current"].classes] == ["batch"]
-    gen = at.session_state["s_gen"]
+    gen = at.session_state["s_gens"]["sites"]
     at.selectbox(key=f"w_region_site_{gen}").set_value("datacenter")
     at.selectbox(key=f"w_region_{gen}").set_value("eu-paper").run()  # no year, no price
     captions = [c.value for c in at.caption]
     assert any(c.startswith("Grid 242 gCO2e/kWh (unknown, year unknown)") for c in captions)
     assert any(c.startswith("Electricity price: unknown for this region") for c in captions)
+    gens = dict(at.session_state["s_gens"])
     at.button(key=f"w_apply_region_{gen}").click().run()
     assert not at.exception
     site = next(s for s in at.session_state["s_current"].sites if s.name == "datacenter")
     assert (site.grid_gco2_per_kwh, site.electricity_usd_per_kwh) == (242, 0.0)
     assert [c.name for c in at.session_state["s_current"].classes] == ["batch"]  # kept
+    # the Site selector stays on the site the preset was applied to (it went back to the first)
+    assert at.selectbox(key=widget_key("w_region_site", at.session_state)).value == "datacenter"
+    assert at.selectbox(key=widget_key("w_region", at.session_state)).value == "eu-paper"
+    # only the sites' widgets are new: the other tables keep their widgets and their edits
+    after = at.session_state["s_gens"]
+    assert after["sites"] == gens["sites"] + 1
+    assert {g: n for g, n in after.items() if g != "sites"} == {
+        g: n for g, n in gens.items() if g != "sites"
+    }
+
+
+def test_the_scenario_name_is_a_field_and_a_preset_renames_a_presets_name(
+    monkeypatch, sample_warehouse_path
+):
+    at = run_app(monkeypatch, sample_warehouse_path)
+    default = at.session_state["s_current"].name
+    assert at.text_input(key=widget_key("w_name", at.session_state)).value == default
+    at.selectbox(key=widget_key("w_preset", at.session_state)).set_value("batch only")
+    at.button(key=widget_key("w_apply_preset", at.session_state)).click().run()
+    renamed = at.session_state["s_current"].name
+    assert renamed.startswith("batch only on ") and renamed != default  # not the stale preset's
+    assert at.text_input(key=widget_key("w_name", at.session_state)).value == renamed
+    at.text_input(key=widget_key("w_name", at.session_state)).set_value("GPU request Q3").run()
+    assert at.session_state["s_current"].name == "GPU request Q3"
+    at.selectbox(key=widget_key("w_preset", at.session_state)).set_value("embeddings backfill")
+    at.button(key=widget_key("w_apply_preset", at.session_state)).click().run()
+    assert at.session_state["s_current"].name == "GPU request Q3"  # the user's name stays
 
 
 # -- Upload -------------------------------------------------------------------------------------
@@ -336,7 +357,13 @@ def test_upload_good_bad_and_duplicate_files(monkeypatch, sample_warehouse_path)
     assert any("good.json" in seen(s.value) for s in at.success)
     listed = read_warehouse(sources)
     assert "good.json" in set(listed["file_name"]) and "bad.json" not in set(listed["file_name"])
-    # the same file again: previewed as already imported, nothing to commit
+    # right after: the imported file is said imported, the refused one still previewed
+    assert any(seen(c.value).startswith("good.json: imported") for c in at.caption)
+    summary = frame_with(at, "status").set_index("file")
+    assert list(summary.index) == ["bad.json"] and at.button(key="w_upload_commit").disabled
+    # the same file picked again: previewed as already imported, nothing to commit
+    at.file_uploader(key="w_upload_files").set_value([("good.json", good, "application/json")])
+    at.run()
     summary = frame_with(at, "status").set_index("file")
     assert summary.loc["good.json", "status"] == "already present"
     assert at.button(key="w_upload_commit").disabled

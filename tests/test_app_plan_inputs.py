@@ -12,25 +12,19 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from fleetplan.app.plan_state import widget_key
 from fleetplan.planner import Scenario
 from fleetplan.services.scenario_link import scenario_to_link
 from fleetplan.warehouse.db import ENV_VAR
 from tests.support.pages import seen
-from tests.support.paths import ROOT
+from tests.support.paths import MAIN, ROOT
 from tests.support.processes import fleetplan
 from tests.support.vllm_results import make_result
 
-MAIN = str(ROOT / "app" / "main.py")
 PLAN, BENCHMARKS = "views/plan.py", "views/benchmarks.py"
 
 
-@pytest.fixture(autouse=True)
-def _fresh_caches():
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    yield
-    st.cache_data.clear()
-    st.cache_resource.clear()
+pytestmark = pytest.mark.usefixtures("fresh_caches")
 
 
 def open_app(monkeypatch, warehouse_path, link: str | None = None) -> AppTest:
@@ -44,7 +38,7 @@ def open_app(monkeypatch, warehouse_path, link: str | None = None) -> AppTest:
 
 
 def key(at: AppTest, name: str) -> str:
-    return f"{name}_{at.session_state['s_gen']}"
+    return widget_key(name, at.session_state)
 
 
 def metric(at: AppTest, label: str) -> str:
@@ -199,3 +193,30 @@ def test_runs_without_a_dataset_label_do_not_stop_the_plan(
     assert any("planned on sharegpt, the most measured" in seen(i.value) for i in at.info)
     assert not at.error, [e.value for e in at.error]
     assert metric(at, "Cost per month").startswith("$")
+
+
+def test_the_benchmarks_page_starts_from_the_plans_targets_and_prices_and_carries_them_back(
+    monkeypatch, sample_warehouse_path
+):
+    at = open_app(monkeypatch, sample_warehouse_path)
+    plan: Scenario = at.session_state["s_current"]
+    first = next(c for c in plan.classes if c.ttft_p99_ms is not None)
+    offer = next(g for g in plan.gpus if g.hourly_usd is not None)
+    at.switch_page(BENCHMARKS).run()
+    assert not at.exception, at.exception
+    # it started at 500 ms / none and $2.00 / $0.25 whatever the plan said
+    assert at.number_input(key="w_ttft_target").value == first.ttft_p99_ms
+    assert at.number_input(key="w_tpot_target").value == (first.tpot_p99_ms or 0.0)
+    assert at.number_input(key=f"w_price_{offer.gpu_model}").value == offer.hourly_usd
+    at.number_input(key="w_ttft_target").set_value(first.ttft_p99_ms + 50).run()
+    at.number_input(key=f"w_price_{offer.gpu_model}").set_value(offer.hourly_usd + 0.5).run()
+    assert not at.exception, at.exception
+    at.switch_page(PLAN).run()
+    assert not at.exception, at.exception
+    back: Scenario = at.session_state["s_current"]
+    assert next(c for c in back.classes if c.name == first.name).ttft_p99_ms == (
+        first.ttft_p99_ms + 50
+    )
+    assert next(g for g in back.gpus if g.gpu_model == offer.gpu_model).hourly_usd == (
+        offer.hourly_usd + 0.5
+    )

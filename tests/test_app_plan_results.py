@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from fleetplan.planner import Scenario
@@ -16,18 +15,9 @@ from fleetplan.services.planning import plan_from_tables
 from fleetplan.warehouse.db import ENV_VAR
 from fleetplan.warehouse.queries import benchmark_points, gpu_catalog
 from tests.support.pages import read_warehouse
-from tests.support.paths import ROOT
+from tests.support.paths import MAIN
 
-MAIN = str(ROOT / "app" / "main.py")
-
-
-@pytest.fixture(autouse=True)
-def _fresh_caches():
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    yield
-    st.cache_data.clear()
-    st.cache_resource.clear()
+pytestmark = pytest.mark.usefixtures("fresh_caches")
 
 
 @pytest.fixture

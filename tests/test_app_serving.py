@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 import requests
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from fleetplan.collectors.vllm_server import free_port
@@ -22,9 +21,8 @@ from fleetplan.core.errors import WarehouseError
 from fleetplan.services.plain_text import plain
 from fleetplan.warehouse.db import ENV_VAR
 from tests.support.pages import seen
-from tests.support.paths import ROOT
+from tests.support.paths import MAIN
 
-MAIN = str(ROOT / "app" / "main.py")
 READ_ONLY_ENV = "FLEETPLAN_READ_ONLY"
 
 
@@ -109,13 +107,7 @@ def test_read_only_is_said_on_the_command_line(sample_warehouse_path):
 # -- read-only mode and the pages, through AppTest ---------------------------------------------
 
 
-@pytest.fixture(autouse=True)
-def _fresh_caches():
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    yield
-    st.cache_data.clear()
-    st.cache_resource.clear()
+pytestmark = pytest.mark.usefixtures("fresh_caches")
 
 
 def page(monkeypatch, warehouse: Path, path: str, *, read_only: bool) -> AppTest:

@@ -4,11 +4,9 @@ it, with nothing left to import; problems are listed in full; file ids are short
 
 from __future__ import annotations
 
-import gc
 import json
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from fleetplan.core.contract import RUN_FILE_FORMAT, RunFile
@@ -17,21 +15,13 @@ from fleetplan.warehouse.db import ENV_VAR
 from fleetplan.warehouse.importers import FileInput, parse
 from fleetplan.warehouse.queries import benchmark_points, sources
 from tests.support.pages import read_warehouse, seen
-from tests.support.paths import ROOT
+from tests.support.paths import MAIN
 from tests.support.vllm_results import make_result
 
-MAIN = str(ROOT / "app" / "main.py")
 UNLABELLED = json.dumps(make_result(seed=31, model="acme/unlabelled", metadata={})).encode()
 
 
-@pytest.fixture(autouse=True)
-def _fresh_caches():
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    yield
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    gc.collect()
+pytestmark = pytest.mark.usefixtures("fresh_caches")
 
 
 def upload_page(monkeypatch, warehouse_path) -> AppTest:
@@ -87,12 +77,27 @@ def test_a_file_without_gpu_or_dataset_is_labelled_in_the_page(monkeypatch, samp
     assert stored[
         ["gpu_model", "dataset", "input_len", "output_len"]
     ].drop_duplicates().values.tolist() == [["rtx-4090", "synthetic", round(measured), 20]]
-    # after the import the preview shows the new state: present, nothing to import
-    assert table(at, "status").loc[0, "status"] == "already present"
-    assert at.button(key="w_upload_commit").disabled
-    assert table(at, "in the warehouse").loc[0, "in the warehouse"] == (
-        "already present (from mine.json)"
-    )
+    # right after the import the page says it was imported (it said "already present, nothing
+    # added" about the file it had just imported), and offers nothing more to import
+    assert any(seen(c.value).startswith("mine.json: imported") for c in at.caption)
+    assert not any("already present" in seen(i.value) for i in at.info)
+    assert not [b for b in at.button if b.key == "w_upload_commit"]
+    at.run()  # and on the next run too
+    assert any(seen(c.value).startswith("mine.json: imported") for c in at.caption)
+
+
+def test_a_run_with_failed_requests_imports_with_a_warning(monkeypatch, warehouse_path):
+    failing = json.dumps(make_result(seed=41, failures=11, model="acme/failing")).encode()
+    at = upload_page(monkeypatch, warehouse_path)
+    at.selectbox(key="w_upload_gpu").set_value("rtx-4090")
+    at.number_input(key="w_upload_count").set_value(1)
+    upload(at, ("failing.json", failing))
+    said = [seen(w.value) for w in at.warning if "failed request" in seen(w.value)]
+    assert said and "failing.json: 11 failed request(s)" in said[0], [w.value for w in at.warning]
+    at.button(key="w_upload_commit").click().run()
+    assert not at.exception, at.exception
+    assert any("failing.json" in seen(s.value) for s in at.success)  # imported
+    assert any("11 failed request(s)" in seen(w.value) for w in at.warning)  # and warned
 
 
 def test_runs_already_in_the_warehouse_are_present_before_import(monkeypatch, warehouse_path):

@@ -8,7 +8,6 @@ import json
 
 import pandas as pd
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from fleetplan.app.style import log_ticks
@@ -33,13 +32,7 @@ QWEN = "deepseek-ai/DeepSeek-R1-Distill-Qwen-14B"
 CONFIGS = ["1x h100-pcie", "2x rtx-4090", "4x rtx-4090", "8x rtx-4090"]
 
 
-@pytest.fixture(autouse=True)
-def _fresh_caches():
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    yield
-    st.cache_data.clear()
-    st.cache_resource.clear()
+pytestmark = pytest.mark.usefixtures("fresh_caches")
 
 
 def _add_user_run(path, tmp_path) -> None:

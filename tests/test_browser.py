@@ -6,8 +6,12 @@ from __future__ import annotations
 import json
 import shutil
 
+import pytest
+
 from tests.support.browser import ARTIFACTS, screenshot, wait_rendered
 from tests.support.processes import fleetplan
+
+pytestmark = pytest.mark.slow  # a real Chromium (tests/support/browser.py)
 
 PAGES = {
     "": "Plan a fleet",

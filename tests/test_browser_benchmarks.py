@@ -9,6 +9,8 @@ import pytest
 
 from tests.support.paths import ROOT
 
+pytestmark = pytest.mark.slow  # a real Chromium (tests/support/browser.py)
+
 ARTIFACTS = ROOT / "test-artifacts"
 TABS = {  # tab -> the charts it draws
     "Throughput vs load": 1,

@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.support.browser import ARTIFACTS, wait_rendered
 from tests.support.processes import fleetplan
 from tests.support.vllm_results import make_result
 from tests.test_app_serving import served
+
+pytestmark = pytest.mark.slow  # a real Chromium (tests/support/browser.py)
 
 EVIL = "evil.example"
 # A file name, a model and a GPU label that are Markdown: a link, an image, a bare address.

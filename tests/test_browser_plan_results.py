@@ -11,6 +11,8 @@ import pytest
 
 from tests.support.paths import ROOT
 
+pytestmark = pytest.mark.slow  # a real Chromium (tests/support/browser.py)
+
 ARTIFACTS = ROOT / "test-artifacts"
 TABS = ("Fleet", "Compared", "Cost vs carbon", "Capacities")
 

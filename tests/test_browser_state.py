@@ -5,9 +5,13 @@ from __future__ import annotations
 
 from urllib.parse import parse_qs, urlparse
 
+import pytest
+
 from fleetplan.planner import Scenario
 from fleetplan.services.scenario_link import scenario_from_link
 from tests.support.browser import VIEWPORT, screenshot, wait_rendered
+
+pytestmark = pytest.mark.slow  # a real Chromium (tests/support/browser.py)
 
 PLAN = "Plan a fleet"
 
@@ -128,3 +132,64 @@ def scenario_in(url: str) -> Scenario:
     """The scenario the page's URL holds."""
     (link,) = parse_qs(urlparse(url).query)["s"]
     return scenario_from_link(link)
+
+
+def gpu_price_cell(page) -> tuple[float, float]:
+    """Where the first GPU row's $ / GPU-hour cell is on the page (the grid is a canvas: a row
+    marker of about 33 px, then the widths of app/plan_inputs._GPU_WIDTHS, GPU 85 px, the price
+    118 px; the header and each row about 35 px)."""
+    gpus = page.locator("[data-testid='stDataFrame']").nth(1)
+    gpus.scroll_into_view_if_needed()
+    box = gpus.bounding_box()
+    assert box is not None
+    return box["x"] + 33 + 85 + 59, box["y"] + 52
+
+
+def test_an_edit_typed_while_the_page_reruns_stays_where_it_was_typed(dashboard_url, browser_page):
+    """The issue's case: a price typed into the GPU table and a region preset's Apply while the
+    page re-runs for it. The restart renewed every table (new keys), rebuilding the grid under
+    the cursor; now only the Sites table is renewed, and the Site selector stays on the site the
+    preset was applied to (it went back to the first)."""
+    page = browser_page
+    page.goto(dashboard_url)
+    wait_rendered(page, PLAN)
+    page.wait_for_function("() => location.search.includes('s=')", timeout=60_000)
+    wait_rendered(page, PLAN)
+    start = scenario_in(page.url)
+    site = page.locator("[data-testid='stSelectbox']").filter(
+        has=page.get_by_text("Site", exact=True)
+    )
+    names = [s.name for s in start.sites]
+    other = names[-1]  # not the first site: the selector went back to the first
+    assert len(names) > 1 and other != names[0]
+    site.scroll_into_view_if_needed()
+    site.click(timeout=60_000)
+    page.get_by_role("option", name=other).first.click()
+    wait_rendered(page, PLAN)
+    region = page.locator("[data-testid='stSelectbox']").filter(has_text="Region")
+    region.click()
+    page.keyboard.type("Poland", delay=50)
+    page.get_by_role("option", name="Poland").first.click()
+    wait_rendered(page, PLAN)
+    before = page.url
+    # a price into the GPU table, and at once, while the page re-runs for it, Apply
+    page.mouse.click(*gpu_price_cell(page))
+    page.keyboard.type("1.5", delay=50)
+    screenshot(page, "state-7-typed.png", full_page=False)
+    page.keyboard.press("Enter")
+    page.get_by_role("button", name="Apply").click()
+    page.wait_for_function("before => location.href !== before", arg=before, timeout=60_000)
+    wait_rendered(page, PLAN)
+    page.wait_for_timeout(1_000)  # the edit's own run, if it came after the Apply's
+    wait_rendered(page, PLAN)
+    screenshot(page, "state-8-after-the-rerun.png", full_page=False)
+    after = scenario_in(page.url)
+    applied = next(s for s in after.sites if s.name == other)
+    assert (
+        applied.grid_gco2_per_kwh
+        != next(s for s in start.sites if s.name == other).grid_gco2_per_kwh
+    )
+    assert after.gpus[0].hourly_usd == 1.5  # the typed price, where it was typed
+    assert [g.gpu_model for g in after.gpus] == [g.gpu_model for g in start.gpus]
+    shown = " ".join(field.input_value() for field in site.locator("input").all())
+    assert other in shown + site.inner_text()  # the selector stays on the site applied to

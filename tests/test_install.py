@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tomllib
 import zipfile
 from pathlib import Path
 
@@ -65,7 +66,9 @@ def test_the_wheel_holds_one_package_with_its_data(installed):
     for part in ("core", "cli", "services", "app", "collectors", "warehouse", "planner"):
         assert (package / part / "__init__.py").is_file(), part
     assert (package / "app" / "main.py").is_file()
-    assert (package / "app" / ".streamlit" / "config.toml").is_file()
+    shipped = (package / "app" / ".streamlit" / "config.toml").read_text()
+    top = (ROOT / ".streamlit" / "config.toml").read_text()  # the checkout's, the same settings
+    assert tomllib.loads(shipped) == tomllib.loads(top)
     assert (package / "sample_data" / "benchmarks" / "ionet-aibc2025.json").is_file()
     assert (package / "sample_data" / "gpu_catalog.toml").is_file()
     assert (package / "sample_data" / "models" / "llama-3.1-8b-config.json").is_file()

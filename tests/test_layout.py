@@ -198,3 +198,16 @@ def test_installed_packages_match_the_folders():
 def test_every_module_has_a_docstring(module):
     tree = ast.parse(modules()[module].read_text(encoding="utf-8"))
     assert ast.get_docstring(tree), f"{module} says nothing about what it is for"
+
+
+def _settings(path: Path) -> dict:
+    return tomllib.loads(path.read_text())
+
+
+def test_the_streamlit_settings_are_at_the_top_and_the_same_in_the_wheel():
+    # Streamlit reads .streamlit/ in the folder it starts in: the checkout's top when started
+    # from there, app/ (shipped as fleetplan/app/.streamlit/) when `fleetplan app` starts it
+    top, shipped = ROOT / ".streamlit" / "config.toml", ROOT / "app" / ".streamlit" / "config.toml"
+    assert _settings(top) == _settings(shipped) and _settings(top)["server"]["maxUploadSize"]
+    packaged = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    assert ".streamlit/config.toml" in packaged["package-data"]["fleetplan.app"]

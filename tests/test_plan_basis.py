@@ -13,7 +13,7 @@ import pytest
 
 from fleetplan.planner import GpuFacts, Scenario, plan
 from fleetplan.planner.report import POOL_COLUMNS, energy_view, summary
-from fleetplan.services.exports import plan_csv, plan_inputs
+from fleetplan.services.exports import plan_inputs, sources_table
 from fleetplan.services.planning import plan_from_tables
 from fleetplan.services.scenario_defaults import default_scenario
 from fleetplan.warehouse.db import Warehouse
@@ -90,7 +90,8 @@ def test_a_plan_whose_sites_mix_grid_bases_warns(tables):
     assert "grid carbon intensity mixes bases" in summary(mixed)
     inputs = plan_inputs(_two_sites("direct", "lifecycle"), **_reference(tables))
     assert [s["grid_basis"] for s in inputs["sites"]] == ["direct", "lifecycle"]
-    assert "# note: grid carbon intensity mixes bases" in plan_csv(mixed, inputs)
+    notes = sources_table(mixed, inputs).query("figure == 'note'")["value"]
+    assert any(note.startswith("grid carbon intensity mixes bases") for note in notes)
     same = plan_from_tables(
         _two_sites("lifecycle", "lifecycle"), tables["points"], tables["catalog"]
     )

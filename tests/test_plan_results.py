@@ -145,9 +145,10 @@ def test_a_server_bought_for_a_tiny_rate_is_explained_with_true_digits():
     lines = explain(_plan([full, tiny]), SCENARIO)
     text = " ".join(lines)
     assert "(0.0 req/s, 0%" not in text
-    assert "1 x 1x rtx-4090 (0.02 req/s, 1% of its capacity" in text
+    assert "1 x 1x rtx-4090 (0.02 req/s, 1% utilisation" in text  # the fleet table's meaning
     (why,) = [line for line in lines if "carries only" in line]
-    assert "0.02 req/s (1% of the 1.6 req/s its 1 server may carry)" in why
+    # one meaning of utilisation (rate over full capacity), the same as the fleet table's
+    assert "0.02 req/s (1% utilisation; 1.6 req/s is what its 1 server may carry" in why
     assert "other pools (1x h100-pcie) are at the utilisation ceiling (80%)" in why
     assert "adds less carbon" in why
 
@@ -220,8 +221,23 @@ def test_readable_tables_have_labels_with_units_and_rounded_numbers(example_plan
     fleet = fleet_view(plan)
     assert {"Rate (req/s)", "Cost ($/month)", "Utilisation (%)"} <= set(fleet)
     assert all(re.fullmatch(r"\d+x [A-Z0-9]+( [A-Za-z0-9]+)?", s) for s in fleet["Server"])
+    # one meaning of utilisation: the rate over the full capacity shown beside it (issue 24: the
+    # table showed the planned capacity, 12.8 req/s, beside 62.5 %, which is 20 / (2 x 16))
+    for row in fleet.to_dict("records"):
+        full = row["Servers"] * row["Full capacity/server (req/s)"]
+        assert row["Utilisation (%)"] == pytest.approx(100 * row["Rate (req/s)"] / full, abs=0.2)
+        ceiling = row["Planned capacity/server (req/s)"] / row["Full capacity/server (req/s)"]
+        assert ceiling == pytest.approx(plan_ceiling(plan), rel=1e-3)
     said = levels_view(plan)["The server at that level"]
     assert all(s == "kept up" or s.startswith("fell behind: its queue grew") for s in said)
+
+
+def plan_ceiling(plan) -> float:
+    (ceiling,) = {
+        round(p.capacity_rps_per_server / p.full_capacity_rps_per_server, 6)
+        for p in plan.recommended.pools
+    }
+    return ceiling
 
 
 def test_pool_notes_are_shown_per_server(example_plan):

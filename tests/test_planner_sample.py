@@ -97,9 +97,9 @@ def test_plan_command_prints_writes_csv_and_json(tmp_path, sample_warehouse_path
 
 
 def plan_rows(path) -> list[dict[str, str]]:
-    """The rows of a plan CSV, after its commented header of inputs (lines starting '#')."""
-    lines = path.read_text().splitlines(keepends=True)
-    return list(csv.DictReader(line for line in lines if not line.startswith("#")))
+    """The rows of a plan CSV (the header on its first line)."""
+    with open(path, newline="") as file:
+        return list(csv.DictReader(file))
 
 
 def _rounded(column: str, value: str) -> str:

@@ -7,11 +7,7 @@ from __future__ import annotations
 
 import json
 import os
-import queue
 import signal
-import subprocess
-import sys
-import threading
 import time
 from pathlib import Path
 
@@ -27,86 +23,7 @@ from fleetplan.core.contract import RunFile
 from fleetplan.core.errors import InputError
 from fleetplan.warehouse.db import Warehouse
 from tests.support.processes import fleetplan
-
-ray = pytest.importorskip("ray", reason="Ray is the cluster extra: pip install -e '.[cluster]'")
-if os.environ.get("CI"):  # in CI the extra is installed by `make test`: never skip there
-    assert ray is not None
-
-TYPES = {"rtx-4090": "fleetplan-gpu:rtx-4090", "h100-pcie": "fleetplan-gpu:h100-pcie"}
-
-
-@pytest.fixture(scope="module")
-def ray_cluster():
-    from ray.cluster_utils import Cluster
-
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
-    for resource in TYPES.values():
-        cluster.add_node(num_cpus=1, resources={resource: 1})
-    cluster.wait_for_nodes()
-    yield cluster
-    cluster.shutdown()
-
-
-class Driver:
-    """`fleetplan collect --ray ...` as a process, its progress lines read as they come."""
-
-    def __init__(self, *args):
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "fleetplan", "collect", *map(str, args)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        self.lines: queue.Queue[str] = queue.Queue()
-        self.seen: list[str] = []
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        for line in self.process.stderr:
-            self.lines.put(line)
-
-    def wait_for(self, *needles: str, timeout: float = 120) -> str:
-        while True:
-            try:
-                line = self.lines.get(timeout=timeout)
-            except queue.Empty:
-                self.process.kill()
-                seen = "".join(self.seen)
-                raise AssertionError(f"no line with {needles}; so far:\n{seen}") from None
-            self.seen.append(line)
-            if all(n in line for n in needles):
-                return line
-
-    def finish(self, timeout: float = 300) -> tuple[int, str, str]:
-        out = self.process.stdout.read()
-        self.process.wait(timeout=timeout)
-        while not self.lines.empty():
-            self.seen.append(self.lines.get())
-        return self.process.returncode, out, "".join(self.seen)
-
-
-def campaign_file(tmp_path: Path, urls: dict[str, str], name: str = "fleet") -> Path:
-    campaign = {
-        "name": name,
-        "retries": 1,
-        "probes": [
-            {
-                "name": "chat",
-                "backend": "openai",
-                "model": "stream-test",
-                "base_urls": urls,
-                "input_len": 16,
-                "output_len": 16,
-                "rates": [2, "inf"],
-                "num_requests": 10,
-                "warmup": 1,
-            }
-        ],
-    }
-    path = tmp_path / "campaign.json"
-    path.write_text(json.dumps(campaign))
-    return path
-
+from tests.support.ray_campaign import TYPES, Driver, campaign_file, ray_node
 
 PLAN = {
     "name": "fleet",
@@ -130,6 +47,7 @@ def kill_task(driver: Driver, gpu_type: str) -> None:
     driver.wait_for(f"[{gpu_type} #1", "worker process died")
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_campaign_lands_runs_for_every_gpu_type_once(ray_cluster, stream_server, tmp_path):
     urls = {t: stream_server(ttft_ms=20, tpot_ms=5) for t in TYPES}
@@ -179,6 +97,7 @@ def test_campaign_lands_runs_for_every_gpu_type_once(ray_cluster, stream_server,
     assert "$2.00/h" in all_h100
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_a_killed_worker_is_retried_once_then_reported_and_resume_skips_what_finished(
     ray_cluster, stream_server, tmp_path
@@ -251,6 +170,7 @@ def test_a_killed_worker_is_retried_once_then_reported_and_resume_skips_what_fin
     assert stdout.count("imported: ") == 2
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_a_probe_that_fails_on_its_host_is_retried_there_then_reported(
     ray_cluster, stream_server, tmp_path
@@ -276,6 +196,7 @@ def test_a_probe_that_fails_on_its_host_is_retried_there_then_reported(
     assert len(list((out / "down").glob("*rtx-4090*.json"))) == 1
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_a_campaigns_capacity_searches_are_in_its_summary(ray_cluster, stream_server, tmp_path):
     """Each host runs `--find-capacity` and the driver says what each found, as it lands and
@@ -307,6 +228,7 @@ def test_a_campaigns_capacity_searches_are_in_its_summary(ray_cluster, stream_se
     assert float(run.metadata["search_capacity_rps"]) == pytest.approx(found, rel=1e-3)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_ctrl_c_stops_the_campaign_and_says_how_to_resume(ray_cluster, stream_server, tmp_path):
     urls = {t: stream_server(ttft_ms=50, tpot_ms=20) for t in TYPES}
@@ -333,6 +255,7 @@ def test_ctrl_c_stops_the_campaign_and_says_how_to_resume(ray_cluster, stream_se
     assert "2 of 2 run(s) done, 0 failed" in stdout
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_a_lost_host_fails_only_its_own_run_which_moves_to_another_host_of_its_type(
     ray_cluster, stream_server, tmp_path
@@ -376,17 +299,6 @@ def test_a_lost_host_fails_only_its_own_run_which_moves_to_another_host_of_its_t
     finally:
         for node in spares:
             ray_cluster.remove_node(node)
-
-
-def ray_node(n: int, name: str, resources: dict, alive: bool = True) -> dict:
-    """A node as `ray.nodes()` lists it."""
-    return {
-        "NodeID": str(n) * 56,
-        "Alive": alive,
-        "NodeManagerAddress": f"10.0.0.{n}",
-        "NodeManagerHostname": name,
-        "Resources": resources,
-    }
 
 
 def test_hosts_are_typed_by_declared_resource_or_rays_accelerator_label():

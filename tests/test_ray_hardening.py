@@ -25,7 +25,7 @@ from fleetplan.core.contract import RunFile
 from fleetplan.core.errors import InputError
 from fleetplan.warehouse.sample_data import IONET_FILE, sample_dir
 from tests.support.processes import fleetplan
-from tests.test_ray_campaign import TYPES, Driver, campaign_file, ray_node
+from tests.support.ray_campaign import TYPES, Driver, campaign_file, ray_node
 
 STREAM_SERVER = Path(__file__).parent / "support" / "stream_server.py"
 STAMP = {"campaign": "fleet", "campaign_probe": "chat", "ray_node_id": "ab" * 28}
@@ -101,19 +101,6 @@ def test_rays_own_messages_go_to_stderr_and_a_closed_stream_stops_only_the_print
     stream.write("and more\n")
 
 
-@pytest.fixture(scope="module")
-def ray_cluster():
-    from ray.cluster_utils import Cluster
-
-    pytest.importorskip("ray")
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
-    for resource in TYPES.values():
-        cluster.add_node(num_cpus=1, resources={resource: 1})
-    cluster.wait_for_nodes()
-    yield cluster
-    cluster.shutdown()
-
-
 def serve(port: int, fault: str = "none") -> subprocess.Popen:
     """The tests' streaming server on a port of our choosing (the same URL, so the same probe,
     once it is started again)."""
@@ -144,6 +131,7 @@ def serve(port: int, fault: str = "none") -> subprocess.Popen:
     raise RuntimeError("the test server did not start")
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_an_incomplete_run_is_not_done_and_is_measured_again_even_with_stdout_gone(
     ray_cluster, stream_server, tmp_path
@@ -193,6 +181,7 @@ def test_an_incomplete_run_is_not_done_and_is_measured_again_even_with_stdout_go
             server.wait()
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_a_probe_without_a_url_for_a_type_the_cluster_has_stops_before_any_host_starts(
     ray_cluster, stream_server, tmp_path
@@ -207,6 +196,7 @@ def test_a_probe_without_a_url_for_a_type_the_cluster_has_stops_before_any_host_
     assert "queued on" not in stderr and not list(out.rglob("*.json"))
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_ctrl_c_keeps_each_hosts_partial_run_as_incomplete(ray_cluster, stream_server, tmp_path):
     # 16 tokens at 20 ms, 10 requests at 2 req/s per level: Ctrl-C lands mid-level

@@ -383,3 +383,45 @@ def test_operating_points_put_each_pool_on_its_curve(sample):
         )
     assert pools[0].targets == {"ttft": 100, "tpot": 50}
     assert pools[1].targets == {"ttft": None, "tpot": None}
+
+
+def test_the_data_pages_headers_are_words_with_units():
+    from fleetplan.services.headers import header, headers
+
+    assert header("memory_bandwidth_gb_s") == "Memory bandwidth (GB/s)"
+    assert header("host_embodied_kgco2e_per_gpu") == "Host embodied (kgCO2e per GPU)"
+    assert header("grid_gco2_per_kwh") == "Grid (gCO2e/kWh)" and header("gpu_id") == "GPU ID"
+    assert headers(["pue_default", "usd"]) == {"pue_default": "PUE default", "usd": "$"}
+
+
+def test_pools_on_one_configuration_are_drawn_apart_and_their_labels_not_cut(sample):
+    from fleetplan.app.charts import operating_points_figure
+
+    scenario = Scenario.model_validate_json(
+        (ROOT / "examples" / "chat-batch-qwen14b.json").read_text()
+    )
+    result = plan_from_tables(scenario, sample["points"], sample["catalog"], pareto_points=0)
+    pools = operating_points(result, scenario, sample["points"])
+    assert len({p.configuration for p in pools}) < len(pools)  # two pools, one configuration
+    figure = operating_points_figure(pools, "ttft")
+    lines = [t for t in figure.data if t.mode == "lines"]
+    assert len({t.line.dash for t in lines}) == len(pools)  # one line each, told apart
+    stars = [t for t in figure.data if t.mode == "markers+text"]
+    assert len({t.marker.symbol for t in stars}) == len(stars)
+    assert all(t.cliponaxis is False and "right" in t.textposition for t in stars)
+
+
+def test_the_cost_carbon_axes_read_sanely_when_the_fleets_nearly_coincide():
+    from fleetplan.app.charts import padded_range, pareto_figure
+    from fleetplan.planner.results import ParetoPoint
+
+    point = {"hourly_cost_usd": 0.45, "carbon_kg_per_hour": 0.45, "gpus": {"h100-pcie": 1}}
+    pareto = [
+        ParetoPoint(**point, monthly_cost_usd=330.4563705, carbon_kgco2e_month=330.4563705),
+        ParetoPoint(**point, monthly_cost_usd=330.4563708, carbon_kgco2e_month=330.4563701),
+    ]
+    figure = pareto_figure(pareto, monthly_cost_usd=330.4563706, carbon_kgco2e_month=330.45637)
+    low, high = figure.layout.yaxis.range
+    assert high - low >= 2 * 0.02 * 330 and low < 330.4563701 < 330.4563705 < high
+    assert figure.layout.xaxis.tickformat == ",.6~g"
+    assert padded_range([100.0, 900.0]) is None  # a real spread: Plotly's own range

@@ -13,6 +13,7 @@ from fleetplan.app.benchmark_charts import (
     throughput_figure,
 )
 from fleetplan.app.charts import METRIC_NAMES, load_curves_figure
+from fleetplan.app.plan_carry import carry_price, carry_targets, plan_price, plan_targets
 from fleetplan.app.style import series_colours
 from fleetplan.core.tabular import to_csv
 from fleetplan.services.benchmark_views import (
@@ -158,12 +159,20 @@ with tabs[0]:
             st.caption(plain(notes))
 with tabs[1]:
     inputs = st.columns(3)
+    plan_ttft, plan_tpot, plan_class = plan_targets(500.0, 0.0)  # the plan's, where there is one
     target = inputs[0].number_input(
-        "Your P99 TTFT target (ms)", 1.0, 100_000.0, 500.0, step=50.0, key="w_ttft_target"
+        "Your P99 TTFT target (ms)", 1.0, 100_000.0, plan_ttft, step=50.0, key="w_ttft_target"
     )
     tpot_target = inputs[1].number_input(
-        "Your P99 TPOT target (ms, 0 = none)", 0.0, 10_000.0, 0.0, step=10.0, key="w_tpot_target"
+        "Your P99 TPOT target (ms, 0 = none)",
+        0.0,
+        10_000.0,
+        plan_tpot,
+        step=10.0,
+        key="w_tpot_target",
     )
+    if (target, tpot_target) != (plan_ttft, plan_tpot):
+        carry_targets(plan_class, target, tpot_target)  # back into the plan's class
     shapes = traffic_shapes(subset)
     shape = inputs[2].selectbox("Traffic", list(shapes), key=f"w_curve_shape:{model}")
     curves = benchmark_curves(shapes[shape], ttft_p99_ms=target, tpot_p99_ms=tpot_target or None)
@@ -202,6 +211,9 @@ with tabs[3]:
     prices = {}
     for col, gpu in zip(price_cols, gpus, strict=False):
         default, source = default_price(data.prices(), gpu)
+        planned = plan_price(gpu)
+        if planned is not None:
+            default, source = planned, "the Plan page's price"
         prices[gpu] = col.number_input(
             f"{gpu} $ / GPU-hour",
             0.0,
@@ -211,6 +223,8 @@ with tabs[3]:
             key=f"w_price_{gpu}",
             help=f"Default: {source}" if source else "No reference price",
         )
+        if planned is not None and prices[gpu] != planned:
+            carry_price(gpu, prices[gpu])  # back into the plan's offers
     costs = priced_points(subset, prices)
     st.plotly_chart(cost_latency_figure(costs, colours=colours), key="chart_cost_latency")
     st.caption(

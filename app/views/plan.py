@@ -10,8 +10,9 @@ import streamlit as st
 
 from fleetplan.app import data
 from fleetplan.app.plan_availability import router_downloads, show_availability
-from fleetplan.app.plan_inputs import keep_in_link, restart, scenario_inputs, start
+from fleetplan.app.plan_inputs import scenario_inputs
 from fleetplan.app.plan_results import downloads, show_plan
+from fleetplan.app.plan_state import keep_in_link, restart, start
 from fleetplan.core.errors import InputError
 from fleetplan.services.plain_text import plain
 from fleetplan.services.planning import MAX_SCENARIO_BYTES, for_the_page, load_scenario
@@ -29,8 +30,8 @@ if points.empty:
     st.stop()
 
 state = st.session_state
-base, gen = start(points)
-scenario = scenario_inputs(base, gen, points)
+bases, gens = start(points)
+scenario = scenario_inputs(bases, gens, points)
 state.s_current = scenario  # what the downloads and the link hold; tests read it too
 keep_in_link(scenario)
 

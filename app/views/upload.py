@@ -16,6 +16,7 @@ from fleetplan.services.upload_views import (
     RANDOM_TOKENS,
     UploadLabels,
     dataset_choices,
+    failed_requests,
     problems,
     run_rows,
     sources_table,
@@ -40,7 +41,7 @@ st.caption(
     f"{megabytes(options_limit)}; each file is stored whole or not at all."
 )
 for kind, message in st.session_state.pop("s_upload_flash", []):
-    (st.success if kind == "ok" else st.info)(plain(message))
+    {"ok": st.success, "warn": st.warning}.get(kind, st.info)(plain(message))
 
 
 def show_preview(parsed: ParsedFile, label: str) -> None:
@@ -125,6 +126,14 @@ def upload() -> None:
     files = st.file_uploader("Result files", accept_multiple_files=True, key="w_upload_files")
     if not files:
         return
+    # the files imported from this picker: said so, not previewed again ("already present")
+    done = st.session_state.setdefault("s_uploaded", {})
+    for file in files:
+        if file.file_id in done:
+            st.caption(f"{plain(file.name)}: imported ({plain(done[file.file_id])})")
+    files = [f for f in files if f.file_id not in done]
+    if not files:
+        return
     known_points = data.points()  # read before the warehouse is held for the preview
     with data.holding() as warehouse:
         previews = preview_uploads(warehouse, [(f.name, f.getvalue()) for f in files], options)
@@ -134,11 +143,15 @@ def upload() -> None:
         f"Import {len(ready)} file(s)", disabled=not ready, type="primary", key="w_upload_commit"
     ):
         messages = []
+        ids = {f.name: f.file_id for f in files}
         with data.holding(write=True) as warehouse:
             for parsed in ready:
                 outcome = ingest_parsed(warehouse, parsed, origin="upload")
                 kind = "ok" if outcome.status is Status.IMPORTED else "info"
                 messages.append((kind, f"{outcome.file}: {outcome.message}"))
+                if outcome.status is Status.IMPORTED and outcome.file in ids:
+                    done[ids[outcome.file]] = outcome.message
+        messages += [("warn", warning) for warning in failed_requests(previews)]
         finish(messages)
 
 
@@ -157,6 +170,8 @@ def show_previews(previews: list[Preview], known_points: pd.DataFrame) -> None:
         )
     for warning in unlabelled_runs(previews, known_points):
         st.warning(plain(warning), icon=":material/label:")
+    for warning in failed_requests(previews):
+        st.warning(plain(warning), icon=":material/error:")
     runs = run_rows(previews)
     if not runs.empty:
         unlabelled = (runs["traffic"] == "not labelled").any()

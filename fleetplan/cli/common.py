@@ -92,10 +92,14 @@ def output_file(text: str) -> Path:
     return path
 
 
-def write_output(path: Path, text: str, *, option: str) -> None:
-    """Write a file the user asked for; a failure names the option (InputError)."""
+def write_output(path: Path, text: str | bytes, *, option: str) -> None:
+    """Write a file the user asked for (text as UTF-8, bytes as they are); a failure names the
+    option (InputError)."""
     try:
-        path.write_text(text, encoding="utf-8")
+        if isinstance(text, bytes):
+            path.write_bytes(text)
+        else:
+            path.write_text(text, encoding="utf-8")
     except OSError as error:
         raise InputError(f"{option} {path}: cannot write it: {error.strerror or error}") from None
 

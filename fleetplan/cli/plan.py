@@ -27,8 +27,27 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--csv",
         type=output_file,
         metavar="OUT",
-        help="write one row per pool as CSV, after '# ' lines with the inputs it rests on "
-        "(prices, power figures and sites with their sources); pandas: read_csv(OUT, comment='#')",
+        help="write every pool (recommended and baselines) as CSV, one row each, the header first",
+    )
+    plan.add_argument(
+        "--fleet-csv",
+        type=output_file,
+        metavar="OUT",
+        help="write the recommended fleet alone as CSV, with a TOTAL row (GPUs, servers, $/month,"
+        " kgCO2e/month)",
+    )
+    plan.add_argument(
+        "--sources-csv",
+        type=output_file,
+        metavar="OUT",
+        help="write every figure the plan rests on (prices, power, embodied, sites) with its "
+        "source as CSV",
+    )
+    plan.add_argument(
+        "--xlsx",
+        type=output_file,
+        metavar="OUT",
+        help="write a workbook with sheets fleet, baselines, inputs and sources",
     )
     plan.add_argument(
         "--schedule-csv",
@@ -41,7 +60,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--json",
         type=output_file,
         metavar="OUT",
-        help="write the whole plan as JSON, with its inputs in 'inputs'",
+        help="write the whole plan as JSON, with its inputs and their sources in 'inputs'",
     )
     plan.add_argument(
         "--router",
@@ -63,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
     from fleetplan.planner.day_report import day_summary, schedule_csv
     from fleetplan.planner.explain import trade_off
     from fleetplan.planner.report import summary
-    from fleetplan.services.exports import plan_csv, plan_inputs, plan_json
+    from fleetplan.services import exports, workbook
     from fleetplan.services.planning import load_scenario, plan_from_warehouse
     from fleetplan.warehouse import queries
     from fleetplan.warehouse.db import Warehouse
@@ -76,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
             scenario = scenario.model_copy(update={"capacity_at": args.capacity_at})
         with Warehouse.open(args.warehouse, read_only=True) as warehouse:
             result = plan_from_warehouse(warehouse, scenario)
-            inputs = plan_inputs(
+            inputs = exports.plan_inputs(
                 scenario,
                 catalog=queries.gpu_catalog(warehouse),
                 prices=queries.gpu_prices(warehouse),
@@ -98,20 +117,25 @@ def run(args: argparse.Namespace) -> int:
     between = trade_off(result)
     if between is not None:
         print(f"\nTrade-off: {between.sentence()}")
-    if args.csv:
-        write_output(args.csv, plan_csv(result, inputs), option="--csv")
-        print(f"pools -> {args.csv}", file=sys.stderr)
-    if args.json:
-        write_output(args.json, plan_json(result, inputs), option="--json")
-        print(f"plan -> {args.json}", file=sys.stderr)
-    if args.schedule_csv:
-        if result.day is None:
-            print(
-                "fleetplan plan: --schedule-csv: a version 1 scenario has no day", file=sys.stderr
-            )
-            return EXIT_PROBLEMS
-        write_output(args.schedule_csv, schedule_csv(result.day), option="--schedule-csv")
-        print(f"schedule -> {args.schedule_csv}", file=sys.stderr)
+    if args.schedule_csv and result.day is None:
+        print("fleetplan plan: --schedule-csv: a version 1 scenario has no day", file=sys.stderr)
+        return EXIT_PROBLEMS
+    files = (
+        ("--csv", args.csv, "pools", lambda: exports.plan_csv(result)),
+        ("--fleet-csv", args.fleet_csv, "fleet", lambda: exports.fleet_csv(result)),
+        ("--sources-csv", args.sources_csv, "sources", lambda: exports.sources_csv(result, inputs)),
+        ("--xlsx", args.xlsx, "workbook", lambda: workbook.plan_xlsx(result, inputs)),
+        ("--json", args.json, "plan", lambda: exports.plan_json(result, inputs)),
+        ("--schedule-csv", args.schedule_csv, "schedule", lambda: schedule_csv(result.day)),
+    )
+    try:
+        for option, path, what, build in files:
+            if path:
+                write_output(path, build(), option=option)
+                print(f"{what} -> {path}", file=sys.stderr)
+    except InputError as error:
+        print(f"fleetplan plan: {error}", file=sys.stderr)
+        return EXIT_PROBLEMS
     if result.day is not None:
         if result.day.cost_usd is None:
             print(f"fleetplan plan: no day plan: {result.day.message}", file=sys.stderr)

@@ -1,6 +1,6 @@
 """The data contract: a benchmark *run* and its *points* (one per load level).
 
-Definitions (PRODUCT.md section 4) that must not drift:
+Definitions (docs/definitions.md, section 1) that must not drift:
 - TTFT: request sent -> first streamed token. E2EL: request sent -> last token.
 - TPOT (per request): (E2EL - TTFT) / (output_tokens - 1); statistics over requests.
 - ITL: gaps between consecutive streamed chunks, pooled over all requests (vLLM's definition).

@@ -1,10 +1,10 @@
 """Energy per token for the Benchmarks page's Energy tab: measured where the level measured GPU
 energy, else modelled from the catalog's power figures, else unknown (never zero).
 
-Modelled, per REFERENCE.md's carbon model and the planner's (`planner.economics`): a server of n
-GPUs draws n x (idle + u x (rated - idle)) W at utilisation u. A benchmark level has no utilisation
-of its own, so u is the level's total tokens/s over the highest total tokens/s the same
-configuration reached on the same traffic (one kind of source) in the data: its busiest level
+Modelled, per the carbon model of docs/sources.md and the planner (`planner.economics`): a
+server of n GPUs draws n x (idle + u x (rated - idle)) W at utilisation u. A benchmark level has
+no utilisation of its own, so u is the level's total tokens/s over the highest total tokens/s the
+same configuration reached on the same traffic (one kind of source) in the data: its busiest level
 counts as fully used. Energy per token = that power / total tokens/s. Every modelled row says so,
 with the figures and where they come from.
 """

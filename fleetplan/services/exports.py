@@ -6,12 +6,14 @@ where it came from (the reference price row it matches, or "entered"), the power
 figures used (the scenario's override or the catalog's, with its source); per site the electricity
 price, grid intensity with its basis and PUE, each with the region preset it matches, if any.
 
-The CSV stays one row per pool (`planner.report.POOL_COLUMNS`, rounded per
-`planner.report.CSV_DIGITS`) after a commented header: lines starting with `# ` that say what the
-rows rest on in words, and one `# inputs: ` line holding the inputs as JSON. Text cells are quoted,
-so `pandas.read_csv(path, comment='#')` reads the rows (a `#` inside a quoted cell stays data);
-other readers skip the lines starting with `#`. The JSON is the plan's fields with an `inputs`
-field beside them.
+Every CSV has its header on the first line and nothing else but rows (RFC 4180: Python's `csv`,
+`pandas.read_csv` with its defaults, a spreadsheet and BI tools read it as it is); text cells are
+quoted and never start a formula. `plan_csv`: every pool (recommended and baselines);
+`fleet_csv`: the recommended fleet alone with a TOTAL row; `sources_csv`: every input figure with
+where it came from; `services.workbook.plan_xlsx`: a workbook with sheets fleet, baselines, inputs
+and sources. The
+JSON is the plan's fields with an `inputs` field beside them. Each is built only when asked for
+(the page's download buttons build theirs on click).
 """
 
 from __future__ import annotations
@@ -19,19 +21,19 @@ from __future__ import annotations
 import csv
 import io
 import json
-import re
 from typing import Any
 
 import pandas as pd
 
 from fleetplan.core.tabular import neutralise
 from fleetplan.planner.economics import GpuFacts
-from fleetplan.planner.report import pool_table, rounded
+from fleetplan.planner.report import CSV_DIGITS, pool_table, rounded
 from fleetplan.planner.results import Plan
 from fleetplan.planner.scenario import HOURS_PER_YEAR, Scenario
 from fleetplan.services.planning import facts_from_catalog
 
-INPUTS_PREFIX = "# inputs: "
+TOTAL = "TOTAL"  # the fleet table's last row, in `class`
+SOURCE_COLUMNS = ("item", "figure", "value", "unit", "source")
 ENTERED = "entered in the scenario (no reference figure of this value)"
 # Figures a GPU offer may set and the catalog otherwise gives (same names in both).
 FIGURES = ("idle_w", "rated_w", "embodied_kgco2e", "lifetime_years")
@@ -204,79 +206,143 @@ def plan_inputs(
     }
 
 
-def _one_line(text: object) -> str:
-    """Text for a comment line: on one line, and no cell after a comma a spreadsheet would run
-    as a formula."""
-    flat = re.sub(r"[\r\n]+", " ", str(text))
-    return re.sub(r",(\s*)([=+\-@\t])", r",\1'\2", flat)
-
-
-def _header(plan: Plan, inputs: dict[str, Any]) -> list[str]:
-    scenario = inputs["scenario"]
-    lines = [
-        "fleetplan plan: one row per pool; these lines are the inputs the rows rest on.",
-        "Read the rows with pandas.read_csv(path, comment='#'); numbers are rounded per column "
-        "(planner.report.CSV_DIGITS); the last # line holds the inputs as JSON.",
-        f"scenario: {plan.scenario}; model {plan.model}; objective {plan.objective}; capacity "
-        f"rule {plan.capacity_rule}; utilisation ceiling {scenario['max_utilization']:g}",
-    ]
-    for gpu in inputs["gpus"]:
-        included = "included" if gpu["electricity_included"] else "not included"
-        lines.append(
-            f"GPU {gpu['gpu_model']} at site {gpu['site']}: ${gpu['usd_per_gpu_hour']:g} per "
-            f"GPU-hour ({gpu['price_basis']}; electricity {included}) from {gpu['price_source']}"
-        )
-        for name in ("idle_w", "rated_w", "embodied_kgco2e", "lifetime_years"):
-            value = "unknown" if gpu[name] is None else f"{gpu[name]:g}"
-            lines.append(f"  {gpu['gpu_model']} {name} {value} from {gpu[f'{name}_source']}")
-        lines.append(f"  {gpu['gpu_model']} host share: {_host_text(gpu)}")
-    for site in inputs["sites"]:
-        lines.append(
-            f"site {site['name']}: electricity ${site['electricity_usd_per_kwh']:g}/kWh from "
-            f"{site['electricity_source']}; grid {site['grid_gco2_per_kwh']:g} gCO2e/kWh "
-            f"({site['grid_basis']}) from {site['grid_source']}; PUE {site['pue']:g} from "
-            f"{site['pue_source']}"
-        )
-    lines += [f"note: {note}" for note in plan.notes]
-    return lines
-
-
-def _host_text(gpu: dict[str, Any]) -> str:
-    if gpu["host_embodied_kgco2e_per_server"] is not None:
-        value = f"{gpu['host_embodied_kgco2e_per_server']:g} kgCO2e per server"
-    elif gpu["host_embodied_kgco2e_per_gpu"] is not None:
-        value = f"{gpu['host_embodied_kgco2e_per_gpu']:g} kgCO2e per GPU"
-    else:
-        value = "unknown"
-    return f"{value} from {gpu['host_embodied_source']}"
-
-
-def plan_csv(plan: Plan, inputs: dict[str, Any]) -> str:
-    """The plan's pools as CSV after a commented header of the inputs (module docstring)."""
-    buffer = io.StringIO()
-    for line in _header(plan, inputs):
-        buffer.write(f"# {_one_line(line)}\n")
-    # A comma before a formula character, or before spaces and one, is only ever inside a JSON
-    # string (the separators are ", " and ": ", and no input is negative): escaped as \u002c
-    # there, the same data, and no spreadsheet cell after a comma starts a formula.
-    data = re.sub(r",(?=[=+\-@]|\s+[=+@])", r"\\u002c", json.dumps(inputs, ensure_ascii=False))
-    buffer.write(INPUTS_PREFIX + data + "\n")
-    table = rounded(pool_table(plan))
+def pool_rows(plan: Plan, *, include_baselines: bool = True) -> pd.DataFrame:
+    """The pool table rounded to the CSV's digits, text cells neutralised."""
+    table = rounded(pool_table(plan, include_baselines=include_baselines))
     for column in table.columns:
         if table[column].dtype == object or pd.api.types.is_string_dtype(table[column]):
             table[column] = table[column].map(neutralise)
+    return table
+
+
+def _csv(table: pd.DataFrame) -> str:
+    """RFC 4180: the header on the first line, text quoted, CRLF kept out (one line a row)."""
+    buffer = io.StringIO()
     table.to_csv(buffer, index=False, lineterminator="\n", quoting=csv.QUOTE_NONNUMERIC)
     return buffer.getvalue()
 
 
-def read_inputs(csv_text: str) -> dict[str, Any]:
-    """The inputs a plan CSV carries (its `# inputs: ` line)."""
-    for line in csv_text.splitlines():
-        if line.startswith(INPUTS_PREFIX):
-            return json.loads(line.removeprefix(INPUTS_PREFIX))
-        if not line.startswith("#"):
-            break
-    raise ValueError("no '# inputs: ' line before the header row: not a fleetplan plan CSV")
+def plan_csv(plan: Plan) -> str:
+    """Every pool of the plan (the recommended fleet's and each baseline's, told apart by
+    `fleet`), one row each, the header first: `planner.report.POOL_COLUMNS`, rounded per
+    `planner.report.CSV_DIGITS`. What the rows rest on is in `sources_csv` and the JSON."""
+    return _csv(pool_rows(plan))
+
+
+def fleet_table(plan: Plan) -> pd.DataFrame:
+    """The recommended fleet alone, one row per pool with its carbon (operational + embodied)
+    and a last row `class` = TOTAL: its GPUs, servers, $/h, $/month, power, energy and
+    kgCO2e/month (from the plan's totals; unknown where any pool's is)."""
+    table = pool_rows(plan, include_baselines=False)
+    operational, embodied = table["operational_kgco2e_month"], table["embodied_kgco2e_month"]
+    at = list(table.columns).index("host_embodied_kgco2e_month") + 1
+    table.insert(at, "carbon_kgco2e_month", (operational + embodied).round(3))
+    totals = plan.recommended.totals
+    if totals is None:
+        return table
+    row: dict[str, Any] = {
+        "scenario": neutralise(plan.scenario),
+        "fleet": plan.recommended.name,
+        "class": TOTAL,
+        "gpu_model": ", ".join(f"{n} x {gpu}" for gpu, n in sorted(totals.gpus.items())),
+        "servers": totals.servers,
+        "gpus": sum(totals.gpus.values()),
+        "rate_rps": float(table["rate_rps"].sum()),
+    }
+    for name in (
+        "hourly_cost_usd",
+        "monthly_cost_usd",
+        "power_kw",
+        "gpu_energy_kwh_month",
+        "facility_energy_kwh_month",
+        "operational_kgco2e_month",
+        "embodied_kgco2e_month",
+        "host_embodied_kgco2e_month",
+        "carbon_kgco2e_month",
+        "output_tokens_per_s",
+        "total_tokens_per_s",
+    ):
+        value = getattr(totals, name)
+        row[name] = value if value is None else round(value, CSV_DIGITS.get(name, 3))
+    return pd.concat([table, pd.DataFrame([row])], ignore_index=True)[table.columns]
+
+
+def fleet_csv(plan: Plan) -> str:
+    """`fleet_table` as CSV, the header first."""
+    return _csv(fleet_table(plan))
+
+
+def sources_table(plan: Plan, inputs: dict[str, Any]) -> pd.DataFrame:
+    """Every figure the plan rests on, one row each: `item` (the scenario, a GPU, a site),
+    `figure`, `value`, `unit` and `source` (where it came from, or "entered"); the plan's notes
+    last."""
+    scenario = inputs["scenario"]
+    rows: list[tuple[str, str, Any, str, str]] = [
+        ("scenario", "name", plan.scenario, "", "entered"),
+        ("scenario", "model", plan.model, "", "entered"),
+        ("scenario", "objective", plan.objective, "", "entered"),
+        ("scenario", "capacity rule", plan.capacity_rule, "", "entered"),
+        ("scenario", "utilisation ceiling", scenario["max_utilization"], "share", "entered"),
+    ]
+    for traffic in scenario["classes"]:
+        rows.append((f"class {traffic['name']}", "rate", traffic["rate_rps"], "req/s", "entered"))
+        for target in ("ttft_p99_ms", "tpot_p99_ms"):
+            if traffic.get(target) is not None:
+                label = f"{target[:4].upper()} P99 target"
+                rows.append((f"class {traffic['name']}", label, traffic[target], "ms", "entered"))
+    rows += [row for gpu in inputs["gpus"] for row in _gpu_sources(gpu)]
+    for site in inputs["sites"]:
+        item = f"site {site['name']}"
+        rows += [
+            (
+                item,
+                "electricity price",
+                site["electricity_usd_per_kwh"],
+                "$/kWh",
+                site["electricity_source"],
+            ),
+            (
+                item,
+                f"grid intensity ({site['grid_basis']})",
+                site["grid_gco2_per_kwh"],
+                "gCO2e/kWh",
+                site["grid_source"],
+            ),
+            (item, "PUE", site["pue"], "", site["pue_source"]),
+        ]
+    rows += [
+        ("plan", "hours a month", inputs["hours_per_month"], "h", "fleetplan (730 = 8760 / 12)"),
+        ("plan", "hours a year", inputs["hours_per_year"], "h", "fleetplan"),
+        ("plan", "power and carbon model", inputs["power_model"], "", "fleetplan"),
+    ]
+    rows += [("plan", "note", note, "", "fleetplan") for note in plan.notes]
+    table = pd.DataFrame(rows, columns=list(SOURCE_COLUMNS))
+    for column in ("item", "figure", "unit", "source"):
+        table[column] = table[column].map(neutralise)
+    table["value"] = table["value"].map(lambda v: "unknown" if v is None else neutralise(v))
+    return table
+
+
+_UNITS = {"idle_w": "W", "rated_w": "W", "embodied_kgco2e": "kgCO2e", "lifetime_years": "y"}
+
+
+def _gpu_sources(gpu: dict[str, Any]) -> list[tuple[str, str, Any, str, str]]:
+    """A GPU offer's rows of `sources_table`: its price, power, embodied and host figures."""
+    item = f"GPU {gpu['gpu_model']} at {gpu['site']}"
+    included = "included" if gpu["electricity_included"] else "not included"
+    price = f"price ({gpu['price_basis']}; electricity {included})"
+    rows = [(item, price, gpu["usd_per_gpu_hour"], "$/GPU-hour", gpu["price_source"])]
+    rows += [(item, name, gpu[name], unit, gpu[f"{name}_source"]) for name, unit in _UNITS.items()]
+    per_server = gpu["host_embodied_kgco2e_per_server"]
+    host = per_server if per_server is not None else gpu["host_embodied_kgco2e_per_gpu"]
+    unit = "kgCO2e per server" if per_server is not None else "kgCO2e per GPU"
+    rows.append((item, "host embodied share", host, unit, gpu["host_embodied_source"]))
+    return rows
+
+
+def sources_csv(plan: Plan, inputs: dict[str, Any]) -> str:
+    """`sources_table` as CSV, the header first."""
+    return _csv(sources_table(plan, inputs))
 
 
 def plan_json(plan: Plan, inputs: dict[str, Any]) -> str:

@@ -111,6 +111,25 @@ def problems(previews: Sequence[Preview]) -> list[tuple[str, str, str]]:
     return list(dict.fromkeys(out))  # one warning per file and model
 
 
+def failed_requests(previews: Sequence[Preview]) -> list[str]:
+    """A warning for every file to import whose levels counted failed requests: the run imports
+    (its failures are measurements too), but the plan rests on the requests that completed."""
+    out = []
+    for preview in previews:
+        if preview.parsed is None or preview.status not in (Status.READY, Status.INCLUDED):
+            continue
+        for run in preview.parsed.runs:
+            failed = [p.failed for p in run.points if p.failed]
+            if failed:
+                out.append(
+                    f"{preview.file}: {sum(failed)} failed request(s) in {len(failed)} of "
+                    f"{len(run.points)} level(s) of {run.model} on {run.gpu_model}; it imports "
+                    "with them counted as failed, and its latencies are those of the requests "
+                    "that completed."
+                )
+    return out
+
+
 def _mean_tokens(values: Iterable[float | None]) -> float | None:
     """The mean over a run's levels of their mean tokens per request; None when unmeasured."""
     known = [v for v in values if v is not None and math.isfinite(v)]

@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+MAIN = str(ROOT / "app" / "main.py")  # the dashboard's entry point, as AppTest.from_file takes it
 IONET_ENV = "FLEETPLAN_IONET_RESULTS"
 TOOL_OUTPUTS_ENV = "FLEETPLAN_TOOL_OUTPUTS"
 
