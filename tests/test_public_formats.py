@@ -320,7 +320,8 @@ def test_cpu_runs_plan_and_say_their_energy_is_unknown(tmp_path, warehouse_path)
         "2000",
     )
     assert (
-        capacity.returncode == 0 and "tiny-llama on 1x cpu, unlabelled traffic\n" in capacity.stdout
+        capacity.returncode == 0
+        and "tiny-llama on 1x cpu (vllm), unlabelled traffic\n" in capacity.stdout
     )
 
 
