@@ -208,8 +208,8 @@ def test_bad_availability_is_refused_naming_the_field():
 
 
 def test_the_example_plans_byte_for_byte_as_main_did(sample_warehouse_path):
-    """tests/fixtures/plans/chat-batch-qwen14b.main.json is `fleetplan plan --json` of the example
-    scenario on the sample warehouse, written by main before availability existed."""
+    """tests/fixtures/plans/chat-batch-qwen14b-v1.json is `fleetplan plan --json` of the example
+    scenario on the sample warehouse, written without availability (test_planner_day's too)."""
     from pathlib import Path
 
     from fleetplan.services.exports import plan_inputs, plan_json
@@ -227,5 +227,5 @@ def test_the_example_plans_byte_for_byte_as_main_did(sample_warehouse_path):
             prices=queries.gpu_prices(warehouse),
             regions=queries.regions(warehouse),
         )
-    expected = (root / "tests" / "fixtures" / "plans" / "chat-batch-qwen14b.main.json").read_text()
+    expected = (root / "tests" / "fixtures" / "plans" / "chat-batch-qwen14b-v1.json").read_text()
     assert plan_json(result, inputs) == expected
