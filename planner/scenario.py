@@ -303,12 +303,28 @@ class Scenario(_Model):
         day = self._uses_day_fields()
         if self.version == 1 and day:
             raise ValueError(f"version 1 cannot say {day}: make it version 2 (or leave it out)")
+        if self.is_day and (flaky := self._asks_availability()):
+            raise ValueError(
+                f"{flaky}: availability and attainment are planned at the peak only; a day "
+                "(version 2) plan with them is not built yet: plan the peak (version 1) for "
+                "the redundancy, or the day without them"
+            )
         sites = {s.name for s in self.sites}
         for i, gpu in enumerate(self.gpus):
             if gpu.site not in sites:
                 known = ", ".join(sorted(sites))
                 raise ValueError(f"gpus[{i}].site {gpu.site!r} is not defined in sites ({known})")
         return self
+
+    def _asks_availability(self) -> str | None:
+        """The first field that asks for availability sizing (None: none does)."""
+        for i, g in enumerate(self.gpus):
+            if g.availability < 1:
+                return f"gpus[{i}].availability"
+        for i, c in enumerate(self.classes):
+            if c.attainment is not None:
+                return f"classes[{i}].attainment"
+        return None
 
     def _uses_day_fields(self) -> str | None:
         """The first field of version 2 the scenario uses, in words (None: it uses none)."""

@@ -229,3 +229,26 @@ def test_the_example_plans_byte_for_byte_as_main_did(sample_warehouse_path):
         )
     expected = (root / "tests" / "fixtures" / "plans" / "chat-batch-qwen14b-v1.json").read_text()
     assert plan_json(result, inputs) == expected
+
+
+def test_a_day_scenario_with_availability_is_refused_naming_the_field():
+    """Availability is sized by the peak program only: a version 2 scenario asking for it is bad
+    input naming the field, not a day plan that silently ignores it."""
+    import json
+    from pathlib import Path
+
+    from pydantic import ValidationError
+
+    from fleetplan.planner.scenario import Scenario
+
+    raw = json.loads(
+        (Path(__file__).resolve().parents[1] / "examples" / "day-chat-nightly.json").read_text()
+    )
+    Scenario.model_validate(raw)  # the day alone plans
+    raw["gpus"][0]["availability"] = 0.95
+    with pytest.raises(ValidationError, match=r"gpus\[0\].availability: availability and"):
+        Scenario.model_validate(raw)
+    del raw["gpus"][0]["availability"]
+    raw["classes"][0]["attainment"] = 0.999
+    with pytest.raises(ValidationError, match=r"classes\[0\].attainment"):
+        Scenario.model_validate(raw)
