@@ -354,3 +354,27 @@ def test_a_zip_of_a_tools_output_folder_previews_as_the_folder_imports(warehouse
 
 
 CPU_OPTIONS = ImportOptions(gpu="cpu", gpu_count=1)
+
+
+def test_an_inference_perf_stage_takes_its_gpu_count_from_kubernetes_manifests(tmp_path, warehouse):
+    """manifests.yaml beside the results (several `---` documents, as `kubectl get -o yaml`
+    writes them): the server's `nvidia.com/gpu` limit is its GPUs per server, and the manifests
+    file itself is skipped as what it is, not rejected as broken YAML."""
+    shutil = pytest.importorskip("shutil")
+    run = Path(__file__).resolve().parent / "fixtures" / "real_clients" / "inference-perf-rate"
+    for name in ("stage_0_lifecycle_metrics.json", "config.yaml"):
+        shutil.copy(run / name, tmp_path / name)
+    (tmp_path / "manifests.yaml").write_text(
+        "apiVersion: v1\nkind: Service\nmetadata: {name: vllm}\n---\n"
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: vllm}\nspec:\n  template:\n"
+        "    spec:\n      containers:\n      - name: vllm\n        resources:\n"
+        '          limits: {"nvidia.com/gpu": 2, memory: 64Gi}\n'
+    )
+    outcomes = {
+        Path(o.file).name: o
+        for o in ingest_paths(warehouse, [tmp_path], ImportOptions(gpu="h100-sxm"))
+    }
+    assert outcomes["stage_0_lifecycle_metrics.json"].status is Status.IMPORTED, outcomes
+    assert outcomes["manifests.yaml"].status is Status.SKIPPED
+    (row,) = benchmark_points(warehouse).to_dict("records")
+    assert (row["gpu_model"], row["gpu_count"]) == ("h100-sxm", 2)

@@ -96,7 +96,9 @@ def read_document(data: bytes, *, name: str, max_values: int) -> Document:
         if _CSV_HEADER.search(head.split("\n", 1)[0] if head else ""):
             return Document("csv", [], text, data)
         if _YAML_START.match(head):
-            return Document("yaml", _load_yaml(text, name), text, data)
+            # every document of the file (`---`): a Kubernetes manifest or a tool's config beside
+            # the results is several; a format's detect decides what they are
+            return Document("yaml", _load_yaml(text, name, every=True), text, data)
         _refuse_other_csv(text, name)
         start = text.lstrip("\ufeff \t\r\n")[:1]
         if start and start not in '{["-0123456789tfn':
