@@ -231,36 +231,9 @@ def _estimated(
     burst = _burst(rate, span, typical)
     if burst:
         return LevelLoad(proven, None, LoadBasis.ESTIMATED, burst)
-    lowest = reference.ttft_p50_ms
-    if (
-        ttft_p50 is not None
-        and lowest
-        and ttft_p50 > max(WAIT_GROWTH * lowest, lowest + WAIT_EXTRA_MS)
-    ):
-        return LevelLoad(
-            proven,
-            False,
-            LoadBasis.ESTIMATED,
-            f"fell behind: requests waited in line (median TTFT {ttft_p50:.0f} ms against "
-            f"{lowest:.0f} ms at the quickest level)",
-        )
-    if ttft_p50 is not None and ttft_p50 / 1000 > WAIT_SHARE * typical:
-        return LevelLoad(
-            proven,
-            False,
-            LoadBasis.ESTIMATED,
-            f"fell behind: requests waited in line (median TTFT {ttft_p50 / 1000:.1f} s of "
-            f"{typical:.1f} s in the system)",
-        )
-    allowed = span + 2 * math.sqrt(completed - 1) / rate + DRAIN_SPANS * typical
-    if duration > allowed:
-        return LevelLoad(
-            proven,
-            False,
-            LoadBasis.ESTIMATED,
-            f"fell behind: {duration:.1f} s for arrivals over about {span:.1f} s, more than a "
-            f"drain of {DRAIN_SPANS:g} requests of {typical:.1f} s explains",
-        )
+    behind = _fell_behind(rate, completed, duration, span, typical, ttft_p50, reference.ttft_p50_ms)
+    if behind:
+        return LevelLoad(proven, False, LoadBasis.ESTIMATED, behind)
     if proven >= KEPT_UP_SHARE * rate:
         return LevelLoad(
             rate,
@@ -277,6 +250,41 @@ def _estimated(
         f"but {completed} requests in {duration:.1f} s prove only {proven:.2f} req/s of "
         f"{rate:.4g} (a long drain or a backlog: too short to say which)",
     )
+
+
+def _fell_behind(
+    rate: float,
+    completed: int,
+    duration: float,
+    span: float,
+    typical: float,
+    ttft_p50: float | None,
+    lowest: float | None,
+) -> str | None:
+    """Why a level (not a burst) fell behind, from its summary statistics: requests waited in
+    line (median TTFT against `lowest`, the quickest level's, or against its time in the
+    system), or it ran longer than its arrivals and a drain explain; None where none shows."""
+    if (
+        ttft_p50 is not None
+        and lowest
+        and ttft_p50 > max(WAIT_GROWTH * lowest, lowest + WAIT_EXTRA_MS)
+    ):
+        return (
+            f"fell behind: requests waited in line (median TTFT {ttft_p50:.0f} ms against "
+            f"{lowest:.0f} ms at the quickest level)"
+        )
+    if ttft_p50 is not None and ttft_p50 / 1000 > WAIT_SHARE * typical:
+        return (
+            f"fell behind: requests waited in line (median TTFT {ttft_p50 / 1000:.1f} s of "
+            f"{typical:.1f} s in the system)"
+        )
+    allowed = span + 2 * math.sqrt(completed - 1) / rate + DRAIN_SPANS * typical
+    if duration > allowed:
+        return (
+            f"fell behind: {duration:.1f} s for arrivals over about {span:.1f} s, more than a "
+            f"drain of {DRAIN_SPANS:g} requests of {typical:.1f} s explains"
+        )
+    return None
 
 
 def _from_send_times(rate: float, requests: RequestLog) -> LevelLoad:
