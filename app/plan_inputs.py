@@ -162,22 +162,24 @@ def _top(base: Scenario, gen: int, points: pd.DataFrame):
         help="Servers are planned to carry at most this share of their capacity: headroom for "
         "bursts and for the model's error.",
     )
-    carbon_price = None
-    if objective == "price":
-        price = (
-            base.objective.carbon_price_usd_per_t
-            if isinstance(base.objective, CarbonPrice)
-            else DEFAULT_CARBON_PRICE_USD_PER_T
-        )
-        carbon_price = st.number_input(
-            "Carbon price ($ per tCO2e)",
-            0.0,
-            max(10_000.0, price),
-            price,
-            step=10.0,
-            key=f"w_carbon_price_{gen}",
-        )
+    carbon_price = _carbon_price(base, gen) if objective == "price" else None
     return name, model, objective, capacity_rule, headroom, carbon_price, capacity_at
+
+
+def _carbon_price(base: Scenario, gen: int) -> float:
+    price = (
+        base.objective.carbon_price_usd_per_t
+        if isinstance(base.objective, CarbonPrice)
+        else DEFAULT_CARBON_PRICE_USD_PER_T
+    )
+    return st.number_input(
+        "Carbon price ($ per tCO2e)",
+        0.0,
+        max(10_000.0, price),
+        price,
+        step=10.0,
+        key=f"w_carbon_price_{gen}",
+    )
 
 
 def _name(base: Scenario, gen: int) -> str:

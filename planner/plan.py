@@ -25,6 +25,7 @@ from fleetplan.planner.fleets import (
 from fleetplan.planner.frontier import pareto_frontier
 from fleetplan.planner.intervals import overlap_notes, overlapping
 from fleetplan.planner.measure_hint import measure_notes
+from fleetplan.planner.milp import Weights
 from fleetplan.planner.results import CapacityRow, FleetPlan, Plan, PlanStatus
 from fleetplan.planner.scenario import Scenario
 
@@ -62,14 +63,7 @@ def plan(
     weights = objective_weights(scenario)
     inputs_notes = unmeasured_offers(caps, scenario) + grid_basis_notes(scenario)
     inputs_notes += overlap_notes(caps) + measure_notes(points, scenario)
-    common = {
-        "scenario": scenario.name,
-        "model": scenario.model,
-        "objective": objective_label(scenario),
-        "capacity_rule": scenario.capacity_rule,
-        "capacity_at": scenario.capacity_at,
-        "capacities": _capacity_rows(caps),
-    }
+    common = _common_fields(scenario, caps)
     unservable = unservable_classes(caps, scenario.classes)
     if unservable:
         message = " | ".join(unservable)
@@ -90,6 +84,30 @@ def plan(
         notes=inputs_notes + plan_notes(fleet, scenario, gaps),
         **common,
     )
+    return _with_comparisons(result, candidates, weights, gaps, baselines, pareto_points)
+
+
+def _common_fields(scenario: Scenario, caps: Sequence[Capacity]) -> dict:
+    """The fields every plan carries, feasible or not: what was asked and the capacities."""
+    return {
+        "scenario": scenario.name,
+        "model": scenario.model,
+        "objective": objective_label(scenario),
+        "capacity_rule": scenario.capacity_rule,
+        "capacity_at": scenario.capacity_at,
+        "capacities": _capacity_rows(caps),
+    }
+
+
+def _with_comparisons(
+    result: Plan,
+    candidates: Candidates,
+    weights: Weights,
+    gaps: list[str],
+    baselines: bool,
+    pareto_points: int,
+) -> Plan:
+    """The plan with the baselines and the cost/carbon frontier beside it, where asked for."""
     updates: dict[str, object] = {}
     if baselines:
         updates["baselines"] = solve_baselines(candidates, weights)

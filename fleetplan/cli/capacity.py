@@ -115,6 +115,32 @@ def _rps(value: float | None) -> str:
 
 def text(report: CapacityReport) -> str:
     """The report for a terminal: the answer first, then the levels it rests on."""
+    lines = _heading_lines(report) + _capacity_lines(report)
+    lines += [
+        "Measured rule: "
+        + (
+            f"{report.measured_rule_rps:.2f} req/s (today's rule: the best achieved throughput "
+            "among levels that meet the targets)"
+            if report.measured_rule_rps > 0
+            else "none (no measured level meets the targets)"
+        ),
+        "Saturation:    "
+        + (
+            f"{report.saturation_rps:.2f} req/s (the most a level that did not keep up proves, "
+            "or a closed-loop sweep's throughput plateau)"
+            if report.saturation_rps is not None
+            else "not reached in the data (no level that did not keep up)"
+        ),
+        "",
+        *_level_lines(report),
+    ]
+    if report.bounds is not None:
+        lines += ["", *bounds_text(report)]
+    return "\n".join(lines) + "\n"
+
+
+def _heading_lines(report: CapacityReport) -> list[str]:
+    """What was measured (model, GPUs, server, traffic) and the targets asked for."""
     targets = report.targets
     wanted = [
         f"P99 {name} <= {value:g} ms"
@@ -122,12 +148,17 @@ def text(report: CapacityReport) -> str:
         if value is not None
     ]
     server = f" ({report.server})" if report.server else ""
-    lines = [
+    return [
         f"{report.model} on {report.gpu_count}x {report.gpu_model}{server}, "
         f"{report.traffic} traffic",
         f"Targets: {'; '.join(wanted) or 'none (the highest rate the server kept up with)'}",
         "",
     ]
+
+
+def _capacity_lines(report: CapacityReport) -> list[str]:
+    """The capacity found: its interval and the P99s predicted there, or none and why."""
+    lines = []
     if report.capacity_rps > 0:
         lines.append(
             f"Capacity:      {report.capacity_rps:.2f} req/s per server "
@@ -145,22 +176,12 @@ def text(report: CapacityReport) -> str:
         lines.append("Capacity:      none")
     if report.reason:
         lines.append(f"               {report.reason}")
-    lines += [
-        "Measured rule: "
-        + (
-            f"{report.measured_rule_rps:.2f} req/s (today's rule: the best achieved throughput "
-            "among levels that meet the targets)"
-            if report.measured_rule_rps > 0
-            else "none (no measured level meets the targets)"
-        ),
-        "Saturation:    "
-        + (
-            f"{report.saturation_rps:.2f} req/s (the most a level that did not keep up proves, "
-            "or a closed-loop sweep's throughput plateau)"
-            if report.saturation_rps is not None
-            else "not reached in the data (no level that did not keep up)"
-        ),
-        "",
+    return lines
+
+
+def _level_lines(report: CapacityReport) -> list[str]:
+    """The table of measured levels, then the files they come from, numbered."""
+    lines = [
         "Levels (the curve runs through those the server kept up with):",
         f"  {'offered':>8} {'sustained':>9}  {'status':<12} {'P99 TTFT':>11} {'P99 TPOT':>10}"
         "  file",
@@ -175,9 +196,7 @@ def text(report: CapacityReport) -> str:
         )
         lines.append(f"  {'':>8} {level.reason}")
     lines += ["", "Files:"] + [f"  [{i}] {name}" for i, name in enumerate(files, start=1)]
-    if report.bounds is not None:
-        lines += ["", *bounds_text(report)]
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def _bound(value: float | None, digits: int = 1) -> str:

@@ -23,6 +23,24 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         " the latency-against-load curve; 'measured', the best measured level meeting the targets",
     )
     capacity_at_arg(plan)
+    _export_args(plan)
+    plan.add_argument(
+        "--router",
+        choices=("litellm", "json"),
+        help="write the plan's routing: 'litellm', a LiteLLM proxy config (YAML: one weighted "
+        "deployment per pool, URL placeholders, fallbacks); 'json', a plain routing table",
+    )
+    plan.add_argument(
+        "-o",
+        "--output",
+        type=output_file,
+        metavar="OUT",
+        help="where --router writes (default: standard output)",
+    )
+
+
+def _export_args(plan: argparse.ArgumentParser) -> None:
+    """The files a plan can be written to: CSVs, a workbook, JSON."""
     plan.add_argument(
         "--csv",
         type=output_file,
@@ -62,27 +80,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar="OUT",
         help="write the whole plan as JSON, with its inputs and their sources in 'inputs'",
     )
-    plan.add_argument(
-        "--router",
-        choices=("litellm", "json"),
-        help="write the plan's routing: 'litellm', a LiteLLM proxy config (YAML: one weighted "
-        "deployment per pool, URL placeholders, fallbacks); 'json', a plain routing table",
-    )
-    plan.add_argument(
-        "-o",
-        "--output",
-        type=output_file,
-        metavar="OUT",
-        help="where --router writes (default: standard output)",
-    )
 
 
 def run(args: argparse.Namespace) -> int:
     from fleetplan.core.errors import InputError
-    from fleetplan.planner.day_report import day_summary, schedule_csv
-    from fleetplan.planner.explain import trade_off
-    from fleetplan.planner.report import summary
-    from fleetplan.services import exports, workbook
+    from fleetplan.services import exports
     from fleetplan.services.planning import load_scenario, plan_from_warehouse
     from fleetplan.warehouse import queries
     from fleetplan.warehouse.db import Warehouse
@@ -107,7 +109,31 @@ def run(args: argparse.Namespace) -> int:
     except OSError as error:
         print(f"fleetplan plan: cannot read {args.scenario}: {error.strerror}", file=sys.stderr)
         return EXIT_PROBLEMS
+    _print_summary(result)
+    if args.schedule_csv and result.day is None:
+        print("fleetplan plan: --schedule-csv: a version 1 scenario has no day", file=sys.stderr)
+        return EXIT_PROBLEMS
+    if not _write_exports(args, result, inputs):
+        return EXIT_PROBLEMS
+    if result.day is not None:
+        if result.day.cost_usd is None:
+            print(f"fleetplan plan: no day plan: {result.day.message}", file=sys.stderr)
+            return EXIT_INFEASIBLE
+        return EXIT_OK
+    if result.recommended.totals is None:
+        print(f"fleetplan plan: no plan: {result.message}", file=sys.stderr)
+        return EXIT_INFEASIBLE
+    if args.router:
+        _write_router(args, result)
+    return EXIT_OK
+
+
+def _print_summary(result) -> None:
+    """The plan for a terminal: its summary, availability, the day and the trade-off."""
     from fleetplan.planner.availability_report import availability_lines
+    from fleetplan.planner.day_report import day_summary
+    from fleetplan.planner.explain import trade_off
+    from fleetplan.planner.report import summary
 
     sys.stdout.write(summary(result))
     for line in availability_lines(result):
@@ -117,9 +143,14 @@ def run(args: argparse.Namespace) -> int:
     between = trade_off(result)
     if between is not None:
         print(f"\nTrade-off: {between.sentence()}")
-    if args.schedule_csv and result.day is None:
-        print("fleetplan plan: --schedule-csv: a version 1 scenario has no day", file=sys.stderr)
-        return EXIT_PROBLEMS
+
+
+def _write_exports(args: argparse.Namespace, result, inputs) -> bool:
+    """Write the files asked for, each named on standard error; False (said why) on an error."""
+    from fleetplan.core.errors import InputError
+    from fleetplan.planner.day_report import schedule_csv
+    from fleetplan.services import exports, workbook
+
     files = (
         ("--csv", args.csv, "pools", lambda: exports.plan_csv(result)),
         ("--fleet-csv", args.fleet_csv, "fleet", lambda: exports.fleet_csv(result)),
@@ -135,22 +166,17 @@ def run(args: argparse.Namespace) -> int:
                 print(f"{what} -> {path}", file=sys.stderr)
     except InputError as error:
         print(f"fleetplan plan: {error}", file=sys.stderr)
-        return EXIT_PROBLEMS
-    if result.day is not None:
-        if result.day.cost_usd is None:
-            print(f"fleetplan plan: no day plan: {result.day.message}", file=sys.stderr)
-            return EXIT_INFEASIBLE
-        return EXIT_OK
-    if result.recommended.totals is None:
-        print(f"fleetplan plan: no plan: {result.message}", file=sys.stderr)
-        return EXIT_INFEASIBLE
-    if args.router:
-        from fleetplan.services.router_config import litellm_config, routing_json
+        return False
+    return True
 
-        text = litellm_config(result) if args.router == "litellm" else routing_json(result)
-        if args.output:
-            write_output(args.output, text, option="--output")
-            print(f"router ({args.router}) -> {args.output}", file=sys.stderr)
-        else:
-            sys.stdout.write(text)
-    return EXIT_OK
+
+def _write_router(args: argparse.Namespace, result) -> None:
+    """The plan's routing (--router) to --output, or to standard output."""
+    from fleetplan.services.router_config import litellm_config, routing_json
+
+    text = litellm_config(result) if args.router == "litellm" else routing_json(result)
+    if args.output:
+        write_output(args.output, text, option="--output")
+        print(f"router ({args.router}) -> {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
