@@ -51,6 +51,8 @@ from fleetplan.planner.scenario_parts import (  # noqa: F401
     _bounded,
     _in_range,
     _Model,
+    _unique,
+    availability_asked,
 )
 
 
@@ -303,7 +305,7 @@ class Scenario(_Model):
         day = self._uses_day_fields()
         if self.version == 1 and day:
             raise ValueError(f"version 1 cannot say {day}: make it version 2 (or leave it out)")
-        if self.is_day and (flaky := self._asks_availability()):
+        if self.is_day and (flaky := availability_asked(self.gpus, self.classes)):
             raise ValueError(
                 f"{flaky}: availability and attainment are planned at the peak only; a day "
                 "(version 2) plan with them is not built yet: plan the peak (version 1) for "
@@ -315,16 +317,6 @@ class Scenario(_Model):
                 known = ", ".join(sorted(sites))
                 raise ValueError(f"gpus[{i}].site {gpu.site!r} is not defined in sites ({known})")
         return self
-
-    def _asks_availability(self) -> str | None:
-        """The first field that asks for availability sizing (None: none does)."""
-        for i, g in enumerate(self.gpus):
-            if g.availability < 1:
-                return f"gpus[{i}].availability"
-        for i, c in enumerate(self.classes):
-            if c.attainment is not None:
-                return f"classes[{i}].attainment"
-        return None
 
     def _uses_day_fields(self) -> str | None:
         """The first field of version 2 the scenario uses, in words (None: it uses none)."""
@@ -399,11 +391,3 @@ class Scenario(_Model):
         if isinstance(self.objective, CarbonPrice):
             return self.objective.carbon_price_usd_per_t / 1000.0
         return None
-
-
-def _unique(values: list[str], where: str, field: str) -> None:
-    seen: set[str] = set()
-    for i, value in enumerate(values):
-        if value in seen:
-            raise ValueError(f"{where}[{i}].{field} {value!r} appears twice")
-        seen.add(value)
