@@ -84,8 +84,13 @@ def test_a_users_run_is_never_averaged_with_published_repeats(sample_warehouse_p
     assert at_four.loc[YOURS, "value"] == pytest.approx(mine["total_throughput_tps"].iloc[0])
     # the latency curves too: the user's run is a configuration of its own
     curves = benchmark_curves(subset, ttft_p99_ms=500, tpot_p99_ms=None)
-    assert [c.configuration for c in curves] == ["1x h100-pcie", f"1x h100-pcie ({YOURS})"]
-    assert [lv.source_file for lv in curves[1].levels] == ["mine.json"]
+    # (each configuration named with its server since issue 19: the published vLLM 0.8.5 one
+    # and the user's, whose file names no engine version)
+    (theirs,) = [c for c in curves if YOURS not in c.configuration]
+    (yours,) = [c for c in curves if YOURS in c.configuration]
+    assert theirs.configuration.startswith("1x h100-pcie (vllm 0.8.5")
+    assert yours.configuration.startswith("1x h100-pcie") and len(curves) == 2
+    assert [lv.source_file for lv in yours.levels] == ["mine.json"]
 
 
 def test_a_run_of_unknown_origin_counts_as_the_users():

@@ -405,9 +405,14 @@ def test_pools_on_one_configuration_are_drawn_apart_and_their_labels_not_cut(sam
     assert len({p.configuration for p in pools}) < len(pools)  # two pools, one configuration
     figure = operating_points_figure(pools, "ttft")
     lines = [t for t in figure.data if t.mode == "lines"]
-    assert len({t.line.dash for t in lines}) == len(pools)  # one line each, told apart
+    # one line each, told apart: a configuration's colour, and within it a dash of each pool's
+    assert len(lines) == len(pools)
+    assert len({(t.line.color, t.line.dash) for t in lines}) == len(pools)
+    assert len({t.line.dash for t in lines}) == max(
+        sum(p.configuration == q.configuration for q in pools) for p in pools
+    )
     stars = [t for t in figure.data if t.mode == "markers+text"]
-    assert len({t.marker.symbol for t in stars}) == len(stars)
+    assert len({(t.marker.color, t.marker.symbol) for t in stars}) == len(stars)
     assert all(t.cliponaxis is False and "right" in t.textposition for t in stars)
 
 
