@@ -22,9 +22,9 @@ from enum import StrEnum
 
 import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, OptimizeResult, milp
-from scipy.sparse import coo_array
 
 from fleetplan.planner.economics import PoolEconomics
+from fleetplan.planner.sparse_rows import Rows  # the one sparse row builder (day.py uses it too)
 
 
 class SolveStatus(StrEnum):
@@ -237,32 +237,6 @@ def _objective(pools: Sequence[PoolEconomics], weights: Weights) -> np.ndarray:
         _coef(p.usd_per_rps_hour, weights.usd) + _coef(p.kg_per_rps_hour, weights.kg) for p in pools
     ]
     return np.concatenate([np.array(per_server), np.array(per_rps)])
-
-
-class Rows:
-    """A sparse constraint matrix, one row at a time: lower <= row . (y, x) <= upper."""
-
-    def __init__(self, columns: int) -> None:
-        self.columns = columns
-        self.rows: list[int] = []
-        self.cols: list[int] = []
-        self.vals: list[float] = []
-        self.lower: list[float] = []
-        self.upper: list[float] = []
-
-    def add(self, entries: list[tuple[int, float]], lower: float, upper: float) -> None:
-        row = len(self.lower)
-        for col, val in entries:
-            self.rows.append(row)
-            self.cols.append(col)
-            self.vals.append(val)
-        self.lower.append(lower)
-        self.upper.append(upper)
-
-    def constraint(self) -> LinearConstraint:
-        shape = (len(self.lower), self.columns)
-        matrix = coo_array((self.vals, (self.rows, self.cols)), shape=shape).tocsr()
-        return LinearConstraint(matrix, self.lower, self.upper)
 
 
 def _constraints(
