@@ -113,6 +113,30 @@ def inferencex_series() -> list[tuple[str, tuple, pd.DataFrame]]:
     ]
 
 
+def live_series() -> list[tuple[str, tuple, pd.DataFrame]]:
+    """fleetplan's own runs of the real clients against the CPU vLLM server (committed in
+    tests/fixtures/real_clients by benchmarks/real_clients.py): each output folder one series
+    (rate sweeps 2/4/8/16 req/s asked, concurrency sweeps 1/4/16; 60 requests per level)."""
+    from fleetplan.warehouse.importers import ImportOptions
+    from fleetplan.warehouse.ingest import ingest_paths
+
+    real = ROOT / "tests" / "fixtures" / "real_clients"
+    if not (real / "manifest.json").is_file():
+        return []
+    out = []
+    for folder in sorted(path for path in real.iterdir() if (path / "console.txt").is_file()):
+        path = Path(tempfile.mkdtemp(prefix="fleetplan-capacity-")) / "live.duckdb"
+        with Warehouse.open(path) as warehouse:
+            list(ingest_paths(warehouse, [folder], ImportOptions(gpu="cpu", gpu_count=1)))
+            points = benchmark_points(warehouse)
+        points = points[points["complete"]]
+        closed = pd.to_numeric(points["offered_rate_rps"], errors="coerce").isna()
+        for loop, rows in (("rate", points[~closed]), ("concurrency", points[closed])):
+            if _key(rows).nunique() >= 3:
+                out.append(("live CPU vLLM (real clients)", (folder.name, loop), rows.copy()))
+    return out
+
+
 def inference_perf_stages() -> int:
     from tests.support.paths import tool_outputs_dir
 
@@ -142,6 +166,16 @@ def baseline_at(rest: pd.DataFrame, metric: str, x: float) -> float | None:
     return float(np.exp(np.interp(x, known.index.to_numpy(), np.log(known.to_numpy()))))
 
 
+def concurrency_baseline_at(rest: pd.DataFrame, metric: str, concurrency: float) -> float | None:
+    """The same interpolation against a closed loop's concurrency (the model's input there)."""
+    column = f"{metric}_p99_ms"
+    known = rest.dropna(subset=[column]).groupby("max_concurrency")[column].median()
+    if known.empty or not known.index.min() <= concurrency <= known.index.max():
+        return None
+    xs = known.index.to_numpy(dtype=float)
+    return float(np.exp(np.interp(concurrency, xs, np.log(known.to_numpy()))))
+
+
 def evaluate(series: list[tuple[str, tuple, pd.DataFrame]]) -> list[dict]:
     rows = []
     for source, key, frame in series:
@@ -168,7 +202,12 @@ def evaluate(series: list[tuple[str, tuple, pd.DataFrame]]) -> list[dict]:
                 whole.saturation_rps is None or x < whole.saturation_rps
             )
             curve = fit_curve(rest)
-            prediction = curve.predict(x, extrapolate=True)
+            concurrency = held["max_concurrency"].median() if held_key < 0 else None
+            prediction = (
+                curve.predict(x, extrapolate=True)
+                if concurrency is None
+                else curve.predict_closed_loop(float(concurrency))
+            )
             for metric in METRICS:
                 truth = held[f"{metric}_p99_ms"].median()
                 if not truth or math.isnan(truth):
@@ -181,9 +220,17 @@ def evaluate(series: list[tuple[str, tuple, pd.DataFrame]]) -> list[dict]:
                         "x": x,
                         "kind": kind,
                         "below saturation": below,
+                        # a closed-loop level on its sweep's throughput plateau: saturated
+                        "on the plateau": concurrency is not None and kind == "cannot tell",
                         "metric": f"P99 {metric.upper()}",
                         "model": _error(model, truth),
                         "baseline": _error(baseline_at(rest, metric, x), truth),
+                        "baseline, concurrency": _error(
+                            baseline_at(rest, metric, x)
+                            if concurrency is None
+                            else concurrency_baseline_at(rest, metric, float(concurrency)),
+                            truth,
+                        ),
                     }
                 )
     return rows
@@ -200,10 +247,12 @@ def summarise(rows: list[dict], within: float) -> pd.DataFrame:
         for source in (row["source"], "all sources"):
             table[(row["metric"], source, scope)].append(row)
             table[(row["metric"], source, "all levels")].append(row)
+            if row["below saturation"] and not row["on the plateau"]:
+                table[(row["metric"], source, "below saturation, off the plateau")].append(row)
     out = []
     for (metric, source, scope), members in sorted(table.items()):
         entry = {"metric": metric, "source": source, "levels": scope, "n": len(members)}
-        for name in ("model", "baseline"):
+        for name in ("model", "baseline", "baseline, concurrency"):
             errors = np.array([m[name] for m in members if m[name] is not None], dtype=float)
             hits = int(np.sum(np.abs(errors) <= within))
             entry[f"{name} predicted"] = len(errors) / len(members)
@@ -224,7 +273,7 @@ def main() -> None:
     parser.add_argument("--within", type=float, default=0.25, help="relative error counted a hit")
     parser.add_argument("--json", metavar="OUT", help="write every held-out case as JSON")
     args = parser.parse_args()
-    rows = evaluate(ionet_series() + inferencex_series())
+    rows = evaluate(ionet_series() + inferencex_series() + live_series())
     table = summarise(rows, args.within)
     shown = table.copy()
     for column in shown.columns:

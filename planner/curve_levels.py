@@ -15,6 +15,11 @@ saturation, and each metric's axis with its queue form toward saturation (`load_
   curve, and the sweep's highest throughput is its saturation. (A closed loop sends no bursts: at
   the same rate its P99s are at most a Poisson stream's; the curve says which basis each point
   has.)
+- `in_flight_axes`: a closed loop's throughput and P99s against log concurrency, every
+  closed-loop level included (the plateau's too: the latency there is defined, and by Little's
+  law the time in the system is concurrency / throughput), each an `Axis` (monotone in
+  concurrency: more requests in flight never make one faster). The held-out closed-loop levels of
+  benchmarks/capacity_model.py are predicted on it (`LoadCurve.predict_closed_loop`).
 - Saturation (`saturation_of`), from what the data shows: the most any level that did not keep up
   proves the server completes per second (a server that fell behind, or a burst, worked at its
   limit: the rate it proves is a lower bound of its saturation, `fleetplan.core.load`), the
@@ -258,3 +263,29 @@ class Bound:
 
     rps: float
     label: str  # "KV cache": "bounded by KV cache"
+
+
+def in_flight_axes(levels: list[CurveLevel]) -> dict[str, Axis | None]:
+    """A closed loop's throughput and P99s against log concurrency (module docstring): every
+    closed-loop level, the plateau's included (there the latency is still defined: by Little's
+    law the time in the system is concurrency / throughput), repeats at one concurrency by their
+    median. Empty with fewer than two concurrencies; a metric missing at one is None."""
+    by_concurrency: dict[int, list[CurveLevel]] = {}
+    for level in levels:
+        if level.concurrency is not None and level.concurrency > 0:
+            by_concurrency.setdefault(level.concurrency, []).append(level)
+    if len(by_concurrency) < 2:
+        return {}
+    xs = [math.log(c) for c in sorted(by_concurrency)]
+    axes: dict[str, Axis | None] = {}
+    for name, attribute in (
+        ("rate", "offered_rps"),
+        ("ttft", "ttft_p99_ms"),
+        ("tpot", "tpot_p99_ms"),
+    ):
+        values = []
+        for c in sorted(by_concurrency):
+            known = [getattr(lv, attribute) for lv in by_concurrency[c] if getattr(lv, attribute)]
+            values.append(statistics.median(known) if known else None)
+        axes[name] = None if None in values else Axis(xs, values)
+    return axes if axes["rate"] else {}

@@ -12,11 +12,25 @@ Here:
   load), and is each metric's `Axis` through the rest: monotone, exact at every measured level,
   below the lowest level that level's value.
 - Between the highest stable level and saturation (`extrapolate=True`) the P99s follow the queue
-  form, anchored at the highest stable level's value. Where levels too short to tell were
-  measured between the highest stable level and saturation, their P99s (measured, not proven
-  steady) join the curve there first, and the queue form starts from the highest of them. Never
-  at or past saturation. One stable level and a saturation above it make a curve of the queue
-  form alone; otherwise a curve needs two.
+  form, anchored at the highest stable level's value, and never above what the levels measured
+  up there show. A level that did not keep up (too short to tell, a burst, or fell behind) but
+  proves a rate above the highest stable one (`sustained_rps`, the rate its completions prove
+  over its arrivals: a lower bound of the load it carried) bounds the P99 at every rate up to
+  that one from above: latency does not fall as load rises (for one request sequence, Lindley's
+  recursion W' = max(0, W + S - A) never shortens a wait when arrivals come closer together, and
+  a continuous-batching server never serves a request faster beside more work), so a P99 seen
+  while the server carried at least rate r' is at least the P99 at any r <= r'. Both are upper
+  estimates (the queue form's saturation is a lower bound, so its rho is overstated): the curve
+  takes the lower. The bound is the monotone fit (isotonic in log P99, through the stable levels
+  and these) at the lowest such level at or above the rate, so one noisy level does not set it.
+  Never at or past saturation. One stable level and a saturation above it make a curve of the
+  queue form alone; otherwise a curve needs two.
+- A closed loop's levels are also a curve in the concurrency they ran at (`predict_closed_loop`):
+  throughput and P99s against log concurrency, monotone, PCHIP between the levels, the plateau's
+  levels included. There the P99 is a smooth function of what the client set; against throughput
+  it is not (on the plateau throughput stops rising while latency climbs, and can even fall back:
+  a vertical, non-monotone curve), so a held-out closed-loop level is predicted at its
+  concurrency. By Little's law the two are one curve: concurrency = throughput x time in system.
 
 `capacity` is the highest rate whose predicted P99s meet the targets; `interval` gives the
 capacity as an interval with its basis in words: low, what the stable levels prove (measured or
@@ -30,6 +44,7 @@ from __future__ import annotations
 
 import math
 import statistics
+from bisect import bisect_left
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Literal
@@ -46,6 +61,7 @@ from fleetplan.planner.curve_levels import (
     Bound,
     CurveLevel,
     curve_levels,
+    in_flight_axes,
     saturation_of,
 )
 
@@ -112,9 +128,11 @@ class LoadCurve:
     problem: str | None
     _axes: dict[str, Axis | None]
     saturation_basis: str | None = None  # what the saturation rests on, in words
-    # Above the highest stable level: the curve through the stable levels and the measured P99s
-    # of levels too short to tell, under the saturation; then the queue form (module docstring)
+    # Above the highest stable level: the monotone fit through the stable levels and the P99s of
+    # the levels measured above them (not stable), whose values bound the queue form (docstring)
     _beyond: dict[str, Axis | None] = field(default_factory=dict)
+    # A closed loop's P99s and throughput against log concurrency (`in_flight_axes`)
+    _in_flight: dict[str, Axis | None] = field(default_factory=dict)
 
     def missing(self, metric: Metric) -> str | None:
         """Why the curve has nothing for `metric`, or None when it has."""
@@ -163,13 +181,35 @@ class LoadCurve:
             Basis.MEASURED if measured else Basis.INTERPOLATED,
         )
 
+    def predict_closed_loop(self, concurrency: float) -> Prediction | None:
+        """P99 TTFT and TPOT of a closed loop at `concurrency` (requests in flight), between the
+        lowest and highest concurrency measured; None outside them or without closed-loop levels
+        (`curve_levels.in_flight_axis`). `rate_rps` is the throughput the levels show there."""
+        axes = self._in_flight
+        if not axes or not math.isfinite(concurrency) or concurrency <= 0:
+            return None
+        x = math.log(concurrency)
+        if not axes["rate"].rates[0] - _EPS <= x <= axes["rate"].rates[-1] + _EPS:
+            return None
+        values = {m: (axes[m].at(x) if axes.get(m) else None) for m in ("rate", "ttft", "tpot")}
+        measured = any(abs(x - r) <= _EPS for r in axes["rate"].rates)
+        return Prediction(
+            values["rate"],
+            values["ttft"],
+            values["tpot"],
+            Basis.MEASURED if measured else Basis.INTERPOLATED,
+        )
+
     def _above(self, rate: float, metric: str) -> float | None:
         if self._axes[metric] is None:
             return None
-        axis = self._beyond.get(metric) or self._axes[metric]
-        if rate <= axis.rates[-1]:
-            return axis.at(rate)
-        return axis.beyond(rate, self.saturation_rps)
+        queued = self._axes[metric].beyond(rate, self.saturation_rps)
+        above = self._beyond.get(metric)
+        if above is None:
+            return queued
+        # the monotone fit's value at the lowest measured level at or above `rate`: a bound
+        at = bisect_left(above.rates, rate - _EPS)
+        return queued if at == len(above.rates) else min(queued, above.values[at])
 
     def _value(self, metric: str, rate: float) -> float | None:
         axis = self._axes[metric]
@@ -314,21 +354,32 @@ def fit_curve(levels: pd.DataFrame, *, bound: Bound | None = None) -> LoadCurve:
             f"too few stable levels ({len(rates)}): a curve needs the server to have kept up at "
             f"{MIN_STABLE_LEVELS} rates at least"
         )
-        return LoadCurve(tuple(measured), saturation, problem, {"ttft": None, "tpot": None}, words)
+        return LoadCurve(
+            tuple(measured),
+            saturation,
+            problem,
+            {"ttft": None, "tpot": None},
+            words,
+            {},
+            in_flight_axes(measured),
+        )
     axes = {metric: _axis(stable, metric, rates, needed) for metric in ("ttft", "tpot")}
-    short = [
-        level
+    # levels that did not keep up but prove more than the highest stable rate, each at the rate
+    # it proves: their P99s bound the queue form from above (module docstring)
+    above = [
+        replace(level, offered_rps=level.sustained_rps)
         for level in measured
-        if level.stable is None
-        and level.concurrency is None
-        and saturation is not None
-        and rates[-1] < level.offered_rps < saturation
+        if not level.stable and level.concurrency is None and (level.sustained_rps or 0) > rates[-1]
     ]
     beyond = {}
-    if short:
-        upper = sorted({*rates, *(level.offered_rps for level in short)})
-        beyond = {m: _axis([*stable, *short], m, upper, needed) for m in ("ttft", "tpot")}
-    return LoadCurve(tuple(measured), saturation, None, axes, words, beyond)
+    if above and saturation is not None:
+        for metric in ("ttft", "tpot"):
+            known = [level for level in above if getattr(level, f"{metric}_p99_ms")]
+            if known:
+                upper = sorted({*rates, *(level.offered_rps for level in known)})
+                beyond[metric] = _axis([*stable, *known], metric, upper, needed)
+    in_flight = in_flight_axes(measured)
+    return LoadCurve(tuple(measured), saturation, None, axes, words, beyond, in_flight)
 
 
 def _axis(
