@@ -59,6 +59,7 @@ def pool_plan(pool: PoolEconomics, servers: int, rate: float) -> PoolPlan:
         ),
         level_offered_rate_rps=level.offered_rate_rps,
         level_throughput_rps=level.request_throughput_rps,
+        level_sustained_rps=level.sustained_rps,
         level_ttft_p99_ms=level.ttft_p99_ms,
         level_tpot_p99_ms=level.tpot_p99_ms,
         level_source_file=level.source_file,

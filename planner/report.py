@@ -8,6 +8,7 @@ from collections.abc import Mapping
 
 import pandas as pd
 
+from fleetplan.planner.levels import carried_text
 from fleetplan.planner.results import FleetPlan, Plan, PlanStatus, PoolPlan
 
 # The CSV's columns, in order: where the pool is, what it carries (the planned capacity after the
@@ -200,7 +201,8 @@ def level_text(pool: PoolPlan) -> str:
         if offered is not None
         else "a fixed concurrency"
     )
-    return f"{load}, {rate_text(pool.level_throughput_rps)} req/s achieved"
+    carried = carried_text(offered, pool.level_sustained_rps, pool.level_throughput_rps, rate_text)
+    return f"{load}, {carried}"
 
 
 KEPT_UP = "kept up"

@@ -111,6 +111,12 @@ class PoolPlan(_Out):
     total_tokens_per_s: float | None
     level_offered_rate_rps: float | None
     level_throughput_rps: float
+    level_sustained_rps: float | None = Field(
+        default=None,
+        description="The rate the level's arrivals prove, drain excluded (the offered rate where "
+        "it kept up; else what its completions prove); None where the level was not judged. "
+        "level_throughput_rps counts the whole run, drain included.",
+    )
     level_ttft_p99_ms: float | None
     level_tpot_p99_ms: float | None
     level_source_file: str
