@@ -12,6 +12,9 @@ from fleetplan.planner.report import gpus_text, rate_text, share_text
 from fleetplan.planner.results import ParetoPoint, Plan, PoolPlan
 from fleetplan.planner.scenario import Scenario
 
+# Overlapping alternatives named per recommended configuration; the rest are counted ("and 3
+# more"): with many configurations every pair would make the sentence unreadable.
+MAX_NAMED_OVERLAPS = 3
 # A pool planned to carry less than this share of its servers' planned capacity is "small":
 # the explanation says why it exists (servers come whole).
 SMALL_SHARE = 0.5
@@ -51,12 +54,11 @@ def _class_line(plan: Plan, scenario: Scenario, name: str, pools: list[PoolPlan]
         f"{share_text(p.utilization)} utilisation, {p.capacity_basis})"
         for p in pools
     )
-    options, excluded, overlaps = [], [], []
+    options, excluded = [], []
+    overlaps = _overlaps(plan, name, pools)
     for row in plan.capacities:
         if row.traffic_class != name:
             continue
-        if row.overlaps and row.capacity_rps_per_server > 0:
-            overlaps.append(f"{row.configuration} with {', '.join(row.overlaps)}")
         gpus, gpu_model = row.configuration.split("x ", 1)
         if row.capacity_rps_per_server > 0:
             per_rps = int(gpus) * price[gpu_model] / row.capacity_rps_per_server
@@ -74,12 +76,34 @@ def _class_line(plan: Plan, scenario: Scenario, name: str, pools: list[PoolPlan]
         line += f" GPU cost per req/s-hour where its targets hold: {ranking}."
     if overlaps:
         line += (
-            f" Capacity intervals overlap ({'; '.join(overlaps)}): the data does not say which "
-            "of them carries more, so this ranking rests on the end planned on."
+            f" Capacity intervals overlap ({overlaps}): the data does not say which of them "
+            "carries more, so this ranking rests on the end planned on."
         )
     if excluded:
         line += f" Excluded: {'; '.join(excluded)}."
     return line
+
+
+def _overlaps(plan: Plan, name: str, pools: list[PoolPlan]) -> str:
+    """For each configuration the class runs on (every one that serves it, where it runs on
+    none), the alternatives whose capacity intervals overlap it: at most `MAX_NAMED_OVERLAPS`
+    named, the rest counted; "" where none overlaps."""
+
+    def named(configuration: str, server: str | None) -> str:
+        return f"{configuration} ({server})" if server else configuration
+
+    planned = {named(f"{p.gpus_per_server}x {p.gpu_model}", p.server) for p in pools if p.servers}
+    parts = []
+    for row in plan.capacities:
+        own = named(row.configuration, row.server)
+        if row.traffic_class != name or not row.overlaps or row.capacity_rps_per_server <= 0:
+            continue
+        if planned and own not in planned:
+            continue
+        shown = ", ".join(row.overlaps[:MAX_NAMED_OVERLAPS])
+        more = len(row.overlaps) - MAX_NAMED_OVERLAPS
+        parts.append(f"{own} with {shown}" + (f" and {more} more" if more > 0 else ""))
+    return "; ".join(parts)
 
 
 def _planned_share(pool: PoolPlan) -> float:
