@@ -37,8 +37,9 @@ saturation, and each metric's axis with its queue form toward saturation (`load_
   with no growth, b = `ONE_LEVEL_SLOPE` x a = a / 4: in a continuous-batching server most of a
   P99 is service (prefill, decode), not waiting, so the pure M/M/1 form (b = a, the whole P99 a
   queue's) overshoots; 1/4 was chosen on the held-out levels of benchmarks/capacity_model.py
-  (io.net and InferenceX: b = a hit 19 of 36 io.net levels within 25 %, a / 4 23), the same
-  data as its table, so that table is no independent check of it. The form is anchored at the
+  (io.net and InferenceX: b = a hit 19 of 36 io.net levels within 25 %, a / 4 23; with the
+  bound of the levels measured above, `load_model`, 25 and 27), the same data as its table, so
+  that table is no independent check of it. The form is anchored at the
   axis's highest level's value (continuous there).
 """
 

@@ -287,6 +287,14 @@ class LoadCurve:
             f"to saturation (queue form): {measured}, saturation {saturation:.3g} req/s "
             f"({self.saturation_basis})"
         )
+        above = {rate for axis in self._beyond.values() if axis for rate in axis.rates}
+        above = {rate for rate in above if rate > top + _EPS}
+        if above:
+            span = f"{min(above):.3g}" if len(above) == 1 else f"{min(above):.3g}-{max(above):.3g}"
+            words += (
+                f"; at most the P99s of the {f'{len(above)} levels' if len(above) > 1 else 'level'}"
+                f" above it that did not keep up (proving {span} req/s)"
+            )
         return replace(queued, rps_low=low, rps_high=saturation, words=words, reason=None)
 
     def sample(

@@ -36,6 +36,12 @@ def test_a_level_measured_above_bounds_the_queue_form():
         unbounded.predict(4.5, extrapolate=True).ttft_p99_ms
     )
     assert unbounded.predict(7, extrapolate=True).ttft_p99_ms > 80
+    said = curve.interval(ttft_p99_ms=75, tpot_p99_ms=None)
+    assert 4 < said.capacity_rps < 400 / 49
+    assert said.words.startswith("to saturation (queue form): measured: kept up at 4 req/s")
+    assert said.words.endswith(
+        "; at most the P99s of the level above it that did not keep up (proving 8.16 req/s)"
+    )
     # the levels themselves are shown as measured: at the rate they were offered
     assert [lv.offered_rps for lv in curve.levels] == [1, 2, 4, 16]
 
