@@ -23,8 +23,11 @@ Here:
   estimates (the queue form's saturation is a lower bound, so its rho is overstated): the curve
   takes the lower. The bound is the monotone fit (isotonic in log P99, through the stable levels
   and these) at the lowest such level at or above the rate, so one noisy level does not set it.
-  Never at or past saturation. One stable level and a saturation above it make a curve of the
-  queue form alone; otherwise a curve needs two.
+  What it bounds is a run like the one measured (same requests, same length): a long steady
+  stream near saturation can queue more than a short burst showed, so the bound can carry the
+  planned value up to the saturation, which stays the interval's high end, and the utilisation
+  ceiling is the headroom for it. Never at or past saturation. One stable level and a
+  saturation above it make a curve of the queue form alone; otherwise a curve needs two.
 - A closed loop's levels are also a curve in the concurrency they ran at (`predict_closed_loop`):
   throughput and P99s against log concurrency, monotone, PCHIP between the levels, the plateau's
   levels included. There the P99 is a smooth function of what the client set; against throughput
@@ -184,7 +187,7 @@ class LoadCurve:
     def predict_closed_loop(self, concurrency: float) -> Prediction | None:
         """P99 TTFT and TPOT of a closed loop at `concurrency` (requests in flight), between the
         lowest and highest concurrency measured; None outside them or without closed-loop levels
-        (`curve_levels.in_flight_axis`). `rate_rps` is the throughput the levels show there."""
+        (`curve_levels.in_flight_axes`). `rate_rps` is the throughput the levels show there."""
         axes = self._in_flight
         if not axes or not math.isfinite(concurrency) or concurrency <= 0:
             return None
