@@ -48,7 +48,7 @@ from __future__ import annotations
 import itertools
 import math
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -58,6 +58,7 @@ from fleetplan.core.stats import finite_number
 from fleetplan.core.tabular import records
 from fleetplan.planner.monotone import Pchip, isotonic
 
+OUTLIER_FACTOR = 2.0  # a P99 over twice every P99 at higher stable rates: not load
 PLATEAU_EFFICIENCY = 0.25  # a closed-loop step that gained under 1/4 of its concurrency's rise
 ONE_LEVEL_SLOPE = 0.25  # b = a / 4 where the stable levels cannot fit b (module docstring)
 
@@ -290,3 +291,59 @@ def in_flight_axes(levels: list[CurveLevel]) -> dict[str, Axis | None]:
             values.append(statistics.median(known) if known else None)
         axes[name] = None if None in values else Axis(xs, values)
     return axes if axes["rate"] else {}
+
+
+def metric_axis(
+    levels: list[CurveLevel], metric: str, rates: list[float], needed: int
+) -> Axis | None:
+    """One metric's `Axis` through `levels` at `rates` (repeats at one rate: their median),
+    outliers left out; None where a rate lacks the metric or fewer than `needed` rates are left."""
+    values = []
+    for rate in rates:
+        at_rate = [
+            getattr(level, f"{metric}_p99_ms")
+            for level in levels
+            if level.offered_rps == rate and getattr(level, f"{metric}_p99_ms")
+        ]
+        if not at_rate:
+            return None  # a gap in a metric: no curve for it rather than a guess
+        values.append(float(statistics.median(at_rate)))
+    kept = [i for i in range(len(rates)) if i not in outliers(values)]
+    if len(kept) < needed:
+        return None  # what is left after the outliers is too little for a curve
+    return Axis([rates[i] for i in kept], [values[i] for i in kept])
+
+
+def outliers(values: list[float]) -> set[int]:
+    """Levels whose P99 is over `OUTLIER_FACTOR` times every P99 at a higher stable rate: latency
+    does not fall as load rises, so such a level measured something else (a cold start, a
+    hiccup), and the curve leaves it out rather than carry it to every rate."""
+    found = set()
+    for i, value in enumerate(values[:-1]):
+        if value > OUTLIER_FACTOR * max(values[i + 1 :]):
+            found.add(i)
+    return found
+
+
+def bound_axes(
+    levels: list[CurveLevel], rates: list[float], saturation: float | None, needed: int
+) -> dict[str, Axis | None]:
+    """Per metric, the monotone fit through the stable levels and the open-loop levels that did
+    not keep up but prove more than the highest stable rate, each placed at the rate it proves:
+    their P99s bound the queue form from above (`load_model`'s docstring). Empty where there are
+    none or no saturation."""
+    stable = [level for level in levels if level.stable]
+    above = [
+        replace(level, offered_rps=level.sustained_rps)
+        for level in levels
+        if not level.stable and level.concurrency is None and (level.sustained_rps or 0) > rates[-1]
+    ]
+    axes: dict[str, Axis | None] = {}
+    if not above or saturation is None:
+        return axes
+    for metric in ("ttft", "tpot"):
+        known = [level for level in above if getattr(level, f"{metric}_p99_ms")]
+        if known:
+            upper = sorted({*rates, *(level.offered_rps for level in known)})
+            axes[metric] = metric_axis([*stable, *known], metric, upper, needed)
+    return axes

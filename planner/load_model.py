@@ -46,7 +46,6 @@ throughput among levels that meet the targets), for comparison.
 from __future__ import annotations
 
 import math
-import statistics
 from bisect import bisect_left
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
@@ -59,12 +58,16 @@ from fleetplan.core.stats import finite_number
 from fleetplan.core.tabular import records
 from fleetplan.planner.curve_levels import (
     ONE_LEVEL_SLOPE,
+    OUTLIER_FACTOR,
     PLATEAU_EFFICIENCY,
     Axis,
     Bound,
     CurveLevel,
+    bound_axes,
     curve_levels,
     in_flight_axes,
+    metric_axis,
+    outliers,
     saturation_of,
 )
 
@@ -88,7 +91,6 @@ __all__ = [
 ]
 
 MIN_STABLE_LEVELS = 2  # a curve needs two rates the server kept up with
-OUTLIER_FACTOR = 2.0  # a P99 over twice every P99 at higher stable rates: not load
 Metric = Literal["ttft", "tpot"]
 _EPS = 1e-9
 
@@ -365,62 +367,14 @@ def fit_curve(levels: pd.DataFrame, *, bound: Bound | None = None) -> LoadCurve:
             f"too few stable levels ({len(rates)}): a curve needs the server to have kept up at "
             f"{MIN_STABLE_LEVELS} rates at least"
         )
+        no_axes = {"ttft": None, "tpot": None}
         return LoadCurve(
-            tuple(measured),
-            saturation,
-            problem,
-            {"ttft": None, "tpot": None},
-            words,
-            {},
-            in_flight_axes(measured),
+            tuple(measured), saturation, problem, no_axes, words, {}, in_flight_axes(measured)
         )
-    axes = {metric: _axis(stable, metric, rates, needed) for metric in ("ttft", "tpot")}
-    # levels that did not keep up but prove more than the highest stable rate, each at the rate
-    # it proves: their P99s bound the queue form from above (module docstring)
-    above = [
-        replace(level, offered_rps=level.sustained_rps)
-        for level in measured
-        if not level.stable and level.concurrency is None and (level.sustained_rps or 0) > rates[-1]
-    ]
-    beyond = {}
-    if above and saturation is not None:
-        for metric in ("ttft", "tpot"):
-            known = [level for level in above if getattr(level, f"{metric}_p99_ms")]
-            if known:
-                upper = sorted({*rates, *(level.offered_rps for level in known)})
-                beyond[metric] = _axis([*stable, *known], metric, upper, needed)
+    axes = {metric: metric_axis(stable, metric, rates, needed) for metric in ("ttft", "tpot")}
+    beyond = bound_axes(measured, rates, saturation, needed)
     in_flight = in_flight_axes(measured)
     return LoadCurve(tuple(measured), saturation, None, axes, words, beyond, in_flight)
-
-
-def _axis(
-    stable: list[CurveLevel], metric: str, rates: list[float], needed: int = MIN_STABLE_LEVELS
-) -> Axis | None:
-    values = []
-    for rate in rates:
-        at_rate = [
-            getattr(level, f"{metric}_p99_ms")
-            for level in stable
-            if level.offered_rps == rate and getattr(level, f"{metric}_p99_ms")
-        ]
-        if not at_rate:
-            return None  # a gap in a metric: no curve for it rather than a guess
-        values.append(float(statistics.median(at_rate)))
-    kept = [i for i in range(len(rates)) if i not in outliers(values)]
-    if len(kept) < needed:
-        return None  # what is left after the outliers is too little for a curve
-    return Axis([rates[i] for i in kept], [values[i] for i in kept])
-
-
-def outliers(values: list[float]) -> set[int]:
-    """Levels whose P99 is over `OUTLIER_FACTOR` times every P99 at a higher stable rate: latency
-    does not fall as load rises, so such a level measured something else (a cold start, a
-    hiccup), and the curve leaves it out rather than carry it to every rate."""
-    found = set()
-    for i, value in enumerate(values[:-1]):
-        if value > OUTLIER_FACTOR * max(values[i + 1 :]):
-            found.add(i)
-    return found
 
 
 def measured_rule(
