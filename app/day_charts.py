@@ -1,0 +1,90 @@
+"""The day plan's chart: servers per configuration through the day, stacked (reserved solid, on
+demand hatched, in each GPU's colour as everywhere in the app), with each class's demand
+(req/s, right axis) and each site's grid intensity (gCO2e/kWh, a second right axis) drawn over
+it. Built from `services.day_views`' tables; the page draws it with `st.plotly_chart`."""
+
+from __future__ import annotations
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from fleetplan.app.charts import TARGET_COLOUR
+from fleetplan.app.style import series_colours
+
+_DEMAND_DASHES = ("solid", "dash", "dot", "dashdot")
+GRID_COLOUR = "#666666"
+
+
+def day_figure(servers: pd.DataFrame, demand: pd.DataFrame, grid: pd.DataFrame) -> go.Figure:
+    """Stacked bars (servers per configuration and hour), demand lines, grid lines."""
+    figure = go.Figure()
+    ordered = servers.sort_values("commitment", kind="stable", key=lambda c: c != "reserved")
+    series = dict(zip(ordered["series"], ordered["gpu_model"], strict=False))
+    colours = series_colours(series)
+    for name in series:
+        rows = servers[servers["series"] == name]
+        on_demand = rows["commitment"].iloc[0] != "reserved"
+        figure.add_bar(
+            x=rows["hour"],
+            y=rows["servers"],
+            name=name,
+            legendgroup="servers",
+            legendgrouptitle_text="Servers",
+            marker={
+                "color": colours[name],
+                "pattern": {"shape": "/" if on_demand else "", "fgcolor": "#ffffff"},
+                "line": {"color": colours[name], "width": 1},
+            },
+            hovertemplate="%{x}h: %{y} servers<extra>" + name + "</extra>",
+        )
+    for i, (name, rows) in enumerate(demand.groupby("class", sort=False)):
+        figure.add_scatter(
+            x=rows["hour"],
+            y=rows["rps"],
+            name=f"{name} demand",
+            yaxis="y2",
+            mode="lines+markers",
+            legendgroup="demand",
+            legendgrouptitle_text="Demand (req/s)",
+            line={"color": "#000000", "dash": _DEMAND_DASHES[i % len(_DEMAND_DASHES)]},
+            hovertemplate="%{x}h: %{y:.2f} req/s<extra>" + str(name) + "</extra>",
+        )
+    for name, rows in grid.groupby("site", sort=False):
+        figure.add_scatter(
+            x=rows["hour"],
+            y=rows["gco2_per_kwh"],
+            name=f"{name} grid",
+            yaxis="y3",
+            mode="lines",
+            legendgroup="grid",
+            legendgrouptitle_text="Grid (gCO2e/kWh)",
+            line={"color": TARGET_COLOUR, "dash": "dot", "shape": "hv"},
+            hovertemplate="%{x}h: %{y:,.0f} gCO2e/kWh<extra>" + str(name) + "</extra>",
+        )
+    figure.update_layout(
+        title="Servers per configuration through the day, with demand and grid intensity",
+        barmode="stack",
+        xaxis={"title": "Hour of the day", "dtick": 1, "domain": [0, 0.86]},
+        yaxis={"title": "Servers", "rangemode": "tozero"},
+        yaxis2={
+            "title": "Demand (req/s)",
+            "overlaying": "y",
+            "side": "right",
+            "rangemode": "tozero",
+            "showgrid": False,
+        },
+        yaxis3={
+            "title": {"text": "Grid (gCO2e/kWh)", "font": {"color": TARGET_COLOUR}},
+            "overlaying": "y",
+            "side": "right",
+            "anchor": "free",
+            "position": 0.94,
+            "rangemode": "tozero",
+            "showgrid": False,
+            "tickfont": {"color": TARGET_COLOUR},
+        },
+        legend={"x": 1.0, "xanchor": "left", "groupclick": "toggleitem"},
+        margin={"r": 40},
+        height=520,
+    )
+    return figure
