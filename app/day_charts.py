@@ -18,6 +18,13 @@ GRID_COLOUR = "#666666"
 def day_figure(servers: pd.DataFrame, demand: pd.DataFrame, grid: pd.DataFrame) -> go.Figure:
     """Stacked bars (servers per configuration and hour), demand lines, grid lines."""
     figure = go.Figure()
+    _servers(figure, servers)
+    _lines(figure, demand, grid)
+    figure.update_layout(**_LAYOUT)
+    return figure
+
+
+def _servers(figure: go.Figure, servers: pd.DataFrame) -> None:
     ordered = servers.sort_values("commitment", kind="stable", key=lambda c: c != "reserved")
     series = dict(zip(ordered["series"], ordered["gpu_model"], strict=False))
     colours = series_colours(series)
@@ -25,8 +32,8 @@ def day_figure(servers: pd.DataFrame, demand: pd.DataFrame, grid: pd.DataFrame) 
         rows = servers[servers["series"] == name]
         on_demand = rows["commitment"].iloc[0] != "reserved"
         figure.add_bar(
-            x=rows["hour"],
-            y=rows["servers"],
+            x=rows["hour"].tolist(),
+            y=rows["servers"].tolist(),
             name=name,
             legendgroup="servers",
             legendgrouptitle_text="Servers",
@@ -37,10 +44,13 @@ def day_figure(servers: pd.DataFrame, demand: pd.DataFrame, grid: pd.DataFrame) 
             },
             hovertemplate="%{x}h: %{y} servers<extra>" + name + "</extra>",
         )
+
+
+def _lines(figure: go.Figure, demand: pd.DataFrame, grid: pd.DataFrame) -> None:
     for i, (name, rows) in enumerate(demand.groupby("class", sort=False)):
         figure.add_scatter(
-            x=rows["hour"],
-            y=rows["rps"],
+            x=rows["hour"].tolist(),
+            y=rows["rps"].tolist(),
             name=f"{name} demand",
             yaxis="y2",
             mode="lines+markers",
@@ -51,8 +61,8 @@ def day_figure(servers: pd.DataFrame, demand: pd.DataFrame, grid: pd.DataFrame) 
         )
     for name, rows in grid.groupby("site", sort=False):
         figure.add_scatter(
-            x=rows["hour"],
-            y=rows["gco2_per_kwh"],
+            x=rows["hour"].tolist(),
+            y=rows["gco2_per_kwh"].tolist(),
             name=f"{name} grid",
             yaxis="y3",
             mode="lines",
@@ -61,30 +71,31 @@ def day_figure(servers: pd.DataFrame, demand: pd.DataFrame, grid: pd.DataFrame) 
             line={"color": TARGET_COLOUR, "dash": "dot", "shape": "hv"},
             hovertemplate="%{x}h: %{y:,.0f} gCO2e/kWh<extra>" + str(name) + "</extra>",
         )
-    figure.update_layout(
-        title="Servers per configuration through the day, with demand and grid intensity",
-        barmode="stack",
-        xaxis={"title": "Hour of the day", "dtick": 1, "domain": [0, 0.86]},
-        yaxis={"title": "Servers", "rangemode": "tozero"},
-        yaxis2={
-            "title": "Demand (req/s)",
-            "overlaying": "y",
-            "side": "right",
-            "rangemode": "tozero",
-            "showgrid": False,
-        },
-        yaxis3={
-            "title": {"text": "Grid (gCO2e/kWh)", "font": {"color": TARGET_COLOUR}},
-            "overlaying": "y",
-            "side": "right",
-            "anchor": "free",
-            "position": 0.94,
-            "rangemode": "tozero",
-            "showgrid": False,
-            "tickfont": {"color": TARGET_COLOUR},
-        },
-        legend={"x": 1.0, "xanchor": "left", "groupclick": "toggleitem"},
-        margin={"r": 40},
-        height=520,
-    )
-    return figure
+
+
+_LAYOUT = {
+    "title": "Servers per configuration through the day, with demand and grid intensity",
+    "barmode": "stack",
+    "xaxis": {"title": "Hour of the day", "dtick": 1, "domain": [0, 0.86]},
+    "yaxis": {"title": "Servers", "rangemode": "tozero"},
+    "yaxis2": {
+        "title": "Demand (req/s)",
+        "overlaying": "y",
+        "side": "right",
+        "rangemode": "tozero",
+        "showgrid": False,
+    },
+    "yaxis3": {
+        "title": {"text": "Grid (gCO2e/kWh)", "font": {"color": TARGET_COLOUR}},
+        "overlaying": "y",
+        "side": "right",
+        "anchor": "free",
+        "position": 0.94,
+        "rangemode": "tozero",
+        "showgrid": False,
+        "tickfont": {"color": TARGET_COLOUR},
+    },
+    "legend": {"x": 1.0, "xanchor": "left", "groupclick": "toggleitem"},
+    "margin": {"r": 40},
+    "height": 520,
+}

@@ -111,41 +111,17 @@ def _day_tables(base: Scenario, scenario: Scenario, gen: int) -> Scenario:
         "**Demand through the day** — each class's shape (scaled to its Rate, its peak), "
         "its 24 rates, or a volume of requests served inside a window"
     )
-    number = st.column_config.NumberColumn
     classes = st.data_editor(
         forms.day_classes_table(base),
         hide_index=True,
         num_rows="fixed",
         key=f"w_day_classes_{gen}",
         disabled=["name"],
-        column_config={
-            "name": st.column_config.TextColumn(forms.DAY_CLASS_LABELS["name"]),
-            "demand": st.column_config.SelectboxColumn(
-                forms.DAY_CLASS_LABELS["demand"],
-                options=list(forms.DEMANDS),
-                required=True,
-                help="; ".join(f"{k}: {v}" for k, v in forms.DEMAND_LABELS.items()),
-            ),
-            "daily_requests": number(
-                forms.DAY_CLASS_LABELS["daily_requests"], min_value=0.0, format="%.0f"
-            ),
-            "window_from": number(
-                forms.DAY_CLASS_LABELS["window_from"], min_value=0, max_value=23, step=1
-            ),
-            "window_to": number(
-                forms.DAY_CLASS_LABELS["window_to"],
-                min_value=0,
-                max_value=24,
-                step=1,
-                help="End hour, not included; at or before the start it wraps past midnight "
-                "(22 to 6 is 22:00-06:00; 0 to 0 the whole day).",
-            ),
-            "model": st.column_config.TextColumn(forms.DAY_CLASS_LABELS["model"]),
-        },
+        column_config=_class_columns(),
     )
     hours = _hours_editor(forms.hours_table(base), forms.HOURS_TITLE, f"w_day_hours_{gen}")
     offers = _offers_editor(base, gen)
-    st.markdown(f"**{forms.SITE_HOURS_TITLE}** — blank profile: the site's figure all day")
+    st.markdown(f"**{forms.SITE_HOURS_TITLE}** — one column per site")
     st.caption(
         "fleetplan bundles no hourly grid profile for any region preset (the reference data "
         "holds yearly figures only): a site's hours are yours to enter, e.g. from Electricity "
@@ -168,6 +144,34 @@ def _day_tables(base: Scenario, scenario: Scenario, gen: int) -> Scenario:
         st.error(f"Check the day's inputs: {plain(page_message(error))}", icon=":material/edit:")
         st.stop()
         raise  # unreachable: st.stop() raises
+
+
+def _class_columns() -> dict:
+    number = st.column_config.NumberColumn
+    return {
+        "name": st.column_config.TextColumn(forms.DAY_CLASS_LABELS["name"]),
+        "demand": st.column_config.SelectboxColumn(
+            forms.DAY_CLASS_LABELS["demand"],
+            options=list(forms.DEMANDS),
+            required=True,
+            help="; ".join(f"{k}: {v}" for k, v in forms.DEMAND_LABELS.items()),
+        ),
+        "daily_requests": number(
+            forms.DAY_CLASS_LABELS["daily_requests"], min_value=0.0, format="%.0f"
+        ),
+        "window_from": number(
+            forms.DAY_CLASS_LABELS["window_from"], min_value=0, max_value=23, step=1
+        ),
+        "window_to": number(
+            forms.DAY_CLASS_LABELS["window_to"],
+            min_value=0,
+            max_value=24,
+            step=1,
+            help="End hour, not included; at or before the start it wraps past midnight "
+            "(22 to 6 is 22:00-06:00; 0 to 0 the whole day).",
+        ),
+        "model": st.column_config.TextColumn(forms.DAY_CLASS_LABELS["model"]),
+    }
 
 
 def _hours_editor(table: pd.DataFrame, title: str, key: str) -> pd.DataFrame:

@@ -86,6 +86,16 @@ def test_the_day_example_from_a_link_keeps_its_day_and_plans_as_the_planner(
         table.reset_index(drop=True), expected, check_dtype=False, check_exact=False
     )
 
+    # the chart: servers per configuration and hour (reserved and on demand apart), the
+    # classes' demand and the sites' grid over them
+    charts = {c.key: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
+    traces = {t["name"]: t for t in charts["chart_day_servers"]["data"]}
+    (reserved,) = [t for t in traces.values() if t["type"] == "bar"]  # nothing rented
+    assert reserved["name"] == "1x h100-pcie (h100-pcie), reserved"
+    assert list(reserved["y"]) == [result.day.reserved[0].servers] * 24
+    assert list(traces["chat demand"]["y"]) == list(loaded.classes[0].hourly_rps)
+    assert traces["dc grid"]["yaxis"] == "y3" and set(traces["dc grid"]["y"]) == {350}
+
     # and the planner, called as `fleetplan plan` calls it, gives the same day
     st.cache_resource.clear()
     with Warehouse.open(sample_warehouse_path, read_only=True) as warehouse:
