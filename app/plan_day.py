@@ -121,7 +121,7 @@ def _day_tables(base: Scenario, scenario: Scenario, gen: int) -> Scenario:
     )
     hours = _hours_editor(forms.hours_table(base), forms.HOURS_TITLE, f"w_day_hours_{gen}")
     offers = _offers_editor(base, gen)
-    st.markdown(f"**{forms.SITE_HOURS_TITLE}** — one column per site")
+    st.markdown(f"**{forms.SITE_HOURS_TITLE}** — a row of 24 values (hours 0-23) per site")
     st.caption(
         "fleetplan bundles no hourly grid profile for any region preset (the reference data "
         "holds yearly figures only): a site's hours are yours to enter, e.g. from Electricity "
@@ -175,15 +175,16 @@ def _class_columns() -> dict:
 
 
 def _hours_editor(table: pd.DataFrame, title: str, key: str) -> pd.DataFrame:
-    if len(table.columns) == 1:
+    """A row of 24 values per class (or site), hours 0-23 as columns."""
+    if table.empty:
         return table  # nothing given by its hours
     if title == forms.HOURS_TITLE:
-        st.markdown(f"**{title}** — one column per class given by its 24 rates")
+        st.markdown(f"**{title}** — a row of 24 rates (hours 0-23) per class given by its hours")
     number = st.column_config.NumberColumn
-    config = {"hour": number("Hour", format="%d h")}
-    config |= {c: number(c, min_value=0.0, format="%g") for c in table.columns[1:]}
+    config = {"name": st.column_config.TextColumn("", width="small")}
+    config |= {h: number(h, min_value=0.0, format="%g", width=38) for h in forms.HOUR_COLUMNS}
     return st.data_editor(
-        table, hide_index=True, num_rows="fixed", key=key, disabled=["hour"], column_config=config
+        table, hide_index=True, num_rows="fixed", key=key, disabled=["name"], column_config=config
     )
 
 

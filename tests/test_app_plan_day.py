@@ -90,9 +90,12 @@ def test_the_day_example_from_a_link_keeps_its_day_and_plans_as_the_planner(
     # classes' demand and the sites' grid over them
     charts = {c.key: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
     traces = {t["name"]: t for t in charts["chart_day_servers"]["data"]}
-    (reserved,) = [t for t in traces.values() if t["type"] == "bar"]  # nothing rented
-    assert reserved["name"] == "1x h100-pcie (h100-pcie), reserved"
-    assert list(reserved["y"]) == [result.day.reserved[0].servers] * 24
+    bars = {n: t["y"] for n, t in traces.items() if t["type"] == "bar"}  # nothing rented
+    serving, idle = (bars[f"1x h100-pcie (h100-pcie), reserved, {s}"] for s in ("serving", "idle"))
+    assert len(bars) == 2
+    assert [a + b for a, b in zip(serving, idle, strict=True)] == [7] * 24  # paid all day
+    assert idle == [h.idle_reserved_servers for h in result.day.schedule]
+    assert serving[12] == 7 and idle[3] == 6  # chat's peak by day; one serves chat at night
     assert list(traces["chat demand"]["y"]) == list(loaded.classes[0].hourly_rps)
     assert traces["dc grid"]["yaxis"] == "y3" and set(traces["dc grid"]["y"]) == {350}
 
@@ -106,12 +109,12 @@ def test_the_day_example_from_a_link_keeps_its_day_and_plans_as_the_planner(
 def test_a_class_given_by_its_hours_is_edited_hour_by_hour(monkeypatch, sample_warehouse_path):
     at = open_app(monkeypatch, sample_warehouse_path, link=day_link())
     before = current(at).classes[0].hourly_rps
-    edit(at, "hours", {3: {"chat": 7.5}})  # an hour below the peak: the peak stays
+    edit(at, "hours", {0: {"3": 7.5}})  # an hour below the peak: the peak stays
     chat = current(at).classes[0]
     assert chat.hourly_rps[3] == 7.5 and chat.hourly_rps[:3] == before[:3]
     assert chat.rate_rps == 20
     assert at.session_state["s_result"].day.schedule[3].demand_rps["chat"] == 7.5
-    edit(at, "hours", {12: {"chat": 30.0}})  # a new peak: the Rate column follows it
+    edit(at, "hours", {0: {"12": 30.0}})  # a new peak: the Rate column follows it
     chat = current(at).classes[0]
     assert chat.rate_rps == 30 and chat.hourly_rps[3] == 7.5 and chat.hourly_rps[12] == 30
     assert at.query_params["s"] == scenario_to_link(current(at))
@@ -166,8 +169,8 @@ def test_an_offer_made_on_demand_and_a_gpu_offered_both_ways(monkeypatch, sample
 
 def test_the_day_round_trips_through_the_link_and_a_reload(monkeypatch, sample_warehouse_path):
     at = open_app(monkeypatch, sample_warehouse_path, link=day_link())
-    edit(at, "hours", {0: {"chat": 4.0}})
-    edit(at, "site_hours", {h: {"dc": 100.0} for h in range(6)})
+    edit(at, "hours", {0: {"0": 4.0}})
+    edit(at, "site_hours", {0: {str(h): 100.0 for h in range(6)}})
     edit(at, "offers", {1: {"name": "4090 cloud"}})
     scenario = current(at)
     assert scenario.sites[0].hourly_grid_gco2_per_kwh[:7] == [100.0] * 6 + [350.0]
@@ -181,7 +184,8 @@ def test_the_day_round_trips_through_the_link_and_a_reload(monkeypatch, sample_w
     assert again.session_state["s_notes"] == []
     assert {m.label: m.value for m in again.metric}["Cost per day"] == cost
     hours = next(d for d in again.dataframe if d.key.startswith("w_day_site_hours")).value
-    assert hours["dc"].tolist()[:7] == [100.0] * 6 + [350.0]
+    dc = hours[hours["name"] == "dc"].iloc[0]
+    assert [dc[str(h)] for h in range(7)] == [100.0] * 6 + [350.0]
 
 
 def test_a_peak_scenario_is_planned_as_before_and_can_become_a_day(

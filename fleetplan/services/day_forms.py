@@ -72,13 +72,29 @@ def day_classes_table(scenario: Scenario) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(DAY_CLASS_LABELS)).astype(types)
 
 
+HOUR_COLUMNS = tuple(str(h) for h in range(HOURS))  # the hour tables' columns: "0" to "23"
+
+
+def _hour_rows(rows: list[tuple[str, list[float]]]) -> pd.DataFrame:
+    table = pd.DataFrame(
+        [{"name": name, **dict(zip(HOUR_COLUMNS, values, strict=True))} for name, values in rows],
+        columns=["name", *HOUR_COLUMNS],
+    )
+    return table.astype(dict.fromkeys(HOUR_COLUMNS, float))
+
+
 def hours_table(scenario: Scenario) -> pd.DataFrame:
-    """Hours 0-23, and a column of rates per class given by its hours."""
-    table = pd.DataFrame({"hour": range(HOURS)})
-    for c in scenario.classes:
-        if demand_of(c) == "hours":
-            table[c.name] = [float(v) for v in c.hourly_rps]
-    return table
+    """A row of 24 rates (hours 0-23) per class given by its hours."""
+    return _hour_rows(
+        [(c.name, list(c.hourly_rps)) for c in scenario.classes if demand_of(c) == "hours"]
+    )
+
+
+def site_hours_table(scenario: Scenario) -> pd.DataFrame:
+    """A row per site: its hourly grid, or its flat figure all day."""
+    return _hour_rows(
+        [(s.name, [float(s.grid_at(h)) for h in range(HOURS)]) for s in scenario.sites]
+    )
 
 
 def offers_table(scenario: Scenario) -> pd.DataFrame:
@@ -87,14 +103,6 @@ def offers_table(scenario: Scenario) -> pd.DataFrame:
         for g in scenario.gpus
     ]
     return pd.DataFrame(rows, columns=list(OFFER_LABELS)).astype({"name": object})
-
-
-def site_hours_table(scenario: Scenario) -> pd.DataFrame:
-    """Hours 0-23, and a column per site: its hourly grid, or its flat figure all day."""
-    table = pd.DataFrame({"hour": range(HOURS)})
-    for site in scenario.sites:
-        table[site.name] = [float(site.grid_at(h)) for h in range(HOURS)]
-    return table
 
 
 def day_settings(scenario: Scenario) -> dict[str, Any]:
@@ -109,12 +117,16 @@ def _where(table: str, row: str | None = None, column: str | None = None) -> str
     return ", ".join(p for p in (TITLES[table], row, column) if p)
 
 
-def _hours(table: pd.DataFrame, column: str, title: str) -> list[float]:
+def _hours(table: pd.DataFrame, name: str, title: str) -> list[float] | None:
+    """The 24 values of `name`'s row (None: no row of that name)."""
+    rows = table[table["name"] == name].to_dict("records")
+    if not rows:
+        return None
     values = []
-    for hour, value in enumerate(table[column].tolist()):
-        value = cell_value(value)
+    for hour in HOUR_COLUMNS:
+        value = cell_value(rows[0].get(hour))
         if value is None:
-            raise InputError("every hour needs a value", field=f"{title}, hour {hour}, {column}")
+            raise InputError("every hour needs a value", field=f"{title}, {name}, hour {hour}")
         values.append(float(value))
     return values
 
@@ -147,11 +159,9 @@ def _class(traffic: TrafficClass, row: dict[str, Any], hours: pd.DataFrame) -> d
     if demand in SHAPES and demand != "flat":
         raw["shape"] = demand
     elif demand == "hours":
-        values = (
-            _hours(hours, traffic.name, HOURS_TITLE)
-            if traffic.name in hours.columns
-            else list(traffic.hourly_demand())  # becomes hours: its day as it was
-        )
+        values = _hours(hours, traffic.name, HOURS_TITLE)
+        if values is None:  # becomes hours: its day as it was
+            values = list(traffic.hourly_demand())
         raw.pop("rate_rps", None)
         raw["hourly_rps"] = values
     elif demand == "volume":
@@ -174,10 +184,9 @@ def _sites(scenario: Scenario, site_hours: pd.DataFrame) -> list[dict[str, Any]]
     for site in scenario.sites:
         raw = site.model_dump(mode="json")
         raw.pop("hourly_grid_gco2_per_kwh", None)
-        if site.name in site_hours.columns:
-            values = _hours(site_hours, site.name, SITE_HOURS_TITLE)
-            if any(v != site.grid_gco2_per_kwh for v in values):  # all its flat figure: none
-                raw["hourly_grid_gco2_per_kwh"] = values
+        values = _hours(site_hours, site.name, SITE_HOURS_TITLE)
+        if values is not None and any(v != site.grid_gco2_per_kwh for v in values):
+            raw["hourly_grid_gco2_per_kwh"] = values  # all its flat figure: none
         sites.append(raw)
     return sites
 

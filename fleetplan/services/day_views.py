@@ -31,23 +31,38 @@ def server_label(servers: Servers) -> str:
     return f"{servers.gpus_per_server}x {servers.gpu_model} ({servers.offer}), {commitment}"
 
 
+def _serving(hour, servers: Servers) -> int:
+    return sum(
+        p.servers
+        for p in hour.pools
+        if (p.offer, p.gpu_model, p.gpus_per_server)
+        == (servers.offer, servers.gpu_model, servers.gpus_per_server)
+    )
+
+
 def servers_through_the_day(day: DayPlan) -> pd.DataFrame:
-    """One row per hour and configuration under an offer: its servers that hour (a reserved one
-    every hour, serving or idle; an on-demand one in the hours it is rented)."""
+    """One row per hour, configuration under an offer and state: a reserved configuration's
+    servers serving that hour and those idle (paid all the same), an on-demand one's servers
+    rented that hour."""
     rows = []
     for hour in day.schedule:
         for servers in [*day.reserved, *hour.on_demand]:
-            rows.append(
-                {
-                    "hour": hour.hour,
-                    "series": server_label(servers),
-                    "commitment": servers.commitment,
-                    "gpu_model": servers.gpu_model,
-                    "servers": servers.servers,
-                    "gpus": servers.gpus,
-                }
-            )
-    columns = ["hour", "series", "commitment", "gpu_model", "servers", "gpus"]
+            serving = _serving(hour, servers)
+            states = [("serving", serving)]
+            if servers.commitment == "reserved":
+                states.append(("idle", servers.servers - serving))
+            for state, count in states:
+                rows.append(
+                    {
+                        "hour": hour.hour,
+                        "series": server_label(servers),
+                        "state": state,
+                        "commitment": servers.commitment,
+                        "gpu_model": servers.gpu_model,
+                        "servers": count,
+                    }
+                )
+    columns = ["hour", "series", "state", "commitment", "gpu_model", "servers"]
     return pd.DataFrame(rows, columns=columns)
 
 
