@@ -181,8 +181,8 @@ def _hours_editor(table: pd.DataFrame, title: str, key: str) -> pd.DataFrame:
     if title == forms.HOURS_TITLE:
         st.markdown(f"**{title}** — a row of 24 rates (hours 0-23) per class given by its hours")
     number = st.column_config.NumberColumn
-    config = {"name": st.column_config.TextColumn("", width="small")}
-    config |= {h: number(h, min_value=0.0, format="%g", width=38) for h in forms.HOUR_COLUMNS}
+    config = {"name": st.column_config.TextColumn("", width=80)}
+    config |= {h: number(h, min_value=0.0, format="%g", width=46) for h in forms.HOUR_COLUMNS}
     return st.data_editor(
         table, hide_index=True, num_rows="fixed", key=key, disabled=["name"], column_config=config
     )
