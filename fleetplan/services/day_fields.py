@@ -4,8 +4,8 @@ The page's Traffic classes, GPUs on offer and Sites tables show what a version 1
 a class's hours, a volume, an offer's name and commitment and a site's hourly grid are edited in
 the day section (`app/plan_day.py`) and kept on the scenario the tables start from. A row of a
 table keeps its index while it is edited (the editor drops deleted rows and numbers added ones
-after the last), so the day fields of row `i` are those of the base scenario's item `i`: a class
-renamed keeps its hours, a row added has none.
+after the last): a row's day fields are those of the base scenario's item of its name (a
+class, a site), or at its index (a row renamed; an offer of the same GPU); a row added has none.
 
 The Rate column of a class given by its hours or by a volume is its peak: a rate typed there
 scales the hours (or the volume) to it; the rate left as shown leaves them as they are.
@@ -38,15 +38,39 @@ def _scaled(record: dict[str, Any], base: BaseModel, day: dict[str, Any]) -> dic
     return day | {"daily_requests": day["daily_requests"] * factor}
 
 
+def _matches(
+    records: Sequence[tuple[Hashable, dict[str, Any]]], items: Sequence[BaseModel], key: str
+) -> list[int | None]:
+    """Which base item each row is. A class or a site: the one of its name, else (a row
+    renamed) the one at its index, unless another row has that one's name. An offer: the one at
+    its index, if of the same GPU. None: a row added."""
+    found: list[int | None] = [None] * len(records)
+    taken: set[int] = set()
+    if key == "name":
+        by_name = {item.name: i for i, item in enumerate(items)}
+        for n, (_, record) in enumerate(records):
+            if record.get("name") in by_name:
+                found[n] = by_name[record["name"]]
+                taken.add(found[n])
+    for n, (label, record) in enumerate(records):
+        at = int(label) if isinstance(label, Integral) else -1
+        if found[n] is not None or not 0 <= at < len(items) or at in taken:
+            continue
+        if key == "name" or getattr(items[at], key) == record.get(key):
+            found[n] = at
+            taken.add(at)
+    return found
+
+
 def with_base_day_fields(
-    records: Sequence[tuple[Hashable, dict[str, Any]]], items: Sequence[BaseModel]
+    records: Sequence[tuple[Hashable, dict[str, Any]]], items: Sequence[BaseModel], key: str
 ) -> list[dict[str, Any]]:
     """Each table row (its index label and what the row says) with the day fields of the base
-    scenario's item at that index; a row without one (added) as it is."""
+    scenario's item it is (`_matches`; `key`: "name" for classes and sites, "gpu_model" for
+    offers); a row that is none of them (added) as it is."""
     out = []
-    for label, record in records:
-        known = isinstance(label, Integral) and 0 <= int(label) < len(items)
-        base = items[int(label)] if known else None
+    for (_, record), found in zip(records, _matches(records, items, key), strict=True):
+        base = items[found] if found is not None else None
         day = day_fields(base) if base is not None else {}
         if day and ("hourly_rps" in day or "daily_requests" in day):
             day = _scaled(record, base, day)

@@ -203,10 +203,12 @@ def scenario_from_forms(
         "model": model,
         # a day scenario's fields of each row (its hours, commitment, hourly grid): day_fields
         "classes": with_base_day_fields(
-            [(label, r) for (label, _), r in zip(labelled, shared, strict=True)], base.classes
+            [(label, r) for (label, _), r in zip(labelled, shared, strict=True)],
+            base.classes,
+            "name",
         ),
-        "gpus": with_base_day_fields(_labelled_records(gpus, GPU_COLUMNS), base.gpus),
-        "sites": with_base_day_fields(_labelled_records(sites, SITE_COLUMNS), base.sites),
+        "gpus": with_base_day_fields(_labelled_records(gpus, GPU_COLUMNS), base.gpus, "gpu_model"),
+        "sites": with_base_day_fields(_labelled_records(sites, SITE_COLUMNS), base.sites, "name"),
         **settings,
     }
     try:
