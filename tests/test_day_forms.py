@@ -79,6 +79,7 @@ def test_the_day_tables_make_the_day_they_show():
         ("hours", lambda t: t.__setitem__("5", None), "Requests/s in each hour, chat, hour 5"),
         ("classes", lambda t: t.__setitem__("window_to", None), "Window"),
         ("offers", lambda t: t.__setitem__("name", "same"), "appears twice"),
+        ("hours", lambda t: t.__setitem__("5", -1.0), "Requests/s in each hour, chat"),
     ],
 )
 def test_bad_day_input_is_refused_naming_where(table, change, words):

@@ -214,14 +214,34 @@ def with_day_tables(
     return validated(raw)
 
 
+# Where the day tables show a field of version 2 (the rest: the peak tables, `place`).
+_DAY_PLACES = {
+    ("classes", "hourly_rps"): ("hours", None),
+    ("classes", "daily_requests"): ("classes", DAY_CLASS_LABELS["daily_requests"]),
+    ("classes", "window_hours"): ("classes", "Window"),
+    ("classes", "model"): ("classes", "Model"),
+    ("gpus", "name"): ("gpus", OFFER_LABELS["name"]),
+    ("gpus", "commitment"): ("gpus", OFFER_LABELS["commitment"]),
+    ("sites", "hourly_grid_gco2_per_kwh"): ("site_hours", None),
+}
+
+
+def _day_place(raw: dict[str, Any], loc: tuple) -> str:
+    path = ".".join(str(part) for part in loc)
+    if len(loc) >= 3 and (loc[0], loc[2]) in _DAY_PLACES and isinstance(loc[1], int):
+        table, column = _DAY_PLACES[(loc[0], loc[2])]
+        item = raw[loc[0]][loc[1]]
+        return _where(table, str(item.get("name") or item.get("gpu_model")), column)
+    return place(path) if path else "scenario"
+
+
 def validated(raw: dict[str, Any]) -> Scenario:
     try:
         return Scenario.model_validate(raw)
     except ValidationError as error:
         first = error.errors(include_url=False)[0]
-        path = ".".join(str(part) for part in first["loc"])
         message = in_page_words(first["msg"].removeprefix("Value error, "))
-        raise InputError(message, field=place(path) if path else "scenario") from None
+        raise InputError(message, field=_day_place(raw, tuple(first["loc"]))) from None
 
 
 _PEAK_ONLY = ("hourly_rps", "shape", "daily_requests", "window_hours", "model", "burstiness")
