@@ -78,6 +78,14 @@ def test_the_day_example_from_a_link_keeps_its_day_and_plans_as_the_planner(
     assert metrics["Cost per day"] == f"${result.day.cost_usd:,.2f}"
     assert metrics["Saving vs the peak plan"] == f"${result.day.saving_vs_peak_usd:,.2f}/day"
 
+    said = " ".join(md.value for md in at.markdown)
+    assert f"this day saves ${result.day.saving_vs_peak_usd:,.2f} a day" in said
+    compared = next(d.value for d in at.dataframe if "GPU-hours / day" in d.value.columns)
+    assert compared["$ / day"].tolist() == [
+        result.day.cost_usd,
+        *(c.cost_usd for c in result.day.compared),
+    ]
+
     # the schedule table is the plan's schedule, row for row (the schedule CSV's rows)
     table = next(d.value for d in at.dataframe if "Class demand (req/s)" in d.value.columns)
     expected = pd.DataFrame(schedule_rows(result.day)).rename(columns=SCHEDULE_LABELS)

@@ -145,8 +145,12 @@ def saving_sentence(day: DayPlan) -> str | None:
     usd, kg = day.saving_vs_peak_usd, day.saving_vs_peak_kgco2e
     if usd is None:
         return None
-    carbon = "an unknown carbon saving" if kg is None else f"{kg:,.1f} kgCO2e a day"
+    if kg is None:
+        carbon = "an unknown carbon difference"
+    else:
+        carbon = f"{abs(kg):,.1f} kgCO2e a day {'less' if kg >= 0 else 'more'}"
+    saves = "saves" if usd >= 0 else "costs more by"
     return (
-        f"Against the same scenario planned at its peak, this day saves ${usd:,.2f} a day "
-        f"(${usd * MONTH_DAYS:,.0f} a month) and {carbon}."
+        f"Against the same scenario planned at its peak, this day {saves} ${abs(usd):,.2f} a "
+        f"day (${abs(usd) * MONTH_DAYS:,.0f} a month), with {carbon}."
     )
