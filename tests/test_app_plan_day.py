@@ -19,6 +19,7 @@ from fleetplan.services.day_views import SCHEDULE_LABELS
 from fleetplan.services.planning import load_scenario, plan_from_warehouse
 from fleetplan.services.scenario_link import scenario_from_link, scenario_to_link
 from fleetplan.warehouse.db import ENV_VAR, Warehouse
+from tests.support.pages import seen
 from tests.support.paths import MAIN, ROOT
 
 EXAMPLE = ROOT / "examples" / "day-chat-nightly.json"
@@ -78,7 +79,7 @@ def test_the_day_example_from_a_link_keeps_its_day_and_plans_as_the_planner(
     assert metrics["Cost per day"] == f"${result.day.cost_usd:,.2f}"
     assert metrics["Saving vs the peak plan"] == f"${result.day.saving_vs_peak_usd:,.2f}/day"
 
-    said = " ".join(md.value for md in at.markdown)
+    said = " ".join(seen(md.value) for md in at.markdown)
     assert f"this day saves ${result.day.saving_vs_peak_usd:,.2f} a day" in said
     compared = next(d.value for d in at.dataframe if "GPU-hours / day" in d.value.columns)
     assert compared["$ / day"].tolist() == [
