@@ -268,8 +268,9 @@ def show_day(result: Plan) -> None:
         demand, grid = views.demand_through_the_day(day), views.grid_through_the_day(day)
         st.plotly_chart(day_figure(servers, demand, grid), key="chart_day_servers")
         st.caption(
-            "Bars: servers per configuration and offer in each hour, reserved (solid: paid "
-            "every hour, serving or idle) and on demand (hatched: rented that hour). Lines: "
+            "Bars: servers per configuration and offer in each hour: reserved and serving "
+            "(solid), reserved and idle (pale: paid all the same), on demand (hatched: rented "
+            "that hour only). Lines: "
             "each class's demand (a volume class: what the plan serves that hour) and each "
             "site's grid intensity."
         )

@@ -100,7 +100,7 @@ def test_the_day_example_from_a_link_keeps_its_day_and_plans_as_the_planner(
     charts = {c.key: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
     traces = {t["name"]: t for t in charts["chart_day_servers"]["data"]}
     bars = {n: t["y"] for n, t in traces.items() if t["type"] == "bar"}  # nothing rented
-    serving, idle = (bars[f"1x h100-pcie (h100-pcie), reserved, {s}"] for s in ("serving", "idle"))
+    serving, idle = (bars[f"1x h100-pcie, reserved, {s}"] for s in ("serving", "idle"))
     assert len(bars) == 2
     assert [a + b for a, b in zip(serving, idle, strict=True)] == [7] * 24  # paid all day
     assert idle == [h.idle_reserved_servers for h in result.day.schedule]
@@ -159,6 +159,11 @@ def test_an_offer_made_on_demand_and_a_gpu_offered_both_ways(monkeypatch, sample
     day = at.session_state["s_result"].day
     assert day.reserved == []  # nothing reserved is left: every server is rented by the hour
     assert {s.offer for h in day.schedule for s in h.on_demand} <= {"h100 rented", "rtx-4090"}
+    charts = {c.key: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
+    bars = [t for t in charts["chart_day_servers"]["data"] if t["type"] == "bar"]
+    assert bars and all(t["name"].endswith(", on demand") for t in bars)  # hatched, no idle
+    assert all(t["marker"]["pattern"]["shape"] == "/" for t in bars)
+    assert "1x h100-pcie (h100 rented), on demand" in {t["name"] for t in bars}
     # the same GPU offered again, on demand at its own price, beside the reserved one
     edit(at, "offers", {0: {"commitment": "reserved", "name": None}})
     gen = at.session_state["s_day_gen"]

@@ -26,9 +26,11 @@ MONTH_DAYS = 730 / 24  # the month of the plan's monthly figures (730 h)
 
 
 def server_label(servers: Servers) -> str:
-    """A configuration under an offer: "2x rtx-4090 (rtx-4090 on demand), on demand"."""
+    """A configuration under an offer: "2x rtx-4090 (4090 cloud), on demand" (the offer named
+    where it is not the GPU's name)."""
     commitment = "reserved" if servers.commitment == "reserved" else "on demand"
-    return f"{servers.gpus_per_server}x {servers.gpu_model} ({servers.offer}), {commitment}"
+    offer = "" if servers.offer == servers.gpu_model else f" ({servers.offer})"
+    return f"{servers.gpus_per_server}x {servers.gpu_model}{offer}, {commitment}"
 
 
 def _serving(hour, servers: Servers) -> int:
