@@ -42,7 +42,12 @@ def _servers(figure: go.Figure, servers: pd.DataFrame) -> None:
             opacity=0.35 if state == "idle" else 1.0,
             marker={
                 "color": colours[name],
-                "pattern": {"shape": "/" if on_demand else "", "fgcolor": "#ffffff"},
+                "pattern": {
+                    "shape": "/" if on_demand else "",
+                    "fillmode": "overlay",  # white lines over the GPU's colour
+                    "fgcolor": "#ffffff",
+                    "solidity": 0.4,
+                },
                 "line": {"color": colours[name], "width": 1},
             },
             hovertemplate="%{x}h: %{y} servers<extra>" + label + "</extra>",
