@@ -8,7 +8,10 @@ warehouse/. Pages draw; they do not decide.
 - `data.py`: the warehouse connection and Streamlit's caches over queries and plans; nothing else.
 - `style.py`: the shared look (one colour per GPU model on every chart).
 - `charts.py`: figures that take more than a call or two (the load curves, the plan's
-  comparisons), built from what services compute; a page passes them to `st.plotly_chart`.
+  comparisons), built from what services compute; a page passes them to `st.plotly_chart`;
+  `day_charts.py`: the day plan's servers through the day.
+- `plan_inputs.py`, `plan_state.py`, `plan_results.py`, `plan_day.py` (a day: its tables and
+  its plan), `plan_availability.py`, `plan_carry.py`: the Plan page's parts.
 
 To add a page: write `views/NAME.py` and add it to `PAGES`. Keep the page to widgets and charts:
 whatever it computes (filtering, validation, defaults, unit costs, missing-value handling) goes

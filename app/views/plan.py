@@ -10,6 +10,7 @@ import streamlit as st
 
 from fleetplan.app import data
 from fleetplan.app.plan_availability import router_downloads, show_availability
+from fleetplan.app.plan_day import day_inputs, schedule_download, show_day
 from fleetplan.app.plan_inputs import scenario_inputs
 from fleetplan.app.plan_results import downloads, show_plan
 from fleetplan.app.plan_state import keep_in_link, restart, start
@@ -31,7 +32,7 @@ if points.empty:
 
 state = st.session_state
 bases, gens = start(points)
-scenario = scenario_inputs(bases, gens, points)
+scenario = day_inputs(scenario_inputs(bases, gens, points))  # a day: app/plan_day.py
 state.s_current = scenario  # what the downloads and the link hold; tests read it too
 keep_in_link(scenario)
 
@@ -45,6 +46,7 @@ except InputError as error:
     )
     st.stop()
 state.s_result = result  # the plan shown (tests compare it with the command line's)
+show_day(result)  # nothing for a scenario of version 1
 show_plan(result, scenario, points)
 show_availability(result)
 
@@ -52,6 +54,7 @@ show_availability(result)
 files = st.columns(3)
 downloads(result, scenario, files)
 router_downloads(result, files[1])
+schedule_download(result, files[1])
 uploaded = files[2].file_uploader("Load a scenario (JSON)", type=["json"], key="w_scenario_file")
 if uploaded is not None and uploaded.file_id != state.get("s_loaded_file"):
     state.s_loaded_file, state.s_load_error = uploaded.file_id, None

@@ -8,6 +8,8 @@ or warehouse/, and tested without a browser.
 - `scenario_forms`: the Plan page's editable tables <-> a `Scenario`, and its single inputs; the
   page's label for every scenario field (messages name what the user sees).
 - `scenario_link`: a scenario in the Plan page's URL (compact, bounded, checked like a file).
+- `day_forms`, `day_fields`: the Plan page's day (scenario version 2) as tables and back, and a
+  day's fields kept through the peak tables' rows; `day_views`: a day plan as the page shows it.
 - `traffic_shapes`: the kinds of traffic a model was measured with; a stated default for a class
   that names none.
 - `scenario_defaults`: a first scenario, workload presets and region figures for sites, from the

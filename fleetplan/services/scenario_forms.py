@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from fleetplan.core.errors import InputError
 from fleetplan.planner.economics import GpuFacts
 from fleetplan.planner.scenario import CapacityAt, CapacityRule, CarbonPrice, Scenario
+from fleetplan.services.day_fields import with_base_day_fields
 
 # Every column of the page's tables, with the label the page shows: the page's column configs
 # and every message that names a field (`place`, `in_page_words`) read them here, so that a
@@ -166,14 +167,18 @@ def sites_table(scenario: Scenario) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(SITE_COLUMNS))
 
 
-def _records(table: pd.DataFrame, columns: tuple[str, ...]) -> list[dict[str, Any]]:
+def _labelled_records(table: pd.DataFrame, columns: tuple[str, ...]) -> list[tuple[Any, dict]]:
+    """Each row that says something, with its index label (`day_fields`)."""
     records = []
-    for row in table.to_dict("records"):
+    for label, row in zip(table.index, table.to_dict("records"), strict=True):
         cleaned = {c: cell_value(row.get(c)) for c in columns}
         if all(v is None for v in cleaned.values()):
             continue  # an empty row the editor added
         records.append(
-            {k: int(v) if k in _INTEGERS else v for k, v in cleaned.items() if v is not None}
+            (
+                label,
+                {k: int(v) if k in _INTEGERS else v for k, v in cleaned.items() if v is not None},
+            )
         )
     return records
 
@@ -191,12 +196,19 @@ def scenario_from_forms(
     """The scenario the page's inputs describe; InputError names the table, row and column as
     the page shows them."""
     raw = base.model_dump(mode="json")
+    labelled = _labelled_records(classes, CLASS_COLUMNS)
+    shared = _rates_from_shares([record for _, record in labelled], total_rps)
     raw |= {
         "name": follow_model(base.name, old_model=base.model, new_model=model),
         "model": model,
-        "classes": _rates_from_shares(_records(classes, CLASS_COLUMNS), total_rps),
-        "gpus": _records(gpus, GPU_COLUMNS),
-        "sites": _records(sites, SITE_COLUMNS),
+        # a day scenario's fields of each row (its hours, commitment, hourly grid): day_fields
+        "classes": with_base_day_fields(
+            [(label, r) for (label, _), r in zip(labelled, shared, strict=True)],
+            base.classes,
+            "name",
+        ),
+        "gpus": with_base_day_fields(_labelled_records(gpus, GPU_COLUMNS), base.gpus, "gpu_model"),
+        "sites": with_base_day_fields(_labelled_records(sites, SITE_COLUMNS), base.sites, "name"),
         **settings,
     }
     try:
