@@ -93,6 +93,7 @@ def plan_day(
         status=_STATUS[solution.status],
         message=solution.message,
         timezone=scenario.timezone,
+        optimality_gap=_gap(solution),
         cost_usd=figures.cost_usd,
         kgco2e=figures.kgco2e,
         energy_kwh=_sum([h.energy_kwh for h in schedule]),
@@ -148,7 +149,20 @@ def _better(
         f"{found.message}; the peak plan's fleet run through the day does better than what "
         "the search found, so the day is planned on it (not proven optimal)"
     )
-    return replace(peak, status=SolveStatus.TIME_LIMIT, message=message)
+    gap = None
+    if found.bound is not None:
+        value = _objective(pools, peak, weights)
+        gap = max(0.0, (value - found.bound) / max(abs(value), 1e-12))
+    return replace(
+        peak, status=SolveStatus.TIME_LIMIT, message=message, mip_gap=gap, bound=found.bound
+    )
+
+
+def _gap(solution: DaySolution) -> float | None:
+    if solution.status is SolveStatus.OPTIMAL:
+        return 0.0
+    gap = solution.mip_gap
+    return float(gap) if gap is not None and math.isfinite(gap) else None
 
 
 def _all_reserved(pools: Sequence[DayPool]) -> list[DayPool]:
