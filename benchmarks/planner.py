@@ -249,9 +249,10 @@ def day_rows(repeat: int, rule: str) -> None:
         )
         program_s = best_of(repeat if classes < 50 else 1, program)
         saving = result.saving_vs_peak_usd
+        gap = "unknown" if result.optimality_gap is None else f"{result.optimality_gap:.2%}"
         print(
             f"{classes:>4}x{configs:<4}  {peak_s:7.3f}s  {day_s:7.3f}s  {day_s / peak_s:6.2f}x  "
-            f"{program_s:7.3f}s  {DAY_AIM:g}x  ({result.status.value}, "
+            f"{program_s:7.3f}s  {DAY_AIM:g}x  ({result.status.value}, gap {gap}, "
             f"${result.cost_usd:,.0f}/day, saving ${saving:,.0f}/day against the peak plan; "
             f"{result.message})"
         )

@@ -30,6 +30,7 @@ servers across the day and the program is solved jointly.
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Sequence
@@ -87,29 +88,66 @@ class Layout:
             self.weight[h] = len(group)
         units = sorted({pools[i].unit for i in self.members if pools[i].reserved})
         self.units = {u: j for j, u in enumerate(units)}
-        self.pairs: list[tuple[int, int]] = []
-        self.by_hour: list[list[int]] = [[] for _ in range(HOURS)]
+        planned = np.zeros(HOURS, dtype=bool)
+        planned[self.hours] = True
+        served: dict[str, np.ndarray] = {}  # a class -> the hours it has pairs in
         for i in self.members:
             traffic = pools[i].traffic
-            demand = pools[i].demand or traffic.hourly_demand()
-            hours = traffic.window() if traffic.is_volume else self.hours
-            for h in sorted(hours):
-                if h not in self.copies:
-                    raise ValueError(f"hour {h} of a volume's window is planned with others")
-                if traffic.is_volume or demand[h] > 0:
-                    self.by_hour[h].append(len(self.pairs))
-                    self.pairs.append((i, h))
+            if traffic.name in served:
+                continue
+            if traffic.is_volume:
+                hours_of = np.zeros(HOURS, dtype=bool)
+                hours_of[list(traffic.window())] = True
+                if not planned[hours_of].all():
+                    raise ValueError(f"an hour of {traffic.name}'s window is planned with others")
+            else:
+                demand = np.asarray(pools[i].demand or traffic.hourly_demand(), dtype=float)
+                hours_of = planned & (demand > 0)
+            served[traffic.name] = hours_of
+        mask = np.array([served[pools[i].traffic.name] for i in self.members], dtype=bool)
+        at_member, at_hour = np.nonzero(mask.reshape(len(self.members), HOURS))
+        chosen = np.asarray(self.members, dtype=int)[at_member]
+        self.pairs: list[tuple[int, int]] = list(
+            zip(chosen.tolist(), at_hour.tolist(), strict=True)
+        )
+        self.by_hour: list[list[int]] = [[] for _ in range(HOURS)]
+        for n, h in enumerate(at_hour.tolist()):
+            self.by_hour[h].append(n)
         self.columns = len(self.units) + 2 * len(self.pairs)
-        # a reserved server serving nothing: its price and its configuration's lowest fixed
-        # power (idle), with its embodied carbon, every hour
-        self.base = {kind: np.full((len(units), HOURS), np.inf) for kind in KINDS}
-        for i in self.members:
-            pool = pools[i]
-            if pool.reserved:
-                j = self.units[pool.unit]
-                for kind in KINDS:
-                    server = [coefficients(pool, h, kind)[0] for h in range(HOURS)]
-                    self.base[kind][j] = np.minimum(self.base[kind][j], server)
+        # Coefficients per pair (`coefficients`' kinds), a reserved pool's above its unit's base:
+        # a reserved server serving nothing, its price and its configuration's lowest fixed
+        # power (idle), with its embodied carbon, every hour.
+        members_pools = [pools[i] for i in self.members]
+        at = {i: m for m, i in enumerate(self.members)}
+        unit_of = np.array(
+            [self.units[p.unit] if p.reserved else -1 for p in members_pools], dtype=int
+        )
+        reserved = unit_of >= 0
+        pm = np.array([at[i] for i, _h in self.pairs], dtype=int)
+        self.pair_hour = np.array([h for _i, h in self.pairs], dtype=int)
+        self.base: dict[str, np.ndarray] = {}
+        self.server_coef: dict[str, np.ndarray] = {}
+        self.rps_coef: dict[str, np.ndarray] = {}
+        for kind in KINDS:
+            server, rps = _tables(members_pools, kind)
+            base = np.full((len(units), HOURS), np.inf)
+            if reserved.any():
+                np.minimum.at(base, unit_of[reserved], server[reserved])
+            self.base[kind] = base
+            if not self.pairs:
+                self.server_coef[kind] = self.rps_coef[kind] = np.zeros(0)
+                continue
+            coef = server[pm, self.pair_hour]
+            pair_unit = unit_of[pm]
+            held = pair_unit >= 0
+            coef[held] -= base[pair_unit[held], self.pair_hour[held]]
+            self.server_coef[kind] = coef
+            self.rps_coef[kind] = rps[pm, self.pair_hour]
+
+    @functools.cached_property
+    def index(self) -> dict[tuple[int, int], int]:
+        """(pool, hour) -> its pair's position."""
+        return {pair: n for n, pair in enumerate(self.pairs)}
 
     def s(self, n: int) -> int:
         return len(self.units) + n
@@ -132,21 +170,47 @@ def coefficients(pool: DayPool, hour: int, kind: str) -> tuple[float, float]:
     return (econ.kw_per_server or 0.0) * econ.pue, (econ.kw_per_rps or 0.0) * econ.pue
 
 
+def _tables(pools: Sequence[DayPool], kind: str) -> tuple[np.ndarray, np.ndarray]:
+    """`coefficients` of every pool in every hour: (server, rps), each of shape (pools, 24)."""
+    if not pools:
+        return np.zeros((0, HOURS)), np.zeros((0, HOURS))
+    if kind == "usd":
+        return (
+            np.array([p.usd_server for p in pools], dtype=float),
+            np.array([p.usd_rps for p in pools], dtype=float),
+        )
+    if kind == "kg":
+        return (
+            np.array([[v or 0.0 for v in p.kg_server] for p in pools], dtype=float),
+            np.array([[v or 0.0 for v in p.kg_rps] for p in pools], dtype=float),
+        )
+    per = np.array([[coefficients(p, 0, kind)[0], coefficients(p, 0, kind)[1]] for p in pools])
+    return np.repeat(per[:, :1], HOURS, axis=1), np.repeat(per[:, 1:], HOURS, axis=1)
+
+
 def hour_terms(layout: Layout, hour: int, kind: str) -> list[tuple[int, float]]:
     """The hour's cost, carbon or energy (`coefficients`' kinds) over the columns: what the
-    objective, the limits and the reported figures all sum."""
+    objective, the limits and the reported figures (`hourly`) all sum."""
     base = layout.base[kind]
     terms = [(j, float(base[j, hour])) for j in range(len(layout.units)) if base[j, hour]]
-    for n in layout.by_hour[hour]:
-        pool = layout.pools[layout.pairs[n][0]]
-        server, rps = coefficients(pool, hour, kind)
-        if pool.reserved:
-            server -= float(base[layout.units[pool.unit], hour])
-        if server:
-            terms.append((layout.s(n), server))
-        if rps:
-            terms.append((layout.x(n), rps))
+    server, rps = layout.server_coef[kind], layout.rps_coef[kind]
+    ns = layout.by_hour[hour]
+    terms += [(layout.s(n), float(server[n])) for n in ns if server[n]]
+    terms += [(layout.x(n), float(rps[n])) for n in ns if rps[n]]
     return terms
+
+
+def hourly(layout: Layout, vector: np.ndarray, kind: str) -> np.ndarray:
+    """`hour_terms` of every hour at once, summed over `vector`: the 24 hours' figures (of a
+    layout whose every hour is its own)."""
+    units, count = len(layout.units), len(layout.pairs)
+    out = layout.base[kind].T @ vector[:units] if units else np.zeros(HOURS)
+    if count:
+        s = vector[units : units + count]
+        x = vector[units + count :]
+        per_pair = layout.server_coef[kind] * s + layout.rps_coef[kind] * x
+        out = out + np.bincount(layout.pair_hour, weights=per_pair, minlength=HOURS)
+    return out
 
 
 def limit_rows(layout: Layout, limits: DayLimits) -> list[LimitRow]:
@@ -196,11 +260,14 @@ class _Program:
 def _program(layout: Layout, weights: Weights, limits: DayLimits) -> _Program:
     pools, pairs, units = layout.pools, layout.pairs, layout.units
     objective = np.zeros(layout.columns)
-    for h in layout.hours:
-        for kind, weight in (("usd", weights.usd), ("kg", weights.kg)):
-            if weight:
-                for col, coef in hour_terms(layout, h, kind):
-                    objective[col] += weight * coef * layout.weight[h]
+    first_s, first_x = layout.s(0), layout.x(0)
+    per_hour = layout.weight[layout.pair_hour] if pairs else np.zeros(0)
+    for kind, weight in (("usd", weights.usd), ("kg", weights.kg)):
+        if weight:
+            if units:
+                objective[:first_s] += weight * (layout.base[kind] @ layout.weight)
+            objective[first_s:first_x] += weight * layout.server_coef[kind] * per_hour
+            objective[first_x:] += weight * layout.rps_coef[kind] * per_hour
     rows = Rows(layout.columns)
     # demand: each interactive class each hour; each volume class over its window
     by_class: dict[tuple[str, int | None], list[int]] = {}
@@ -307,12 +374,17 @@ def _per_class(
 
 
 def vector_of(layout: Layout, solution: DaySolution) -> np.ndarray:
+    """The solution over the layout's columns (what it has outside them is left out)."""
     vector = np.zeros(layout.columns)
     for unit, j in layout.units.items():
         vector[j] = solution.reserved.get(unit, 0)
-    for n, pair in enumerate(layout.pairs):
-        vector[layout.s(n)] = solution.servers.get(pair, 0)
-        vector[layout.x(n)] = solution.rates.get(pair, 0.0)
+    index = layout.index
+    for pair, count in solution.servers.items():
+        if (n := index.get(pair)) is not None:
+            vector[layout.s(n)] = count
+    for pair, rate in solution.rates.items():
+        if (n := index.get(pair)) is not None:
+            vector[layout.x(n)] = rate
     return vector
 
 
