@@ -37,7 +37,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy.optimize import Bounds, LinearConstraint, OptimizeResult, milp
+from scipy.optimize import Bounds, LinearConstraint, OptimizeResult, linprog, milp
+from scipy.sparse import csr_array, vstack
 
 from fleetplan.planner.day_cuts import covering_cuts, tightened
 from fleetplan.planner.day_pools import DayLimits, DayPool, day_pools  # noqa: F401 (re-exported)
@@ -419,8 +420,8 @@ def _answer(layout: Layout, program: _Program, result: OptimizeResult, limit_s: 
 # Above this many (pool, hour) integer columns the day is planned by decomposition (`_decomposed`):
 # the 5 x 20 benchmark day has 1,300 after pruning, the 50 x 100 one 42,000.
 LARGE = 20_000
+PROVE = True  # step 3 of `_decomposed`; off, a large day stops at step 2 (its plan and its gap)
 CUTS = True
-PROVEN = 1e-7  # a gap this small is optimal (the tie-break's own slack)
 
 
 def _decomposed(
@@ -432,22 +433,22 @@ def _decomposed(
     time_limit_s: float,
     fewest_gpus: bool,
 ) -> DaySolution | None:
-    """A large day in two steps: the LP relaxation (with `day_cuts`' rounding cuts) gives a
-    lower bound and the pools worth a column; the exact program over those pools alone gives the
-    plan, feasible for the whole. Its gap to the bound is reported; it is called optimal only
-    where the gap closes. None where the steps give no plan (the whole program is solved)."""
+    """A large day in three steps, exact where the last one finishes:
+    1. the LP relaxation (with `day_cuts`' rounding cuts): a lower bound, the pools worth a
+       column (those it uses), and each column's reduced cost;
+    2. the exact program over those pools alone: a plan, feasible for the whole day;
+    3. the whole program on the columns a plan no worse than that one can use (reduced-cost
+       fixing, exact): the optimum, proven, where it finishes within the time left. Where it
+       is step 2's plan, that plan is kept, its tie-break (fewest GPU-hours) being among the
+       pools of step 1 (said so); where it is better, its tie-break is over the whole.
+    Where it does not finish, the plan of step 2 (or the better one step 3 found) is kept with its gap
+    to the best bound known. None where the steps give no plan (the whole program is solved)."""
     started = time.monotonic()
-    relaxed = milp(
-        program.objective,
-        constraints=program.constraints,
-        integrality=np.zeros_like(program.integrality),
-        bounds=program.bounds,
-        options={"time_limit": time_limit_s},
-    )
-    if relaxed.status == 2:
+    relaxed = _relax(program.objective, program.constraints, program.bounds)
+    if relaxed is not None and relaxed.status == 2:
         message = "the limits leave no way to serve every class every hour"
         return DaySolution(SolveStatus.INFEASIBLE, message, {}, {}, {})
-    if relaxed.status != 0 or relaxed.x is None:
+    if relaxed is None or relaxed.x is None:
         return None
     used = sorted({i for n, (i, _h) in enumerate(layout.pairs) if relaxed.x[layout.s(n)] > 1e-6})
     sub = Layout(layout.pools, used, hours)
@@ -458,22 +459,41 @@ def _decomposed(
     found = _answer(sub, subprogram, _run(subprogram, left, fewest_gpus), time_limit_s)
     if not found.has_plan:
         return None
-    bound = float(relaxed.fun)
     value = float(program.objective @ vector_of(layout, found))
+    bound = float(relaxed.fun)
+    left = time_limit_s - (time.monotonic() - started)
+    if left > 0 and PROVE:
+        bounds = _fixed(program, relaxed, value, program.bounds)
+        whole = _milp(program, program.objective, program.constraints, left, bounds)
+        slack = max(1e-9, 1e-7 * abs(value))
+        if whole.status == 0 and float(whole.fun) >= value - slack:
+            # the plan of step 2 is optimal; its tie-break was among the pools of step 1
+            message = (
+                f"optimal (proven; ties broken toward the fewest GPU-hours among the plans over "
+                f"the {len(used)} of {len(layout.members)} pools the LP relaxation uses)"
+            )
+            return replace(found, status=SolveStatus.OPTIMAL, message=message, mip_gap=0.0)
+        if whole.status == 0:
+            left = time_limit_s - (time.monotonic() - started)
+            if fewest_gpus and left > 0:
+                whole = _fewest(program, whole, left, bounds, relaxed)
+            return _answer(layout, program, whole, time_limit_s)
+        dual = getattr(whole, "mip_dual_bound", None)
+        if dual is not None and math.isfinite(dual):  # of the plans no worse than `found`
+            bound = max(bound, min(float(dual), value))
+        if whole.x is not None and float(program.objective @ whole.x) < value:
+            found = _answer(layout, program, whole, time_limit_s)
+            value = float(program.objective @ vector_of(layout, found))
     gap = max(0.0, (value - bound) / max(abs(value), 1e-12))
-    status = SolveStatus.OPTIMAL if gap <= PROVEN else SolveStatus.TIME_LIMIT
-    if status is SolveStatus.OPTIMAL:
-        message = "optimal"
-    else:
-        message = (
-            f"not proven optimal: a day of {len(layout.pairs):,} pool-hours is planned by "
-            f"decomposition (the exact program over the {len(used)} of {len(layout.members)} "
-            "pools its LP relaxation uses); its objective is within "
-            f"{gap:.2%} of a proven lower bound (the LP relaxation with rounding cuts)"
-        )
-        if found.status is not SolveStatus.OPTIMAL:
-            message += f"; {found.message}"
-    return replace(found, status=status, message=message, mip_gap=gap, bound=bound)
+    if gap <= 1e-9:  # the bound proves it
+        return replace(found, status=SolveStatus.OPTIMAL, message="optimal", mip_gap=gap)
+    message = (
+        f"not proven optimal within the time limit of {time_limit_s:g} s: a day of "
+        f"{len(layout.pairs):,} pool-hours is planned by decomposition (the exact program over "
+        f"the {len(used)} of {len(layout.members)} pools its LP relaxation uses); its objective "
+        f"is within {gap:.2%} of a proven lower bound"
+    )
+    return replace(found, status=SolveStatus.TIME_LIMIT, message=message, mip_gap=gap, bound=bound)
 
 
 def _fill_rates(layout: Layout, values: np.ndarray) -> np.ndarray:
@@ -495,28 +515,99 @@ def _fill_rates(layout: Layout, values: np.ndarray) -> np.ndarray:
     return values
 
 
-def _milp(program: _Program, objective: np.ndarray, constraints, time_limit_s: float):
+def _milp(
+    program: _Program,
+    objective: np.ndarray,
+    constraints,
+    time_limit_s: float,
+    bounds: Bounds | None = None,
+):
     return milp(
         objective,
         constraints=constraints,
         integrality=program.integrality,
-        bounds=program.bounds,
+        bounds=bounds or program.bounds,
         options={"time_limit": time_limit_s, "mip_rel_gap": 1e-9},
     )
 
 
-def _run(program: _Program, time_limit_s: float, fewest_gpus: bool) -> OptimizeResult:
+def _relax(
+    objective: np.ndarray, constraints: Sequence[LinearConstraint], bounds: Bounds
+) -> OptimizeResult | None:
+    """A program's LP relaxation with its reduced costs (None where it has no answer)."""
+    matrix = vstack([csr_array(c.A) for c in constraints]).tocsr()
+    lower = np.concatenate([np.broadcast_to(c.lb, (c.A.shape[0],)) for c in constraints])
+    upper = np.concatenate([np.broadcast_to(c.ub, (c.A.shape[0],)) for c in constraints])
+    equal = lower == upper
+    above = ~equal & np.isfinite(upper)
+    below = ~equal & np.isfinite(lower)
+    relaxed = linprog(
+        objective,
+        A_ub=vstack([matrix[above], -matrix[below]]).tocsr(),
+        b_ub=np.concatenate([upper[above], -lower[below]]),
+        A_eq=matrix[equal] if equal.any() else None,
+        b_eq=lower[equal] if equal.any() else None,
+        bounds=np.column_stack([bounds.lb, bounds.ub]),
+        method="highs",
+    )
+    return relaxed if relaxed.status in (0, 2) else None
+
+
+def _fixed(
+    program: _Program, relaxed: OptimizeResult | None, ceiling: float, bounds: Bounds
+) -> Bounds:
+    """`bounds` with every integer column no plan of objective <= `ceiling` can use set to 0
+    (reduced-cost fixing, exact: any plan's objective is at least the LP relaxation's optimum
+    plus each column's reduced cost times its value, so a column whose reduced cost alone lifts
+    the LP optimum above the ceiling is 0 in every such plan)."""
+    if relaxed is None or relaxed.status != 0 or relaxed.lower is None:
+        return bounds
+    reduced = np.asarray(relaxed.lower.marginals, dtype=float)
+    margin = 1e-6 * max(1.0, abs(ceiling))
+    out = (program.integrality == 1) & (relaxed.fun + reduced > ceiling + margin)
+    upper_bounds = np.array(bounds.ub, dtype=float)
+    upper_bounds[out] = 0.0
+    return Bounds(bounds.lb, upper_bounds)
+
+
+def _run(
+    program: _Program,
+    time_limit_s: float,
+    fewest_gpus: bool,
+    bounds: Bounds | None = None,
+    relaxed: OptimizeResult | None = None,
+) -> OptimizeResult:
+    """The program solved (within `bounds`, the program's own by default; `relaxed`: its LP
+    relaxation where known), then its tie-break (`_fewest`)."""
     started = time.monotonic()
-    result = _milp(program, program.objective, program.constraints, time_limit_s)
+    bounds = bounds or program.bounds
+    result = _milp(program, program.objective, program.constraints, time_limit_s, bounds)
     left = time_limit_s - (time.monotonic() - started)
     if result.status == 0 and left > 0 and fewest_gpus:
-        best = float(result.fun)
-        slack = max(1e-9, 1e-7 * abs(best))
-        no_worse = LinearConstraint(program.objective, -np.inf, best + slack)
-        fewest = _milp(program, program.gpu_hours, [*program.constraints, no_worse], left)
-        if fewest.status == 0:
-            result = fewest
+        return _fewest(program, result, left, bounds, relaxed)
     return result
+
+
+def _fewest(
+    program: _Program,
+    result: OptimizeResult,
+    time_limit_s: float,
+    bounds: Bounds,
+    relaxed: OptimizeResult | None,
+) -> OptimizeResult:
+    """Among the plans no worse than the optimum `result`, the fewest GPU-hours (a second,
+    lexicographic solve), on the columns such a plan can use (`_fixed`)."""
+    started = time.monotonic()
+    best = float(result.fun)
+    slack = max(1e-9, 1e-7 * abs(best))
+    no_worse = LinearConstraint(program.objective, -np.inf, best + slack)
+    relaxed = relaxed or _relax(program.objective, program.constraints, program.bounds)
+    fixed = _fixed(program, relaxed, best + slack, bounds)
+    left = time_limit_s - (time.monotonic() - started)
+    if left <= 0:
+        return result
+    fewest = _milp(program, program.gpu_hours, [*program.constraints, no_worse], left, fixed)
+    return fewest if fewest.status == 0 else result
 
 
 def _solution(result: OptimizeResult, layout: Layout, time_limit_s: float) -> DaySolution:
