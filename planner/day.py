@@ -26,6 +26,11 @@ Separability: with no reserved pool, classes meet only in the limits, so each cl
 alone first and the union kept where it meets every limit (`LimitRow`: one definition for the
 solver's row and the check), as the peak program does; with reserved pools the classes share
 servers across the day and the program is solved jointly.
+
+Speed, all exact: pools another beats and hours that repeat another are left out
+(`day_pruning`); the demand rows carry rounding cuts (`day_cuts`); the tie-break solves on the
+columns a no-worse plan can use (`day_lp.fixed`); a large day is planned by decomposition
+(`_decomposed`), proven optimal where its last step finishes in time, its gap stated where not.
 """
 
 from __future__ import annotations
@@ -37,10 +42,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy.optimize import Bounds, LinearConstraint, OptimizeResult, linprog, milp
-from scipy.sparse import csr_array, vstack
+from scipy.optimize import Bounds, LinearConstraint, OptimizeResult, milp
 
 from fleetplan.planner.day_cuts import covering_cuts, tightened
+from fleetplan.planner.day_lp import fixed, relax
 from fleetplan.planner.day_pools import DayLimits, DayPool, day_pools  # noqa: F401 (re-exported)
 from fleetplan.planner.day_pruning import identical_hours, undominated
 from fleetplan.planner.milp import LimitRow, Rows, SolveStatus, Weights
@@ -292,7 +297,7 @@ def _program(layout: Layout, weights: Weights, limits: DayLimits) -> _Program:
         else:
             rows.add([(layout.x(n), 1.0) for n in ns], target, target)
             rows.add(tightened(cover, target), target, np.inf)
-        for cut, lower in covering_cuts(cover, target) if CUTS else ():
+        for cut, lower in covering_cuts(cover, target):
             rows.add(cut, lower, np.inf)
         upper_x[ns] = target
     for n, (i, _h) in enumerate(pairs):  # capacity
@@ -421,7 +426,6 @@ def _answer(layout: Layout, program: _Program, result: OptimizeResult, limit_s: 
 # the 5 x 20 benchmark day has 1,300 after pruning, the 50 x 100 one 42,000.
 LARGE = 20_000
 PROVE = True  # step 3 of `_decomposed`; off, a large day stops at step 2 (its plan and its gap)
-CUTS = True
 
 
 def _decomposed(
@@ -441,10 +445,11 @@ def _decomposed(
        fixing, exact): the optimum, proven, where it finishes within the time left. Where it
        is step 2's plan, that plan is kept, its tie-break (fewest GPU-hours) being among the
        pools of step 1 (said so); where it is better, its tie-break is over the whole.
-    Where it does not finish, the plan of step 2 (or the better one step 3 found) is kept with its gap
-    to the best bound known. None where the steps give no plan (the whole program is solved)."""
+    Where it does not finish, the plan of step 2 (or the better one step 3 found) is kept with
+    its gap to the best bound known. None where the steps give no plan (then the whole program
+    is solved)."""
     started = time.monotonic()
-    relaxed = _relax(program.objective, program.constraints, program.bounds)
+    relaxed = relax(program.objective, program.constraints, program.bounds)
     if relaxed is not None and relaxed.status == 2:
         message = "the limits leave no way to serve every class every hour"
         return DaySolution(SolveStatus.INFEASIBLE, message, {}, {}, {})
@@ -463,7 +468,7 @@ def _decomposed(
     bound = float(relaxed.fun)
     left = time_limit_s - (time.monotonic() - started)
     if left > 0 and PROVE:
-        bounds = _fixed(program, relaxed, value, program.bounds)
+        bounds = fixed(program.integrality, relaxed, value, program.bounds)
         whole = _milp(program, program.objective, program.constraints, left, bounds)
         slack = max(1e-9, 1e-7 * abs(value))
         if whole.status == 0 and float(whole.fun) >= value - slack:
@@ -531,45 +536,6 @@ def _milp(
     )
 
 
-def _relax(
-    objective: np.ndarray, constraints: Sequence[LinearConstraint], bounds: Bounds
-) -> OptimizeResult | None:
-    """A program's LP relaxation with its reduced costs (None where it has no answer)."""
-    matrix = vstack([csr_array(c.A) for c in constraints]).tocsr()
-    lower = np.concatenate([np.broadcast_to(c.lb, (c.A.shape[0],)) for c in constraints])
-    upper = np.concatenate([np.broadcast_to(c.ub, (c.A.shape[0],)) for c in constraints])
-    equal = lower == upper
-    above = ~equal & np.isfinite(upper)
-    below = ~equal & np.isfinite(lower)
-    relaxed = linprog(
-        objective,
-        A_ub=vstack([matrix[above], -matrix[below]]).tocsr(),
-        b_ub=np.concatenate([upper[above], -lower[below]]),
-        A_eq=matrix[equal] if equal.any() else None,
-        b_eq=lower[equal] if equal.any() else None,
-        bounds=np.column_stack([bounds.lb, bounds.ub]),
-        method="highs",
-    )
-    return relaxed if relaxed.status in (0, 2) else None
-
-
-def _fixed(
-    program: _Program, relaxed: OptimizeResult | None, ceiling: float, bounds: Bounds
-) -> Bounds:
-    """`bounds` with every integer column no plan of objective <= `ceiling` can use set to 0
-    (reduced-cost fixing, exact: any plan's objective is at least the LP relaxation's optimum
-    plus each column's reduced cost times its value, so a column whose reduced cost alone lifts
-    the LP optimum above the ceiling is 0 in every such plan)."""
-    if relaxed is None or relaxed.status != 0 or relaxed.lower is None:
-        return bounds
-    reduced = np.asarray(relaxed.lower.marginals, dtype=float)
-    margin = 1e-6 * max(1.0, abs(ceiling))
-    out = (program.integrality == 1) & (relaxed.fun + reduced > ceiling + margin)
-    upper_bounds = np.array(bounds.ub, dtype=float)
-    upper_bounds[out] = 0.0
-    return Bounds(bounds.lb, upper_bounds)
-
-
 def _run(
     program: _Program,
     time_limit_s: float,
@@ -596,17 +562,17 @@ def _fewest(
     relaxed: OptimizeResult | None,
 ) -> OptimizeResult:
     """Among the plans no worse than the optimum `result`, the fewest GPU-hours (a second,
-    lexicographic solve), on the columns such a plan can use (`_fixed`)."""
+    lexicographic solve), on the columns such a plan can use (`day_lp.fixed`)."""
     started = time.monotonic()
     best = float(result.fun)
     slack = max(1e-9, 1e-7 * abs(best))
     no_worse = LinearConstraint(program.objective, -np.inf, best + slack)
-    relaxed = relaxed or _relax(program.objective, program.constraints, program.bounds)
-    fixed = _fixed(program, relaxed, best + slack, bounds)
+    relaxed = relaxed or relax(program.objective, program.constraints, program.bounds)
+    usable = fixed(program.integrality, relaxed, best + slack, bounds)
     left = time_limit_s - (time.monotonic() - started)
     if left <= 0:
         return result
-    fewest = _milp(program, program.gpu_hours, [*program.constraints, no_worse], left, fixed)
+    fewest = _milp(program, program.gpu_hours, [*program.constraints, no_worse], left, usable)
     return fewest if fewest.status == 0 else result
 
 
