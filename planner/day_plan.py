@@ -14,16 +14,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from fleetplan.planner.day import (
-    DayLimits,
-    DayPool,
-    DaySolution,
-    Layout,
-    day_pools,
-    hourly,
-    solve_day,
-    vector_of,
-)
+from fleetplan.planner.day import DayLimits, DayPool, day_pools, solve_day
+from fleetplan.planner.day_layout import DaySolution, Layout, hourly, vector_of
 from fleetplan.planner.economics import PoolEconomics
 from fleetplan.planner.milp import Solution, SolveStatus, Weights
 from fleetplan.planner.results import HOURS_PER_MONTH, PlanStatus
