@@ -63,7 +63,9 @@ that would be an import cycle through this file, which imports them all):
   the GPUs' memory and bandwidth: what no measured level may exceed.
 - `plan`: `plan()`, which runs the steps above in order.
 - A day (scenario version 2): `day_pools` (candidate pools with hourly coefficients, the day's
-  limits), `day_pruning` (pools no optimum needs), `day` (the 24-hour program), `day_plan` (its
+  limits), `day_pruning` (pools and repeated hours no optimum needs), `day_cuts` (rounding cuts
+  on the demand rows), `day_lp` (the LP relaxation and reduced-cost fixing), `day` (the 24-hour
+  program, a large one by decomposition), `day_plan` (its
   answer beside the peak plan and reserved-only), `day_results` (the output models) and
   `day_report` (terminal text, the schedule CSV). `scenario_parts` holds the scenario's bounds,
   offers and sites; `workload` turns a request log into classes.

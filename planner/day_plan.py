@@ -14,16 +14,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from fleetplan.planner.day import (
-    DayLimits,
-    DayPool,
-    DaySolution,
-    Layout,
-    day_pools,
-    hour_terms,
-    solve_day,
-    vector_of,
-)
+from fleetplan.planner.day import DayLimits, DayPool, day_pools, solve_day
+from fleetplan.planner.day_layout import DaySolution, Layout, hourly, vector_of
 from fleetplan.planner.economics import PoolEconomics
 from fleetplan.planner.milp import Solution, SolveStatus, Weights
 from fleetplan.planner.results import HOURS_PER_MONTH, PlanStatus
@@ -67,9 +59,10 @@ def plan_day(
     solution = solve_day(
         candidates, weights=weights, limits=limits, time_limit_s=scenario.time_limit_s
     )
+    layout = Layout(candidates, range(len(candidates)))
     if solution.status is not SolveStatus.OPTIMAL and peak is not None and peak.has_plan:
-        solution = _better(candidates, solution, _from_peak(candidates, peak), weights)
-    figures = _figures("recommended", candidates, solution, carbon_known)
+        solution = _better(layout, solution, _from_peak(candidates, peak), weights)
+    figures = _figures("recommended", layout, solution, carbon_known)
     compared = [_peak_figures(candidates, peak, carbon_known)]
     if any(not p.reserved for p in candidates):
         everything_reserved = _all_reserved(candidates)
@@ -79,20 +72,24 @@ def plan_day(
             limits=limits,
             time_limit_s=scenario.time_limit_s,
         )
-        compared.append(_figures(RESERVED_ONLY, everything_reserved, alone, carbon_known))
+        alone_layout = Layout(everything_reserved, range(len(everything_reserved)))
+        compared.append(_figures(RESERVED_ONLY, alone_layout, alone, carbon_known))
     if not solution.has_plan:
         status = _STATUS[solution.status]
         return DayPlan(
             status=status, message=solution.message, timezone=scenario.timezone, compared=compared
         )
-    layout = Layout(candidates, range(len(candidates)))
     vector = vector_of(layout, solution)
-    schedule = [_hour(scenario, layout, solution, vector, h, carbon_known) for h in range(HOURS)]
+    figures_by_hour = {kind: hourly(layout, vector, kind) for kind in ("usd", "kg", "kwh")}
+    schedule = [
+        _hour(scenario, layout, solution, figures_by_hour, h, carbon_known) for h in range(HOURS)
+    ]
     peak_figures = compared[0]
     return DayPlan(
         status=_STATUS[solution.status],
         message=solution.message,
         timezone=scenario.timezone,
+        optimality_gap=_gap(solution),
         cost_usd=figures.cost_usd,
         kgco2e=figures.kgco2e,
         energy_kwh=_sum([h.energy_kwh for h in schedule]),
@@ -131,24 +128,34 @@ def _from_peak(pools: Sequence[DayPool], peak: Solution) -> DaySolution:
     return DaySolution(peak.status, peak.message, reserved, servers, rates)
 
 
-def _objective(pools: Sequence[DayPool], solution: DaySolution, weights: Weights) -> float:
-    layout = Layout(pools, range(len(pools)))
+def _objective(layout: Layout, solution: DaySolution, weights: Weights) -> float:
     vector = vector_of(layout, solution)
     return weights.usd * _total(layout, vector, "usd") + weights.kg * _total(layout, vector, "kg")
 
 
-def _better(
-    pools: Sequence[DayPool], found: DaySolution, peak: DaySolution, weights: Weights
-) -> DaySolution:
+def _better(layout: Layout, found: DaySolution, peak: DaySolution, weights: Weights) -> DaySolution:
     """The day program's plan where it stopped short, unless the peak fleet run through the day
     does better (then that, said so: neither is proven optimal)."""
-    if found.has_plan and _objective(pools, found, weights) <= _objective(pools, peak, weights):
+    if found.has_plan and _objective(layout, found, weights) <= _objective(layout, peak, weights):
         return found
     message = (
         f"{found.message}; the peak plan's fleet run through the day does better than what "
         "the search found, so the day is planned on it (not proven optimal)"
     )
-    return replace(peak, status=SolveStatus.TIME_LIMIT, message=message)
+    gap = None
+    if found.bound is not None:
+        value = _objective(layout, peak, weights)
+        gap = max(0.0, (value - found.bound) / max(abs(value), 1e-12))
+    return replace(
+        peak, status=SolveStatus.TIME_LIMIT, message=message, mip_gap=gap, bound=found.bound
+    )
+
+
+def _gap(solution: DaySolution) -> float | None:
+    if solution.status is SolveStatus.OPTIMAL:
+        return 0.0
+    gap = solution.mip_gap
+    return float(gap) if gap is not None and math.isfinite(gap) else None
 
 
 def _all_reserved(pools: Sequence[DayPool]) -> list[DayPool]:
@@ -167,22 +174,18 @@ def _sum(values: Sequence[float | None]) -> float | None:
 
 
 def _total(layout: Layout, vector: np.ndarray, kind: str) -> float:
-    return float(
-        sum(coef * vector[col] for h in range(HOURS) for col, coef in hour_terms(layout, h, kind))
-    )
+    return float(hourly(layout, vector, kind).sum())
 
 
 def _carbon_known(pools: Sequence[DayPool], used: set[int]) -> bool:
     return all(pools[i].kg_server[0] is not None for i in used)
 
 
-def _figures(
-    name: str, pools: Sequence[DayPool], solution: DaySolution, carbon_known: bool
-) -> DayFigures:
+def _figures(name: str, layout: Layout, solution: DaySolution, carbon_known: bool) -> DayFigures:
     status = _STATUS[solution.status]
     if not solution.has_plan:
         return DayFigures(name=name, status=status, message=solution.message)
-    layout = Layout(pools, range(len(pools)))
+    pools = layout.pools
     vector = vector_of(layout, solution)
     used = {i for i, _ in solution.servers} | {
         i for i, p in enumerate(pools) if p.reserved and solution.reserved.get(p.unit)
@@ -261,7 +264,7 @@ def _hour(
     scenario: Scenario,
     layout: Layout,
     solution: DaySolution,
-    vector: np.ndarray,
+    figures_by_hour: dict[str, np.ndarray],
     hour: int,
     carbon_known: bool,
 ) -> Hour:
@@ -278,7 +281,7 @@ def _hour(
     idle = sum(solution.reserved.values()) - sum(busy.values())
 
     def figure(kind: str) -> float:
-        return float(sum(coef * vector[col] for col, coef in hour_terms(layout, hour, kind)))
+        return float(figures_by_hour[kind][hour])
 
     energy_known = all(pools[i].econ.kw_per_server is not None for i in used)
     sites = {offer.site for offer in scenario.gpus}

@@ -1,5 +1,5 @@
-"""Pools a day's program needs no column for: those another beats on every count
-(`undominated`; exact: no optimum changes)."""
+"""What a day's program can leave out, exactly (no optimum changes): pools another beats on
+every count (`undominated`), and hours that repeat another (`identical_hours`)."""
 
 from __future__ import annotations
 
@@ -112,3 +112,33 @@ def _dominated_units(pools, usd, kg, free) -> set[int]:
     for b in gone:
         drop |= set(units[names[b]].values())
     return drop
+
+
+def identical_hours(
+    pools: Sequence[DayPool], members: Sequence[int], limits: DayLimits
+) -> list[list[int]]:
+    """The hours in groups the program may plan once: hours with the same demand of every
+    class and the same coefficients of every pool. Given the reserved fleet the hours are
+    separate programs (each its own rows, its own hourly limits), so a plan of one such hour is
+    optimal for each of its group. Not where hours are tied together: a daily budget or carbon
+    cap (then every hour is its own), and a volume's window (its hours are each their own)."""
+    if limits.daily:
+        return [[h] for h in range(HOURS)]
+    tied = {h for i in members if pools[i].traffic.is_volume for h in pools[i].traffic.window()}
+    groups: dict[tuple, list[int]] = {}
+    for h in range(HOURS):
+        if h in tied:
+            groups[("window", h)] = [h]
+            continue
+        key = tuple(
+            (
+                0.0 if pool.traffic.is_volume else (pool.demand or pool.traffic.hourly_demand())[h],
+                pool.usd_server[h],
+                pool.usd_rps[h],
+                pool.kg_server[h],
+                pool.kg_rps[h],
+            )
+            for pool in (pools[i] for i in members)
+        )
+        groups.setdefault(key, []).append(h)
+    return sorted(groups.values())

@@ -72,6 +72,12 @@ class DayPlan(_Out):
     status: PlanStatus
     message: str
     timezone: str
+    optimality_gap: float | None = Field(
+        default=None,
+        description="How far the plan's objective may be above the best possible, relative to "
+        "it: (objective - proven lower bound) / objective; 0 when proven optimal, None when no "
+        "bound is known (or no plan).",
+    )
     cost_usd: float | None = Field(default=None, description="The day's cost (USD).")
     kgco2e: float | None = Field(default=None, description="The day's carbon (kgCO2e).")
     energy_kwh: float | None = None

@@ -1,0 +1,61 @@
+"""Valid inequalities for the day program's demand rows (exact: no integer plan is cut off).
+
+Every class's demand in an hour (a volume's over its window) implies a covering row over the
+integer servers of its pools, sum_p capacity_p * s_p >= demand. Two strengthenings of it hold for
+every integer s >= 0 and tighten the LP relaxation, which at a day's size is far below the
+optimum (a class of 1.5 req/s on servers of 10 pays a tenth of a server in the LP, a whole one in
+any plan):
+
+- coefficient tightening: capacity_p -> min(capacity_p, demand) (one server of pool p that alone
+  covers the demand satisfies the row whatever its capacity);
+- mixed-integer rounding (MIR) of the row divided by t, for each pool's capacity t: with
+  a_p = capacity_p / t, b = demand / t and f = frac(b) > 0,
+  sum_p (floor(a_p) + min(frac(a_p), f) / f) * s_p >= ceil(b).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+_EPS = 1e-9
+MAX_DIVISORS = 64  # MIR cuts per demand row, at most
+
+
+def tightened(entries: Sequence[tuple[int, float]], demand: float) -> list[tuple[int, float]]:
+    """The covering row's entries (column, capacity) with every capacity at most the demand."""
+    return [(col, min(cap, demand)) for col, cap in entries]
+
+
+def mir(entries: Sequence[tuple[int, float]], demand: float, t: float):
+    """The MIR inequality of sum cap * s >= demand divided by `t`: (entries, lower), or None
+    where it says nothing (demand / t whole)."""
+    b = demand / t
+    f = b - math.floor(b)
+    if f < 1e-7 or f > 1 - 1e-7:
+        return None
+    row = []
+    for col, cap in entries:
+        a = cap / t
+        whole = math.floor(a + 1e-12)
+        coef = whole + min(max(a - whole, 0.0), f) / f
+        if coef > _EPS:
+            row.append((col, coef))
+    return row, float(math.ceil(b))
+
+
+def covering_cuts(
+    entries: Sequence[tuple[int, float]], demand: float
+) -> list[tuple[list[tuple[int, float]], float]]:
+    """The MIR cuts of a demand row (after tightening), one per distinct capacity below the
+    demand (the largest MAX_DIVISORS of them)."""
+    if demand <= _EPS or not entries:
+        return []
+    row = tightened(entries, demand)
+    divisors = sorted({round(cap, 9) for _col, cap in row if cap < demand - _EPS}, reverse=True)
+    cuts = []
+    for t in divisors[:MAX_DIVISORS]:
+        cut = mir(row, demand, t)
+        if cut is not None:
+            cuts.append(cut)
+    return cuts
