@@ -82,7 +82,12 @@ def type_in_cell(page, x: float, y: float, text: str, *, shot: str | None = None
     editor and press Enter to keep it (`shot`: a screenshot while the editor holds the text).
     The editor is waited for: a key pressed before it opens (a page busy drawing) opens it anew
     with that key alone, and the keys before are lost."""
+    # A click that comes without the pointer having moved over the grid since the page scrolled
+    # is taken as no click (the grid had not placed the pointer yet): move there first, then
+    # click, until the grid's accessible table has the chosen cell focused.
+    page.mouse.move(x, y, steps=5)
     page.mouse.click(x, y)
+    page.wait_for_function("() => document.activeElement?.tagName === 'TD'", timeout=30_000)
     page.keyboard.press("Enter")  # the chosen cell's editor, holding the cell's value
     editor = page.locator("input.gdg-input, textarea.gdg-input").first
     editor.wait_for(timeout=30_000)
