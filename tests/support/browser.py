@@ -83,8 +83,8 @@ def type_in_cell(page, x: float, y: float, text: str, *, shot: str | None = None
     The editor is waited for: a key pressed before it opens (a page busy drawing) opens it anew
     with that key alone, and the keys before are lost."""
     # A click that comes without the pointer having moved over the grid since the page scrolled
-    # is taken as no click (the grid had not placed the pointer yet): move there first, then
-    # click, until the grid's accessible table has the chosen cell focused.
+    # is taken as no click (the grid had not placed the pointer yet): move there first, click,
+    # and wait for the grid's accessible table to focus the chosen cell.
     page.mouse.move(x, y, steps=5)
     page.mouse.click(x, y)
     page.wait_for_function("() => document.activeElement?.tagName === 'TD'", timeout=30_000)
