@@ -70,6 +70,7 @@ def router_downloads(result: Plan | None, column) -> None:
         mime="application/x-yaml",
         key="download_router_litellm",
         icon=":material/download:",
+        on_click="ignore",  # no re-run (app/plan_results.downloads)
         help="One deployment per pool, weighted by its planned share; set each FLEETPLAN_..._URL "
         "to the pool's servers (fleetplan plan --router litellm writes the same).",
     )
@@ -80,4 +81,5 @@ def router_downloads(result: Plan | None, column) -> None:
         mime="application/json",
         key="download_router_json",
         icon=":material/download:",
+        on_click="ignore",  # no re-run (app/plan_results.downloads)
     )

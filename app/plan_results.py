@@ -241,7 +241,10 @@ PLAN_FILES = (
 def downloads(result: Plan | None, scenario: Scenario, column) -> None:
     """The plan's files (where there is a fleet) and the scenario (JSON) to download: the files
     `fleetplan plan --csv/--fleet-csv/--sources-csv/--xlsx/--json` writes. Each is built when
-    its button is clicked, not on every run of the page."""
+    its button is clicked, not on every run of the page. No download button re-runs the page
+    (`on_click="ignore"`): a run gives every file built on click a new id and forgets the old,
+    so a second download clicked while the page still showed the first run's buttons failed
+    ("Deferred file ... not found"), which is how the workbook after the scenario got lost."""
     if result is not None and result.recommended.totals is not None:
         tables = {"catalog": data.catalog(), "prices": data.prices(), "regions": data.regions()}
         inputs: dict = {}
@@ -272,4 +275,5 @@ def downloads(result: Plan | None, scenario: Scenario, column) -> None:
         mime="application/json",
         key="download_scenario",
         icon=":material/download:",
+        on_click="ignore",  # see `downloads`
     )

@@ -1,11 +1,13 @@
 """The dashboard in a real headless Chromium (Debian's `chromium`, driven by Playwright): every
-page renders without a Streamlit exception, a plan runs, and its CSV download is the CLI's."""
+page renders without a Streamlit exception, a plan runs, and its CSV and workbook downloads are the
+CLI's."""
 
 from __future__ import annotations
 
 import json
 import shutil
 
+import openpyxl
 import pytest
 
 from tests.support.browser import ARTIFACTS, screenshot, wait_rendered
@@ -33,6 +35,16 @@ def test_every_page_renders_in_a_real_browser(dashboard_url, browser_page):
         screenshot(browser_page, f"page-{path or 'plan'}-1440x900.png", full_page=False)
 
 
+# Counts the page's script runs from now on (Streamlit marks its app element "running").
+COUNT_RUNS = """() => {
+  window.__fleetplanRuns = 0;
+  const app = document.querySelector('[data-testid="stApp"]');
+  new MutationObserver(() => {
+    if (app.getAttribute('data-test-script-state') === 'running') window.__fleetplanRuns += 1;
+  }).observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
+}"""
+
+
 def test_plan_runs_and_its_csv_download_is_the_clis(
     dashboard_url, browser_page, tmp_path, sample_warehouse_path
 ):
@@ -40,14 +52,23 @@ def test_plan_runs_and_its_csv_download_is_the_clis(
     page.goto(dashboard_url)
     wait_rendered(page, "Plan a fleet")
     page.get_by_text("Cost per month").first.wait_for()
+    page.evaluate(COUNT_RUNS)
     with page.expect_download() as scenario_download:
         page.get_by_role("button", name="Download scenario (JSON)").click()
     scenario_path = tmp_path / "scenario.json"
     scenario_download.value.save_as(scenario_path)
+    # At once after the scenario: a download that re-ran the page gave every file built on click
+    # a new id, and the workbook's click, still holding the old one, never arrived.
+    with page.expect_download() as xlsx_download:  # built when clicked (workbook.plan_xlsx)
+        page.get_by_role("button", name="Download workbook (XLSX)").click()
+    app_xlsx = tmp_path / "fleetplan.app.xlsx"
+    xlsx_download.value.save_as(app_xlsx)
     with page.expect_download() as csv_download:
         page.get_by_role("button", name="Download plan (CSV)").click()
     app_csv = tmp_path / "fleetplan.app.csv"
     csv_download.value.save_as(app_csv)
+    page.wait_for_timeout(2_000)  # a run a click started would have begun by now
+    assert page.evaluate("() => window.__fleetplanRuns") == 0  # no download re-ran the page
 
     # The CLI on the same scenario, against a copy of the same warehouse (the app holds its file).
     copy = tmp_path / "copy.duckdb"
@@ -60,9 +81,15 @@ def test_plan_runs_and_its_csv_download_is_the_clis(
         scenario_path,
         "--csv",
         tmp_path / "cli.csv",
+        "--xlsx",
+        tmp_path / "cli.xlsx",
         check=True,
     )
     assert app_csv.read_text() == (tmp_path / "cli.csv").read_text()
+    sheets = [openpyxl.load_workbook(p, read_only=True) for p in (app_xlsx, tmp_path / "cli.xlsx")]
+    for name in ("fleet", "baselines", "inputs", "sources"):
+        app_rows, cli_rows = (list(book[name].iter_rows(values_only=True)) for book in sheets)
+        assert app_rows == cli_rows and len(app_rows) > 1, name
 
     # Load a scenario with a tighter target: the plan changes on the page.
     before = page.locator("[data-testid='stMetricValue']").first.inner_text()

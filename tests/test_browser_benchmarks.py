@@ -7,11 +7,10 @@ import re
 
 import pytest
 
-from tests.support.paths import ROOT
+from tests.support.browser import ARTIFACTS, wait_rendered
 
 pytestmark = pytest.mark.slow  # a real Chromium (tests/support/browser.py)
 
-ARTIFACTS = ROOT / "test-artifacts"
 TABS = {  # tab -> the charts it draws
     "Throughput vs load": 1,
     "Latency vs load": 2,
@@ -27,20 +26,10 @@ def page(browser_page):
     return browser_page
 
 
-def _rendered(page) -> None:
-    page.get_by_role("heading", name="Benchmarks").first.wait_for(timeout=60_000)
-    page.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
-        " && !document.querySelector('[data-testid=\"stSkeleton\"]')",
-        timeout=60_000,
-    )
-    page.wait_for_timeout(1000)
-
-
 def test_every_benchmarks_tab_draws_readable_charts(dashboard_url, page):
     ARTIFACTS.mkdir(exist_ok=True)
     page.goto(f"{dashboard_url}/benchmarks")
-    _rendered(page)
+    wait_rendered(page, "Benchmarks")
     page.screenshot(path=str(ARTIFACTS / "benchmarks-1440x900.png"))
     for number, (tab, charts) in enumerate(TABS.items(), start=1):
         page.get_by_role("tab", name=tab).click()

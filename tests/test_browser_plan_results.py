@@ -9,11 +9,10 @@ import re
 
 import pytest
 
-from tests.support.paths import ROOT
+from tests.support.browser import ARTIFACTS, wait_rendered
 
 pytestmark = pytest.mark.slow  # a real Chromium (tests/support/browser.py)
 
-ARTIFACTS = ROOT / "test-artifacts"
 TABS = ("Fleet", "Compared", "Cost vs carbon", "Capacities")
 
 
@@ -21,15 +20,6 @@ TABS = ("Fleet", "Compared", "Cost vs carbon", "Capacities")
 def page_1440(browser_page):
     """The shared headless Chromium page at 1440x900 (tests/conftest.py)."""
     return browser_page
-
-
-def _settled(page) -> None:
-    page.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
-        " && !document.querySelector('[data-testid=\"stSkeleton\"]')",
-        timeout=60_000,
-    )
-    page.wait_for_timeout(1000)
 
 
 def _with_h100_power(template, tmp_path):
@@ -64,9 +54,8 @@ def test_the_results_tabs_in_a_real_browser(
 ):
     page = page_1440
     page.goto(dashboard_url)
-    page.get_by_role("heading", name="Plan a fleet").first.wait_for(timeout=60_000)
+    wait_rendered(page, "Plan a fleet")
     page.get_by_text("Cost per month").first.wait_for(timeout=60_000)
-    _settled(page)
     fleet = page.get_by_text("Fleet: ").first.inner_text()
     assert " x " in fleet and "..." not in fleet and "\u2026" not in fleet
     gpus = page.locator("[data-testid='stMetricValue']").nth(4)
@@ -85,7 +74,7 @@ def test_the_results_tabs_in_a_real_browser(
         " !== 'unknown'",
         timeout=60_000,
     )
-    _settled(page)
+    wait_rendered(page, "Plan a fleet")
     assert page.locator("[data-testid='stException']").count() == 0
     _shoot_tabs(page, "plan-results-carbon")
     page.get_by_role("tab", name="Cost vs carbon").click()

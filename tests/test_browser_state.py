@@ -9,7 +9,7 @@ import pytest
 
 from fleetplan.planner import Scenario
 from fleetplan.services.scenario_link import scenario_from_link
-from tests.support.browser import VIEWPORT, screenshot, wait_rendered
+from tests.support.browser import VIEWPORT, screenshot, type_in_cell, wait_rendered
 
 pytestmark = pytest.mark.slow  # a real Chromium (tests/support/browser.py)
 
@@ -83,11 +83,6 @@ def test_a_broken_link_shows_the_default_plan_and_says_why(dashboard_url, browse
     assert page.locator("[data-testid='stException']").count() == 0
 
 
-@pytest.mark.xfail(
-    reason="known regression from merging issues 19-24 (stop note, issue 24): a value typed into "
-    "a Plan page grid cell is lost in the real browser (it passed on the issue-24 branch alone)",
-    strict=False,
-)
 def test_a_table_edit_and_a_region_survive_another_page(dashboard_url, browser_page):
     """The issue's own steps: the chat rate set to 20 in the Traffic classes table, a region
     preset applied; Benchmarks and back: 20 again, the region still chosen and described."""
@@ -99,10 +94,7 @@ def test_a_table_edit_and_a_region_survive_another_page(dashboard_url, browser_p
     assert box is not None
     # The grid is a canvas: the chat row's Rate cell by its place (header and cells ~35 px).
     before = page.url
-    page.mouse.click(box["x"] + 180, box["y"] + 52)
-    page.keyboard.type("20", delay=100)  # typing on a chosen cell replaces its value
-    screenshot(page, "state-4-editing.png", full_page=False)
-    page.keyboard.press("Enter")
+    type_in_cell(page, box["x"] + 180, box["y"] + 52, "20", shot="state-4-editing.png")
     page.wait_for_function("before => location.href !== before", arg=before, timeout=60_000)
     wait_rendered(page, PLAN)
     assert scenario_in(page.url).classes[0].rate_rps == 20
@@ -150,11 +142,6 @@ def gpu_price_cell(page) -> tuple[float, float]:
     return box["x"] + 33 + 85 + 59, box["y"] + 52
 
 
-@pytest.mark.xfail(
-    reason="known regression from merging issues 19-24 (stop note, issue 24): a value typed into "
-    "a Plan page grid cell is lost in the real browser (it passed on the issue-24 branch alone)",
-    strict=False,
-)
 def test_an_edit_typed_while_the_page_reruns_stays_where_it_was_typed(dashboard_url, browser_page):
     """The issue's case: a price typed into the GPU table and a region preset's Apply while the
     page re-runs for it. The restart renewed every table (new keys), rebuilding the grid under
@@ -183,10 +170,7 @@ def test_an_edit_typed_while_the_page_reruns_stays_where_it_was_typed(dashboard_
     wait_rendered(page, PLAN)
     before = page.url
     # a price into the GPU table, and at once, while the page re-runs for it, Apply
-    page.mouse.click(*gpu_price_cell(page))
-    page.keyboard.type("1.5", delay=50)
-    screenshot(page, "state-7-typed.png", full_page=False)
-    page.keyboard.press("Enter")
+    type_in_cell(page, *gpu_price_cell(page), "1.5", shot="state-7-typed.png")
     page.get_by_role("button", name="Apply").click()
     page.wait_for_function("before => location.href !== before", arg=before, timeout=60_000)
     wait_rendered(page, PLAN)

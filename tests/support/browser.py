@@ -49,18 +49,52 @@ def browser_page(viewport: dict[str, int] | None = None) -> Iterator:
             browser.close()
 
 
+# Streamlit marks its app element with the script's state ("running" while a run is under way,
+# "notRunning" after it) and draws grey skeletons for elements whose code is still loading; a page
+# as long as the Plan page then takes seconds to lay out, during which every element below moves.
+_SETTLED = """() => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  if (!app || app.getAttribute('data-test-script-state') !== 'notRunning') return false;
+  if (document.querySelector('[data-testid="stSkeleton"], [data-testid="stStatusWidget"]'))
+    return false;
+  const layout = [...document.querySelectorAll('[data-testid="stElementContainer"]')]
+    .map(e => Math.round(e.getBoundingClientRect().top)).join(',');
+  const now = performance.now(), seen = window.__fleetplanLayout;
+  if (!seen || seen.layout !== layout) {
+    window.__fleetplanLayout = {layout, since: now};
+    return false;
+  }
+  return now - seen.since > 1000;  // no element has moved for a second
+}"""
+
+
 def wait_rendered(page, title: str) -> None:
+    """Until the page titled `title` is drawn whole: its script run finished, no element still
+    loading, and nothing on the page moving (a click at a place lands where it was aimed)."""
     page.get_by_role("heading", name=title).first.wait_for(timeout=60_000)
-    # While the script runs Streamlit shows a status widget and grey skeletons for elements
-    # that are not drawn yet: wait for both to go.
-    page.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
-        " && !document.querySelector('[data-testid=\"stSkeleton\"]')",
-        timeout=60_000,
-    )
     # Tables and buttons are drawn by code loaded on first use: grey boxes until it arrives.
     page.wait_for_load_state("networkidle", timeout=60_000)
-    page.wait_for_timeout(1500)
+    page.wait_for_function(_SETTLED, timeout=60_000, polling=200)
+
+
+def type_in_cell(page, x: float, y: float, text: str, *, shot: str | None = None) -> None:
+    """Click the grid cell drawn at (x, y) (a `st.data_editor` is a canvas), type `text` into its
+    editor and press Enter to keep it (`shot`: a screenshot while the editor holds the text).
+    The editor is waited for: a key pressed before it opens (a page busy drawing) opens it anew
+    with that key alone, and the keys before are lost."""
+    # A click that comes without the pointer having moved over the grid since the page scrolled
+    # is taken as no click (the grid had not placed the pointer yet): move there first, click,
+    # and wait for the grid's accessible table to focus the chosen cell.
+    page.mouse.move(x, y, steps=5)
+    page.mouse.click(x, y)
+    page.wait_for_function("() => document.activeElement?.tagName === 'TD'", timeout=30_000)
+    page.keyboard.press("Enter")  # the chosen cell's editor, holding the cell's value
+    editor = page.locator("input.gdg-input, textarea.gdg-input").first
+    editor.wait_for(timeout=30_000)
+    editor.fill(text)
+    if shot:
+        screenshot(page, shot, full_page=False)
+    editor.press("Enter")
 
 
 def screenshot(page, name: str, *, full_page: bool = True) -> None:
