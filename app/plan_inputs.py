@@ -9,17 +9,16 @@ fleetplan/services/scenario_forms.py.
 
 from __future__ import annotations
 
-from typing import get_args
-
 import pandas as pd
 import streamlit as st
 
 from fleetplan.app import data
+from fleetplan.app.plan_columns import class_columns, gpu_columns, site_columns
 from fleetplan.app.plan_state import restart
 from fleetplan.core.errors import InputError
 from fleetplan.planner.defaults import DEFAULT_CARBON_PRICE_USD_PER_T, DEFAULT_REGION
 from fleetplan.planner.presets import PRESETS
-from fleetplan.planner.scenario import CarbonPrice, GridBasis, Scenario
+from fleetplan.planner.scenario import CarbonPrice, Scenario
 from fleetplan.services.energy_views import assumed_idle_notes
 from fleetplan.services.plain_text import plain
 from fleetplan.services.scenario_defaults import (
@@ -33,10 +32,7 @@ from fleetplan.services.scenario_forms import (
     CAPACITY_ENDS,
     CAPACITY_RULE_LABELS,
     CAPACITY_RULES,
-    CLASS_LABELS,
-    GPU_LABELS,
     OBJECTIVE_CHOICES,
-    SITE_LABELS,
     classes_table,
     gpus_table,
     objective_choice,
@@ -193,32 +189,6 @@ def _name(base: Scenario, gen: int) -> str:
     )
 
 
-def _class_columns(options: list[str]) -> dict:
-    number = st.column_config.NumberColumn
-    labels = CLASS_LABELS
-    return {
-        "name": st.column_config.TextColumn(labels["name"], required=True),
-        "rate_rps": number(labels["rate_rps"], min_value=0.0, format="%.2f"),
-        "share_pct": number(
-            labels["share_pct"],
-            min_value=0.0,
-            max_value=100.0,
-            format="%.0f%%",
-            help="Leave the rate empty and give a share of the total rate below.",
-        ),
-        "ttft_p99_ms": number(labels["ttft_p99_ms"], min_value=0.0),
-        "tpot_p99_ms": number(labels["tpot_p99_ms"], min_value=0.0),
-        "dataset": st.column_config.SelectboxColumn(
-            labels["dataset"],
-            options=options,
-            help="The benchmark data this traffic is planned on: the datasets the model was "
-            "measured with. Or leave it empty and give Input and Output tokens.",
-        ),
-        "input_len": number(labels["input_len"], min_value=1, step=1, format="%d"),
-        "output_len": number(labels["output_len"], min_value=1, step=1, format="%d"),
-    }
-
-
 def _classes(base: Scenario, gen: int, points: pd.DataFrame):
     st.markdown(
         "**Traffic classes** — peak request rate, P99 targets (empty = no target) and the "
@@ -231,7 +201,7 @@ def _classes(base: Scenario, gen: int, points: pd.DataFrame):
         num_rows="dynamic",
         hide_index=True,
         key=f"w_classes_{gen}",
-        column_config=_class_columns(options),
+        column_config=class_columns(options),
     )
     # Below the table: the editor's toolbar floats above its top edge and would cover them.
     row = st.columns([2, 2, 1], vertical_alignment="bottom")
@@ -248,68 +218,6 @@ def _classes(base: Scenario, gen: int, points: pd.DataFrame):
     return classes, total_rps, preset, apply_preset
 
 
-# Pixel widths that show every header whole; at 1440 px the columns up to Lifetime show without
-# scrolling (price, power, site and purchase first: what a plan's cost and carbon rest on).
-_GPU_WIDTHS = {
-    "gpu_model": 85,
-    "hourly_usd": 118,
-    "electricity_included": 128,
-    "idle_w": 82,
-    "rated_w": 92,
-    "site": 95,
-    "purchase_usd": 145,
-    "lifetime_years": 135,
-    "max_gpus": 98,
-    "include_embodied": 140,
-    "embodied_kgco2e": 155,
-    "variant": 120,
-}
-
-
-def _gpu_columns() -> dict:
-    number, labels = st.column_config.NumberColumn, GPU_LABELS
-    power = "Watts per GPU; blank = the catalog has no figure (needed when Power in price is off)."
-    columns = {
-        "gpu_model": st.column_config.TextColumn(labels["gpu_model"], required=True),
-        "hourly_usd": number(labels["hourly_usd"], min_value=0.0, format="%.2f"),
-        "electricity_included": st.column_config.CheckboxColumn(labels["electricity_included"]),
-        "idle_w": number(labels["idle_w"], min_value=0.0, help=power),
-        "rated_w": number(labels["rated_w"], min_value=0.0, help=power),
-        "site": st.column_config.TextColumn(labels["site"], required=True),
-        "purchase_usd": number(
-            labels["purchase_usd"],
-            min_value=0.0,
-            format="%.0f",
-            help="Buying instead of renting: clear $ / GPU-hour and give the price of one GPU "
-            "and its Lifetime; the price is spread over the lifetime's hours.",
-        ),
-        "lifetime_years": number(
-            labels["lifetime_years"],
-            min_value=0.0,
-            format="%.1f",
-            help="Years a purchase (and its embodied carbon) is spread over; the catalog's "
-            "default is shown.",
-        ),
-        "max_gpus": number(labels["max_gpus"], min_value=0, step=1),
-        "include_embodied": st.column_config.CheckboxColumn(labels["include_embodied"]),
-        "embodied_kgco2e": number(labels["embodied_kgco2e"], min_value=0.0),
-        "variant": st.column_config.TextColumn(
-            labels["variant"],
-            help="Plan only this server variant of the GPU (the runs' Variant label, as the "
-            "Benchmarks page lists them); blank: every server measured on it is a candidate.",
-        ),
-        "host_embodied_kgco2e": number(
-            labels["host_embodied_kgco2e"],
-            min_value=0.0,
-            help="The host server's embodied carbon, per server; blank = the catalog's share "
-            "per GPU x GPUs per server.",
-        ),
-    }
-    for name, column in columns.items():
-        column["width"] = _GPU_WIDTHS.get(name, 160)
-    return columns
-
-
 def _gpus(base: Scenario, gen: int) -> pd.DataFrame:
     st.markdown(
         "**GPUs on offer** — rented (price per GPU-hour) or bought (price and lifetime); "
@@ -320,7 +228,7 @@ def _gpus(base: Scenario, gen: int) -> pd.DataFrame:
         num_rows="dynamic",
         hide_index=True,
         key=f"w_gpus_{gen}",
-        column_config=_gpu_columns(),
+        column_config=gpu_columns(),
     )
     for note in assumed_idle_notes(gpus, data.catalog()):
         st.caption(plain(note))
@@ -334,24 +242,7 @@ def _sites(base: Scenario, gen: int) -> pd.DataFrame:
         num_rows="dynamic",
         hide_index=True,
         key=f"w_sites_{gen}",
-        column_config={
-            "name": st.column_config.TextColumn(SITE_LABELS["name"], required=True),
-            "electricity_usd_per_kwh": st.column_config.NumberColumn(
-                SITE_LABELS["electricity_usd_per_kwh"], format="%.4f"
-            ),
-            "grid_gco2_per_kwh": st.column_config.NumberColumn(
-                SITE_LABELS["grid_gco2_per_kwh"], format="%.0f"
-            ),
-            "pue": st.column_config.NumberColumn(
-                SITE_LABELS["pue"], min_value=1.0, max_value=5.0, format="%.2f"
-            ),
-            "grid_basis": st.column_config.SelectboxColumn(
-                SITE_LABELS["grid_basis"],
-                options=list(get_args(GridBasis)),
-                help="What the grid figure counts: direct (combustion only, e.g. EPA eGRID), "
-                "lifecycle (with upstream and construction, e.g. Ember), marginal, or unknown.",
-            ),
-        },
+        column_config=site_columns(),
     )
 
 
