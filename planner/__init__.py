@@ -67,7 +67,8 @@ that would be an import cycle through this file, which imports them all):
   answer beside the peak plan and reserved-only), `day_results` (the output models) and
   `day_report` (terminal text, the schedule CSV). `scenario_parts` holds the scenario's bounds,
   offers and sites; `workload` turns a request log into classes.
-- `report` (CSV rows and a terminal summary), `explain` (why this fleet, in words).
+- `report` (the CSV's schema and digits, labels, a terminal summary; the dashboard's tables are
+  `services.plan_views`), `explain` (why this fleet, in words).
 - `availability` (servers needed for an attainment, the chance pools carry their load),
   `availability_milp` (the cheapest fleet meeting attainment), `availability_plan` (a plan with
   availability; `plan` dispatches to it only when a scenario has availability < 1 or an

@@ -16,8 +16,9 @@ from fleetplan.planner.capacity import capacities
 from fleetplan.planner.intervals import overlap_notes, overlapping
 from fleetplan.planner.levels import Capacity, Configuration, server_label, with_servers
 from fleetplan.planner.plan import plan
-from fleetplan.planner.report import capacities_view, fleet_view, pool_table
+from fleetplan.planner.report import pool_table
 from fleetplan.planner.scenario import Scenario
+from fleetplan.services.plan_views import capacities_view, fleet_view
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.queries import benchmark_points
 from tests.support.planner_points import gpu, level, points, scenario
