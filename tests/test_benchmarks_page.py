@@ -18,6 +18,7 @@ from fleetplan.services.benchmark_views import (
     select_points,
     with_source_kind,
 )
+from fleetplan.services.capacity import LatencyTargets
 from fleetplan.services.energy_views import energy_per_token, power_figures
 from fleetplan.services.load_views import benchmark_curves
 from fleetplan.services.outliers import outlier_reasons
@@ -83,7 +84,7 @@ def test_a_users_run_is_never_averaged_with_published_repeats(sample_warehouse_p
     assert at_four.loc[YOURS, "repeats"] == 1
     assert at_four.loc[YOURS, "value"] == pytest.approx(mine["total_throughput_tps"].iloc[0])
     # the latency curves too: the user's run is a configuration of its own
-    curves = benchmark_curves(subset, ttft_p99_ms=500, tpot_p99_ms=None)
+    curves = benchmark_curves(subset, targets=LatencyTargets(ttft_p99_ms=500))
     # (each configuration named with its server since issue 19: the published vLLM 0.8.5 one
     # and the user's, whose file names no engine version)
     (theirs,) = [c for c in curves if YOURS not in c.configuration]
