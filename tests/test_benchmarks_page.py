@@ -26,7 +26,7 @@ from fleetplan.warehouse import queries
 from fleetplan.warehouse.db import ENV_VAR, Warehouse
 from fleetplan.warehouse.importers.base import ImportOptions
 from fleetplan.warehouse.ingest import ingest_paths
-from tests.support.paths import ROOT
+from tests.support.paths import MAIN
 from tests.support.vllm_results import make_result
 
 QWEN = "deepseek-ai/DeepSeek-R1-Distill-Qwen-14B"
@@ -156,7 +156,7 @@ def test_log_ticks_are_plain_numbers_at_one_two_five():
 
 def _page(monkeypatch, path) -> AppTest:
     monkeypatch.setenv(ENV_VAR, str(path))
-    at = AppTest.from_file(str(ROOT / "app" / "main.py"), default_timeout=120).run()
+    at = AppTest.from_file(MAIN, default_timeout=120).run()
     at.switch_page("views/benchmarks.py").run()
     assert not at.exception, at.exception
     at.selectbox(key="w_model").set_value(QWEN).run()

@@ -109,10 +109,6 @@ def make_app(mode: str) -> web.Application:
         ids = words.token_ids(body["prompt"])
         return web.json_response({"tokens": ids, "count": len(ids)})
 
-    async def detokenize(request: web.Request) -> web.Response:
-        body = await request.json()
-        return web.json_response({"prompt": words.text(body["tokens"])})
-
     async def completions(request: web.Request) -> web.StreamResponse:
         body = await request.json()
         count["completions"] += 1
@@ -177,12 +173,12 @@ def make_app(mode: str) -> web.Application:
         return web.json_response(count)
 
     return openai_app(
+        words,
+        completions=completions,
+        debug=("completions", completions_seen),
         models=models,
         version=version,
         tokenize=tokenize,
-        detokenize=detokenize,
-        completions=completions,
-        debug=("completions", completions_seen),
     )
 
 

@@ -47,22 +47,39 @@ async def finish(response: web.StreamResponse) -> None:
 
 
 def openai_app(
+    words: Words,
     *,
-    models: Handler,
-    version: Handler,
-    tokenize: Handler,
-    detokenize: Handler,
     completions: Handler,
     debug: tuple[str, Handler],
+    model: str = "",
+    **handlers: Handler,
 ) -> web.Application:
-    """The routes a collector calls (`/v1/models`, `/version`, `/tokenize`, `/detokenize`,
-    `/v1/completions`) and the server's own `/debug/...` route, for the test to read back."""
+    """The routes a collector calls (`/v1/models` serving `model`, `/version`, `/tokenize`,
+    `/detokenize` on `words`, `/v1/completions`) and the server's own `/debug/NAME` route, for
+    the test to read back; `handlers` (models=, version=, tokenize=) replace the plain ones."""
+
+    async def models(_: web.Request) -> web.Response:
+        return web.json_response({"object": "list", "data": [{"id": model, "object": "model"}]})
+
+    async def server_version(_: web.Request) -> web.Response:
+        return web.json_response({"version": "test-0"})
+
+    async def tokenize(request: web.Request) -> web.Response:
+        ids = words.token_ids((await request.json())["prompt"])
+        return web.json_response({"tokens": ids, "count": len(ids)})
+
+    async def detokenize(request: web.Request) -> web.Response:
+        return web.json_response({"prompt": words.text((await request.json())["tokens"])})
+
+    chosen = {"models": models, "version": server_version, "tokenize": tokenize}
+    assert set(handlers) <= set(chosen), f"no route for {set(handlers) - set(chosen)}"
+    chosen.update(handlers)
     app = web.Application()
     app.add_routes(
         [
-            web.get("/v1/models", models),
-            web.get("/version", version),
-            web.post("/tokenize", tokenize),
+            web.get("/v1/models", chosen["models"]),
+            web.get("/version", chosen["version"]),
+            web.post("/tokenize", chosen["tokenize"]),
             web.post("/detokenize", detokenize),
             web.post("/v1/completions", completions),
             web.get(f"/debug/{debug[0]}", debug[1]),

@@ -98,21 +98,6 @@ def make_app(ttft_s: float, tpot_s: float, fault: str, slots: int = 0) -> web.Ap
     generating = Slots(slots)
     die_after = int(fault.split("=")[1]) if fault.startswith("die-after=") else None
 
-    async def models(_: web.Request) -> web.Response:
-        return web.json_response({"object": "list", "data": [{"id": MODEL, "object": "model"}]})
-
-    async def version(_: web.Request) -> web.Response:
-        return web.json_response({"version": "test-0"})
-
-    async def tokenize(request: web.Request) -> web.Response:
-        body = await request.json()
-        ids = words.token_ids(body["prompt"])
-        return web.json_response({"tokens": ids, "count": len(ids)})
-
-    async def detokenize(request: web.Request) -> web.Response:
-        body = await request.json()
-        return web.json_response({"prompt": words.text(body["tokens"])})
-
     async def completions(request: web.Request) -> web.StreamResponse:
         arrived = time.perf_counter()
         body = await request.json()
@@ -170,14 +155,7 @@ def make_app(ttft_s: float, tpot_s: float, fault: str, slots: int = 0) -> web.Ap
         # perf_counter is CLOCK_MONOTONIC on Linux: comparable with the client's in another process
         return web.json_response(timings)
 
-    return openai_app(
-        models=models,
-        version=version,
-        tokenize=tokenize,
-        detokenize=detokenize,
-        completions=completions,
-        debug=("timings", debug_timings),
-    )
+    return openai_app(words, model=MODEL, completions=completions, debug=("timings", debug_timings))
 
 
 def main() -> None:
