@@ -11,6 +11,11 @@ import pytest
 from fleetplan.warehouse.db import Warehouse
 from tests.support.paths import IONET_ENV, ROOT, ionet_results_dir, tool_outputs_dir
 from tests.support.processes import local_servers, served_dashboard
+from tests.support.slow import mark_process_tests
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    mark_process_tests(items)  # a test that starts a process is slow (tests/support/slow.py)
 
 
 @pytest.fixture

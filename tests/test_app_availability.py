@@ -13,7 +13,8 @@ from streamlit.testing.v1 import AppTest
 from fleetplan.warehouse.db import ENV_VAR
 from tests.support.paths import MAIN
 
-pytestmark = pytest.mark.usefixtures("fresh_caches")
+# Every test runs the dashboard in AppTest (tens of seconds each): slow, out of `make test-fast`.
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("fresh_caches")]
 
 
 def test_the_plan_page_says_the_risk_and_offers_the_router_config(

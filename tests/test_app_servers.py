@@ -13,7 +13,8 @@ from fleetplan.warehouse.db import ENV_VAR, Warehouse
 from tests.support.paths import MAIN
 from tests.test_server_identity import _run_file
 
-pytestmark = pytest.mark.usefixtures("fresh_caches")
+# Every test runs the dashboard in AppTest (tens of seconds each): slow, out of `make test-fast`.
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("fresh_caches")]
 
 
 def test_the_upload_pages_variant_labels_the_runs_it_imports(monkeypatch, warehouse_path):

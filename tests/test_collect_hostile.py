@@ -26,6 +26,8 @@ from tests.support import hostile_server
 from tests.support.processes import fleetplan, local_servers
 
 SERVER = Path(hostile_server.__file__)
+# Each test starts a hostile server and most a `fleetplan collect` against it: slow.
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
