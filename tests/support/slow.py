@@ -7,7 +7,8 @@ which costs seconds each (an interpreter importing pandas, DuckDB and scipy, or 
 
 - through a fixture that starts one (`PROCESS_FIXTURES`, or a fixture that calls a starter);
 - by calling a starter (`starters()`: the `fleetplan` command, AppTest, a served dashboard,
-  `subprocess.Popen`), itself or through a helper function of its module that it calls.
+  `subprocess.Popen` or `subprocess.run`), itself or through a helper function of its module
+  that it calls.
 
 `pytest -m slow --collect-only -q` lists them; `make test` runs them all.
 """
@@ -38,6 +39,7 @@ def starters() -> tuple[object, ...]:
         AppTest,
         AppTest.from_file,
         subprocess.Popen,
+        subprocess.run,
     )
 
 
