@@ -33,6 +33,16 @@ def test_a_test_that_starts_a_process_is_found_through_its_helpers():
     assert calls_a_starter(lambda: subprocess.run(["true"], check=True), known)
 
 
+def _imports_apptest_itself():
+    from streamlit.testing.v1 import AppTest as Page
+
+    return Page.from_file(MAIN)
+
+
+def test_a_starter_imported_inside_the_test_is_found():
+    assert calls_a_starter(_imports_apptest_itself, starters())
+
+
 def test_a_test_that_starts_nothing_is_not_slow(request):
     assert not calls_a_starter(_adds, starters())
     assert not calls_a_starter(lambda: subprocess.list2cmdline(["a"]), starters())

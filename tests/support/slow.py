@@ -51,6 +51,16 @@ def _codes(code: types.CodeType) -> Iterable[types.CodeType]:
             yield from _codes(const)
 
 
+def _imports(code: types.CodeType, starter: object) -> bool:
+    """Whether `code` imports `starter` by name from its module or a package above it (`from
+    streamlit.testing.v1 import AppTest`)."""
+    module = getattr(starter, "__module__", None)
+    name = getattr(starter, "__qualname__", "").split(".")[0]
+    if not module or name not in code.co_names:
+        return False
+    return any(module == n or module.startswith(f"{n}.") for n in code.co_names)
+
+
 def calls_a_starter(function: object, known: tuple[object, ...]) -> bool:
     """Whether `function`, or a function of its module that it names (followed to any depth),
     names one of `known` (by identity) among its globals, or as an attribute of a module."""
@@ -63,6 +73,8 @@ def calls_a_starter(function: object, known: tuple[object, ...]) -> bool:
             continue
         seen.add(code)
         for part in _codes(code):
+            if any(_imports(part, starter) for starter in known):
+                return True  # imported inside the function: a local name, not a global
             for name in part.co_names:
                 value = func.__globals__.get(name)
                 if isinstance(value, types.ModuleType):
