@@ -7,8 +7,8 @@ which costs seconds each (an interpreter importing pandas, DuckDB and scipy, or 
 
 - through a fixture that starts one (`PROCESS_FIXTURES`, or a fixture that calls a starter);
 - by calling a starter (`starters()`: the `fleetplan` command, AppTest, a served dashboard,
-  `subprocess.Popen` or `subprocess.run`), itself or through a helper function of its module
-  that it calls.
+  another process holding a warehouse, `subprocess.Popen` or `subprocess.run`), itself or
+  through a helper function of its module that it calls.
 
 `pytest -m slow --collect-only -q` lists them; `make test` runs them all.
 """
@@ -35,6 +35,7 @@ def starters() -> tuple[object, ...]:
     return (
         processes.fleetplan,
         processes.served_dashboard,
+        processes.held_by_another_process,
         processes.local_servers,
         AppTest,
         AppTest.from_file,
