@@ -1,7 +1,7 @@
 # fleetplan: two commands do all the set-up on a fresh machine with Python >= 3.11.
 #   make run    create .venv, install, build the warehouse from sample_data/ if absent, start the app
 #   make test   install what the tests need and run them all (lint included)
-#   make test-fast  lint and every test not marked slow (no vLLM engine, Chromium or Ray cluster)
+#   make test-fast  lint and every test not marked slow (no engine, browser, Ray, AppTest or process)
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -56,8 +56,8 @@ format: $(VENV)/.installed-dev
 test: lint
 	$(BIN)/python -m pytest
 
-# The loop while working: the engine (vLLM, torch), browser (Chromium) and Ray cluster tests are
-# marked slow (pytest -m slow runs only those).
+# The loop while working: the engine (vLLM, torch), browser (Chromium), Ray cluster and AppTest
+# tests, and every test that starts a process, are marked slow (pytest -m slow runs only those).
 test-fast: lint
 	$(BIN)/python -m pytest -m 'not slow'
 

@@ -208,7 +208,7 @@ def _planned_load(
     figure: go.Figure, pool: PoolOperatingPoint, metric: str, colour: str, nth: int
 ) -> None:
     """A pool's planned load per server as a marker on its curve, labelled beside it."""
-    value = pool.ttft_p99_ms if metric == "ttft" else pool.tpot_p99_ms
+    value = pool.predicted_ttft_p99_ms if metric == "ttft" else pool.predicted_tpot_p99_ms
     if value is not None:
         figure.add_scatter(
             x=[pool.load_rps],

@@ -53,9 +53,9 @@ def show_availability(result: Plan) -> None:
     if redundancy:
         st.caption(plain(f"Redundancy: {redundancy}."))
     st.caption(
-        "Servers are taken to fail independently: a provider-wide outage is outside the model "
-        "(enter a lower availability to cover it). Check by simulation: fleetplan simulate "
-        "--plan fleetplan-plan.json."
+        "Servers are taken to fail independently: a provider-wide outage is outside this "
+        "estimate (enter a lower availability to cover it). Check by simulation: fleetplan "
+        "simulate --plan fleetplan-plan.json."
     )
 
 

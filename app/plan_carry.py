@@ -33,13 +33,18 @@ def plan_price(gpu_model: str) -> float | None:
     return None
 
 
-def carry_targets(class_name: str | None, ttft_p99_ms: float, tpot_p99_ms: float) -> None:
-    """The targets set on the Benchmarks page into the plan's class they came from."""
+def carry_targets(
+    class_name: str | None, target_ttft_p99_ms: float, target_tpot_p99_ms: float
+) -> None:
+    """The targets set on the Benchmarks page (P99 TTFT, P99 TPOT or 0 for none) into the
+    plan's class they came from."""
     scenario = _scenario()
     if scenario is None or class_name is None:
         return
     classes = [
-        c.model_copy(update={"ttft_p99_ms": ttft_p99_ms, "tpot_p99_ms": tpot_p99_ms or None})
+        c.model_copy(
+            update={"ttft_p99_ms": target_ttft_p99_ms, "tpot_p99_ms": target_tpot_p99_ms or None}
+        )
         if c.name == class_name
         else c
         for c in scenario.classes

@@ -15,19 +15,19 @@ from fleetplan.app.charts import (
 )
 from fleetplan.planner.capacity import points_for_model, traffic_measured
 from fleetplan.planner.explain import explain, trade_off
-from fleetplan.planner.report import (
-    capacities_view,
-    energy_view,
-    fleet_view,
-    gpus_text,
-    levels_view,
-    pool_notes,
-)
+from fleetplan.planner.report import gpus_text
 from fleetplan.planner.results import FleetPlan, Plan
 from fleetplan.planner.scenario import Scenario
 from fleetplan.services import exports, workbook
 from fleetplan.services.load_views import operating_points
 from fleetplan.services.plain_text import plain
+from fleetplan.services.plan_views import (
+    capacities_view,
+    energy_view,
+    fleet_view,
+    levels_view,
+    pool_notes,
+)
 
 
 def show_plan(result: Plan, scenario: Scenario, points: pd.DataFrame) -> None:
@@ -82,7 +82,7 @@ def _headline(result: Plan) -> None:
         st.warning(f"Not proven optimal: {plain(result.message)}")
 
 
-# Display formats of the readable tables' columns (planner.report's views), by label.
+# Display formats of the readable tables' columns (services.plan_views), by label.
 _FORMATS = {
     "Rate (req/s)": "%g",
     "Capacity/server (req/s)": "%g",
@@ -120,7 +120,7 @@ _HELP = {
 
 
 def readable_table(table: pd.DataFrame, key: str) -> None:
-    """A table of planner.report's views, with each column's format and help."""
+    """A table of services.plan_views, with each column's format and help."""
     config = {}
     for label in table.columns:
         if label in _FORMATS:

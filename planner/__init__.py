@@ -36,8 +36,8 @@ that would be an import cycle through this file, which imports them all):
 - `scenario`: the input contract (a `Scenario` of traffic classes, GPU offers, sites, objective).
 - `capacity`: capacity of one server of a configuration for a class, by the scenario's rule:
   `model_capacity` (on the latency-against-load curve of `load_model`, whose levels, saturation
-  and queue form are in `curve_levels`) or `measured_capacity` (today's rule, and the model's
-  fallback); the types are in `levels`. To add a rule: a module
+  and queue form are in `curve_levels`) or `measured_capacity` (today's rule, and the latency
+  model's fallback); the types are in `levels`. To add a rule: a module
   beside those two that returns `Capacity`s with their basis, a value of `scenario.CapacityRule`,
   and its branch in `capacity._class_capacities`.
 - `economics`: a candidate pool's linear coefficients: $, kW and kgCO2e per server and per req/s.
@@ -69,7 +69,8 @@ that would be an import cycle through this file, which imports them all):
   answer beside the peak plan and reserved-only), `day_results` (the output models) and
   `day_report` (terminal text, the schedule CSV). `scenario_parts` holds the scenario's bounds,
   offers and sites; `workload` turns a request log into classes.
-- `report` (CSV rows and a terminal summary), `explain` (why this fleet, in words).
+- `report` (the CSV's schema and digits, labels, a terminal summary; the dashboard's tables are
+  `services.plan_views`), `explain` (why this fleet, in words).
 - `availability` (servers needed for an attainment, the chance pools carry their load),
   `availability_milp` (the cheapest fleet meeting attainment), `availability_plan` (a plan with
   availability; `plan` dispatches to it only when a scenario has availability < 1 or an

@@ -148,8 +148,8 @@ def _within_limits(
         return False
     if limits.budget_usd_per_hour is not None and cost > limits.budget_usd_per_hour + tolerance:
         return False
-    cap = limits.carbon_kg_per_hour
-    return cap is None or carbon <= cap + tolerance
+    carbon_cap = limits.carbon_cap_kg_per_hour
+    return carbon_cap is None or carbon <= carbon_cap + tolerance
 
 
 def _solve_all(

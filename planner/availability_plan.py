@@ -21,7 +21,7 @@ from fleetplan.planner.availability import (
     servers_needed,
 )
 from fleetplan.planner.availability_milp import ClassNeed, solve_available
-from fleetplan.planner.baselines import BASELINES
+from fleetplan.planner.baselines import baselines as solve_baselines
 from fleetplan.planner.capacity import capacities
 from fleetplan.planner.diagnosis import plan_notes, unservable_classes
 from fleetplan.planner.economics import GpuFacts, carbon_gaps, pool_economics
@@ -93,7 +93,9 @@ def plan_with_availability(
         **common,
     )
     if baselines:
-        result = result.model_copy(update={"baselines": _baselines(candidates, weights)})
+        result = result.model_copy(
+            update={"baselines": solve_baselines(candidates, weights, solve=solve_available_fleet)}
+        )
     return result
 
 
@@ -167,23 +169,6 @@ def _attainment(name: str, need: ClassNeed, pools: list[PoolPlan]) -> ClassAttai
         attainment_target=need.attainment,
         attainment=class_attainment(states, need.rate_rps, fallback=need.fallback),
     )
-
-
-def _baselines(candidates: Candidates, weights: Weights) -> list[FleetPlan]:
-    """The baselines of `planner.baselines`, each sized for the same attainment."""
-    scenario = candidates.scenario
-    out = []
-    for baseline in BASELINES:
-        if not baseline.applies(scenario):
-            message = "the scenario offers none of these GPUs"
-            out.append(
-                FleetPlan(name=baseline.name, status=PlanStatus.NOT_APPLICABLE, message=message)
-            )
-            continue
-        subset = candidates.only(baseline.rule(scenario))
-        limits = scenario_limits(scenario)
-        out.append(solve_available_fleet(subset, baseline.name, weights=weights, limits=limits))
-    return out
 
 
 def spare_cost(fleet: FleetPlan) -> float:

@@ -71,8 +71,8 @@ class Program:
         for i in range(npool):  # one option per pool
             rows.add([(j, 1.0) for j, o in enumerate(options) if o.pool == i], 1.0, 1.0)
         for i, pool in enumerate(pools):  # x_p <= c_p * sum k_o z_o
-            cap = pool.capacity.capacity_rps
-            entries = [(j, -cap * o.counted) for j, o in enumerate(options) if o.pool == i]
+            capacity_rps = pool.capacity.capacity_rps
+            entries = [(j, -capacity_rps * o.counted) for j, o in enumerate(options) if o.pool == i]
             rows.add([(nz + i, 1.0), *entries], -np.inf, 0.0)
         for name, need in needs.items():  # each class fully served, and its attainment
             members = [i for i, p in enumerate(pools) if p.capacity.traffic_class == name]
@@ -142,10 +142,10 @@ def _limit_rows(
         usd = [(j, o.servers * pools[o.pool].usd_per_server_hour) for j, o in enumerate(options)]
         usd += [(nz + i, p.usd_per_rps_hour) for i, p in enumerate(pools)]
         rows.add(usd, -np.inf, limits.budget_usd_per_hour)
-    if limits.carbon_kg_per_hour is not None:
+    if limits.carbon_cap_kg_per_hour is not None:
         kg = [
             (j, o.servers * (pools[o.pool].kg_per_server_hour or 0.0))
             for j, o in enumerate(options)
         ]
         kg += [(nz + i, p.kg_per_rps_hour or 0.0) for i, p in enumerate(pools)]
-        rows.add(kg, -np.inf, limits.carbon_kg_per_hour)
+        rows.add(kg, -np.inf, limits.carbon_cap_kg_per_hour)

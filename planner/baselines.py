@@ -73,8 +73,15 @@ BASELINES: tuple[Baseline, ...] = (
 )
 
 
-def baselines(candidates: Candidates, weights: Weights) -> list[FleetPlan]:
-    """Every baseline, solved with the scenario's objective and limits."""
+# How a fleet is solved from a subset of the candidates (`fleets.solve_fleet`, or
+# `availability_plan.solve_available_fleet` where classes have an attainment target).
+Solver = Callable[..., FleetPlan]
+
+
+def baselines(
+    candidates: Candidates, weights: Weights, *, solve: Solver = solve_fleet
+) -> list[FleetPlan]:
+    """Every baseline, solved by `solve` with the scenario's objective and limits."""
     scenario = candidates.scenario
     out = []
     for baseline in BASELINES:
@@ -85,7 +92,5 @@ def baselines(candidates: Candidates, weights: Weights) -> list[FleetPlan]:
             )
             continue
         subset = candidates.only(baseline.rule(scenario))
-        out.append(
-            solve_fleet(subset, baseline.name, weights=weights, limits=scenario_limits(scenario))
-        )
+        out.append(solve(subset, baseline.name, weights=weights, limits=scenario_limits(scenario)))
     return out

@@ -279,7 +279,7 @@ def limit_rows(layout: Layout, limits: DayLimits) -> list[LimitRow]:
                 rows.append(LimitRow(f"max_gpus of {offer} at {h}:00", tuple(rented), max_gpus))
     for kind, hourly_bound, daily_bound, what in (
         ("usd", limits.budget_usd_per_hour, limits.budget_usd_per_day, "budget"),
-        ("kg", limits.carbon_kg_per_hour, limits.carbon_kg_per_day, "carbon cap"),
+        ("kg", limits.carbon_cap_kg_per_hour, limits.carbon_cap_kg_per_day, "carbon cap"),
     ):
         if hourly_bound is None and daily_bound is None:
             continue

@@ -82,20 +82,20 @@ class DayLimits:
 
     max_gpus: dict[str, int]
     budget_usd_per_hour: float | None = None
-    carbon_kg_per_hour: float | None = None
+    carbon_cap_kg_per_hour: float | None = None
     budget_usd_per_day: float | None = None
-    carbon_kg_per_day: float | None = None
+    carbon_cap_kg_per_day: float | None = None
 
     @classmethod
     def of(cls, scenario: Scenario) -> DayLimits:
         return cls(
             max_gpus={g.offer_name: g.max_gpus for g in scenario.gpus if g.max_gpus is not None},
             budget_usd_per_hour=scenario.budget_usd_per_hour,
-            carbon_kg_per_hour=scenario.carbon_cap_kg_per_hour,
+            carbon_cap_kg_per_hour=scenario.carbon_cap_kg_per_hour,
             budget_usd_per_day=scenario.budget_usd_per_day,
-            carbon_kg_per_day=scenario.carbon_cap_kg_per_day,
+            carbon_cap_kg_per_day=scenario.carbon_cap_kg_per_day,
         )
 
     @property
     def daily(self) -> bool:
-        return self.budget_usd_per_day is not None or self.carbon_kg_per_day is not None
+        return self.budget_usd_per_day is not None or self.carbon_cap_kg_per_day is not None

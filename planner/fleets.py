@@ -58,14 +58,17 @@ def objective_label(scenario: Scenario) -> str:
     return str(scenario.objective)
 
 
-def scenario_limits(scenario: Scenario, *, carbon_cap: float | None = None) -> Limits:
-    """The scenario's GPU, budget and carbon limits; `carbon_cap` replaces the scenario's."""
-    if carbon_cap is None:
-        carbon_cap = _per_hour(scenario.carbon_cap_kg_per_hour, scenario.carbon_cap_kg_per_day)
+def scenario_limits(scenario: Scenario, *, carbon_cap_kg_per_hour: float | None = None) -> Limits:
+    """The scenario's GPU, budget and carbon limits; `carbon_cap_kg_per_hour` replaces the
+    scenario's."""
+    if carbon_cap_kg_per_hour is None:
+        carbon_cap_kg_per_hour = _per_hour(
+            scenario.carbon_cap_kg_per_hour, scenario.carbon_cap_kg_per_day
+        )
     return Limits(
         max_gpus={g.offer_name: g.max_gpus for g in scenario.gpus if g.max_gpus is not None},
         budget_usd_per_hour=_per_hour(scenario.budget_usd_per_hour, scenario.budget_usd_per_day),
-        carbon_kg_per_hour=carbon_cap,
+        carbon_cap_kg_per_hour=carbon_cap_kg_per_hour,
     )
 
 

@@ -112,14 +112,14 @@ def _close_gaps(
         if left is None:
             break
         # The cheapest fleet a little cleaner than `left` is the next point of the frontier.
-        cap = left.carbon_kg_per_hour * (1 - 1e-6)
+        carbon_cap_kg_per_hour = left.carbon_kg_per_hour * (1 - 1e-6)
         if scenario.carbon_cap_kg_per_hour is not None:
-            cap = min(cap, scenario.carbon_cap_kg_per_hour)
+            carbon_cap_kg_per_hour = min(carbon_cap_kg_per_hour, scenario.carbon_cap_kg_per_hour)
         fleet = solve_fleet(
             candidates,
             "capped",
             weights=Weights(usd=1, kg=_NUDGE),
-            limits=scenario_limits(scenario, carbon_cap=cap),
+            limits=scenario_limits(scenario, carbon_cap_kg_per_hour=carbon_cap_kg_per_hour),
             fewest_gpus=False,
             time_limit_s=_left(deadline),
         )

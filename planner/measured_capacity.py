@@ -1,8 +1,9 @@
-"""Today's capacity rule, kept as `capacity_rule: "measured"` and as the model's fallback: the
-highest achieved request throughput among a configuration's measured levels whose P99 TTFT and P99
-TPOT meet the class's targets (a missing target is no constraint; a missing measurement never
-passes a target), times the utilisation ceiling. No extrapolation beyond measured levels; 0 when
-no level passes. Levels marked incomplete (cut short, or with failed requests) are not used.
+"""Today's capacity rule, kept as `capacity_rule: "measured"` and as the latency model's
+fallback: the highest achieved request throughput among a configuration's measured levels whose
+P99 TTFT and P99 TPOT meet the class's targets (a missing target is no constraint; a missing
+measurement never passes a target), times the utilisation ceiling. No extrapolation beyond
+measured levels; 0 when no level passes. Levels marked incomplete (cut short, or with failed
+requests) are not used.
 """
 
 from __future__ import annotations

@@ -44,7 +44,7 @@ class Weights:
 class Limits:
     max_gpus: dict[str, int] = field(default_factory=dict)
     budget_usd_per_hour: float | None = None
-    carbon_kg_per_hour: float | None = None
+    carbon_cap_kg_per_hour: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,10 +169,10 @@ def limit_rows(pools: Sequence[PoolEconomics], limits: Limits) -> list[LimitRow]
         usd = [(i, p.usd_per_server_hour) for i, p in enumerate(pools)]
         usd += [(count + i, p.usd_per_rps_hour) for i, p in enumerate(pools)]
         rows.append(LimitRow("budget", tuple(usd), limits.budget_usd_per_hour))
-    if limits.carbon_kg_per_hour is not None:
+    if limits.carbon_cap_kg_per_hour is not None:
         kg = [(i, p.kg_per_server_hour or 0.0) for i, p in enumerate(pools)]
         kg += [(count + i, p.kg_per_rps_hour or 0.0) for i, p in enumerate(pools)]
-        rows.append(LimitRow("carbon cap", tuple(kg), limits.carbon_kg_per_hour))
+        rows.append(LimitRow("carbon cap", tuple(kg), limits.carbon_cap_kg_per_hour))
     return rows
 
 
@@ -215,9 +215,11 @@ def _program(
     limits: Limits,
 ) -> _Program:
     count = len(pools)
-    cap = np.array([p.capacity.capacity_rps for p in pools], dtype=float)
+    capacity_rps = np.array([p.capacity.capacity_rps for p in pools], dtype=float)
     rate = np.array([demand_rps[p.capacity.traffic_class] for p in pools], dtype=float)
-    max_servers = np.ceil(rate / cap - 1e-9)  # more servers than the whole class needs never pay
+    max_servers = np.ceil(
+        rate / capacity_rps - 1e-9
+    )  # more servers than the whole class needs never pay
     return _Program(
         objective=_objective(pools, weights),
         constraints=[_constraints(pools, demand_rps, limits)],
@@ -247,7 +249,7 @@ def _constraints(
     for k, rate in demand_rps.items():  # each class fully served
         served = [(count + i, 1.0) for i, p in enumerate(pools) if p.capacity.traffic_class == k]
         rows.add(served, rate, rate)
-    for i, pool in enumerate(pools):  # a pool carries what it can: x_p - cap_p * y_p <= 0
+    for i, pool in enumerate(pools):  # a pool carries what it can: x_p - capacity_p * y_p <= 0
         rows.add([(count + i, 1.0), (i, -pool.capacity.capacity_rps)], -np.inf, 0.0)
     for limit in limit_rows(pools, limits):  # GPU limits, budget, carbon cap
         rows.add(list(limit.entries), -np.inf, limit.upper)

@@ -50,13 +50,13 @@ from fleetplan.planner.scenario_parts import (  # noqa: F401
     Site,
     _bounded,
     _in_range,
-    _Model,
+    _Schema,
     _unique,
     availability_asked,
 )
 
 
-class TrafficClass(_Model):
+class TrafficClass(_Schema):
     """A kind of traffic with its own latency targets; served by pools of its own (within an
     hour a server serves one class). Its demand is one of: `rate_rps` alone (the same rate all
     day: version 1), `hourly_rps` (24 rates), `shape` scaled to the peak `rate_rps`, or a volume:
@@ -215,7 +215,7 @@ CapacityAt = Literal["low", "mid", "high"]
 DEFAULT_HEADROOM = 0.8
 
 
-class Scenario(_Model):
+class Scenario(_Schema):
     """A scenario of version 1 (every class a constant rate, every GPU reserved: planned at its
     peak) or 2 (a day: hourly rates, volumes in windows, on-demand offers, hourly grids, several
     models, daily limits; planned over 24 hours, and at its peak beside it). A scenario that uses

@@ -76,7 +76,7 @@ def _bounded(low: float, high: float, *, strict_low: bool = False):
     return Annotated[float, Field(ge=low, le=high, allow_inf_nan=False)]
 
 
-class _Model(BaseModel):
+class _Schema(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     # Fields of scenario version 2, written out only where they say something (a version 1
     # scenario writes out, and so exports, exactly what it did before version 2 existed).
@@ -98,7 +98,7 @@ class _Model(BaseModel):
 Commitment = Literal["reserved", "on_demand"]
 
 
-class GpuOffer(_Model):
+class GpuOffer(_Schema):
     """A GPU model the fleet may use, at a price, in a site: reserved (paid every hour, whether
     its servers serve or not) or on demand (paid in the hours a server runs)."""
 
@@ -208,7 +208,7 @@ def _in_range(values: list[float] | None, high: float) -> list[float] | None:
     return values
 
 
-class Site(_Model):
+class Site(_Schema):
     _day_fields = (("hourly_grid_gco2_per_kwh", None), ("hourly_electricity_usd_per_kwh", None))
 
     name: Name
@@ -255,7 +255,7 @@ class Site(_Model):
         return self.electricity_usd_per_kwh if hourly is None else hourly[hour]
 
 
-class CarbonPrice(_Model):
+class CarbonPrice(_Schema):
     carbon_price_usd_per_t: _bounded(0, MAX_CARBON_PRICE_USD_PER_T) = Field(
         description="Price of a tonne of CO2e (USD), 0 to 1,000,000."
     )

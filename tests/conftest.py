@@ -3,19 +3,19 @@ from __future__ import annotations
 import gc
 import os
 import shutil
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import requests
 
-from fleetplan.collectors.vllm_server import free_port
 from fleetplan.warehouse.db import Warehouse
 from tests.support.paths import IONET_ENV, ROOT, ionet_results_dir, tool_outputs_dir
-from tests.support.processes import served_dashboard
+from tests.support.processes import local_servers, served_dashboard
+from tests.support.slow import mark_process_tests
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    mark_process_tests(items)  # a test that starts a process is slow (tests/support/slow.py)
 
 
 @pytest.fixture
@@ -77,41 +77,17 @@ STREAM_SERVER = ROOT / "tests" / "support" / "stream_server.py"
 
 @pytest.fixture
 def stream_server():
-    started = []
+    """`start(ttft_ms, tpot_ms, fault, slots)` -> the URL of a tests/support/stream_server.py."""
+    with local_servers(STREAM_SERVER) as started:
 
-    def start(ttft_ms: float = 50, tpot_ms: float = 10, fault: str = "none", slots: int = 0) -> str:
-        port = free_port()
-        process = subprocess.Popen(
-            [
-                sys.executable,
-                str(STREAM_SERVER),
-                "--port",
-                str(port),
-                "--ttft-ms",
-                str(ttft_ms),
-                "--tpot-ms",
-                str(tpot_ms),
-                "--fault",
-                fault,
-                "--slots",
-                str(slots),
-            ]
-        )
-        started.append(process)
-        url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            try:
-                if requests.get(f"{url}/v1/models", timeout=1).ok:
-                    return url
-            except requests.ConnectionError:
-                time.sleep(0.1)
-        raise RuntimeError("the test server did not start")
+        def start(
+            ttft_ms: float = 50, tpot_ms: float = 10, fault: str = "none", slots: int = 0
+        ) -> str:
+            return started(
+                "--ttft-ms", ttft_ms, "--tpot-ms", tpot_ms, "--fault", fault, "--slots", slots
+            )
 
-    yield start
-    for process in started:
-        process.kill()
-        process.wait()
+        yield start
 
 
 @pytest.fixture

@@ -25,7 +25,8 @@ from tests.support.vllm_results import make_result
 PAGES = PAGE_PATHS
 
 
-pytestmark = pytest.mark.usefixtures("fresh_caches")
+# Every test runs the dashboard in AppTest (tens of seconds each): slow, out of `make test-fast`.
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("fresh_caches")]
 
 
 def release_warehouse() -> None:

@@ -7,23 +7,14 @@ from __future__ import annotations
 import json
 
 import pytest
-import streamlit as st
 import yaml
 from streamlit.testing.v1 import AppTest
 
 from fleetplan.warehouse.db import ENV_VAR
-from tests.support.paths import ROOT
+from tests.support.paths import MAIN
 
-MAIN = str(ROOT / "app" / "main.py")
-
-
-@pytest.fixture(autouse=True)
-def _fresh_caches():
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    yield
-    st.cache_data.clear()
-    st.cache_resource.clear()
+# Every test runs the dashboard in AppTest (tens of seconds each): slow, out of `make test-fast`.
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("fresh_caches")]
 
 
 def test_the_plan_page_says_the_risk_and_offers_the_router_config(

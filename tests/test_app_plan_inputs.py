@@ -24,7 +24,8 @@ from tests.support.vllm_results import make_result
 PLAN, BENCHMARKS = "views/plan.py", "views/benchmarks.py"
 
 
-pytestmark = pytest.mark.usefixtures("fresh_caches")
+# Every test runs the dashboard in AppTest (tens of seconds each): slow, out of `make test-fast`.
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("fresh_caches")]
 
 
 def open_app(monkeypatch, warehouse_path, link: str | None = None) -> AppTest:

@@ -17,7 +17,8 @@ from fleetplan.warehouse.queries import benchmark_points, gpu_catalog
 from tests.support.pages import read_warehouse
 from tests.support.paths import MAIN
 
-pytestmark = pytest.mark.usefixtures("fresh_caches")
+# Every test runs the dashboard in AppTest (tens of seconds each): slow, out of `make test-fast`.
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("fresh_caches")]
 
 
 @pytest.fixture

@@ -7,23 +7,14 @@ from __future__ import annotations
 import json
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from fleetplan.warehouse.db import ENV_VAR, Warehouse
-from tests.support.paths import ROOT
+from tests.support.paths import MAIN
 from tests.test_server_identity import _run_file
 
-MAIN = str(ROOT / "app" / "main.py")
-
-
-@pytest.fixture(autouse=True)
-def _fresh_caches():
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    yield
-    st.cache_data.clear()
-    st.cache_resource.clear()
+# Every test runs the dashboard in AppTest (tens of seconds each): slow, out of `make test-fast`.
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("fresh_caches")]
 
 
 def test_the_upload_pages_variant_labels_the_runs_it_imports(monkeypatch, warehouse_path):

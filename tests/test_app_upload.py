@@ -21,7 +21,8 @@ from tests.support.vllm_results import make_result
 UNLABELLED = json.dumps(make_result(seed=31, model="acme/unlabelled", metadata={})).encode()
 
 
-pytestmark = pytest.mark.usefixtures("fresh_caches")
+# Every test runs the dashboard in AppTest (tens of seconds each): slow, out of `make test-fast`.
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("fresh_caches")]
 
 
 def upload_page(monkeypatch, warehouse_path) -> AppTest:

@@ -18,6 +18,7 @@ from fleetplan.services.benchmark_views import (
     select_points,
     with_source_kind,
 )
+from fleetplan.services.capacity import LatencyTargets
 from fleetplan.services.energy_views import energy_per_token, power_figures
 from fleetplan.services.load_views import benchmark_curves
 from fleetplan.services.outliers import outlier_reasons
@@ -25,7 +26,7 @@ from fleetplan.warehouse import queries
 from fleetplan.warehouse.db import ENV_VAR, Warehouse
 from fleetplan.warehouse.importers.base import ImportOptions
 from fleetplan.warehouse.ingest import ingest_paths
-from tests.support.paths import ROOT
+from tests.support.paths import MAIN
 from tests.support.vllm_results import make_result
 
 QWEN = "deepseek-ai/DeepSeek-R1-Distill-Qwen-14B"
@@ -83,7 +84,7 @@ def test_a_users_run_is_never_averaged_with_published_repeats(sample_warehouse_p
     assert at_four.loc[YOURS, "repeats"] == 1
     assert at_four.loc[YOURS, "value"] == pytest.approx(mine["total_throughput_tps"].iloc[0])
     # the latency curves too: the user's run is a configuration of its own
-    curves = benchmark_curves(subset, ttft_p99_ms=500, tpot_p99_ms=None)
+    curves = benchmark_curves(subset, targets=LatencyTargets(ttft_p99_ms=500))
     # (each configuration named with its server since issue 19: the published vLLM 0.8.5 one
     # and the user's, whose file names no engine version)
     (theirs,) = [c for c in curves if YOURS not in c.configuration]
@@ -155,7 +156,7 @@ def test_log_ticks_are_plain_numbers_at_one_two_five():
 
 def _page(monkeypatch, path) -> AppTest:
     monkeypatch.setenv(ENV_VAR, str(path))
-    at = AppTest.from_file(str(ROOT / "app" / "main.py"), default_timeout=120).run()
+    at = AppTest.from_file(MAIN, default_timeout=120).run()
     at.switch_page("views/benchmarks.py").run()
     assert not at.exception, at.exception
     at.selectbox(key="w_model").set_value(QWEN).run()

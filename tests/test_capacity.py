@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from fleetplan.core.errors import InputError
-from fleetplan.services.capacity import CapacityQuery, capacity_report
+from fleetplan.services.capacity import CapacityQuery, LatencyTargets, capacity_report
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.queries import benchmark_points, gpu_catalog
 from tests.support.planner_points import level, points
@@ -42,7 +42,9 @@ def test_a_capacity_between_levels_exits_0_and_its_json_is_the_service_s(
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     printed = json.loads(done.stdout)
-    query = CapacityQuery(model=QWEN, gpu="h100-pcie", gpu_count=1, ttft_p99_ms=46)
+    query = CapacityQuery(
+        model=QWEN, gpu="h100-pcie", gpu_count=1, targets=LatencyTargets(ttft_p99_ms=46)
+    )
     report = capacity_report(sample_points, query, sample_catalog)
     assert printed == json.loads(report.model_dump_json())
     # between the 1 req/s level (44-46 ms) and the 4 req/s level (47 ms); today's rule: 1.04
@@ -139,7 +141,9 @@ def test_extrapolation_only_when_asked():
     pts["duration_s"] = [(400 - 1) / r + 1 for r in (1, 2, 4)] + [50.0]
     pts["e2el_p50_ms"] = [1000.0, 1000.0, 1000.0, 6000.0]
     pts["ttft_p50_ms"] = pts["ttft_p99_ms"] * 0.7
-    query = CapacityQuery(model="m", gpu="h100-pcie", gpu_count=1, ttft_p99_ms=140)
+    query = CapacityQuery(
+        model="m", gpu="h100-pcie", gpu_count=1, targets=LatencyTargets(ttft_p99_ms=140)
+    )
     plain = capacity_report(pts, query)
     saturation = 400 / 49  # what the level that fell behind proves: the first done 1 s in
     assert plain.capacity_rps == 4 and plain.basis == "measured"
@@ -171,3 +175,19 @@ def test_token_lengths_a_token_apart_are_one_kind_of_traffic():
         capacity_report(
             pd.concat([first, other]), CapacityQuery(model="m", gpu="h100-pcie", gpu_count=1)
         )
+
+
+def test_a_query_s_targets_are_named_as_targets_and_checked():
+    """One word, one meaning (issue 24): the P99s a capacity is computed at are the query's
+    `targets` (the report's JSON field of the same name), never a bare `ttft_p99_ms` beside the
+    measured and predicted P99s; a target must be positive."""
+    from pydantic import ValidationError
+
+    from fleetplan.planner.scenario import TrafficClass
+
+    with pytest.raises(ValidationError):
+        CapacityQuery(model="m", gpu="h100-pcie", gpu_count=1, ttft_p99_ms=46)
+    with pytest.raises(ValidationError, match=r"targets\.ttft_p99_ms"):
+        CapacityQuery(model="m", gpu="h100-pcie", gpu_count=1, targets={"ttft_p99_ms": 0})
+    chat = TrafficClass(name="chat", rate_rps=2, ttft_p99_ms=300, tpot_p99_ms=None)
+    assert LatencyTargets.of(chat) == LatencyTargets(ttft_p99_ms=300)

@@ -15,7 +15,7 @@ from fleetplan.services.scenario_defaults import default_scenario
 from fleetplan.warehouse import queries
 from fleetplan.warehouse.db import ENV_VAR, Warehouse
 from fleetplan.warehouse.reference import read_catalog
-from tests.support.paths import ROOT
+from tests.support.paths import MAIN
 
 pytestmark = pytest.mark.usefixtures("fresh_caches")
 
@@ -81,7 +81,7 @@ def test_the_plan_page_shows_a_carbon_figure_and_the_data_page_the_assumption(
     monkeypatch, sample_warehouse_path
 ):
     monkeypatch.setenv(ENV_VAR, str(sample_warehouse_path))
-    at = AppTest.from_file(str(ROOT / "app" / "main.py"), default_timeout=120).run()
+    at = AppTest.from_file(MAIN, default_timeout=120).run()
     assert not at.exception, at.exception
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["kgCO2e per month"] != "unknown"

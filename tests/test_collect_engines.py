@@ -236,6 +236,7 @@ def test_torch_backend_measures_a_config_with_random_weights(tmp_path):
     assert run.model == "config (random weights)" and len(run.points) == 2
 
 
+@pytest.mark.slow  # imports torch and transformers: tens of seconds
 @TORCH
 def test_bundled_8b_config_is_an_8b_llama():
     import torch

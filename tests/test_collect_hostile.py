@@ -18,41 +18,23 @@ from fleetplan.collectors.hardware import Hardware
 from fleetplan.collectors.requests_log import RequestResult, level_point
 from fleetplan.collectors.run_file import RunSetup, RunWriter, collector_run
 from fleetplan.collectors.suite import standard_suite
-from fleetplan.collectors.vllm_server import free_port
 from fleetplan.core.contract import RunFile
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.ingest import ingest_paths
 from fleetplan.warehouse.preview import Status
 from tests.support import hostile_server
-from tests.support.processes import fleetplan
+from tests.support.processes import fleetplan, local_servers
 
 SERVER = Path(hostile_server.__file__)
+# Each test starts a hostile server and most a `fleetplan collect` against it: slow.
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
 def hostile():
-    started = []
-
-    def start(mode: str) -> str:
-        port = free_port()
-        process = subprocess.Popen(
-            [sys.executable, str(SERVER), "--port", str(port), "--mode", mode]
-        )
-        started.append(process)
-        url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            try:
-                requests.get(f"{url}/debug/completions", timeout=1)
-                return url
-            except requests.ConnectionError:
-                time.sleep(0.1)
-        raise RuntimeError("the hostile server did not start")
-
-    yield start
-    for process in started:
-        process.kill()
-        process.wait()
+    """`start(mode)` -> the URL of a hostile server in that mode."""
+    with local_servers(SERVER, ready="/debug/completions") as started:
+        yield lambda mode: started("--mode", mode)
 
 
 def collect(url: str, out: Path, *options, model: str = hostile_server.MODEL, **kwargs):

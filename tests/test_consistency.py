@@ -200,6 +200,7 @@ def test_every_format_goes_through_the_check(monkeypatch):
     assert len(formats) >= len(registry.FORMATS) - 2
 
 
+@pytest.mark.slow  # imports every raw io.net file twice: about 10 s
 @needs_ionet
 def test_ingest_refuses_the_poisoned_file_and_the_warehouse_keeps_its_runs(
     sample_warehouse_path, tmp_path

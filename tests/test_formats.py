@@ -423,6 +423,7 @@ def every_tool_folder() -> tuple[list[Path], dict[Status, int]]:
     return [FORMATS, shared / AIPERF_REPO, shared / LLMPERF], {Status.IMPORTED: 3}
 
 
+@pytest.mark.slow  # imports a folder of every tool's outputs: about 10 s
 def test_folder_of_every_tool_imports_results_and_passes_over_the_rest(warehouse):
     options = ImportOptions(gpu="RTX 4090", gpu_count=1)
     folders, shared = every_tool_folder()

@@ -11,6 +11,7 @@ import random
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -52,6 +53,7 @@ def test_every_format_has_a_seed_file():
     assert {label.split(":")[0] for label in SEEDS} >= formats
 
 
+@pytest.mark.slow  # 500 fuzzed imports: over a minute
 def test_fuzzed_files_only_raise_project_errors_and_change_nothing(tmp_path):
     counts: Counter[str] = Counter()
     with Warehouse.open(tmp_path / "fuzz.duckdb") as warehouse:
@@ -72,6 +74,7 @@ def test_fuzzed_files_only_raise_project_errors_and_change_nothing(tmp_path):
     record("fuzz.json", counts, cases)
 
 
+@pytest.mark.slow  # 100 fuzzed pairs of files: several seconds
 def test_fuzzed_pairs_of_files_only_raise_project_errors(tmp_path):
     counts: Counter[str] = Counter()
     with Warehouse.open(tmp_path / "fuzz.duckdb") as warehouse:

@@ -26,10 +26,9 @@ from fleetplan.services.planning import (
 from fleetplan.services.scenario_link import scenario_to_link
 from fleetplan.warehouse.db import ENV_VAR, Warehouse
 from fleetplan.warehouse.preview import unexpected_error
+from tests.support.paths import MAIN, ROOT
 from tests.support.processes import fleetplan
 
-ROOT = Path(__file__).resolve().parents[1]
-MAIN = str(ROOT / "app" / "main.py")
 PROBE = "    backend: openai\n    model: m\n    base_url: http://{node_ip}:8000\n"
 
 

@@ -44,6 +44,7 @@ def _check_spot_figures(frame):
     assert qwen["total_throughput_tps"] == pytest.approx(1858.6, abs=0.05)
 
 
+@pytest.mark.slow  # imports all 120 raw io.net files: several seconds
 def test_all_120_files_import_with_every_level(ionet_dir, warehouse):
     outcomes = list(ingest_paths(warehouse, [ionet_dir]))
     assert len(outcomes) == 120
@@ -65,6 +66,7 @@ def test_all_120_files_import_with_every_level(ionet_dir, warehouse):
     _check_spot_figures(frame)
 
 
+@pytest.mark.slow  # imports all 120 raw io.net files twice
 def test_importing_the_raw_files_again_adds_nothing(ionet_dir, warehouse):
     list(ingest_paths(warehouse, [ionet_dir]))
     again = list(ingest_paths(warehouse, [ionet_dir]))

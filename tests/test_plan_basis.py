@@ -12,13 +12,14 @@ import pandas as pd
 import pytest
 
 from fleetplan.planner import GpuFacts, Scenario, plan
-from fleetplan.planner.report import POOL_COLUMNS, energy_view, summary
+from fleetplan.planner.report import POOL_COLUMNS, summary
 from fleetplan.services.exports import plan_inputs, sources_table
+from fleetplan.services.plan_views import energy_view
 from fleetplan.services.planning import plan_from_tables
 from fleetplan.services.scenario_defaults import default_scenario
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.queries import benchmark_points, gpu_catalog, gpu_prices, regions
-from tests.support.paths import ROOT
+from tests.support.paths import MAIN, ROOT
 from tests.support.planner_points import gpu, level, points, scenario
 from tests.support.processes import fleetplan
 
@@ -153,7 +154,7 @@ def test_the_plan_page_shows_the_mix_and_the_energy_bases(monkeypatch, sample_wa
     from fleetplan.warehouse.db import ENV_VAR
 
     monkeypatch.setenv(ENV_VAR, str(sample_warehouse_path))
-    at = AppTest.from_file(str(ROOT / "app" / "main.py"), default_timeout=120)
+    at = AppTest.from_file(MAIN, default_timeout=120)
     at.run()
     assert not at.exception, at.exception
     captions = [c.value for c in at.caption]

@@ -14,13 +14,8 @@ from fleetplan.planner.explain import explain, trade_off
 from fleetplan.planner.pools import totals_of
 from fleetplan.planner.report import (
     CSV_DIGITS,
-    capacities_view,
-    energy_view,
-    fleet_view,
     gpu_label,
     gpus_text,
-    levels_view,
-    pool_notes,
     pool_table,
     rate_text,
     rounded,
@@ -28,6 +23,13 @@ from fleetplan.planner.report import (
 )
 from fleetplan.planner.results import FleetPlan, ParetoPoint, Plan, PlanStatus, PoolPlan
 from fleetplan.planner.scenario import Scenario, TrafficClass
+from fleetplan.services.plan_views import (
+    capacities_view,
+    energy_view,
+    fleet_view,
+    levels_view,
+    pool_notes,
+)
 from fleetplan.services.planning import plan_from_tables
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.queries import benchmark_points, gpu_catalog
@@ -253,9 +255,22 @@ def test_pool_notes_are_shown_per_server(example_plan):
 
 
 def test_the_csv_has_no_float_noise(example_plan):
+    """The pool CSV and the fleet CSV (its carbon column and TOTAL row too) round every figure
+    to the one definition of its digits, `CSV_DIGITS`."""
+    from fleetplan.services.exports import TOTAL, fleet_table
+
     plan, _ = example_plan
-    table = rounded(pool_table(plan))
+    fleet = fleet_table(plan)
+    assert fleet["class"].iloc[-1] == TOTAL and "carbon_kgco2e_month" in fleet.columns
+    for table in (rounded(pool_table(plan)), fleet):
+        _rounded_to_csv_digits(table)
+
+
+def _rounded_to_csv_digits(table) -> None:
     for column, digits in CSV_DIGITS.items():
+        if column not in table.columns:
+            assert column == "carbon_kgco2e_month"  # the fleet CSV's alone
+            continue
         for value in table[column].dropna():
             if value != float("inf"):
                 assert value == round(value, digits), (column, value)
@@ -268,7 +283,6 @@ def test_the_level_behind_each_pool_says_what_traffic_it_was_measured_with(
     """Next to each pool: the traffic its capacity rests on (issue 13: a class planned on data
     of another shape must say so next to its pool), the one kind the planner keeps for it."""
     from fleetplan.planner.capacity import points_for_model, traffic_measured
-    from fleetplan.planner.report import levels_view
 
     with Warehouse.open(_sample_warehouse_template, read_only=True) as warehouse:
         points, catalog = benchmark_points(warehouse), gpu_catalog(warehouse)

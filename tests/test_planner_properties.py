@@ -151,6 +151,7 @@ def cost_of(rates, targets):
 target_choices = st.sampled_from([None, 50.0, 100.0, 200.0, 500.0, 2000.0])
 
 
+@pytest.mark.slow  # solves pairs of plans: about 15 s
 @settings(max_examples=40, deadline=None)
 @given(
     st.lists(st.floats(0.1, 30.0), min_size=1, max_size=3),
@@ -165,6 +166,7 @@ def test_more_demand_never_costs_less(rates, data):
     assert cost_of(more, targets) >= cost_of(rates, targets) - 1e-9
 
 
+@pytest.mark.slow  # solves 40 pairs of plans: about 15 s
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.floats(0.1, 30.0), min_size=1, max_size=3), st.data())
 def test_a_looser_target_never_costs_more(rates, data):

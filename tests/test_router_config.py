@@ -73,6 +73,7 @@ def _router(config: dict, monkeypatch, mocks: dict[str, object] | None = None):
     return litellm.Router(model_list=config["model_list"], **config["router_settings"])
 
 
+@pytest.mark.slow  # imports litellm (seconds) and routes 4000 requests
 def test_litellm_routes_each_class_to_its_pools_in_the_planned_proportions(monkeypatch):
     plan = _mixed_plan()
     router = _router(yaml.safe_load(litellm_config(plan)), monkeypatch)
@@ -86,6 +87,7 @@ def test_litellm_routes_each_class_to_its_pools_in_the_planned_proportions(monke
         assert chosen[pool] / picks == pytest.approx(share, abs=0.032)
 
 
+@pytest.mark.slow  # imports litellm (seconds)
 def test_litellm_falls_back_to_the_datacenter_pool_when_the_consumer_pool_is_down(monkeypatch):
     plan = _mixed_plan()
     config = yaml.safe_load(litellm_config(plan))

@@ -16,8 +16,9 @@ from fleetplan.planner.capacity import capacities
 from fleetplan.planner.intervals import overlap_notes, overlapping
 from fleetplan.planner.levels import Capacity, Configuration, server_label, with_servers
 from fleetplan.planner.plan import plan
-from fleetplan.planner.report import capacities_view, fleet_view, pool_table
+from fleetplan.planner.report import pool_table
 from fleetplan.planner.scenario import Scenario
+from fleetplan.services.plan_views import capacities_view, fleet_view
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.queries import benchmark_points
 from tests.support.planner_points import gpu, level, points, scenario
@@ -215,15 +216,16 @@ def test_ingest_stores_the_variant_a_file_lacks_and_refuses_another(tmp_path, wa
 
 
 def test_the_benchmarks_curves_draw_each_server_of_one_gpu_apart():
+    from fleetplan.services.capacity import LatencyTargets
     from fleetplan.services.load_views import benchmark_curves
 
     frame = _two_servers().assign(stable=True, load_basis=None, sustained_rps=None)
-    curves = benchmark_curves(frame, ttft_p99_ms=500, tpot_p99_ms=None)
+    curves = benchmark_curves(frame, targets=LatencyTargets(ttft_p99_ms=500))
     assert sorted(c.configuration for c in curves) == [
         "1x h100-pcie (tgi 3.0, bfloat16, TP 1)",
         "1x h100-pcie (vllm 0.8.5, bfloat16, TP 1, prefix-caching)",
     ]
-    one = benchmark_curves(frame[frame["engine"] == "tgi"], ttft_p99_ms=500, tpot_p99_ms=None)
+    one = benchmark_curves(frame[frame["engine"] == "tgi"], targets=LatencyTargets(ttft_p99_ms=500))
     assert [c.configuration for c in one] == ["1x h100-pcie"]  # one server: the GPUs say it
 
 

@@ -22,7 +22,7 @@ from fleetplan.services.benchmark_views import (
     priced_points,
     select_points,
 )
-from fleetplan.services.capacity import CapacityQuery, capacity_report
+from fleetplan.services.capacity import CapacityQuery, LatencyTargets, capacity_report
 from fleetplan.services.load_views import (
     CANNOT_TELL,
     KEPT_UP,
@@ -324,14 +324,19 @@ def test_benchmark_curves_judge_each_level_and_mark_the_capacity(sample):
     qwen = sample["points"][sample["points"]["model"].str.endswith(QWEN)]
     shapes = traffic_shapes(qwen)
     assert list(shapes) == ["sharegpt"]
-    curves = {c.configuration: c for c in benchmark_curves(qwen, ttft_p99_ms=46, tpot_p99_ms=None)}
+    curves = {
+        c.configuration: c for c in benchmark_curves(qwen, targets=LatencyTargets(ttft_p99_ms=46))
+    }
     assert list(curves) == ["1x h100-pcie", "2x rtx-4090", "4x rtx-4090", "8x rtx-4090"]
     h100 = curves["1x h100-pcie"]
     statuses = [lv.status for lv in h100.levels]
     # 1 and 4 req/s kept up; 8 too short to prove its rate, 16 and 32 bursts: cannot tell
     assert statuses.count(KEPT_UP) == 4 and statuses.count(CANNOT_TELL) == 6
     report = capacity_report(
-        sample["points"], CapacityQuery(model=QWEN, gpu="h100-pcie", gpu_count=1, ttft_p99_ms=46)
+        sample["points"],
+        CapacityQuery(
+            model=QWEN, gpu="h100-pcie", gpu_count=1, targets=LatencyTargets(ttft_p99_ms=46)
+        ),
     )
     assert h100.capacity_rps == report.capacity_rps and 1 < h100.capacity_rps < 4
     assert h100.capacity_ttft_p99_ms == pytest.approx(46)
@@ -376,7 +381,7 @@ def test_operating_points_put_each_pool_on_its_curve(sample):
     ]  # fmt: skip
     for pool, planned in zip(pools, result.recommended.pools, strict=True):
         assert pool.load_rps == pytest.approx(planned.rate_rps / planned.servers)
-        assert pool.ttft_p99_ms == planned.predicted_ttft_p99_ms
+        assert pool.predicted_ttft_p99_ms == planned.predicted_ttft_p99_ms
         # the curve's capacity at the class's targets is the pool's before the ceiling
         assert pool.curve.capacity_rps * scenario.max_utilization == pytest.approx(
             planned.capacity_rps_per_server

@@ -26,6 +26,7 @@ from fleetplan.services.benchmark_views import (
     series_gpus,
     with_source_kind,
 )
+from fleetplan.services.capacity import LatencyTargets
 from fleetplan.services.energy_views import (
     MEASURED,
     MODELLED,
@@ -175,7 +176,8 @@ with tabs[1]:
         carry_targets(plan_class, target, tpot_target)  # back into the plan's class
     shapes = traffic_shapes(subset)
     shape = inputs[2].selectbox("Traffic", list(shapes), key=f"w_curve_shape:{model}")
-    curves = benchmark_curves(shapes[shape], ttft_p99_ms=target, tpot_p99_ms=tpot_target or None)
+    targets = LatencyTargets(ttft_p99_ms=target, tpot_p99_ms=tpot_target or None)
+    curves = benchmark_curves(shapes[shape], targets=targets)
     for metric, metric_target in (("ttft", target), ("tpot", tpot_target or None)):
         figure = load_curves_figure(
             curves,

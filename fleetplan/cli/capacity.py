@@ -64,7 +64,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from fleetplan.core.errors import InputError
-    from fleetplan.services.capacity import CapacityQuery, capacity_from_warehouse
+    from fleetplan.services.capacity import (
+        CapacityQuery,
+        LatencyTargets,
+        capacity_from_warehouse,
+    )
     from fleetplan.warehouse.db import Warehouse
 
     query = CapacityQuery(
@@ -74,8 +78,7 @@ def run(args: argparse.Namespace) -> int:
         dataset=args.dataset,
         input_len=args.input_len,
         output_len=args.output_len,
-        ttft_p99_ms=args.ttft_p99,
-        tpot_p99_ms=args.tpot_p99,
+        targets=LatencyTargets(ttft_p99_ms=args.ttft_p99, tpot_p99_ms=args.tpot_p99),
         extrapolate=args.extrapolate,
         server=args.server,
         capacity_at=args.capacity_at or "low",

@@ -39,11 +39,26 @@ Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 KeptUp = Literal["kept up", "fell behind", "cannot tell"]
 
 
-class _Model(BaseModel):
+class _Schema(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class CapacityQuery(_Model):
+class LatencyTargets(_Schema):
+    """The P99 targets (ms) a capacity is computed at; None: no target on that metric. A
+    target, never a measurement: measured and predicted P99s have names of their own
+    (`CapacityLevel.ttft_p99_ms`, `CapacityReport.predicted_ttft_p99_ms`). The planner's pair of
+    them, as a cache key, is `planner.model_capacity.Targets` (docs/definitions.md)."""
+
+    ttft_p99_ms: Positive | None = None
+    tpot_p99_ms: Positive | None = None
+
+    @classmethod
+    def of(cls, traffic: TrafficClass) -> LatencyTargets:
+        """A scenario class's targets (its `ttft_p99_ms` and `tpot_p99_ms` fields)."""
+        return cls(ttft_p99_ms=traffic.ttft_p99_ms, tpot_p99_ms=traffic.tpot_p99_ms)
+
+
+class CapacityQuery(_Schema):
     """One configuration and traffic shape, and the P99 targets (a missing target: none)."""
 
     model: str = Field(min_length=1)
@@ -52,8 +67,7 @@ class CapacityQuery(_Model):
     dataset: str | None = None
     input_len: Annotated[int, Field(ge=1)] | None = None
     output_len: Annotated[int, Field(ge=1)] | None = None
-    ttft_p99_ms: Positive | None = None
-    tpot_p99_ms: Positive | None = None
+    targets: LatencyTargets = Field(default_factory=LatencyTargets)
     extrapolate: bool = False  # past the highest stable level, toward saturation
     # The server (engine, version, dtype, TP, variant: `planner.levels.server_label`) or its
     # variant label: needed only where the configuration was measured with several servers.
@@ -64,12 +78,7 @@ class CapacityQuery(_Model):
     model_config_path: str | None = None
 
 
-class Targets(_Model):
-    ttft_p99_ms: float | None
-    tpot_p99_ms: float | None
-
-
-class CapacityLevel(_Model):
+class CapacityLevel(_Schema):
     """A measured level of the configuration, as the curve judged it."""
 
     offered_rps: float
@@ -84,7 +93,7 @@ class CapacityLevel(_Model):
     level_index: int
 
 
-class LevelBound(_Model):
+class LevelBound(_Schema):
     """A level of the configuration against its server's physical bounds."""
 
     run_id: str
@@ -97,7 +106,7 @@ class LevelBound(_Model):
     flags: list[str]  # what the level claims beyond them; empty: nothing
 
 
-class ServerBounds(_Model):
+class ServerBounds(_Schema):
     """The server's physical bounds (`planner.bounds`), per level, and what they rest on."""
 
     architecture: str | None  # where the model's figures come from; None: no architecture
@@ -110,13 +119,13 @@ class ServerBounds(_Model):
     note: str | None = None  # why there are none, where there are none
 
 
-class CapacityReport(_Model):
+class CapacityReport(_Schema):
     model: str
     gpu_model: str
     gpu_count: int
     server: str = ""  # engine, version, dtype, TP and variant in words; "" where none is said
     traffic: str  # the traffic shape, in words
-    targets: Targets
+    targets: LatencyTargets
     extrapolate: bool
     capacity_rps: float  # 0.0 when no rate meets the targets (`reason` says why)
     # The capacity's interval (one value where the curve gives one) and which end capacity_rps is.
@@ -241,14 +250,16 @@ def _level(level: CurveLevel) -> CapacityLevel:
 def report_of(rows: pd.DataFrame, query: CapacityQuery, curve: LoadCurve) -> CapacityReport:
     """The report of one configuration's levels (`configuration_points`) and their curve."""
     estimate = curve.capacity(
-        ttft_p99_ms=query.ttft_p99_ms,
-        tpot_p99_ms=query.tpot_p99_ms,
+        ttft_p99_ms=query.targets.ttft_p99_ms,
+        tpot_p99_ms=query.targets.tpot_p99_ms,
         extrapolate=query.extrapolate,
     )
     first = with_servers(rows).iloc[0]
     # The interval as the planner plans it (planner.levels.Capacity.at_end): "low" what the
     # stable levels prove, "mid" the curve's estimate, "high" the most the data supports.
-    interval = curve.interval(ttft_p99_ms=query.ttft_p99_ms, tpot_p99_ms=query.tpot_p99_ms)
+    interval = curve.interval(
+        ttft_p99_ms=query.targets.ttft_p99_ms, tpot_p99_ms=query.targets.tpot_p99_ms
+    )
     low = interval.rps_low if interval.rps_low is not None else estimate.capacity_rps
     high = interval.rps_high if interval.rps_high is not None else max(low, estimate.capacity_rps)
     mid = min(max(estimate.capacity_rps, low), high)
@@ -262,7 +273,7 @@ def report_of(rows: pd.DataFrame, query: CapacityQuery, curve: LoadCurve) -> Cap
         rps_high=high,
         capacity_at=query.capacity_at,
         traffic=describe_shape(rows),
-        targets=Targets(ttft_p99_ms=query.ttft_p99_ms, tpot_p99_ms=query.tpot_p99_ms),
+        targets=query.targets,
         extrapolate=query.extrapolate,
         capacity_rps=value,
         basis=Basis(estimate.basis).value,
@@ -270,7 +281,7 @@ def report_of(rows: pd.DataFrame, query: CapacityQuery, curve: LoadCurve) -> Cap
         predicted_ttft_p99_ms=estimate.ttft_p99_ms,
         predicted_tpot_p99_ms=estimate.tpot_p99_ms,
         measured_rule_rps=measured_rule(
-            rows, ttft_p99_ms=query.ttft_p99_ms, tpot_p99_ms=query.tpot_p99_ms
+            rows, ttft_p99_ms=query.targets.ttft_p99_ms, tpot_p99_ms=query.targets.tpot_p99_ms
         ),
         saturation_rps=curve.saturation_rps,
         levels=[_level(level) for level in curve.levels],

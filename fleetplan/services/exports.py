@@ -27,7 +27,7 @@ import pandas as pd
 
 from fleetplan.core.tabular import neutralise
 from fleetplan.planner.economics import GpuFacts
-from fleetplan.planner.report import CSV_DIGITS, pool_table, rounded
+from fleetplan.planner.report import FLEET_FIGURES, pool_table, rounded
 from fleetplan.planner.results import Plan
 from fleetplan.planner.scenario import HOURS_PER_YEAR, Scenario
 from fleetplan.services.planning import facts_from_catalog
@@ -232,14 +232,15 @@ def plan_csv(plan: Plan) -> str:
 def fleet_table(plan: Plan) -> pd.DataFrame:
     """The recommended fleet alone, one row per pool with its carbon (operational + embodied)
     and a last row `class` = TOTAL: its GPUs, servers, $/h, $/month, power, energy and
-    kgCO2e/month (from the plan's totals; unknown where any pool's is)."""
+    kgCO2e/month (from the plan's totals; unknown where any pool's is); every figure rounded
+    to the CSV's digits (`planner.report.CSV_DIGITS`)."""
     table = pool_rows(plan, include_baselines=False)
     operational, embodied = table["operational_kgco2e_month"], table["embodied_kgco2e_month"]
     at = list(table.columns).index("host_embodied_kgco2e_month") + 1
-    table.insert(at, "carbon_kgco2e_month", (operational + embodied).round(3))
+    table.insert(at, "carbon_kgco2e_month", operational + embodied)
     totals = plan.recommended.totals
     if totals is None:
-        return table
+        return rounded(table)
     row: dict[str, Any] = {
         "scenario": neutralise(plan.scenario),
         "fleet": plan.recommended.name,
@@ -250,21 +251,13 @@ def fleet_table(plan: Plan) -> pd.DataFrame:
         "rate_rps": float(table["rate_rps"].sum()),
     }
     for name in (
-        "hourly_cost_usd",
-        "monthly_cost_usd",
-        "power_kw",
-        "gpu_energy_kwh_month",
-        "facility_energy_kwh_month",
-        "operational_kgco2e_month",
-        "embodied_kgco2e_month",
-        "host_embodied_kgco2e_month",
+        *FLEET_FIGURES,
         "carbon_kgco2e_month",
         "output_tokens_per_s",
         "total_tokens_per_s",
     ):
-        value = getattr(totals, name)
-        row[name] = value if value is None else round(value, CSV_DIGITS.get(name, 3))
-    return pd.concat([table, pd.DataFrame([row])], ignore_index=True)[table.columns]
+        row[name] = getattr(totals, name)
+    return rounded(pd.concat([table, pd.DataFrame([row])], ignore_index=True)[table.columns])
 
 
 def fleet_csv(plan: Plan) -> str:

@@ -23,7 +23,7 @@ from fleetplan.planner.load_model import LoadCurve, Metric, fit_curve
 from fleetplan.planner.results import Plan
 from fleetplan.planner.scenario import Scenario
 from fleetplan.services.benchmark_views import series_label
-from fleetplan.services.capacity import describe_shape
+from fleetplan.services.capacity import LatencyTargets, describe_shape
 from fleetplan.services.outliers import level_outliers
 from fleetplan.warehouse.queries import configuration_label
 
@@ -77,8 +77,7 @@ def traffic_shapes(points: pd.DataFrame) -> dict[str, pd.DataFrame]:
 def configuration_curve(
     rows: pd.DataFrame,
     *,
-    ttft_p99_ms: float | None,
-    tpot_p99_ms: float | None,
+    targets: LatencyTargets,
     curve: LoadCurve | None = None,
     server: str = "",
 ) -> ConfigurationCurve:
@@ -87,7 +86,7 @@ def configuration_curve(
     curve = curve or fit_curve(rows)
     # the planner's capacity (`LoadCurve.interval`: to saturation by the queue form where the
     # targets hold at every stable level), so that the page and the plan agree
-    estimate = curve.interval(ttft_p99_ms=ttft_p99_ms, tpot_p99_ms=tpot_p99_ms)
+    estimate = curve.interval(ttft_p99_ms=targets.ttft_p99_ms, tpot_p99_ms=targets.tpot_p99_ms)
     first = rows.iloc[0]
     questioned = level_outliers(curve.levels)
     label = configuration_label(first["gpu_model"], first["gpu_count"])
@@ -119,9 +118,7 @@ def configuration_curve(
     )
 
 
-def benchmark_curves(
-    points: pd.DataFrame, *, ttft_p99_ms: float | None, tpot_p99_ms: float | None
-) -> list[ConfigurationCurve]:
+def benchmark_curves(points: pd.DataFrame, *, targets: LatencyTargets) -> list[ConfigurationCurve]:
     """Each configuration's curve, from points of one model and one traffic shape; a user's own
     runs (`source_kind`) make a curve apart from the published ones."""
     apart = ["source_kind"] if "source_kind" in points.columns else []
@@ -130,8 +127,7 @@ def benchmark_curves(
     return [
         configuration_curve(
             rows,
-            ttft_p99_ms=ttft_p99_ms,
-            tpot_p99_ms=tpot_p99_ms,
+            targets=targets,
             server=str(server) if servers[(gpu, count)] > 1 else "",
         )
         for (gpu, count, server, *_), rows in points.groupby(
@@ -163,8 +159,8 @@ class PoolOperatingPoint:
     configuration: str
     curve: ConfigurationCurve  # capacity at the class's targets, before the ceiling
     load_rps: float  # the pool's planned load per server
-    ttft_p99_ms: float | None  # predicted there (None: the curve says nothing there)
-    tpot_p99_ms: float | None
+    predicted_ttft_p99_ms: float | None  # there (None: the curve says nothing there)
+    predicted_tpot_p99_ms: float | None
     targets: dict[str, float | None] = field(default_factory=dict)  # "ttft"/"tpot" -> ms
 
     @property
@@ -189,8 +185,7 @@ def operating_points(
         several = same_gpus[SERVER].nunique() > 1
         curve = configuration_curve(
             rows,
-            ttft_p99_ms=traffic.ttft_p99_ms,
-            tpot_p99_ms=traffic.tpot_p99_ms,
+            targets=LatencyTargets.of(traffic),
             server=pool.server if several else "",
         )
         out.append(
@@ -199,8 +194,8 @@ def operating_points(
                 configuration=curve.configuration,
                 curve=curve,
                 load_rps=pool.rate_per_server_rps,
-                ttft_p99_ms=pool.predicted_ttft_p99_ms,
-                tpot_p99_ms=pool.predicted_tpot_p99_ms,
+                predicted_ttft_p99_ms=pool.predicted_ttft_p99_ms,
+                predicted_tpot_p99_ms=pool.predicted_tpot_p99_ms,
                 targets={"ttft": traffic.ttft_p99_ms, "tpot": traffic.tpot_p99_ms},
             )
         )

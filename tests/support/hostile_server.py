@@ -13,9 +13,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import json
 
 from aiohttp import web
+
+try:
+    from tests.support.openai_stub import Words, end_stream, finish, openai_app, serve, sse
+except ModuleNotFoundError:  # run as a script (python tests/support/...): its folder is on the path
+    from openai_stub import Words, end_stream, finish, openai_app, serve, sse
 
 MODEL = "hostile"
 LIMIT_S = 60.0  # the longest any answer of this server lasts
@@ -66,17 +70,9 @@ LONG_MODEL = "m" * 244
 
 
 def make_app(mode: str) -> web.Application:
-    vocab: dict[str, int] = {}
-    words: list[str] = []
+    words = Words()
     count = {"completions": 0}
     model = LONG_MODEL if mode == "long-model" else MODEL
-
-    def token_ids(text: str) -> list[int]:
-        for word in text.split():
-            if word not in vocab:
-                vocab[word] = len(words)
-                words.append(word)
-        return [vocab[word] for word in text.split()]
 
     async def models(request: web.Request) -> web.StreamResponse:
         if mode == "models-html":
@@ -110,12 +106,8 @@ def make_app(mode: str) -> web.Application:
             return web.json_response({"tokens": [], "count": 0})
         if mode == "tokenize-string":
             return web.json_response({"tokens": "no", "count": 2})
-        ids = token_ids(body["prompt"])
+        ids = words.token_ids(body["prompt"])
         return web.json_response({"tokens": ids, "count": len(ids)})
-
-    async def detokenize(request: web.Request) -> web.Response:
-        body = await request.json()
-        return web.json_response({"prompt": " ".join(words[i] for i in body["tokens"])})
 
     async def completions(request: web.Request) -> web.StreamResponse:
         body = await request.json()
@@ -125,7 +117,7 @@ def make_app(mode: str) -> web.Application:
             await asyncio.sleep(LIMIT_S)
         if hostile and mode == "http500-escapes":
             return web.Response(status=500, text=ESCAPES)
-        prompt_tokens = len(token_ids(body["prompt"]))
+        prompt_tokens = len(words.token_ids(body["prompt"]))
         tokens = int(body["max_tokens"])
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await response.prepare(request)
@@ -137,8 +129,7 @@ def make_app(mode: str) -> web.Application:
 
     async def _stream(response: web.StreamResponse, mode: str, tokens: int, prompt: int) -> None:
         def chunk(i: int) -> bytes:
-            text = {"choices": [{"index": 0, "text": f" t{i}", "finish_reason": None}]}
-            return b"data: " + json.dumps(text).encode() + b"\n\n"
+            return sse({"choices": [{"index": 0, "text": f" t{i}", "finish_reason": None}]})
 
         if mode == "comments":
             while True:
@@ -170,33 +161,25 @@ def make_app(mode: str) -> web.Application:
                 elif i % 100 == 0:
                     await asyncio.sleep(0)
         usage = USAGE.get(mode, {"prompt_tokens": prompt, "completion_tokens": tokens})
-        if usage == "1e400":
-            await response.write(
-                b'data: {"choices": [], "usage": {"prompt_tokens": 8, "completion_tokens": 1e400}}'
-                b"\n\n"
-            )
-        else:
-            await response.write(
-                b"data: " + json.dumps({"choices": [], "usage": usage}).encode() + b"\n\n"
-            )
-        await response.write(b"data: [DONE]\n\n")
-        await response.write_eof()
+        if usage != "1e400":
+            await end_stream(response, usage)
+            return
+        await response.write(
+            b'data: {"choices": [], "usage": {"prompt_tokens": 8, "completion_tokens": 1e400}}\n\n'
+        )
+        await finish(response)
 
     async def completions_seen(_: web.Request) -> web.Response:
         return web.json_response(count)
 
-    app = web.Application()
-    app.add_routes(
-        [
-            web.get("/v1/models", models),
-            web.get("/version", version),
-            web.post("/tokenize", tokenize),
-            web.post("/detokenize", detokenize),
-            web.post("/v1/completions", completions),
-            web.get("/debug/completions", completions_seen),
-        ]
+    return openai_app(
+        words,
+        completions=completions,
+        debug=("completions", completions_seen),
+        models=models,
+        version=version,
+        tokenize=tokenize,
     )
-    return app
 
 
 def main() -> None:
@@ -204,7 +187,7 @@ def main() -> None:
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--mode", choices=MODES, default="none")
     args = parser.parse_args()
-    web.run_app(make_app(args.mode), host="127.0.0.1", port=args.port, print=None, access_log=None)
+    serve(make_app(args.mode), args.port)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -83,3 +83,33 @@ def served_dashboard(warehouse: Path, **popen: object) -> Iterator[tuple[str, su
     finally:
         process.terminate()
         process.wait(timeout=20)
+
+
+@contextmanager
+def local_servers(script: Path, ready: str = "/v1/models") -> Iterator[Callable[..., str]]:
+    """Start `python SCRIPT --port P ARGS...` on free ports, each on call (`start(*args)` -> its
+    URL, once `ready` answers with anything but a connection error, within 20 s); every server
+    started is killed at the end."""
+    started: list[subprocess.Popen] = []
+
+    def start(*args: object) -> str:
+        port = free_port()
+        command = [sys.executable, str(script), "--port", str(port), *map(str, args)]
+        process = subprocess.Popen(command)
+        started.append(process)
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                requests.get(f"{url}{ready}", timeout=1)
+                return url
+            except requests.ConnectionError:
+                time.sleep(0.1)
+        raise RuntimeError(f"the test server {script.name} did not start")
+
+    try:
+        yield start
+    finally:
+        for process in started:
+            process.kill()
+            process.wait()

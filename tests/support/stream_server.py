@@ -22,12 +22,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import heapq
-import json
 import os
 import time
 from collections import deque
 
 from aiohttp import web
+
+try:
+    from tests.support.openai_stub import Words, end_stream, openai_app, serve, sse
+except ModuleNotFoundError:  # run as a script (python tests/support/...): its folder is on the path
+    from openai_stub import Words, end_stream, openai_app, serve, sse
 
 MODEL = "stream-test"
 
@@ -87,37 +91,12 @@ class Slots:
 
 
 def make_app(ttft_s: float, tpot_s: float, fault: str, slots: int = 0) -> web.Application:
-    vocab: dict[str, int] = {}
+    words = Words()
     # prompt -> when it arrived, joined the queue, began generating, first and last write
     timings: dict[str, dict[str, float]] = {}
-    words: list[str] = []
     started = {"count": 0}
     generating = Slots(slots)
     die_after = int(fault.split("=")[1]) if fault.startswith("die-after=") else None
-
-    def token_ids(text: str) -> list[int]:
-        ids = []
-        for word in text.split():
-            if word not in vocab:
-                vocab[word] = len(words)
-                words.append(word)
-            ids.append(vocab[word])
-        return ids
-
-    async def models(_: web.Request) -> web.Response:
-        return web.json_response({"object": "list", "data": [{"id": MODEL, "object": "model"}]})
-
-    async def version(_: web.Request) -> web.Response:
-        return web.json_response({"version": "test-0"})
-
-    async def tokenize(request: web.Request) -> web.Response:
-        body = await request.json()
-        ids = token_ids(body["prompt"])
-        return web.json_response({"tokens": ids, "count": len(ids)})
-
-    async def detokenize(request: web.Request) -> web.Response:
-        body = await request.json()
-        return web.json_response({"prompt": " ".join(words[i] for i in body["tokens"])})
 
     async def completions(request: web.Request) -> web.StreamResponse:
         arrived = time.perf_counter()
@@ -127,7 +106,7 @@ def make_app(ttft_s: float, tpot_s: float, fault: str, slots: int = 0) -> web.Ap
             os._exit(1)  # the server dies mid-level
         if fault == "http500":
             return web.json_response({"error": "boom"}, status=500)
-        prompt_tokens = len(token_ids(body["prompt"]))
+        prompt_tokens = len(words.token_ids(body["prompt"]))
         record = timings.setdefault(body["prompt"], {"arrived": arrived})
         count = int(body["max_tokens"])
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
@@ -162,7 +141,7 @@ def make_app(ttft_s: float, tpot_s: float, fault: str, slots: int = 0) -> web.Ap
                 "model": MODEL,
                 "choices": [{"index": 0, "text": f" t{i}", "finish_reason": None}],
             }
-            await response.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
+            await response.write(sse(chunk))
             record.setdefault("first_write", time.perf_counter())
             record["last_write"] = time.perf_counter()
         usage = {
@@ -170,28 +149,13 @@ def make_app(ttft_s: float, tpot_s: float, fault: str, slots: int = 0) -> web.Ap
             "completion_tokens": count,
             "total_tokens": prompt_tokens + count,
         }
-        await response.write(
-            b"data: " + json.dumps({"choices": [], "usage": usage}).encode() + b"\n\n"
-        )
-        await response.write(b"data: [DONE]\n\n")
-        await response.write_eof()
+        await end_stream(response, usage)
 
     async def debug_timings(_: web.Request) -> web.Response:
         # perf_counter is CLOCK_MONOTONIC on Linux: comparable with the client's in another process
         return web.json_response(timings)
 
-    app = web.Application()
-    app.add_routes(
-        [
-            web.get("/v1/models", models),
-            web.get("/version", version),
-            web.post("/tokenize", tokenize),
-            web.post("/detokenize", detokenize),
-            web.post("/v1/completions", completions),
-            web.get("/debug/timings", debug_timings),
-        ]
-    )
-    return app
+    return openai_app(words, model=MODEL, completions=completions, debug=("timings", debug_timings))
 
 
 def main() -> None:
@@ -202,13 +166,7 @@ def main() -> None:
     parser.add_argument("--fault", default="none")
     parser.add_argument("--slots", type=int, default=0, help="completions generated at once")
     args = parser.parse_args()
-    web.run_app(
-        make_app(args.ttft_ms / 1000, args.tpot_ms / 1000, args.fault, args.slots),
-        host="127.0.0.1",
-        port=args.port,
-        print=None,
-        access_log=None,
-    )
+    serve(make_app(args.ttft_ms / 1000, args.tpot_ms / 1000, args.fault, args.slots), args.port)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,103 @@
+"""Which tests are slow, so that `make test-fast` (`pytest -m 'not slow'`) leaves them out.
+
+Marked by hand: the engine, browser and Ray tests, and the modules whose every test runs the
+dashboard in AppTest or starts a hostile server. Marked here, at collection
+(`conftest.pytest_collection_modifyitems`): every other test that starts a process of its own,
+which costs seconds each (an interpreter importing pandas, DuckDB and scipy, or a Streamlit run):
+
+- through a fixture that starts one (`PROCESS_FIXTURES`, or a fixture that calls a starter);
+- by calling a starter (`starters()`: the `fleetplan` command, AppTest, a served dashboard,
+  another process holding a warehouse, `subprocess.Popen` or `subprocess.run`), itself or
+  through a helper function of its module that it calls.
+
+`pytest -m slow --collect-only -q` lists them; `make test` runs them all.
+"""
+
+from __future__ import annotations
+
+import inspect
+import subprocess
+import types
+from collections.abc import Iterable
+
+import pytest
+
+# Fixtures that start a process: a test server, the dashboard, a browser, a Ray cluster.
+PROCESS_FIXTURES = frozenset({"stream_server", "dashboard_url", "browser_page", "ray_cluster"})
+
+
+def starters() -> tuple[object, ...]:
+    """What starts a process when a test calls it."""
+    from streamlit.testing.v1 import AppTest
+
+    from tests.support import processes
+
+    return (
+        processes.fleetplan,
+        processes.served_dashboard,
+        processes.held_by_another_process,
+        processes.local_servers,
+        AppTest,
+        AppTest.from_file,
+        subprocess.Popen,
+        subprocess.run,
+    )
+
+
+def _codes(code: types.CodeType) -> Iterable[types.CodeType]:
+    """A function's code and the code of the functions and lambdas inside it."""
+    yield code
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield from _codes(const)
+
+
+def _imports(code: types.CodeType, starter: object) -> bool:
+    """Whether `code` imports `starter` by name from its module or a package above it (`from
+    streamlit.testing.v1 import AppTest`)."""
+    module = getattr(starter, "__module__", None)
+    name = getattr(starter, "__qualname__", "").split(".")[0]
+    if not module or name not in code.co_names:
+        return False
+    return any(module == n or module.startswith(f"{n}.") for n in code.co_names)
+
+
+def calls_a_starter(function: object, known: tuple[object, ...]) -> bool:
+    """Whether `function`, or a function of its module that it names (followed to any depth),
+    names one of `known` (by identity) among its globals, or as an attribute of a module."""
+    seen: set[types.CodeType] = set()
+    todo = [function]
+    while todo:
+        func = inspect.unwrap(todo.pop())
+        code = getattr(func, "__code__", None)
+        if code is None or code in seen:
+            continue
+        seen.add(code)
+        for part in _codes(code):
+            if any(_imports(part, starter) for starter in known):
+                return True  # imported inside the function: a local name, not a global
+            for name in part.co_names:
+                value = func.__globals__.get(name)
+                if isinstance(value, types.ModuleType):
+                    found = [getattr(value, attr, None) for attr in part.co_names]
+                else:
+                    found = [value]
+                if any(v is starter for v in found for starter in known):
+                    return True
+                if isinstance(value, types.FunctionType) and value.__module__ == func.__module__:
+                    todo.append(value)
+    return False
+
+
+def mark_process_tests(items: list[pytest.Item]) -> None:
+    """Mark `slow` each test that starts a process (see the module's docstring)."""
+    known = starters()
+    for item in items:
+        if item.get_closest_marker("slow") or not isinstance(item, pytest.Function):
+            continue
+        fixtures = item._fixtureinfo.name2fixturedefs  # the fixtures it uses, with theirs
+        started = bool(PROCESS_FIXTURES & set(item.fixturenames))
+        started = started or calls_a_starter(item.function, known)
+        started = started or any(calls_a_starter(d[-1].func, known) for d in fixtures.values())
+        if started:
+            item.add_marker(pytest.mark.slow)
