@@ -147,7 +147,7 @@ def _undominated(states, limits):
     for s in sorted(set(states)):
         if limits.budget_usd_per_day is not None and s[1] > limits.budget_usd_per_day + 1e-9:
             continue
-        if limits.carbon_kg_per_day is not None and s[2] > limits.carbon_kg_per_day + 1e-9:
+        if limits.carbon_cap_kg_per_day is not None and s[2] > limits.carbon_cap_kg_per_day + 1e-9:
             continue
         if not any(
             k[0] <= s[0] and k[1] <= s[1] and k[2] <= s[2]
