@@ -35,7 +35,7 @@ Where things live (a module here imports the module that defines a name, never t
 that would be an import cycle through this file, which imports them all):
 - `scenario`: the input contract (a `Scenario` of traffic classes, GPU offers, sites, objective).
 - `capacity`: capacity of one server of a configuration for a class, by the scenario's rule:
-  `model_capacity` (on the latency-against-load curve of `load_model`, whose levels, saturation
+  `curve_capacity` (on the latency-against-load curve of `load_model`, whose levels, saturation
   and queue form are in `curve_levels`) or `measured_capacity` (today's rule, and the latency
   model's fallback); the types are in `levels`. To add a rule: a module
   beside those two that returns `Capacity`s with their basis, a value of `scenario.CapacityRule`,

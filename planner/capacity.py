@@ -1,6 +1,6 @@
 """Capacity of one server of a configuration for one traffic class, by the scenario's rule.
 
-- `capacity_rule: "model"` (the default, `model_capacity`): the highest rate whose P99s the
+- `capacity_rule: "model"` (the default, `curve_capacity`): the highest rate whose P99s the
   configuration's latency-against-load curve predicts within the class's targets, times the
   utilisation ceiling; where the curve cannot say, today's measured rule, labelled so.
 - `capacity_rule: "measured"` (`measured_capacity`): today's rule, the highest achieved throughput
@@ -19,6 +19,7 @@ from dataclasses import replace
 import pandas as pd
 
 from fleetplan.core.errors import InputError
+from fleetplan.planner.curve_capacity import Curves, curve_capacity, fallback
 from fleetplan.planner.levels import (
     BEHIND_FRACTION,
     CONFIG_KEYS,
@@ -28,7 +29,6 @@ from fleetplan.planner.levels import (
     with_servers,
 )
 from fleetplan.planner.measured_capacity import measured_capacities
-from fleetplan.planner.model_capacity import Curves, fallback, model_capacity
 from fleetplan.planner.scenario import CapacityRule, Scenario, TrafficClass
 
 # Re-exported: planner modules and tests have always found them here.
@@ -163,7 +163,7 @@ def _class_capacities(
             replace(c, curve=fitted[c.configuration].source) if c.configuration in fitted else c
             for c in measured_capacities(points, traffic, configs, max_utilization)
         ]
-    found = {c: model_capacity(traffic, c, fitted.get(c), max_utilization) for c in configs}
+    found = {c: curve_capacity(traffic, c, fitted.get(c), max_utilization) for c in configs}
     missing = [c for c, capacity in found.items() if capacity is None]
     if missing:  # the curve cannot say: today's rule, labelled (one pass for all of them)
         for measured in measured_capacities(points, traffic, missing, max_utilization):

@@ -1,7 +1,7 @@
 """What a capacity is made of: a configuration (GPU model x GPUs per server x the server: engine,
 engine version, dtype, tensor parallelism and a free variant label), the measured level a
 capacity rests on, and the capacity of one server of a configuration for one traffic class with
-the basis it was found on. Both capacity rules (`measured_capacity`, `model_capacity`) build these;
+the basis it was found on. Both capacity rules (`measured_capacity`, `curve_capacity`) build these;
 `capacity` chooses the rule.
 
 A capacity is an interval, `rps_low` to `rps_high` (per server, after the utilisation ceiling, as
@@ -21,7 +21,7 @@ from fleetplan.planner.load_model import LoadCurve, fit_curve
 from fleetplan.planner.scenario import CapacityAt
 
 # The columns `load_model.fit_curve` reads (its docstring lists them): curves are fitted from
-# these alone (`model_capacity.Curves`), since copying wide rows is much of a fit's time.
+# these alone (`curve_capacity.Curves`), since copying wide rows is much of a fit's time.
 CURVE_COLUMNS = (
     "run_id",
     "level_index",

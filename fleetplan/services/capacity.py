@@ -47,7 +47,7 @@ class LatencyTargets(_Schema):
     """The P99 targets (ms) a capacity is computed at; None: no target on that metric. A
     target, never a measurement: measured and predicted P99s have names of their own
     (`CapacityLevel.ttft_p99_ms`, `CapacityReport.predicted_ttft_p99_ms`). The planner's pair of
-    them, as a cache key, is `planner.model_capacity.Targets` (docs/definitions.md)."""
+    them, as a cache key, is `planner.curve_capacity.TargetPair` (docs/definitions.md)."""
 
     ttft_p99_ms: Positive | None = None
     tpot_p99_ms: Positive | None = None

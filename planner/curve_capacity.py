@@ -1,5 +1,5 @@
-"""The model rule (`capacity_rule: "model"`, the default): a server's capacity for a class comes
-from its configuration's latency-against-load curve (`load_model.fit_curve`) as an interval
+"""The curve rule (`capacity_rule: "model"`, the default; "model" is the latency model): a
+server's capacity for a class comes from its configuration's latency-against-load curve (`load_model.fit_curve`) as an interval
 (`LoadCurve.interval`): `rps_low`, the highest rate the stable levels prove within the class's
 targets (measured or interpolated); `capacity_rps`, the planned value (the same, or, where the
 targets hold at every stable level and a saturation is known, the highest rate whose P99s the
@@ -38,9 +38,9 @@ from fleetplan.planner.load_model import CapacityEstimate, LoadCurve
 from fleetplan.planner.measured_capacity import best_p99s
 from fleetplan.planner.scenario import TrafficClass
 
-Targets = tuple[float | None, float | None]  # P99 TTFT, P99 TPOT (ms); None: no target
+TargetPair = tuple[float | None, float | None]  # P99 TTFT, P99 TPOT (ms); None: no target
 Shape = tuple[object, object, object]  # (dataset, input_len, output_len); None where absent
-MODEL = "model"
+CURVE_RULE = "model"  # the public value of `capacity_rule` for this rule (docs/definitions.md)
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +52,7 @@ class Fitted:
     source: LazyCurve  # the curve, fitted on first use
     points: pd.DataFrame  # every column of the traffic shape's points (all configurations)
     best: tuple[float | None, float | None]  # lowest P99 TTFT and TPOT measured (for messages)
-    answers: dict[Targets, tuple[CapacityEstimate, Level | None]] = field(default_factory=dict)
+    answers: dict[TargetPair, tuple[CapacityEstimate, Level | None]] = field(default_factory=dict)
     _labels: dict[tuple[str, int], object] = field(default_factory=dict)  # rows by level
     _levels: dict[tuple[str, int], Level] = field(default_factory=dict)
 
@@ -135,7 +135,7 @@ def why_not(curve: LoadCurve, traffic: TrafficClass) -> str | None:
     return None
 
 
-def model_capacity(
+def curve_capacity(
     traffic: TrafficClass,
     configuration: Configuration,
     fitted: Fitted | None,
@@ -158,7 +158,7 @@ def model_capacity(
         return Capacity(
             capacity_rps=0.0,
             level=None,
-            basis=MODEL,
+            basis=CURVE_RULE,
             before_ceiling_rps=0.0,
             rps_low=0.0,
             rps_high=0.0,
@@ -168,7 +168,7 @@ def model_capacity(
     return Capacity(
         capacity_rps=estimate.capacity_rps * max_utilization,
         level=level,
-        basis=f"{MODEL}: {estimate.words}",
+        basis=f"{CURVE_RULE}: {estimate.words}",
         before_ceiling_rps=estimate.capacity_rps,
         rps_low=(estimate.rps_low or 0.0) * max_utilization,
         rps_high=None if high is None else high * max_utilization,
