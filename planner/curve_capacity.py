@@ -1,6 +1,6 @@
 """The curve rule (`capacity_rule: "model"`, the default; "model" is the latency model): a
-server's capacity for a class comes from its configuration's latency-against-load curve (`load_model.fit_curve`) as an interval
-(`LoadCurve.interval`): `rps_low`, the highest rate the stable levels prove within the class's
+server's capacity for a class comes from its configuration's latency-against-load curve
+(`load_model.fit_curve`) as an interval (`LoadCurve.interval`): `rps_low`, the highest rate the stable levels prove within the class's
 targets (measured or interpolated); `capacity_rps`, the planned value (the same, or, where the
 targets hold at every stable level and a saturation is known, the highest rate whose P99s the
 queue form predicts within them); `rps_high`, the next stable level that failed the targets, or
