@@ -1,12 +1,13 @@
-"""The curve rule (`capacity_rule: "model"`, the default; "model" is the latency model): a
-server's capacity for a class comes from its configuration's latency-against-load curve
-(`load_model.fit_curve`) as an interval (`LoadCurve.interval`): `rps_low`, the highest rate the stable levels prove within the class's
-targets (measured or interpolated); `capacity_rps`, the planned value (the same, or, where the
-targets hold at every stable level and a saturation is known, the highest rate whose P99s the
-queue form predicts within them); `rps_high`, the next stable level that failed the targets, or
-the saturation (None: not known). All three times the utilisation ceiling, as headroom; `basis`
-says which ("model: measured: kept up at 4 req/s; not measured above", "model: interpolated
-between kept-up levels at 1 and 4 req/s", "model: to saturation (queue form): ...").
+"""The curve rule (`capacity_rule: "model"`, the default; "model" is the latency model): a server's
+capacity for a class comes from its configuration's latency-against-load curve
+(`load_model.fit_curve`) as an interval (`LoadCurve.interval`): `rps_low`, the highest rate the
+stable levels prove within the class's targets (measured or interpolated); `capacity_rps`, the
+planned value (the same, or, where the targets hold at every stable level and a saturation is
+known, the highest rate whose P99s the queue form predicts within them); `rps_high`, the next
+stable level that failed the targets, or the saturation (None: not known). All three times the
+utilisation ceiling, as headroom; `basis` says which ("model: measured: kept up at 4 req/s; not
+measured above", "model: interpolated between kept-up levels at 1 and 4 req/s", "model: to
+saturation (queue form): ...").
 
 Where the curve cannot say (too few stable levels, or no curve for a metric the class targets),
 the capacity is today's measured rule, and its basis says so and why ("measured rule: too few
