@@ -8,7 +8,8 @@ import re
 
 from fleetplan.planner import Scenario
 from fleetplan.planner.levels import carried_text
-from fleetplan.planner.report import levels_view, rate_text
+from fleetplan.planner.report import rate_text
+from fleetplan.services.plan_views import levels_view
 from fleetplan.services.planning import plan_from_tables
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.queries import benchmark_points, gpu_catalog
