@@ -20,6 +20,7 @@ import pandas as pd
 from fleetplan.core.errors import InputError
 from fleetplan.core.paths import sample_data_dir
 from fleetplan.core.stats import finite_number
+from fleetplan.planner.bound_flags import BOUND_FLAG
 from fleetplan.planner.bounds import (
     Architecture,
     Bounds,
@@ -127,6 +128,19 @@ def bound_reasons(
                 "prompts, a miscounted window)"
             )
     return reasons
+
+
+def with_bound_flags(
+    points: pd.DataFrame,
+    catalog: pd.DataFrame,
+    architectures: dict[str, Architecture] | None = None,
+) -> pd.DataFrame:
+    """`points` with the column the planner reads (`planner.bound_flags`): for each level, what it
+    claims beyond its server's physical bounds, so that such a level never counts as stable for
+    capacity; None where nothing (or no bound is known)."""
+    if points.empty:
+        return points.assign(**{BOUND_FLAG: pd.Series(dtype=object)})
+    return points.assign(**{BOUND_FLAG: bound_reasons(points, catalog, architectures)})
 
 
 def describe_bounds(bounds: Bounds | None, basis: str) -> str:

@@ -19,6 +19,7 @@ from fleetplan.planner.economics import GpuFacts
 from fleetplan.planner.plan import plan
 from fleetplan.planner.results import Plan
 from fleetplan.planner.scenario import Scenario
+from fleetplan.services.bounds import with_bound_flags
 from fleetplan.services.scenario_forms import changed_fields, through_the_page
 from fleetplan.services.traffic_shapes import with_default_shapes
 from fleetplan.warehouse.db import Warehouse
@@ -102,7 +103,9 @@ def for_the_page(
 def plan_from_tables(
     scenario: Scenario, points: pd.DataFrame, catalog: pd.DataFrame, **options: object
 ) -> Plan:
-    """A plan from the warehouse's benchmark points and GPU catalog, as already read."""
+    """A plan from the warehouse's benchmark points and GPU catalog, as already read; a level
+    over its server's physical bounds never counts as stable (`planner.bound_flags`)."""
+    points = with_bound_flags(points, catalog)
     return plan(scenario, points, facts_from_catalog(catalog), **options)
 
 
