@@ -214,3 +214,22 @@ def test_a_key_twice_is_found_whatever_else_the_file_holds(text, path):
 
     with pytest.raises(InputError, match=f"is given twice in one object, at {path}$"):
         read_document(text, name="x.json", max_values=1000)
+
+
+def test_a_model_config_with_a_key_twice_is_refused_naming_it(tmp_path):
+    from fleetplan.services.bounds import architecture_from_file
+
+    path = tmp_path / "config.json"
+    path.write_text('{"num_hidden_layers": 32, "num_hidden_layers": 2, "torch_dtype": "float16"}')
+    with pytest.raises(InputError, match="the key 'num_hidden_layers' is given twice") as caught:
+        architecture_from_file(path, "m")
+    assert caught.value.file == str(path)
+
+
+def test_a_plan_file_with_a_key_twice_is_refused_by_simulate(tmp_path, capsys):
+    from fleetplan.cli import main
+
+    path = tmp_path / "plan.json"
+    path.write_text('{"scenario_name": "a", "scenario_name": "b"}')
+    assert main(["simulate", "--plan", str(path)]) == 1
+    assert "the key 'scenario_name' is given twice in one object" in capsys.readouterr().err

@@ -9,7 +9,6 @@ to the model asked about); GPU memory and bandwidth from the GPU catalog (the wa
 
 from __future__ import annotations
 
-import json
 import math
 import tomllib
 from functools import cache
@@ -20,6 +19,7 @@ import pandas as pd
 from fleetplan.core.errors import InputError
 from fleetplan.core.paths import sample_data_dir
 from fleetplan.core.stats import finite_number
+from fleetplan.core.strict import load_json
 from fleetplan.planner.bound_flags import BOUND_FLAG
 from fleetplan.planner.bounds import (
     Architecture,
@@ -49,9 +49,10 @@ def architecture_from_file(
     the config's `torch_dtype` where None); an InputError names the file."""
     where = str(path)
     try:
-        config = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
         raise InputError(f"cannot read the model config: {error}", file=where) from None
+    config = load_json(text, file=where)  # a key given twice refused, naming it
     if not isinstance(config, dict):
         raise InputError("a model config.json is a JSON object", file=where)
     try:
