@@ -101,17 +101,56 @@ def keys_twice(files: int, requests: int, max_output: int, repeat: int) -> None:
         size = write_files(data, files, requests, max_output)
         print(f"{files} files x {requests} requests, {size / 1e6:.0f} MB in {data}")
         checked, unchecked = [], []
-        for round_ in range(repeat):
+        for round_ in range(repeat):  # which goes first alternates: a loaded machine favours one
             unchecked_db = work / f"unchecked-{round_}.duckdb"
             command = ingest_command(unchecked_db, data)
-            unchecked.append(timed([sys.executable, "-c", _UNCHECKED, *command[3:]]))
-            checked.append(timed(ingest_command(work / f"checked-{round_}.duckdb", data)))
+            pair = [
+                (unchecked, [sys.executable, "-c", _UNCHECKED, *command[3:]]),
+                (checked, ingest_command(work / f"checked-{round_}.duckdb", data)),
+            ]
+            for times, command in pair if round_ % 2 == 0 else pair[::-1]:
+                times.append(timed(command))
         best, base = min(checked), min(unchecked)
         print(f"ingest, keys twice refused: {best:8.2f} s  ({size / 1e6 / best:6.1f} MB/s)")
         print(f"ingest, not checked:        {base:8.2f} s  ({size / 1e6 / base:6.1f} MB/s)")
         print(f"ratio (checked / not checked): {best / base:.3f}x")
+        check = check_alone(data)
+        whole = base / files * 1000
+        print(f"the check against a whole ingest, per file: {check:.2f} of {whole:.1f} ms", end="")
+        print(f" ({(whole + check) / whole:.3f}x)")
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def check_alone(data: Path) -> float:
+    """The check alone, in this process (less exposed to a loaded machine than whole runs): per
+    file, the best of five of `refuse_repeated_keys` against orjson's parse of the same bytes."""
+    import statistics
+
+    import orjson
+
+    from fleetplan.warehouse.importers.jsonstream import refuse_repeated_keys
+
+    def best(call) -> float:
+        times = []
+        for _ in range(5):
+            started = time.perf_counter()
+            call()
+            times.append(time.perf_counter() - started)
+        return min(times)
+
+    checks, parses = [], []
+    for path in sorted(data.glob("*.json")):
+        raw = path.read_bytes()
+        values = [orjson.loads(raw)]
+        parses.append(best(lambda raw=raw: orjson.loads(raw)))
+        checks.append(
+            best(lambda raw=raw, values=values: refuse_repeated_keys(values, raw, file=""))
+        )
+    check, parse = statistics.median(checks) * 1000, statistics.median(parses) * 1000
+    print(f"per file (median): the check {check:.2f} ms, orjson.loads {parse:.2f} ms", end="")
+    print(f" ({check / parse:.2f}x the parse)")
+    return check
 
 
 def table(rows: int, repeat: int) -> None:

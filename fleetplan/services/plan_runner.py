@@ -32,7 +32,17 @@ from fleetplan.core.errors import FleetplanError, InputError
 T = TypeVar("T")
 POLL_S = 0.05  # how often a waiting or running plan checks whether it is still wanted
 WALL_S = 60.0  # a dashboard plan's whole time, all its solves together (each is limited to 10 s)
-_PRELOAD = ["fleetplan.services.planning"]  # what the fork server imports once for every plan
+# What the fork server imports once for every plan: the planner, and what SciPy imports only on
+# first use during a plan (seconds, paid by every process otherwise; benchmarks/plan_runner.py).
+_PRELOAD = [
+    "fleetplan.services.planning",
+    "fleetplan.planner.availability_plan",  # imported by `plan` on first use
+    "scipy.integrate",
+    "scipy.interpolate",
+    "scipy.ndimage",
+    "scipy.optimize",
+    "scipy.stats",
+]
 
 
 class PlanCancelled(FleetplanError):
