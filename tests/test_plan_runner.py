@@ -167,3 +167,21 @@ def test_the_plan_page_plans_in_the_servers_runner_and_leaves_no_process(
     at.run()  # unchanged inputs: the plan made is reused, no process started
     assert at.session_state["s_result"].recommended is not None
     assert (runner.started, runner.running) == (1, 0)
+
+
+def test_a_finished_plans_process_plans_again_and_an_ended_ones_never(tmp_path):
+    runner = PlanRunner(slots=1)
+    assert runner.run("a", plan_jobs.double, 1) == 2
+    assert runner.run("b", plan_jobs.double, 2) == 4
+    with pytest.raises(InputError):
+        runner.run("c", plan_jobs.refuse)
+    assert runner.started == 1  # one warm process served all three
+    sessions = Sessions(runner)
+    sessions.start("d", plan_jobs.wait_for, str(tmp_path / "never"), 0)
+    until(lambda: runner.process_of("d") is not None, "the plan given the warm process")
+    ended = runner.process_of("d")
+    runner.end_session("d")
+    sessions.join()
+    assert isinstance(sessions.ended["d"], PlanSuperseded) and not ended.is_alive()
+    assert runner.run("e", plan_jobs.double, 3) == 6
+    assert runner.started == 2  # the ended plan's process was not reused

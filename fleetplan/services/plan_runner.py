@@ -13,8 +13,10 @@ closed).
   stops a rerun or a closed session's script at such a call (its exception ends the plan too).
 
 Processes start from a fork server that has imported the planner already (`multiprocessing`'s
-"forkserver", where the system has it; "spawn" elsewhere): a plan pays for pickling its inputs and
-its result, not for imports (benchmarks/RESULTS.md: the overhead against planning in-process).
+"forkserver", where the system has it; "spawn" elsewhere) and stay, idle, for the next plan (at
+most `slots` of them): a plan ended early takes its process with it, and the next starts a new
+one. A plan pays for pickling its inputs and its result, and a new process for its first plan's
+caches (benchmarks/RESULTS.md: the overhead against planning in-process).
 """
 
 from __future__ import annotations
@@ -82,21 +84,37 @@ class _Job:
             self.process = process
             return True
 
+    def finished(self) -> None:
+        """The plan is answered: its process is no longer this job's to kill."""
+        with self._lock:
+            self.process = None
 
-def _child(connection: Connection, function: Callable[..., Any], args: tuple) -> None:
-    """In the plan's process: run it, and send back its result or what went wrong."""
+
+def _answer(function: Callable[..., Any], args: tuple) -> tuple:
+    """One plan run: its result, or what went wrong, as the worker sends it back."""
     try:
-        answer: tuple = ("ok", function(*args))
+        return ("ok", function(*args))
     except InputError as error:
-        answer = ("input", error.reason, error.file, error.field)
+        return ("input", error.reason, error.file, error.field)
     except BaseException as error:
-        answer = ("error", f"{type(error).__name__}: {error}")
-    try:
-        connection.send(answer)
-    except Exception as error:
-        connection.send(("error", f"the plan's result could not be sent back: {error}"))
-    finally:
-        connection.close()
+        return ("error", f"{type(error).__name__}: {error}")
+
+
+def _serve(connection: Connection) -> None:
+    """A plan's process: plans one after another as they come (warm: imports made and caches
+    filled by the first), until its connection closes or it is killed."""
+    while True:
+        try:
+            task = connection.recv()
+        except (EOFError, OSError):
+            return
+        if task is None:
+            return
+        answer = _answer(*task)
+        try:
+            connection.send(answer)
+        except Exception as error:  # a result that does not pickle
+            connection.send(("error", f"the plan's result could not be sent back: {error}"))
 
 
 class PlanRunner:
@@ -118,6 +136,7 @@ class PlanRunner:
         self.running = 0  # plans holding a slot now
         self.peak = 0  # the most that ever held one at once
         self.started = 0  # processes started
+        self._idle: list[tuple[multiprocessing.process.BaseProcess, Connection]] = []
 
     def process_of(self, session: str) -> multiprocessing.process.BaseProcess | None:
         """The process of the session's plan in flight, if one has started."""
@@ -179,6 +198,24 @@ class PlanRunner:
         if tick is not None:
             tick(time.monotonic() - started)
 
+    def _worker(self) -> tuple[multiprocessing.process.BaseProcess, Connection]:
+        """An idle plan process, or a new one (from the fork server)."""
+        with self._lock:
+            while self._idle:
+                process, connection = self._idle.pop()
+                if process.is_alive():
+                    return process, connection
+                connection.close()
+        here, there = self._context.Pipe()
+        process = self._context.Process(target=_serve, args=(there,), daemon=True)
+        try:
+            process.start()
+        finally:
+            there.close()
+        with self._lock:
+            self.started += 1
+        return process, here
+
     def _in_process(
         self,
         job: _Job,
@@ -189,38 +226,51 @@ class PlanRunner:
         started: float,
     ) -> T:
         self._still_wanted(job, wanted, tick, started)
-        receive, send = self._context.Pipe(duplex=False)
-        process = self._context.Process(target=_child, args=(send, function, args), daemon=True)
-        launched = False
+        process, connection = self._worker()
+        healthy = False  # whether the process may plan again
         try:
-            process.start()
-            launched = True
-            with self._lock:
-                self.started += 1
-            send.close()
             if not job.started(process):
+                healthy = True
                 raise PlanSuperseded("a newer plan of the same session replaced this one")
-            deadline = time.monotonic() + self.wall_s
-            while not receive.poll(POLL_S):
-                self._still_wanted(job, wanted, tick, started)
-                if time.monotonic() > deadline:
-                    raise InputError(
-                        f"the plan took over {self.wall_s:g} s and was stopped: plan it with "
-                        "`fleetplan plan`, or offer fewer classes or GPUs"
-                    )
             try:
-                answer = receive.recv()
-            except EOFError:  # the process ended without an answer: killed, or it crashed
+                connection.send((function, args))
+            except OSError:  # an idle process that has just ended: a new one instead
+                process.kill()
+                process.join(timeout=10)
+                connection.close()
+                process, connection = self._worker()
+                if not job.started(process):
+                    healthy = True
+                    raise PlanSuperseded(
+                        "a newer plan of the same session replaced this one"
+                    ) from None
+                connection.send((function, args))
+            deadline = time.monotonic() + self.wall_s
+            try:
+                while not connection.poll(POLL_S):
+                    self._still_wanted(job, wanted, tick, started)
+                    if time.monotonic() > deadline:
+                        raise InputError(
+                            f"the plan took over {self.wall_s:g} s and was stopped: plan it "
+                            "with `fleetplan plan`, or offer fewer classes or GPUs"
+                        )
+                answer = connection.recv()
+            except (EOFError, OSError):  # the process ended without an answer: killed, crashed
                 self._still_wanted(job, wanted, None, started)
                 raise FleetplanError(
                     f"the plan's process ended without an answer (exit code {process.exitcode})"
                 ) from None
+            healthy = True
         finally:
-            if launched:
+            job.finished()
+            if healthy and process.is_alive() and len(self._idle) < self.slots:
+                with self._lock:
+                    self._idle.append((process, connection))
+            else:
                 if process.is_alive():
                     process.kill()
                 process.join(timeout=10)
-            receive.close()
+                connection.close()
         if answer[0] == "ok":
             return answer[1]
         if answer[0] == "input":
