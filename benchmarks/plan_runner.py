@@ -12,6 +12,7 @@ Aim: the dashboard's re-plan stays fast (under 300 ms, benchmarks/app.py).
 from __future__ import annotations
 
 import argparse
+import shutil
 import statistics
 import sys
 import tempfile
@@ -34,10 +35,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=10)
     args = parser.parse_args()
-    path = Path(tempfile.mkdtemp(prefix="fleetplan-runner-bench-")) / "sample.duckdb"
-    with Warehouse.open(path) as warehouse:
-        list(build(warehouse))
-        points, catalog = benchmark_points(warehouse), gpu_catalog(warehouse)
+    work = Path(tempfile.mkdtemp(prefix="fleetplan-runner-bench-"))
+    try:
+        with Warehouse.open(work / "sample.duckdb") as warehouse:
+            list(build(warehouse))
+            points, catalog = benchmark_points(warehouse), gpu_catalog(warehouse)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
     scenario = load_scenario(SCENARIO)
     runner = PlanRunner(slots=1)
 
