@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,7 +21,13 @@ import streamlit as st
 from fleetplan.core.errors import WarehouseError
 from fleetplan.planner.economics import GpuFacts
 from fleetplan.planner.results import Plan
-from fleetplan.services.planning import facts_from_catalog, load_scenario, plan_on_the_page
+from fleetplan.services.plan_runner import PlanRunner
+from fleetplan.services.planning import (
+    PAGE_TIME_LIMIT_S,
+    facts_from_catalog,
+    load_scenario,
+    plan_on_the_page,
+)
 from fleetplan.warehouse import queries
 from fleetplan.warehouse.db import Warehouse, resolve_path
 
@@ -31,6 +38,7 @@ WAIT_S = 15.0
 # is open in another mode (read-only beside read-write), and sessions run in threads.
 _LOCK = threading.Lock()
 _HELD = threading.local()
+_LOCK_PLANS = threading.Lock()
 T = TypeVar("T")
 
 Stamp = tuple[str, int, int, int, int]
@@ -176,14 +184,68 @@ def facts() -> dict[str, GpuFacts]:
     return facts_from_catalog(catalog())
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
-def _plan_for(scenario_json: str, key: Stamp) -> Plan:
-    scenario = load_scenario(scenario_json.encode(), name="scenario")
-    return plan_on_the_page(scenario, points(), catalog())  # the page's own limits
+PLANS_KEPT = 64
+_RUNNER_LOCK = threading.Lock()
+_RUNNER: list[PlanRunner] = []
+
+
+def plan_runner() -> PlanRunner:
+    """The server's one runner of plans: a slot per core, one plan per session, each in a
+    process that ends with its session (`services.plan_runner`)."""
+    with _RUNNER_LOCK:
+        if not _RUNNER:
+            _RUNNER.append(PlanRunner())
+        return _RUNNER[0]
+
+
+@st.cache_resource(show_spinner=False)
+def _plans() -> OrderedDict[tuple[str, Stamp], Plan]:
+    """Plans made, shared by sessions, the most recent last (at most PLANS_KEPT)."""
+    return OrderedDict()
+
+
+def _session() -> tuple[str, Callable[[], bool]]:
+    """This session's id, and whether it is still open (true where there is no server: tests)."""
+    from streamlit import runtime
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    context = get_script_run_ctx()
+    session = context.session_id if context is not None else ""
+    if not session or not runtime.exists():
+        return session, lambda: True
+    server = runtime.get_instance()
+    return session, lambda: server.is_active_session(session)
 
 
 def plan_for(scenario_json: str) -> Plan:
     """Plans are cached by scenario (its JSON is the cache key) and warehouse stamp: going back
     to an earlier input is instant, new data plans again. Planned as `fleetplan plan` plans,
-    from the same tables."""
-    return _plan_for(scenario_json, stamp())
+    from the same tables, within the page's own limits, in a process of its own: a session's
+    newer plan, a rerun or the session's end stops it (`services.plan_runner`)."""
+    key = (scenario_json, stamp())
+    plans = _plans()
+    with _LOCK_PLANS:
+        if key in plans:
+            plans.move_to_end(key)
+            return plans[key]
+    scenario = load_scenario(scenario_json.encode(), name="scenario")
+    session, wanted = _session()
+    status = st.empty()
+
+    def tick(seconds: float) -> None:
+        # a call into Streamlit: where a rerun or a closed session stops this script, and
+        # with it the plan's process (the runner kills it on the way out)
+        if seconds >= 1.0:
+            status.caption(f"Planning... {seconds:.0f} s (at most {PAGE_TIME_LIMIT_S:g} s a solve)")
+
+    try:
+        result = plan_runner().run(
+            session, plan_on_the_page, scenario, points(), catalog(), wanted=wanted, tick=tick
+        )
+    finally:
+        status.empty()
+    with _LOCK_PLANS:
+        plans[key] = result
+        while len(plans) > PLANS_KEPT:
+            plans.popitem(last=False)
+    return result

@@ -9,8 +9,13 @@ With `--table-rows N`, one large file instead: a CSV table of N rows in the layo
 template` (N load levels), `fleetplan ingest` (parse, validate, store in one transaction) against
 DuckDB's `read_csv` of the same file.
 
+With `--keys-twice`, the cost of refusing a key given twice (issue 21): `fleetplan ingest` of the
+same files against `fleetplan ingest` with that check switched off in its process (the baseline:
+ingest as it was), alternating, best of `--repeat`.
+
     python benchmarks/ingest.py --files 1000 --requests 1000
     python benchmarks/ingest.py --table-rows 40000 --repeat 3
+    python benchmarks/ingest.py --keys-twice --files 100 --requests 1000 --repeat 3
 """
 
 from __future__ import annotations
@@ -81,6 +86,73 @@ def duckdb_command(reader: str, database: Path, data: str, rows: int) -> list[st
     return [sys.executable, "-c", _DUCKDB_CODE, str(database), data, str(rows), load]
 
 
+# `fleetplan ingest` with the check for a key given twice switched off: ingest before issue 21.
+_UNCHECKED = (
+    "import sys; from fleetplan.warehouse.importers import document; "
+    "document.refuse_repeated_keys = lambda *a, **k: None; "
+    "from fleetplan.cli import main; sys.argv[0] = 'fleetplan'; sys.exit(main())"
+)
+
+
+def keys_twice(files: int, requests: int, max_output: int, repeat: int) -> None:
+    work = Path(tempfile.mkdtemp(prefix="fleetplan-bench-"))
+    try:
+        data = work / "results"
+        size = write_files(data, files, requests, max_output)
+        print(f"{files} files x {requests} requests, {size / 1e6:.0f} MB in {data}")
+        checked, unchecked = [], []
+        for round_ in range(repeat):  # which goes first alternates: a loaded machine favours one
+            unchecked_db = work / f"unchecked-{round_}.duckdb"
+            command = ingest_command(unchecked_db, data)
+            pair = [
+                (unchecked, [sys.executable, "-c", _UNCHECKED, *command[3:]]),
+                (checked, ingest_command(work / f"checked-{round_}.duckdb", data)),
+            ]
+            for times, command in pair if round_ % 2 == 0 else pair[::-1]:
+                times.append(timed(command))
+        best, base = min(checked), min(unchecked)
+        print(f"ingest, keys twice refused: {best:8.2f} s  ({size / 1e6 / best:6.1f} MB/s)")
+        print(f"ingest, not checked:        {base:8.2f} s  ({size / 1e6 / base:6.1f} MB/s)")
+        print(f"ratio (checked / not checked): {best / base:.3f}x")
+        check = check_alone(data)
+        whole = base / files * 1000
+        print(f"the check against a whole ingest, per file: {check:.2f} of {whole:.1f} ms", end="")
+        print(f" ({(whole + check) / whole:.3f}x)")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def check_alone(data: Path) -> float:
+    """The check alone, in this process (less exposed to a loaded machine than whole runs): per
+    file, the best of five of `refuse_repeated_keys` against orjson's parse of the same bytes."""
+    import statistics
+
+    import orjson
+
+    from fleetplan.warehouse.importers.jsonstream import refuse_repeated_keys
+
+    def best(call) -> float:
+        times = []
+        for _ in range(5):
+            started = time.perf_counter()
+            call()
+            times.append(time.perf_counter() - started)
+        return min(times)
+
+    checks, parses = [], []
+    for path in sorted(data.glob("*.json")):
+        raw = path.read_bytes()
+        values = [orjson.loads(raw)]
+        parses.append(best(lambda raw=raw: orjson.loads(raw)))
+        checks.append(
+            best(lambda raw=raw, values=values: refuse_repeated_keys(values, raw, file=""))
+        )
+    check, parse = statistics.median(checks) * 1000, statistics.median(parses) * 1000
+    print(f"per file (median): the check {check:.2f} ms, orjson.loads {parse:.2f} ms", end="")
+    print(f" ({check / parse:.2f}x the parse)")
+    return check
+
+
 def table(rows: int, repeat: int) -> None:
     from tests.support.tables import typed_in_table
 
@@ -134,8 +206,13 @@ def main() -> None:
     )
     parser.add_argument("--repeat", type=int, default=1, help="time each side this many times")
     parser.add_argument("--table-rows", type=int, help="one CSV table of this many rows instead")
+    parser.add_argument(
+        "--keys-twice", action="store_true", help="the cost of refusing a key given twice"
+    )
     args = parser.parse_args()
-    if args.table_rows:
+    if args.keys_twice:
+        keys_twice(args.files, args.requests, args.max_output, args.repeat)
+    elif args.table_rows:
         table(args.table_rows, args.repeat)
     else:
         result_files(args.files, args.requests, args.max_output, args.repeat)

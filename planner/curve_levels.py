@@ -56,6 +56,7 @@ import pandas as pd
 from fleetplan.core.load import LevelLoad, LoadBasis, judge_row, reference_of
 from fleetplan.core.stats import finite_number
 from fleetplan.core.tabular import records
+from fleetplan.planner.bound_flags import beyond_bounds, bound_flag
 from fleetplan.planner.monotone import Pchip, isotonic
 
 OUTLIER_FACTOR = 2.0  # a P99 over twice every P99 at higher stable rates: not load
@@ -147,9 +148,10 @@ def curve_levels(frame: pd.DataFrame) -> list[CurveLevel]:
     reference = reference_of(rows)
     levels = []
     for row in rows:
-        load = _stored(row) or judge_row(row, reference=reference)
+        load = beyond_bounds(row, _stored(row) or judge_row(row, reference=reference))
         levels.append(_curve_level(row, float(row["offered_rate_rps"]), load))
-    levels += _closed_loop_levels([row for row in usable if _closed_loop(row)])
+    closed = [row for row in usable if _closed_loop(row) and not bound_flag(row)]
+    levels += _closed_loop_levels(closed)
     return sorted(levels, key=lambda level: (level.offered_rps, level.run_id))
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 import pandas as pd
 
 from fleetplan.core.load import JUDGED_FROM
+from fleetplan.planner.bound_flags import BOUND_FLAG
 from fleetplan.planner.load_model import LoadCurve, fit_curve
 from fleetplan.planner.scenario import CapacityAt
 
@@ -34,6 +35,7 @@ CURVE_COLUMNS = (
     "stable",
     "load_basis",
     "load_reason",
+    BOUND_FLAG,  # a level over a physical bound is never stable (`bound_flags`)
 )
 BEHIND_FRACTION = 0.9  # achieved below this share of the offered rate: the server fell behind
 MEASURED_RULE = "measured rule"  # the basis of a capacity found by today's rule

@@ -3,7 +3,7 @@ fallback: the highest achieved request throughput among a configuration's measur
 P99 TTFT and P99 TPOT meet the class's targets (a missing target is no constraint; a missing
 measurement never passes a target), times the utilisation ceiling. No extrapolation beyond
 measured levels; 0 when no level passes. Levels marked incomplete (cut short, or with failed
-requests) are not used.
+requests) are not used, nor levels over a physical bound (`bound_flags`).
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import math
 
 import pandas as pd
 
+from fleetplan.planner.bound_flags import flagged
 from fleetplan.planner.levels import (
     CONFIG_KEYS,
     MEASURED_RULE,
@@ -36,7 +37,10 @@ def _usable(points: pd.DataFrame) -> pd.DataFrame:
     with their P99s as numbers (`_ttft`, `_tpot`)."""
     complete = points["complete"].fillna(True).astype(bool) if "complete" in points else True
     usable = points[
-        (points["completed"] > 0) & points["request_throughput_rps"].notna() & complete
+        (points["completed"] > 0)
+        & points["request_throughput_rps"].notna()
+        & complete
+        & ~flagged(points)  # over a physical bound: it measured something else (bound_flags)
     ].copy()
     usable["_ttft"] = _numeric(usable, "ttft_p99_ms")
     usable["_tpot"] = _numeric(usable, "tpot_p99_ms")

@@ -280,7 +280,7 @@ def preview_file(
     except NotResultsError as error:
         return Preview(file.name, Status.SKIPPED, error.detail)
     except InputError as error:
-        return Preview(file.name, Status.REJECTED, error.detail)
+        return Preview(file.name, Status.REJECTED, _naming_another(error, file.name))
     except WarehouseError:
         raise
     except Exception as error:  # a bug: the file is refused (nothing stored), not a traceback
@@ -340,3 +340,12 @@ def preview_rows(parsed: ParsedFile) -> list[dict[str, object]]:
                 }
             )
     return rows
+
+
+def _naming_another(error: InputError, name: str) -> str:
+    """What a refusal says, naming the file read with this one when that file is the one refused
+    (a per-request file beside its summary, a tool's config)."""
+    if not error.file or error.file == name:
+        return error.detail
+    other = error.file.removeprefix(name).strip(" ()") or error.file
+    return f"{other}: {error.detail}"

@@ -35,6 +35,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
+    from fleetplan.core.errors import InputError
+    from fleetplan.core.strict import load_json
     from fleetplan.planner.results import Plan
     from fleetplan.planner.simulation import report, simulate
 
@@ -45,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
         )
         return EXIT_PROBLEMS
     try:
-        raw = json.loads(Path(args.plan).read_text(encoding="utf-8"))
+        raw = load_json(Path(args.plan).read_text(encoding="utf-8"), file=args.plan)
         raw.pop("inputs", None)
         plan = Plan.model_validate(raw)
         result = simulate(
@@ -57,6 +59,9 @@ def run(args: argparse.Namespace) -> int:
         )
     except OSError as error:
         print(f"fleetplan simulate: cannot read {args.plan}: {error.strerror}", file=sys.stderr)
+        return EXIT_PROBLEMS
+    except InputError as error:  # not JSON, or a key given twice
+        print(f"fleetplan simulate: {error}", file=sys.stderr)
         return EXIT_PROBLEMS
     except (json.JSONDecodeError, ValidationError, AttributeError) as error:
         print(

@@ -31,10 +31,68 @@ def refuse_duplicate_keys(data: bytes | str, *, file: str) -> None:
     which reports its own errors)."""
     try:
         json.loads(data, object_pairs_hook=_no_twice)
-    except _Twice as error:
-        raise InputError(str(error), file=file) from None
+    except _Twice:
+        where = duplicate_key(data)
+        raise InputError(where or "a key is given twice in one object", file=file) from None
     except (ValueError, RecursionError):
         return  # not JSON: its reader says why
+
+
+class _Members(list):
+    """An object's members as given, in order (a key twice kept twice)."""
+
+
+def duplicate_key(data: bytes | str) -> str | None:
+    """Where JSON text (one value, several appended, or JSON lines) first gives a key twice in
+    one object, as a sentence naming the key and its path (`the key 'rate' is given twice in one
+    object, at benchmarks[0].args.rate`), or None where it does not or is not JSON. Slow (every
+    object kept as a list): for the rare file whose cheap count says a key is missing."""
+    try:
+        text = data.decode("utf-8-sig") if isinstance(data, bytes) else data
+    except UnicodeDecodeError:
+        return None
+    decoder = json.JSONDecoder(object_pairs_hook=_Members)
+    position, end, values = 0, len(text), []
+    while True:
+        while position < end and text[position] in " \t\r\n":
+            position += 1
+        if position >= end:
+            break
+        start = position
+        try:
+            value, position = decoder.raw_decode(text, position)
+        except (ValueError, RecursionError):
+            return None
+        values.append((start, value))
+    for number, (start, value) in enumerate(values, 1):
+        found = _first_twice(value)
+        if found:
+            key, path = found
+            where = ""
+            if len(values) > 1:
+                where = f"value {number} (line {text.count(chr(10), 0, start) + 1}): "
+            return f"{where}{_Twice(key)}, at {printable(path)[:200]}"
+    return None
+
+
+def _first_twice(value: Any) -> tuple[str, str] | None:
+    """The first key given twice in an object of `value` (document order), and its path."""
+    stack: list[tuple[Any, str]] = [(value, "")]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, _Members):
+            seen: set[str] = set()
+            children = []
+            for key, child in item:
+                here = f"{path}.{key}" if path else key
+                if key in seen:
+                    return key, here
+                seen.add(key)
+                children.append((child, here))
+            stack.extend(reversed(children))
+        elif isinstance(item, list):
+            stack.extend(reversed([(child, f"{path}[{i}]") for i, child in enumerate(item)]))
+    return None
 
 
 def load_json(data: bytes | str, *, file: str) -> Any:
@@ -42,7 +100,7 @@ def load_json(data: bytes | str, *, file: str) -> Any:
     try:
         return json.loads(data, object_pairs_hook=_no_twice)
     except _Twice as error:
-        raise InputError(str(error), file=file) from None
+        raise InputError(duplicate_key(data) or str(error), file=file) from None
     except json.JSONDecodeError as error:
         raise InputError(
             f"invalid JSON at line {error.lineno}, column {error.colno}: {error.msg}", file=file

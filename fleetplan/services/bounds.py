@@ -9,7 +9,6 @@ to the model asked about); GPU memory and bandwidth from the GPU catalog (the wa
 
 from __future__ import annotations
 
-import json
 import math
 import tomllib
 from functools import cache
@@ -20,6 +19,8 @@ import pandas as pd
 from fleetplan.core.errors import InputError
 from fleetplan.core.paths import sample_data_dir
 from fleetplan.core.stats import finite_number
+from fleetplan.core.strict import load_json
+from fleetplan.planner.bound_flags import BOUND_FLAG
 from fleetplan.planner.bounds import (
     Architecture,
     Bounds,
@@ -48,9 +49,10 @@ def architecture_from_file(
     the config's `torch_dtype` where None); an InputError names the file."""
     where = str(path)
     try:
-        config = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
         raise InputError(f"cannot read the model config: {error}", file=where) from None
+    config = load_json(text, file=where)  # a key given twice refused, naming it
     if not isinstance(config, dict):
         raise InputError("a model config.json is a JSON object", file=where)
     try:
@@ -127,6 +129,19 @@ def bound_reasons(
                 "prompts, a miscounted window)"
             )
     return reasons
+
+
+def with_bound_flags(
+    points: pd.DataFrame,
+    catalog: pd.DataFrame,
+    architectures: dict[str, Architecture] | None = None,
+) -> pd.DataFrame:
+    """`points` with the column the planner reads (`planner.bound_flags`): for each level, what it
+    claims beyond its server's physical bounds, so that such a level never counts as stable for
+    capacity; None where nothing (or no bound is known)."""
+    if points.empty:
+        return points.assign(**{BOUND_FLAG: pd.Series(dtype=object)})
+    return points.assign(**{BOUND_FLAG: bound_reasons(points, catalog, architectures)})
 
 
 def describe_bounds(bounds: Bounds | None, basis: str) -> str:

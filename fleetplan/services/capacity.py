@@ -20,7 +20,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from fleetplan.core.errors import InputError
 from fleetplan.core.gpus import canonical_gpu
 from fleetplan.core.stats import finite_number
-from fleetplan.planner.bounds import level_flags
+from fleetplan.planner.bound_flags import flagged
+from fleetplan.planner.bounds import Architecture, level_flags
 from fleetplan.planner.capacity import points_for_class, points_for_model
 from fleetplan.planner.levels import SERVER, with_servers
 from fleetplan.planner.load_model import Basis, CurveLevel, LoadCurve, fit_curve, measured_rule
@@ -31,6 +32,7 @@ from fleetplan.services.bounds import (
     find_architecture,
     hardware_of,
     row_bounds,
+    with_bound_flags,
 )
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.queries import benchmark_points, configurations, gpu_catalog
@@ -281,7 +283,9 @@ def report_of(rows: pd.DataFrame, query: CapacityQuery, curve: LoadCurve) -> Cap
         predicted_ttft_p99_ms=estimate.ttft_p99_ms,
         predicted_tpot_p99_ms=estimate.tpot_p99_ms,
         measured_rule_rps=measured_rule(
-            rows, ttft_p99_ms=query.targets.ttft_p99_ms, tpot_p99_ms=query.targets.tpot_p99_ms
+            rows[~flagged(rows)],
+            ttft_p99_ms=query.targets.ttft_p99_ms,
+            tpot_p99_ms=query.targets.tpot_p99_ms,
         ),
         saturation_rps=curve.saturation_rps,
         levels=[_level(level) for level in curve.levels],
@@ -294,10 +298,23 @@ def capacity_report(
     """The capacity of the query's configuration, from benchmark points (any models); with the
     GPU catalog, its server's physical bounds and the levels that claim more."""
     rows = configuration_points(points, query)
+    if catalog is not None:  # a level over a physical bound is never stable (bound_flags)
+        rows = with_bound_flags(rows, catalog, _architectures(query, rows))
     report = report_of(rows, query, fit_curve(rows))
     if catalog is None:
         return report
     return report.model_copy(update={"bounds": server_bounds_of(rows, query, catalog)})
+
+
+def _architectures(query: CapacityQuery, rows: pd.DataFrame) -> dict[str, Architecture]:
+    """The bundled architectures, and the model's from the config.json the query names."""
+    architectures = dict(bundled_architectures())
+    if query.model_config_path is not None and not rows.empty:
+        model = str(rows["model"].iloc[0])
+        dtype = rows["dtype"].dropna().iloc[0] if rows["dtype"].notna().any() else None
+        given = architecture_from_file(query.model_config_path, model, dtype=dtype)
+        architectures[model.lower()] = given
+    return architectures
 
 
 def server_bounds_of(
@@ -305,11 +322,7 @@ def server_bounds_of(
 ) -> ServerBounds:
     """The physical bounds of the configuration's server at each of its levels."""
     model = str(rows["model"].iloc[0])
-    architectures = dict(bundled_architectures())
-    if query.model_config_path is not None:
-        dtype = rows["dtype"].dropna().iloc[0] if rows["dtype"].notna().any() else None
-        given = architecture_from_file(query.model_config_path, model, dtype=dtype)
-        architectures[model.lower()] = given
+    architectures = _architectures(query, rows)
     architecture = find_architecture(architectures, model)
     hardware = hardware_of(catalog, str(rows["gpu_model"].iloc[0]))
     common = {"memory_gb": hardware.memory_gb, "bandwidth_gb_s": hardware.bandwidth_gb_s}

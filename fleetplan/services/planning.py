@@ -19,6 +19,7 @@ from fleetplan.planner.economics import GpuFacts
 from fleetplan.planner.plan import plan
 from fleetplan.planner.results import Plan
 from fleetplan.planner.scenario import Scenario
+from fleetplan.services.bounds import with_bound_flags
 from fleetplan.services.scenario_forms import changed_fields, through_the_page
 from fleetplan.services.traffic_shapes import with_default_shapes
 from fleetplan.warehouse.db import Warehouse
@@ -102,14 +103,17 @@ def for_the_page(
 def plan_from_tables(
     scenario: Scenario, points: pd.DataFrame, catalog: pd.DataFrame, **options: object
 ) -> Plan:
-    """A plan from the warehouse's benchmark points and GPU catalog, as already read."""
+    """A plan from the warehouse's benchmark points and GPU catalog, as already read; a level
+    over its server's physical bounds never counts as stable (`planner.bound_flags`)."""
+    points = with_bound_flags(points, catalog)
     return plan(scenario, points, facts_from_catalog(catalog), **options)
 
 
 # What the dashboard gives one plan, whatever the scenario asks (a link or an upload is anyone's):
 # each solve stops after PAGE_TIME_LIMIT_S, and a scenario of more than PAGE_MAX_CHOICES traffic
-# classes x GPU configurations is refused. So a plan's work is bounded, also after its session
-# ends (a solve cannot be cancelled half-way). `fleetplan plan` gives a scenario its own limits.
+# classes x GPU configurations is refused. So a plan's work is bounded; the dashboard also runs
+# each plan in a process that its session's end or next plan kills (`plan_runner`), one per
+# session and a core each at most. `fleetplan plan` gives a scenario its own limits.
 PAGE_TIME_LIMIT_S = 10.0  # the default scenario's: a link may ask less, never more
 PAGE_MAX_CHOICES = 400
 

@@ -20,7 +20,7 @@ import numpy as np
 from fleetplan.core.errors import FileTooLargeError, InputError, NotResultsError, UnknownFormatError
 from fleetplan.core.files import megabytes
 from fleetplan.core.strict import load_yaml
-from fleetplan.warehouse.importers.jsonstream import decode_json_stream
+from fleetplan.warehouse.importers.jsonstream import decode_json_stream, refuse_repeated_keys
 
 _CSV_HEADER = re.compile(r"^(?:\ufeff)?[^\n]*\bmodel\b[^\n]*\bgpu_model\b", re.MULTILINE)
 _YAML_START = re.compile(r"^(---\s*\n)?[A-Za-z_][\w-]*:(\s|$)", re.MULTILINE)
@@ -86,7 +86,7 @@ def read_document(data: bytes, *, name: str, max_values: int) -> Document:
             file=name,
         )
     try:
-        return Document("json", decode_json_stream(data, file=name), "", data)
+        parsed = decode_json_stream(data, file=name)
     except InputError as json_error:
         try:
             text = data.decode("utf-8-sig")
@@ -107,6 +107,8 @@ def read_document(data: bytes, *, name: str, max_values: int) -> Document:
                 "not a result file: text that is not JSON, YAML or CSV", file=name
             ) from None
         raise json_error from None
+    refuse_repeated_keys(parsed, data, file=name)  # the last would win
+    return Document("json", parsed, "", data)
 
 
 # The CSV views other tools write of results they also write as JSON (which holds the settings,

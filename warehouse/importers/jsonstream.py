@@ -1,4 +1,5 @@
-"""Reading JSON the way benchmark tools write it: one document, or several appended."""
+"""Reading JSON the way benchmark tools write it: one document, or several appended; a key given
+twice in one object refused (orjson, like most readers, silently keeps the last)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 import orjson
 
 from fleetplan.core.errors import InputError
+from fleetplan.core.strict import duplicate_key
 
 _DECODER = json.JSONDecoder()
 
@@ -46,3 +48,26 @@ def decode_json_stream(data: bytes, *, file: str) -> list[Any]:
     if not values:
         raise InputError("the file is empty", file=file)
     return values
+
+
+def refuse_repeated_keys(values: list[Any], data: bytes, *, file: str) -> None:
+    """Refuse the parsed `values` of the JSON text `data` if an object of it gave a key twice.
+
+    Cheap, and exact: written again (orjson, C speed), the values hold as many colons as `data`
+    (one per object member, and those inside strings) plus one per colon `data` escaped inside a
+    string (`\\u003a`, written again as a colon). A key given twice was dropped, with its colon and
+    any of its value's: fewer colons. Only then is the text read again, strictly and slowly
+    (`core.strict.duplicate_key`), to say which key and where. (benchmarks/RESULTS.md: the cost.)"""
+    try:
+        again = orjson.dumps(values)
+    except (TypeError, orjson.JSONEncodeError):  # a number orjson cannot write: read strictly
+        again = None
+    if again is not None:
+        escaped = 0
+        if b"\\" in data:  # (a `\\u003a` of text, not an escape, can only send it the slow way)
+            escaped = data.count(b"\\u003a") + data.count(b"\\u003A")
+        if again.count(b":") == data.count(b":") + escaped:
+            return
+    where = duplicate_key(data)
+    if where:
+        raise InputError(where, file=file)
