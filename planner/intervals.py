@@ -45,18 +45,26 @@ def _interval(capacity: Capacity) -> str:
     return f"{capacity.low:.3g} to {capacity.high:.3g}"
 
 
+# Configurations named in a class's overlap note; the rest are counted ("and 3 more"): a note
+# naming every pair grew with the square of the configurations.
+MAX_NAMED_IN_NOTE = 6
+
+
 def overlap_notes(capacities: Sequence[Capacity]) -> list[str]:
-    """One note per overlapping pair, in words, for the plan's notes."""
+    """One note per class whose configurations' intervals overlap, naming those configurations
+    (at most `MAX_NAMED_IN_NOTE`, the rest counted) with their intervals, for the plan's notes.
+    Which overlaps which is in each capacity row's `overlaps`."""
+    found = overlapping(capacities)
+    by_class: dict[str, list[Capacity]] = {}
+    for i in sorted(found):
+        by_class.setdefault(capacities[i].traffic_class, []).append(capacities[i])
     notes = []
-    for i, others in overlapping(capacities).items():
-        a = capacities[i]
-        for j in others:
-            if j < i:
-                continue
-            b = capacities[j]
-            notes.append(
-                f"class {a.traffic_class!r}: the capacities of {a.configuration.name} "
-                f"({_interval(a)} req/s per server) and {b.configuration.name} "
-                f"({_interval(b)}) overlap: the data does not say which server carries more"
-            )
+    for name, members in by_class.items():
+        shown = [f"{c.configuration.name} ({_interval(c)})" for c in members[:MAX_NAMED_IN_NOTE]]
+        more = len(members) - len(shown)
+        listed = ", ".join(shown) + (f" and {more} more" if more > 0 else "")
+        notes.append(
+            f"class {name!r}: the capacity intervals (req/s per server) of {len(members)} "
+            f"configurations overlap: {listed}; the data does not say which of them carries more"
+        )
     return notes

@@ -147,9 +147,13 @@ def test_overlapping_intervals_are_said_and_single_values_are_not_an_overlap():
     ]
     found = overlapping(caps)
     assert found[0] == [1, 3] and found[1] == [0] and 2 not in found
-    (first, second) = overlap_notes(caps)
-    assert "1x h100-pcie (10 to 20 req/s per server) and 1x rtx-4090 (15 to 16) overlap" in first
-    assert "1x l4 (12.8)" in second
+    (note,) = overlap_notes(caps)  # one note for the class, each configuration named once
+    assert "of 3 configurations overlap: 1x h100-pcie (10 to 20), 1x rtx-4090 (15 to 16), " in note
+    assert "1x l4 (12.8);" in note and "l40s" not in note
+    many = [_capacity(f"gpu-{k}", 10.0, 20.0) for k in range(9)]
+    (note,) = overlap_notes(many)
+    assert "of 9 configurations overlap" in note and note.count("(10 to 20)") == 6
+    assert "and 3 more;" in note
     assert overlapping([_capacity("a", 5, 5), _capacity("b", 5, 5)]) == {}
 
 
