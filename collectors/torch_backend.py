@@ -9,7 +9,6 @@ The model comes from a path, or from a config file with random weights (speed wi
 
 from __future__ import annotations
 
-import json
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,6 +22,8 @@ from fleetplan.collectors.run_file import CollectResult, RunSetup, collector_run
 from fleetplan.collectors.suite import Suite, TokenShape
 from fleetplan.collectors.telemetry import Telemetry
 from fleetplan.core.contract import Point
+from fleetplan.core.errors import InputError
+from fleetplan.core.strict import load_json
 
 
 def _load_model(options: CollectOptions, device: str, dtype: object) -> tuple[object, str]:
@@ -32,9 +33,11 @@ def _load_model(options: CollectOptions, device: str, dtype: object) -> tuple[ob
     if options.torch.config:
         path = Path(options.torch.config)
         try:
-            config_dict = json.loads(path.read_text())
-        except (OSError, ValueError) as error:
+            config_dict = load_json(path.read_bytes(), file=str(path))  # a key twice: refused
+        except (OSError, InputError) as error:
             raise CollectError(f"cannot read the model config {path}: {error}") from None
+        if not isinstance(config_dict, dict):
+            raise CollectError(f"{path}: a model config is a JSON object")
         fields = {k: v for k, v in config_dict.items() if not k.startswith("_")}
         model_type = fields.pop("model_type", None)
         if model_type is None:

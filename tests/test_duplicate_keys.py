@@ -233,3 +233,18 @@ def test_a_plan_file_with_a_key_twice_is_refused_by_simulate(tmp_path, capsys):
     path.write_text('{"scenario_name": "a", "scenario_name": "b"}')
     assert main(["simulate", "--plan", str(path)]) == 1
     assert "the key 'scenario_name' is given twice in one object" in capsys.readouterr().err
+
+
+def test_the_campaign_progress_and_a_run_metadata_cell_refuse_a_key_twice(tmp_path):
+    """The collector's own progress file and a CSV's run_metadata cell are JSON read by fleetplan
+    too: a key given twice there is refused, naming it, not taken last-wins."""
+    from fleetplan.collectors.ray_campaign.resume import ResumeState
+    from fleetplan.warehouse.importers.csv_table import _metadata
+
+    progress = tmp_path / "campaign-c.json"
+    progress.write_text('{"jobs": {}, "jobs": {"x": {"state": "done"}}}')
+    with pytest.raises(InputError, match="unreadable campaign progress: the key 'jobs'"):
+        ResumeState(progress, None, restart=False)
+    with pytest.raises(InputError, match="row 2: the key 'campaign' is given twice"):
+        _metadata('{"campaign": "a", "campaign": "b"}', "row 2", "runs.csv")
+    assert _metadata('{"campaign": "a"}', "row 2", "runs.csv") == {"campaign": "a"}

@@ -12,6 +12,7 @@ from typing import Any
 from fleetplan.collectors.ray_campaign.campaign_file import Campaign
 from fleetplan.collectors.ray_campaign.jobs import Job
 from fleetplan.core.errors import InputError
+from fleetplan.core.strict import load_json
 
 
 class ResumeState:
@@ -23,9 +24,17 @@ class ResumeState:
         self.jobs: dict[str, dict[str, Any]] = {}
         if path.exists() and not restart:
             try:
-                saved = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, json.JSONDecodeError) as error:
+                data = path.read_bytes()
+            except OSError as error:
                 raise InputError(f"unreadable campaign progress: {error}", file=str(path)) from None
+            try:  # invalid JSON, or a key given twice: refused
+                saved = load_json(data, file=str(path))
+            except InputError as error:
+                raise InputError(
+                    f"unreadable campaign progress: {error.reason}", file=str(path)
+                ) from None
+            if not isinstance(saved, dict):
+                raise InputError("campaign progress is not a JSON object", file=str(path))
             self.jobs = saved.get("jobs", {})
         self.campaign = campaign
 

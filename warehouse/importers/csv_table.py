@@ -19,6 +19,7 @@ from typing import Any
 from fleetplan.core.contract import Point, Provenance, Run
 from fleetplan.core.errors import InputError
 from fleetplan.core.gpus import canonical_gpu
+from fleetplan.core.strict import duplicate_key
 from fleetplan.warehouse.columns import CANONICAL_COLUMNS, LOAD_COLUMNS
 from fleetplan.warehouse.importers.base import (
     FileInput,
@@ -227,6 +228,8 @@ def _metadata(text: str, where: str, file: str) -> dict[str, Any]:
         value = json.loads(text)
     except json.JSONDecodeError:
         value = None
+    if isinstance(value, dict) and (twice := duplicate_key(text)):
+        raise InputError(f"{where}: {twice}", file=file)
     if not isinstance(value, dict):
         raise InputError(
             f'{where}: expected a JSON object such as {{"campaign": "fleet"}}, got {text!r:.40}',
