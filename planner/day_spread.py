@@ -64,8 +64,8 @@ class _State:
 def spread(layout: Layout, solution: DaySolution, limits: DayLimits) -> DaySolution:
     """`solution` with each volume pool's servers as even as the tied hours and the limits
     allow (`layout`: every hour its own, over every pool of the solution)."""
-    if not solution.has_plan:
-        return solution
+    if not solution.has_plan or not any(_volume(layout, i) for i, _h in solution.servers):
+        return solution  # nothing to spread (a day of interactive classes alone)
     state = _State(layout, solution, limits)
     moved = False
     for i, pool in enumerate(layout.pools):
