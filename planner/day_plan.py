@@ -16,6 +16,7 @@ import numpy as np
 
 from fleetplan.planner.day import DayLimits, DayPool, day_pools, solve_day
 from fleetplan.planner.day_layout import DaySolution, Layout, hourly, vector_of
+from fleetplan.planner.day_spread import spread
 from fleetplan.planner.economics import PoolEconomics
 from fleetplan.planner.milp import Solution, SolveStatus, Weights
 from fleetplan.planner.results import HOURS_PER_MONTH, PlanStatus
@@ -62,6 +63,7 @@ def plan_day(
     layout = Layout(candidates, range(len(candidates)))
     if solution.status is not SolveStatus.OPTIMAL and peak is not None and peak.has_plan:
         solution = _better(layout, solution, _from_peak(candidates, peak), weights)
+    solution = spread(layout, solution, limits)  # ties among hours: the even plan
     figures = _figures("recommended", layout, solution, carbon_known)
     compared = [_peak_figures(candidates, peak, carbon_known)]
     if any(not p.reserved for p in candidates):
