@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import aiohttp
 
 from fleetplan.collectors.requests_log import RequestResult
+from fleetplan.core.strict import duplicate_key, no_key_dropped
 from fleetplan.core.text import printable
 
 # A request's whole wall-clock time is at most this many times its token timeout.
@@ -124,6 +125,8 @@ class _Stream:
             raise Refused(f"a stream chunk is not JSON: {_shown(data)}") from None
         if not isinstance(chunk, dict):
             raise Refused(f"a stream chunk is not a JSON object: {_shown(data)}")
+        if not no_key_dropped(chunk, data) and (twice := duplicate_key(data)):
+            raise Refused(f"a stream chunk gives a key twice ({twice}): {_shown(data)}")
         choices, usage = chunk.get("choices"), chunk.get("usage")
         if choices is not None and not isinstance(choices, list):
             raise Refused(f"a stream chunk's choices are not a list: {_shown(data)}")

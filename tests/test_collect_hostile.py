@@ -65,6 +65,7 @@ def run_file_in(folder: Path) -> RunFile:
         ("usage-float", "completion_tokens is 3.7: not a whole number"),
         ("usage-1e400", "completion_tokens is inf"),
         ("usage-list", "completion_tokens is [4]"),
+        ("usage-twice", "a stream chunk gives a key twice (the key 'completion_tokens'"),
         ("usage-zero", "counted 0 prompt tokens"),
         ("usage-short", "reported 1 output tokens but streamed 4"),
         ("stops-early", "2 output tokens for max_tokens 4 with ignore_eos"),

@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import orjson
+
 from fleetplan.core.errors import InputError
 from fleetplan.core.text import printable
 
@@ -144,3 +146,20 @@ def load_yaml(text: str, *, file: str, every: bool = False) -> Any:
         raise InputError(
             f"invalid YAML{at}: {getattr(error, 'problem', error)}", file=file
         ) from None
+
+
+def no_key_dropped(values: Any, data: bytes) -> bool:
+    """Whether the parsed `values` of the JSON text `data` kept every object member: cheap, and
+    exact where it says True. Written again (orjson, C speed), the values hold as many colons as
+    `data` (one per object member, and those inside strings) plus one per colon `data` escaped
+    inside a string (`\\u003a`, written again as a colon). A key given twice was dropped, with its
+    colon and any of its value's: fewer colons. False: a key may be given twice (or orjson cannot
+    write a value): read it again with `duplicate_key` to say which and where."""
+    try:
+        again = orjson.dumps(values)
+    except (TypeError, orjson.JSONEncodeError):
+        return False
+    escaped = 0
+    if b"\\" in data:  # (a `\\u003a` of text, not an escape, can only send it the slow way)
+        escaped = data.count(b"\\u003a") + data.count(b"\\u003A")
+    return again.count(b":") == data.count(b":") + escaped

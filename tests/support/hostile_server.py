@@ -34,6 +34,7 @@ USAGE = {
     "usage-text": {"prompt_tokens": 8, "completion_tokens": "abc"},
     "usage-float": {"prompt_tokens": 8, "completion_tokens": 3.7},
     "usage-1e400": "1e400",  # written raw: JSON's largest float is smaller
+    "usage-twice": "twice",  # written raw: completion_tokens twice, the last a forgery
     "usage-list": {"prompt_tokens": 8, "completion_tokens": [4]},
     "usage-zero": {"prompt_tokens": 0, "completion_tokens": 0},
     "usage-short": {"prompt_tokens": 8, "completion_tokens": 1},
@@ -161,11 +162,16 @@ def make_app(mode: str) -> web.Application:
                 elif i % 100 == 0:
                     await asyncio.sleep(0)
         usage = USAGE.get(mode, {"prompt_tokens": prompt, "completion_tokens": tokens})
-        if usage != "1e400":
+        if usage not in ("1e400", "twice"):
             await end_stream(response, usage)
             return
+        counts = (
+            b'"completion_tokens": 1e400'
+            if usage == "1e400"
+            else f'"completion_tokens": {tokens}, "completion_tokens": 2000000000'.encode()
+        )
         await response.write(
-            b'data: {"choices": [], "usage": {"prompt_tokens": 8, "completion_tokens": 1e400}}\n\n'
+            b'data: {"choices": [], "usage": {"prompt_tokens": 8, ' + counts + b"}}\n\n"
         )
         await finish(response)
 

@@ -9,7 +9,7 @@ from typing import Any
 import orjson
 
 from fleetplan.core.errors import InputError
-from fleetplan.core.strict import duplicate_key
+from fleetplan.core.strict import duplicate_key, no_key_dropped
 
 _DECODER = json.JSONDecoder()
 
@@ -51,23 +51,12 @@ def decode_json_stream(data: bytes, *, file: str) -> list[Any]:
 
 
 def refuse_repeated_keys(values: list[Any], data: bytes, *, file: str) -> None:
-    """Refuse the parsed `values` of the JSON text `data` if an object of it gave a key twice.
-
-    Cheap, and exact: written again (orjson, C speed), the values hold as many colons as `data`
-    (one per object member, and those inside strings) plus one per colon `data` escaped inside a
-    string (`\\u003a`, written again as a colon). A key given twice was dropped, with its colon and
-    any of its value's: fewer colons. Only then is the text read again, strictly and slowly
-    (`core.strict.duplicate_key`), to say which key and where. (benchmarks/RESULTS.md: the cost.)"""
-    try:
-        again = orjson.dumps(values)
-    except (TypeError, orjson.JSONEncodeError):  # a number orjson cannot write: read strictly
-        again = None
-    if again is not None:
-        escaped = 0
-        if b"\\" in data:  # (a `\\u003a` of text, not an escape, can only send it the slow way)
-            escaped = data.count(b"\\u003a") + data.count(b"\\u003A")
-        if again.count(b":") == data.count(b":") + escaped:
-            return
+    """Refuse the parsed `values` of the JSON text `data` if an object of it gave a key twice:
+    the cheap count (`core.strict.no_key_dropped`) first; only where it falls short is the text
+    read again, strictly and slowly (`core.strict.duplicate_key`), to say which key and where.
+    (benchmarks/RESULTS.md: the cost.)"""
+    if no_key_dropped(values, data):
+        return
     where = duplicate_key(data)
     if where:
         raise InputError(where, file=file)
