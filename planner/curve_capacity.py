@@ -68,7 +68,9 @@ class Fitted:
         computed once per targets: classes that share them share the answer."""
         key = (ttft_p99_ms, tpot_p99_ms)
         if key not in self.answers:
-            estimate = self.curve.interval(ttft_p99_ms=ttft_p99_ms, tpot_p99_ms=tpot_p99_ms)
+            estimate = self.curve.interval(
+                target_ttft_p99_ms=ttft_p99_ms, target_tpot_p99_ms=tpot_p99_ms
+            )
             level = None
             if estimate.capacity_rps > 0 and math.isfinite(estimate.capacity_rps):
                 level = self._resting_level(estimate.capacity_rps)

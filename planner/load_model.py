@@ -223,8 +223,8 @@ class LoadCurve:
     def capacity(
         self,
         *,
-        ttft_p99_ms: float | None,
-        tpot_p99_ms: float | None,
+        target_ttft_p99_ms: float | None,
+        target_tpot_p99_ms: float | None,
         extrapolate: bool = False,
     ) -> CapacityEstimate:
         """The highest rate whose predicted P99s meet the targets (a missing target is no
@@ -238,12 +238,14 @@ class LoadCurve:
 
         def meets(rate: float) -> bool:
             predicted = self.predict(rate, extrapolate=extrapolate)
-            return predicted is not None and _meets(predicted, ttft_p99_ms, tpot_p99_ms)
+            return predicted is not None and _meets(
+                predicted, target_ttft_p99_ms, target_tpot_p99_ms
+            )
 
         lowest = self.stable_rates[0]
         if not meets(lowest):
             return CapacityEstimate(
-                0.0, Basis.NONE, _missed(self, ttft_p99_ms, tpot_p99_ms), None, None
+                0.0, Basis.NONE, _missed(self, target_ttft_p99_ms, target_tpot_p99_ms), None, None
             )
         rate = upper if meets(upper) else _bisect(meets, lowest, upper)
         predicted = self.predict(rate, extrapolate=extrapolate)
@@ -257,11 +259,15 @@ class LoadCurve:
             rate, predicted.basis, reason, predicted.ttft_p99_ms, predicted.tpot_p99_ms
         )
 
-    def interval(self, *, ttft_p99_ms: float | None, tpot_p99_ms: float | None) -> CapacityEstimate:
+    def interval(
+        self, *, target_ttft_p99_ms: float | None, target_tpot_p99_ms: float | None
+    ) -> CapacityEstimate:
         """The capacity as an interval (module docstring): `capacity_rps` the planned value,
         `rps_low` what the stable levels prove, `rps_high` the most the data supports (None:
         not known), `words` the basis."""
-        proven = self.capacity(ttft_p99_ms=ttft_p99_ms, tpot_p99_ms=tpot_p99_ms)
+        proven = self.capacity(
+            target_ttft_p99_ms=target_ttft_p99_ms, target_tpot_p99_ms=target_tpot_p99_ms
+        )
         if self.problem or proven.capacity_rps <= 0:
             return replace(proven, rps_low=0.0, rps_high=0.0, words="none: " + str(proven.reason))
         low, top = proven.capacity_rps, self.highest_stable_rps
@@ -284,10 +290,16 @@ class LoadCurve:
             if saturation is not None:
                 words = f"{measured}; saturates there ({self.saturation_basis})"
             return replace(proven, rps_low=low, rps_high=saturation, words=words)
-        if ttft_p99_ms is None and tpot_p99_ms is None:  # no targets: never plan at saturation
+        if (
+            target_ttft_p99_ms is None and target_tpot_p99_ms is None
+        ):  # no targets: never plan at saturation
             words = f"{measured}; saturation {saturation:.3g} req/s ({self.saturation_basis})"
             return replace(proven, rps_low=low, rps_high=saturation, words=words)
-        queued = self.capacity(ttft_p99_ms=ttft_p99_ms, tpot_p99_ms=tpot_p99_ms, extrapolate=True)
+        queued = self.capacity(
+            target_ttft_p99_ms=target_ttft_p99_ms,
+            target_tpot_p99_ms=target_tpot_p99_ms,
+            extrapolate=True,
+        )
         words = (
             f"to saturation (queue form): {measured}, saturation {saturation:.3g} req/s "
             f"({self.saturation_basis})"
@@ -378,7 +390,7 @@ def fit_curve(levels: pd.DataFrame, *, bound: Bound | None = None) -> LoadCurve:
 
 
 def measured_rule(
-    levels: pd.DataFrame, *, ttft_p99_ms: float | None, tpot_p99_ms: float | None
+    levels: pd.DataFrame, *, target_ttft_p99_ms: float | None, target_tpot_p99_ms: float | None
 ) -> float:
     """Today's rule: the highest achieved throughput among complete levels meeting the targets."""
     best = 0.0
@@ -392,6 +404,6 @@ def measured_rule(
             Basis.MEASURED,
         )
         throughput = finite_number(row.get("request_throughput_rps"))
-        if throughput and _meets(predicted, ttft_p99_ms, tpot_p99_ms):
+        if throughput and _meets(predicted, target_ttft_p99_ms, target_tpot_p99_ms):
             best = max(best, throughput)
     return best

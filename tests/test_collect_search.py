@@ -202,7 +202,7 @@ def test_the_run_frame_a_search_leaves_fits_the_model():
     server = knee_server()
     outcome = find_capacity(server, [3.0], SearchPlan(ttft_p99_ms=120.0))
     curve = fit_curve(level_frame([level.point for level in outcome.levels], judge_point))
-    estimate = curve.capacity(ttft_p99_ms=120.0, tpot_p99_ms=None)
+    estimate = curve.capacity(target_ttft_p99_ms=120.0, target_tpot_p99_ms=None)
     assert outcome.low <= estimate.capacity_rps <= outcome.high
 
 
@@ -309,7 +309,7 @@ def test_find_capacity_finds_the_test_servers_knee_and_agrees_with_the_model(
     kept_up_above = frame[(frame["offered_rate_rps"] > high) & frame["stable"].eq(True)]
     assert kept_up_above.empty, frame[["offered_rate_rps", "stable", "load_reason"]]
     curve = fit_curve(frame)
-    estimate = curve.capacity(ttft_p99_ms=TTFT_TARGET_MS, tpot_p99_ms=None)
+    estimate = curve.capacity(target_ttft_p99_ms=TTFT_TARGET_MS, target_tpot_p99_ms=None)
     assert low <= estimate.capacity_rps <= high, (estimate, low, high)
     # and the rate it sees the server saturate at (what it sustained while behind) is the knee
     # (printed, not asserted: it is a throughput, and a loaded machine lowers it)

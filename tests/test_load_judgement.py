@@ -172,7 +172,7 @@ def test_capacity_from_a_closed_loop_sweep_alone():
     assert curve.stable_rates == pytest.approx([1.29, 2.30, 3.15, 5.06], abs=0.01)
     assert curve.saturation_rps == pytest.approx(5.18, abs=0.01)
     assert "throughput plateau of the closed-loop sweep" in curve.saturation_basis
-    estimate = curve.interval(ttft_p99_ms=3000, tpot_p99_ms=None)
+    estimate = curve.interval(target_ttft_p99_ms=3000, target_tpot_p99_ms=None)
     assert estimate.rps_low == pytest.approx(5.06, abs=0.01)
     assert estimate.rps_low < estimate.capacity_rps < estimate.rps_high
     assert estimate.words.startswith(

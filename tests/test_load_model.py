@@ -56,7 +56,7 @@ def test_an_mm1_like_curve_is_recovered_between_levels():
         assert predicted.ttft_p99_ms == pytest.approx(mm1(rate), rel=0.05)
     assert curve.predict(4).basis is Basis.MEASURED
     assert curve.predict(4).ttft_p99_ms == pytest.approx(mm1(4))
-    capacity = curve.capacity(ttft_p99_ms=mm1(5), tpot_p99_ms=None)
+    capacity = curve.capacity(target_ttft_p99_ms=mm1(5), target_tpot_p99_ms=None)
     assert capacity.capacity_rps == pytest.approx(5, rel=0.03)
     assert capacity.basis is Basis.INTERPOLATED
     assert curve.predict(9) is None  # above the highest stable level: nothing unless asked
@@ -73,11 +73,11 @@ def test_a_flat_curve_with_a_knee_never_predicts_past_saturation():
     assert curve.predict(6).ttft_p99_ms == pytest.approx(50, rel=0.01)
     assert 50 < curve.predict(10).ttft_p99_ms < 500
     assert curve.predict(12.5, extrapolate=True) is None  # at or past saturation: never
-    assert curve.capacity(ttft_p99_ms=100, tpot_p99_ms=None).capacity_rps < 12
-    assert curve.capacity(ttft_p99_ms=1000, tpot_p99_ms=None).capacity_rps == 12
-    assert measured_rule(pd.DataFrame([*rows, behind]), ttft_p99_ms=1000, tpot_p99_ms=None) == (
-        pytest.approx(rows[-1]["request_throughput_rps"])
-    )
+    assert curve.capacity(target_ttft_p99_ms=100, target_tpot_p99_ms=None).capacity_rps < 12
+    assert curve.capacity(target_ttft_p99_ms=1000, target_tpot_p99_ms=None).capacity_rps == 12
+    assert measured_rule(
+        pd.DataFrame([*rows, behind]), target_ttft_p99_ms=1000, target_tpot_p99_ms=None
+    ) == (pytest.approx(rows[-1]["request_throughput_rps"]))
 
 
 def test_extrapolation_toward_saturation_grows_like_a_queue_and_only_when_asked():
@@ -97,7 +97,9 @@ def test_extrapolation_toward_saturation_grows_like_a_queue_and_only_when_asked(
     assert six.ttft_p99_ms == pytest.approx(70 + slope * (load[3] - load[2]))
     assert 70 < six.ttft_p99_ms < seven.ttft_p99_ms
     assert curve.predict(saturation, extrapolate=True) is None
-    at = curve.capacity(ttft_p99_ms=six.ttft_p99_ms, tpot_p99_ms=None, extrapolate=True)
+    at = curve.capacity(
+        target_ttft_p99_ms=six.ttft_p99_ms, target_tpot_p99_ms=None, extrapolate=True
+    )
     assert at.capacity_rps == pytest.approx(6, rel=1e-3)
 
 
@@ -105,19 +107,19 @@ def test_the_interval_says_what_is_measured_and_what_is_the_queue_form():
     rows = [level(r, 50.0 + 5 * r, 20.0) for r in (1, 2, 4)]
     behind = level(16, 5000.0, 80.0, duration=50.0)
     curve = fit_curve(pd.DataFrame([*rows, behind]))
-    queued = curve.interval(ttft_p99_ms=100, tpot_p99_ms=None)
+    queued = curve.interval(target_ttft_p99_ms=100, target_tpot_p99_ms=None)
     assert queued.rps_low == 4 and queued.rps_high == pytest.approx(400 / 49)
     assert 4 < queued.capacity_rps < 400 / 49 and queued.basis is Basis.EXTRAPOLATED
     assert queued.words.startswith("to saturation (queue form): measured: kept up at 4 req/s")
-    between = curve.interval(ttft_p99_ms=58, tpot_p99_ms=None)
+    between = curve.interval(target_ttft_p99_ms=58, target_tpot_p99_ms=None)
     assert between.rps_low == between.capacity_rps and 1 < between.capacity_rps < 2
     assert between.rps_high == 2 and between.words.startswith("interpolated between")
-    alone = fit_curve(pd.DataFrame(rows)).interval(ttft_p99_ms=100, tpot_p99_ms=None)
+    alone = fit_curve(pd.DataFrame(rows)).interval(target_ttft_p99_ms=100, target_tpot_p99_ms=None)
     assert (alone.rps_low, alone.capacity_rps, alone.rps_high) == (4, 4, None)
     assert alone.words == "measured: kept up at 4 req/s; not measured above"
     bounded = fit_curve(pd.DataFrame(rows), bound=Bound(10.0, "KV cache"))
     assert bounded.saturation_rps == 10 and bounded.saturation_basis == "bounded by KV cache"
-    capped = bounded.interval(ttft_p99_ms=100, tpot_p99_ms=None)
+    capped = bounded.interval(target_ttft_p99_ms=100, target_tpot_p99_ms=None)
     assert capped.rps_high == 10 and "bounded by KV cache" in capped.words
 
 
@@ -145,7 +147,7 @@ def test_closed_loop_levels_join_the_curve_until_the_plateau():
     assert curve.predict(5.0).ttft_p99_ms == pytest.approx(
         np.exp(Pchip([1.0, 1.9, 3.6, 6.0], list(np.log([40, 45, 60, 120])))(5.0))
     )
-    estimate = curve.interval(ttft_p99_ms=200, tpot_p99_ms=None)
+    estimate = curve.interval(target_ttft_p99_ms=200, target_tpot_p99_ms=None)
     assert estimate.rps_low == 6.0 and 6.0 < estimate.capacity_rps < 6.3
 
 
@@ -170,7 +172,7 @@ def test_too_few_stable_levels_say_so():
     # one stable level and nothing above it: no curve
     curve = fit_curve(pd.DataFrame(rows[:1]))
     assert curve.problem and "too few stable levels (1)" in curve.problem
-    estimate = curve.capacity(ttft_p99_ms=100, tpot_p99_ms=None)
+    estimate = curve.capacity(target_ttft_p99_ms=100, target_tpot_p99_ms=None)
     assert estimate.capacity_rps == 0 and estimate.basis is Basis.NONE
     assert estimate.reason == curve.problem
     assert curve.predict(1) is None
@@ -236,8 +238,10 @@ def test_the_drain_no_longer_reads_as_falling_behind(sample_warehouse_path):
         row = points[points["offered_rate_rps"] == rate].iloc[0]
         assert row["request_throughput_rps"] == pytest.approx(achieved, abs=0.02)
     # a 46 ms target: today's rule takes 1.04 req/s (the 1 req/s level); the curve interpolates
-    assert measured_rule(points, ttft_p99_ms=46, tpot_p99_ms=None) == pytest.approx(1.04, abs=0.01)
-    assert 1.04 < curve.capacity(ttft_p99_ms=46, tpot_p99_ms=None).capacity_rps < 4
+    assert measured_rule(points, target_ttft_p99_ms=46, target_tpot_p99_ms=None) == pytest.approx(
+        1.04, abs=0.01
+    )
+    assert 1.04 < curve.capacity(target_ttft_p99_ms=46, target_tpot_p99_ms=None).capacity_rps < 4
 
 
 def test_the_monotone_cubic_is_scipys_pchip():

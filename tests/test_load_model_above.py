@@ -36,7 +36,7 @@ def test_a_level_measured_above_bounds_the_queue_form():
         unbounded.predict(4.5, extrapolate=True).ttft_p99_ms
     )
     assert unbounded.predict(7, extrapolate=True).ttft_p99_ms > 80
-    said = curve.interval(ttft_p99_ms=75, tpot_p99_ms=None)
+    said = curve.interval(target_ttft_p99_ms=75, target_tpot_p99_ms=None)
     assert 4 < said.capacity_rps < 400 / 49
     assert said.words.startswith("to saturation (queue form): measured: kept up at 4 req/s")
     assert said.words.endswith(

@@ -73,7 +73,7 @@ def test_a_target_between_two_levels_no_longer_costs_the_lower_level(
             assert pool.capacity_basis.startswith(basis), pool.capacity_basis
             assert pool.predicted_ttft_p99_ms <= ttft  # the curve's P99 at 4 / servers req/s
             curve = fit_curve(points_for_model(points, QWEN).query("gpu_model == 'h100-pcie'"))
-            estimate = curve.interval(ttft_p99_ms=ttft, tpot_p99_ms=None)
+            estimate = curve.interval(target_ttft_p99_ms=ttft, target_tpot_p99_ms=None)
             assert pool.capacity_rps_per_server == pytest.approx(estimate.capacity_rps)
             assert pool.predicted_ttft_p99_ms == pytest.approx(
                 curve.predict(4 / pool.servers, extrapolate=True).ttft_p99_ms

@@ -252,15 +252,15 @@ def _level(level: CurveLevel) -> CapacityLevel:
 def report_of(rows: pd.DataFrame, query: CapacityQuery, curve: LoadCurve) -> CapacityReport:
     """The report of one configuration's levels (`configuration_points`) and their curve."""
     estimate = curve.capacity(
-        ttft_p99_ms=query.targets.ttft_p99_ms,
-        tpot_p99_ms=query.targets.tpot_p99_ms,
+        target_ttft_p99_ms=query.targets.ttft_p99_ms,
+        target_tpot_p99_ms=query.targets.tpot_p99_ms,
         extrapolate=query.extrapolate,
     )
     first = with_servers(rows).iloc[0]
     # The interval as the planner plans it (planner.levels.Capacity.at_end): "low" what the
     # stable levels prove, "mid" the curve's estimate, "high" the most the data supports.
     interval = curve.interval(
-        ttft_p99_ms=query.targets.ttft_p99_ms, tpot_p99_ms=query.targets.tpot_p99_ms
+        target_ttft_p99_ms=query.targets.ttft_p99_ms, target_tpot_p99_ms=query.targets.tpot_p99_ms
     )
     low = interval.rps_low if interval.rps_low is not None else estimate.capacity_rps
     high = interval.rps_high if interval.rps_high is not None else max(low, estimate.capacity_rps)
@@ -284,8 +284,8 @@ def report_of(rows: pd.DataFrame, query: CapacityQuery, curve: LoadCurve) -> Cap
         predicted_tpot_p99_ms=estimate.tpot_p99_ms,
         measured_rule_rps=measured_rule(
             rows[~flagged(rows)],
-            ttft_p99_ms=query.targets.ttft_p99_ms,
-            tpot_p99_ms=query.targets.tpot_p99_ms,
+            target_ttft_p99_ms=query.targets.ttft_p99_ms,
+            target_tpot_p99_ms=query.targets.tpot_p99_ms,
         ),
         saturation_rps=curve.saturation_rps,
         levels=[_level(level) for level in curve.levels],

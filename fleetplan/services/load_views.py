@@ -86,7 +86,9 @@ def configuration_curve(
     curve = curve or fit_curve(rows)
     # the planner's capacity (`LoadCurve.interval`: to saturation by the queue form where the
     # targets hold at every stable level), so that the page and the plan agree
-    estimate = curve.interval(ttft_p99_ms=targets.ttft_p99_ms, tpot_p99_ms=targets.tpot_p99_ms)
+    estimate = curve.interval(
+        target_ttft_p99_ms=targets.ttft_p99_ms, target_tpot_p99_ms=targets.tpot_p99_ms
+    )
     first = rows.iloc[0]
     questioned = level_outliers(curve.levels)
     label = configuration_label(first["gpu_model"], first["gpu_count"])
