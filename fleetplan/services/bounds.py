@@ -76,16 +76,28 @@ def hardware_of(catalog: pd.DataFrame, gpu_model: str) -> Hardware:
     )
 
 
+def hardware_table(catalog: pd.DataFrame) -> dict[str, Hardware]:
+    """Every catalog GPU's memory and bandwidth, by its id (`hardware_of` for each, once)."""
+    ids = catalog["gpu_id"].dropna().unique() if "gpu_id" in catalog else []
+    return {str(gpu): hardware_of(catalog, str(gpu)) for gpu in ids}
+
+
 def row_bounds(
-    row: dict, catalog: pd.DataFrame, architectures: dict[str, Architecture]
+    row: dict,
+    catalog: pd.DataFrame,
+    architectures: dict[str, Architecture],
+    hardware: dict[str, Hardware] | None = None,
 ) -> tuple[Bounds | None, str]:
     """The bounds of one `benchmark_points` row's server at its tokens and latencies, and what
-    they rest on (or why there are none)."""
+    they rest on (or why there are none); `hardware`: the catalog's `hardware_table`, where a
+    caller bounds many rows."""
     model = str(row.get("model"))
     architecture = find_architecture(architectures, model)
     if architecture is None:
         return None, f"no architecture for {model} (give its config.json)"
-    hardware = hardware_of(catalog, str(row.get("gpu_model")))
+    gpu_model = str(row.get("gpu_model"))
+    known = hardware.get(gpu_model) if hardware is not None else None
+    hardware = known or hardware_of(catalog, gpu_model)
     tp = finite_number(row.get("tensor_parallel_size"))
     bounds = server_bounds(
         architecture,
@@ -110,8 +122,9 @@ def bound_reasons(
     bounds known), aligned with `points`."""
     architectures = bundled_architectures() if architectures is None else architectures
     reasons = pd.Series(None, index=points.index, dtype=object)
+    hardware = hardware_table(catalog)
     for index, row in zip(points.index, points.to_dict("records"), strict=True):
-        bounds, _ = row_bounds(row, catalog, architectures)
+        bounds, _ = row_bounds(row, catalog, architectures, hardware)
         if bounds is None:
             continue
         architecture = find_architecture(architectures, str(row.get("model")))
