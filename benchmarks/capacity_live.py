@@ -257,9 +257,8 @@ def judged_at(ctx: argparse.Namespace, rate: float, target: float) -> dict:
 
 
 def _predicted(ctx: argparse.Namespace, frame: pd.DataFrame, curve: LoadCurve, target: float):
-    estimate = curve.capacity(
-        target_ttft_p99_ms=target, target_tpot_p99_ms=None, extrapolate=ctx.extrapolate
-    )
+    targets = dict(target_ttft_p99_ms=target, target_tpot_p99_ms=None)
+    estimate = curve.capacity(**targets, extrapolate=ctx.extrapolate)
     print(f"\ntarget {target:g} ms: capacity {estimate.capacity_rps:.2f} req/s", flush=True)
     return {
         "target_ms": target,
@@ -267,9 +266,7 @@ def _predicted(ctx: argparse.Namespace, frame: pd.DataFrame, curve: LoadCurve, t
         "basis": str(estimate.basis),
         "reason": estimate.reason,
         "predicted_p99_ms": estimate.ttft_p99_ms,
-        "measured_rule_rps": measured_rule(
-            frame, target_ttft_p99_ms=target, target_tpot_p99_ms=None
-        ),
+        "measured_rule_rps": measured_rule(frame, **targets),
         "levels": {},
         "brackets": [],
     }

@@ -229,6 +229,7 @@ class LoadCurve:
     ) -> CapacityEstimate:
         """The highest rate whose predicted P99s meet the targets (a missing target is no
         constraint; a metric the data lacks never meets a target)."""
+        targets = (target_ttft_p99_ms, target_tpot_p99_ms)
         if self.problem:
             return CapacityEstimate(0.0, Basis.NONE, self.problem, None, None)
         top = self.highest_stable_rps
@@ -238,15 +239,11 @@ class LoadCurve:
 
         def meets(rate: float) -> bool:
             predicted = self.predict(rate, extrapolate=extrapolate)
-            return predicted is not None and _meets(
-                predicted, target_ttft_p99_ms, target_tpot_p99_ms
-            )
+            return predicted is not None and _meets(predicted, *targets)
 
         lowest = self.stable_rates[0]
         if not meets(lowest):
-            return CapacityEstimate(
-                0.0, Basis.NONE, _missed(self, target_ttft_p99_ms, target_tpot_p99_ms), None, None
-            )
+            return CapacityEstimate(0.0, Basis.NONE, _missed(self, *targets), None, None)
         rate = upper if meets(upper) else _bisect(meets, lowest, upper)
         predicted = self.predict(rate, extrapolate=extrapolate)
         reason = None
@@ -265,9 +262,8 @@ class LoadCurve:
         """The capacity as an interval (module docstring): `capacity_rps` the planned value,
         `rps_low` what the stable levels prove, `rps_high` the most the data supports (None:
         not known), `words` the basis."""
-        proven = self.capacity(
-            target_ttft_p99_ms=target_ttft_p99_ms, target_tpot_p99_ms=target_tpot_p99_ms
-        )
+        targets = dict(target_ttft_p99_ms=target_ttft_p99_ms, target_tpot_p99_ms=target_tpot_p99_ms)
+        proven = self.capacity(**targets)
         if self.problem or proven.capacity_rps <= 0:
             return replace(proven, rps_low=0.0, rps_high=0.0, words="none: " + str(proven.reason))
         low, top = proven.capacity_rps, self.highest_stable_rps
@@ -290,16 +286,10 @@ class LoadCurve:
             if saturation is not None:
                 words = f"{measured}; saturates there ({self.saturation_basis})"
             return replace(proven, rps_low=low, rps_high=saturation, words=words)
-        if (
-            target_ttft_p99_ms is None and target_tpot_p99_ms is None
-        ):  # no targets: never plan at saturation
+        if target_ttft_p99_ms is None and target_tpot_p99_ms is None:  # never plan at saturation
             words = f"{measured}; saturation {saturation:.3g} req/s ({self.saturation_basis})"
             return replace(proven, rps_low=low, rps_high=saturation, words=words)
-        queued = self.capacity(
-            target_ttft_p99_ms=target_ttft_p99_ms,
-            target_tpot_p99_ms=target_tpot_p99_ms,
-            extrapolate=True,
-        )
+        queued = self.capacity(**targets, extrapolate=True)
         words = (
             f"to saturation (queue form): {measured}, saturation {saturation:.3g} req/s "
             f"({self.saturation_basis})"
