@@ -9,6 +9,7 @@ import time
 
 import requests
 
+from fleetplan.core.strict import duplicate_key, no_key_dropped
 from fleetplan.core.text import printable
 
 CHECK_DEADLINE_S = 5.0  # a check before the first request
@@ -29,7 +30,8 @@ def fetch_json(
     max_bytes: int = MAX_ANSWER_BYTES,
 ) -> tuple[int, object | None]:
     """(HTTP status, the JSON answer; None when not JSON). Raises `requests.ConnectionError` for
-    a refused connection, NoAnswer past the deadline or the budget."""
+    a refused connection, NoAnswer past the deadline or the budget, or for JSON that gives a key
+    twice (the last would silently win)."""
     end = time.monotonic() + deadline_s
     try:
         with requests.request(
@@ -56,9 +58,12 @@ def fetch_json(
     except requests.RequestException as error:
         raise NoAnswer(printable(f"{url}: {type(error).__name__}: {error}")[:300]) from None
     try:
-        return status, json.loads(bytes(body))
+        answer = json.loads(bytes(body))
     except (ValueError, RecursionError):
         return status, None
+    if not no_key_dropped(answer, bytes(body)) and (twice := duplicate_key(bytes(body))):
+        raise NoAnswer(f"{url} answered JSON that gives a key twice ({twice})")
+    return status, answer
 
 
 def shown(value: object, limit: int = 60) -> str:

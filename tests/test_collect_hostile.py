@@ -137,6 +137,7 @@ def test_a_version_that_is_no_version_is_recorded_as_unknown(hostile, tmp_path, 
     [
         ("models-html", "did not answer with an OpenAI model list"),
         ("models-list", "did not answer with an OpenAI model list"),
+        ("models-twice", "answered JSON that gives a key twice (the key 'id' is given twice"),
         ("models-slow", "did not answer within 5 s"),
         ("models-huge", "sent over 4 MB"),
         ("tokenize-empty", "the tokenizer gave 0 tokens"),

@@ -59,6 +59,7 @@ CHECKS = {
     "version-escapes",
     "models-html",
     "models-list",
+    "models-twice",  # /v1/models gives a model's id twice
     "models-slow",  # /v1/models drips a byte every 0.5 s
     "models-huge",  # /v1/models sends 300 MB
     "tokenize-empty",  # /tokenize answers []
@@ -80,6 +81,9 @@ def make_app(mode: str) -> web.Application:
             return web.Response(text="<html><body>login</body></html>", content_type="text/html")
         if mode == "models-list":
             return web.json_response([{"id": model}])
+        if mode == "models-twice":  # the model it serves, then another in the same key
+            text = f'{{"object": "list", "data": [{{"id": "{model}", "id": "other"}}]}}'
+            return web.Response(text=text, content_type="application/json")
         if mode in {"models-slow", "models-huge"}:
             response = web.StreamResponse(headers={"Content-Type": "application/json"})
             await response.prepare(request)
