@@ -238,7 +238,15 @@ def test_ctrl_c_writes_the_partial_run(stream_server, tmp_path):
          "rtx-4090"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
-    time.sleep(6)  # some requests done, others in flight
+    # Ctrl-C once a request has streamed all its 100 tokens and others are still to come, as the
+    # server records them (a fixed sleep raced the collector's start on a loaded machine).
+    for _ in range(600):  # at most about 60 s
+        records = list(requests.get(f"{url}/debug/timings", timeout=5).json().values())
+        done = [r for r in records if r.get("last_write", 0) - r["arrived"] >= 0.005 + 99 * 0.04]
+        if done and len(records) < 20:
+            break
+        assert process.poll() is None, process.communicate()
+        time.sleep(0.1)
     process.send_signal(signal.SIGINT)
     _, stderr = process.communicate(timeout=60)
     assert process.returncode == 130, stderr
