@@ -20,7 +20,7 @@ from fleetplan.collectors.vllm_server import free_port
 from fleetplan.core.contract import RunFile
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.queries import benchmark_points
-from tests.support.processes import fleetplan
+from tests.support.processes import fleetplan, interruptible
 
 
 def collect_openai(url, model, out, *options) -> subprocess.CompletedProcess:
@@ -236,7 +236,7 @@ def test_ctrl_c_writes_the_partial_run(stream_server, tmp_path):
          url, "--model", "stream-test", "--input-len", "8", "--output-len", "100", "--rates",
          "2", "--num-requests", "20", "--warmup", "0", "--out", str(tmp_path), "--gpu",
          "rtx-4090"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=interruptible,
     )  # fmt: skip
     # Ctrl-C once a request has streamed all its 100 tokens and others are still to come, as the
     # server records them (a fixed sleep raced the collector's start on a loaded machine).

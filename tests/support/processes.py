@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 import textwrap
@@ -13,6 +14,14 @@ from pathlib import Path
 import requests
 
 from fleetplan.collectors.vllm_server import free_port
+
+
+def interruptible() -> None:
+    """`preexec_fn` for a process a test will Ctrl-C: SIGINT back to its default, so that the
+    child's Python raises KeyboardInterrupt. A job a non-interactive shell starts in the
+    background (`make test &`, a CI runner's) inherits SIGINT ignored, and a Python started that
+    way never installs its handler: the signal the test sends would be lost."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def fleetplan(*args, check=False, timeout=120, **kwargs) -> subprocess.CompletedProcess:

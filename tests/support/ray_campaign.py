@@ -11,6 +11,8 @@ import sys
 import threading
 from pathlib import Path
 
+from tests.support.processes import interruptible
+
 TYPES = {"rtx-4090": "fleetplan-gpu:rtx-4090", "h100-pcie": "fleetplan-gpu:h100-pcie"}
 
 
@@ -23,6 +25,7 @@ class Driver:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            preexec_fn=interruptible,  # the tests Ctrl-C it
         )
         self.lines: queue.Queue[str] = queue.Queue()
         self.seen: list[str] = []
