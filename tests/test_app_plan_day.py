@@ -18,23 +18,14 @@ from fleetplan.planner.day_report import schedule_rows
 from fleetplan.services.day_views import SCHEDULE_LABELS
 from fleetplan.services.planning import load_scenario, plan_from_warehouse
 from fleetplan.services.scenario_link import scenario_from_link, scenario_to_link
-from fleetplan.warehouse.db import ENV_VAR, Warehouse
-from tests.support.pages import seen
-from tests.support.paths import MAIN, ROOT
+from fleetplan.warehouse.db import Warehouse
+from tests.support.pages import open_app, seen
+from tests.support.paths import ROOT
 
 EXAMPLE = ROOT / "examples" / "day-chat-nightly.json"
 
-pytestmark = pytest.mark.usefixtures("fresh_caches")
-
-
-def open_app(monkeypatch, warehouse_path, link: str | None = None) -> AppTest:
-    monkeypatch.setenv(ENV_VAR, str(warehouse_path))
-    at = AppTest.from_file(MAIN, default_timeout=120)
-    if link is not None:
-        at.query_params["s"] = link
-    at.run()
-    assert not at.exception, at.exception
-    return at
+# Every test runs the dashboard in AppTest (tens of seconds each): slow, out of `make test-fast`.
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("fresh_caches")]
 
 
 def day_link() -> str:

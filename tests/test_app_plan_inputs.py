@@ -15,9 +15,8 @@ from streamlit.testing.v1 import AppTest
 from fleetplan.app.plan_state import widget_key
 from fleetplan.planner import Scenario
 from fleetplan.services.scenario_link import scenario_to_link
-from fleetplan.warehouse.db import ENV_VAR
-from tests.support.pages import seen
-from tests.support.paths import MAIN, ROOT
+from tests.support.pages import open_app, seen
+from tests.support.paths import ROOT
 from tests.support.processes import fleetplan
 from tests.support.vllm_results import make_result
 
@@ -26,16 +25,6 @@ PLAN, BENCHMARKS = "views/plan.py", "views/benchmarks.py"
 
 # Every test runs the dashboard in AppTest (tens of seconds each): slow, out of `make test-fast`.
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("fresh_caches")]
-
-
-def open_app(monkeypatch, warehouse_path, link: str | None = None) -> AppTest:
-    monkeypatch.setenv(ENV_VAR, str(warehouse_path))
-    at = AppTest.from_file(MAIN, default_timeout=120)
-    if link is not None:
-        at.query_params["s"] = link
-    at.run()
-    assert not at.exception, at.exception
-    return at
 
 
 def key(at: AppTest, name: str) -> str:

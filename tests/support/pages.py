@@ -1,4 +1,5 @@
-"""What a page element shows, read from AppTest (which does not render Markdown)."""
+"""What a page element shows, read from AppTest (which does not render Markdown), and the
+dashboard opened in AppTest on a warehouse (and a link)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,10 @@ import re
 from collections.abc import Callable
 from typing import TypeVar
 
+from streamlit.testing.v1 import AppTest
+
 from fleetplan.warehouse.db import ENV_VAR, Warehouse
+from tests.support.paths import MAIN
 
 T = TypeVar("T")
 _ESCAPED = re.compile(r"\\(.)")
@@ -24,3 +28,15 @@ def read_warehouse(query: Callable[[Warehouse], T]) -> T:
     not hold the file between reads, so a test (or `fleetplan benchmarks`) may read it."""
     with Warehouse.open(os.environ[ENV_VAR], read_only=True) as warehouse:
         return query(warehouse)
+
+
+def open_app(monkeypatch, warehouse_path, link: str | None = None) -> AppTest:
+    """The dashboard in AppTest on `warehouse_path`, opened from a `?s=` `link` where given, run
+    once without an exception."""
+    monkeypatch.setenv(ENV_VAR, str(warehouse_path))
+    at = AppTest.from_file(MAIN, default_timeout=120)
+    if link is not None:
+        at.query_params["s"] = link
+    at.run()
+    assert not at.exception, at.exception
+    return at
