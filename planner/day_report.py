@@ -8,6 +8,7 @@ import io
 
 from fleetplan.core.tabular import neutralise
 from fleetplan.planner.day_plan import DayPlan
+from fleetplan.planner.report import money_text
 
 SCHEDULE_COLUMNS = (
     "hour",
@@ -53,10 +54,6 @@ def schedule_csv(day: DayPlan) -> str:
     return buffer.getvalue()
 
 
-def _money(value: float | None) -> str:
-    return "unknown" if value is None else f"${value:,.2f}"
-
-
 def _kg(value: float | None) -> str:
     return "unknown" if value is None else f"{value:,.1f} kgCO2e"
 
@@ -91,21 +88,21 @@ def day_summary(day: DayPlan) -> str:
                 f"  {hour.hour:02d}h  {'; '.join(parts) or '-'}{idle}  {hour.cost_usd:.2f}"
             )
         lines += [
-            f"  Day: {_money(day.cost_usd)}, {_kg(day.kgco2e)}, "
+            f"  Day: {money_text(day.cost_usd)}, {_kg(day.kgco2e)}, "
             f"{'unknown' if day.energy_kwh is None else f'{day.energy_kwh:,.1f}'} kWh with PUE; "
-            f"month (30.4 days): {_money(day.monthly_cost_usd)}, {_kg(day.monthly_kgco2e)}",
+            f"month (30.4 days): {money_text(day.monthly_cost_usd)}, {_kg(day.monthly_kgco2e)}",
         ]
     lines.append("  Compared (per day):")
     for other in day.compared:
         if other.cost_usd is None:
             lines.append(f"    {other.name}: {other.status.value}: {other.message}")
         else:
-            lines.append(f"    {other.name}: {_money(other.cost_usd)}, {_kg(other.kgco2e)}")
+            lines.append(f"    {other.name}: {money_text(other.cost_usd)}, {_kg(other.kgco2e)}")
     if day.saving_vs_peak_usd is not None:
         kg = day.saving_vs_peak_kgco2e
         lines.append(
-            f"  Saving against the peak plan: {_money(day.saving_vs_peak_usd)} a day "
-            f"({_money(day.saving_vs_peak_usd * 730 / 24)} a month), "
+            f"  Saving against the peak plan: {money_text(day.saving_vs_peak_usd)} a day "
+            f"({money_text(day.saving_vs_peak_usd * 730 / 24)} a month), "
             f"{'unknown' if kg is None else f'{kg:,.1f}'} kgCO2e a day"
         )
     return "\n".join(lines) + "\n"

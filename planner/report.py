@@ -184,7 +184,8 @@ def interval_text(low: float | None, high: float | None) -> str:
     return f"{rate_text(low)} to {rate_text(high)}"
 
 
-def _money(value: float | None) -> str:
+def money_text(value: float | None) -> str:
+    """Dollars with cents, or "unknown" (the terminal texts of the peak plan and the day)."""
     return "unknown" if value is None else f"${value:,.2f}"
 
 
@@ -229,16 +230,16 @@ def summary(plan: Plan) -> str:
                 f"  {pool.traffic_class:<16} {pool.servers:>4} x {pool.gpus_per_server}x "
                 f"{pool.gpu_model:<10} {rate_text(pool.rate_rps):>8} req/s  "
                 f"util {share_text(pool.utilization):>5}  "
-                f"{_money(pool.hourly_cost_usd)}/h  energy {pool.energy_basis.value}"
+                f"{money_text(pool.hourly_cost_usd)}/h  energy {pool.energy_basis.value}"
             )
             lines.append(f"      {_capacity_line(pool)}")
         t = fleet.totals
         gpus = ", ".join(f"{n} x {g}" for g, n in t.gpus.items())
         lines += [
             f"  GPUs: {gpus}",
-            f"  Cost: {_money(t.hourly_cost_usd)}/h, {_money(t.monthly_cost_usd)}/month; "
-            f"{_money(t.usd_per_million_output_tokens)} per million output tokens, "
-            f"{_money(t.usd_per_million_total_tokens)} per million total tokens",
+            f"  Cost: {money_text(t.hourly_cost_usd)}/h, {money_text(t.monthly_cost_usd)}/month; "
+            f"{money_text(t.usd_per_million_output_tokens)} per million output tokens, "
+            f"{money_text(t.usd_per_million_total_tokens)} per million total tokens",
             f"  Energy (kWh/month): GPUs {_number(t.gpu_energy_kwh_month, '', 0)} before PUE, "
             f"{_number(t.facility_energy_kwh_month, '', 0)} with PUE (what energy cost and "
             "operational carbon use)",
@@ -253,7 +254,7 @@ def summary(plan: Plan) -> str:
                 lines.append(f"  {base.name:<58} {base.status.value}: {base.message}")
             else:
                 lines.append(
-                    f"  {base.name:<58} {_money(base.totals.hourly_cost_usd)}/h, "
+                    f"  {base.name:<58} {money_text(base.totals.hourly_cost_usd)}/h, "
                     f"{_number(base.totals.carbon_kgco2e_month, 'kgCO2e/month', 0)}"
                 )
     if plan.pareto:

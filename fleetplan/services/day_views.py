@@ -68,24 +68,24 @@ def servers_through_the_day(day: DayPlan) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
+def _hourly(day: DayPlan, field: str, key: str, value: str) -> pd.DataFrame:
+    """One row per hour and entry of the schedule's `field` (a mapping per hour)."""
+    rows = [
+        {"hour": h.hour, key: name, value: amount}
+        for h in day.schedule
+        for name, amount in getattr(h, field).items()
+    ]
+    return pd.DataFrame(rows, columns=["hour", key, value])
+
+
 def demand_through_the_day(day: DayPlan) -> pd.DataFrame:
     """Each class's rate in each hour (a volume class: what the plan serves that hour)."""
-    rows = [
-        {"hour": h.hour, "class": name, "rps": rate}
-        for h in day.schedule
-        for name, rate in h.demand_rps.items()
-    ]
-    return pd.DataFrame(rows, columns=["hour", "class", "rps"])
+    return _hourly(day, "demand_rps", "class", "rps")
 
 
 def grid_through_the_day(day: DayPlan) -> pd.DataFrame:
     """Each site's grid intensity in each hour (the sites the plan's offers are in)."""
-    rows = [
-        {"hour": h.hour, "site": site, "gco2_per_kwh": value}
-        for h in day.schedule
-        for site, value in h.grid_gco2_per_kwh.items()
-    ]
-    return pd.DataFrame(rows, columns=["hour", "site", "gco2_per_kwh"])
+    return _hourly(day, "grid_gco2_per_kwh", "site", "gco2_per_kwh")
 
 
 def schedule_view(day: DayPlan) -> pd.DataFrame:
