@@ -110,13 +110,22 @@ def test_two_ingests_at_once_both_land_once(tmp_path, big_file):
     b = write_json(tmp_path / "b.json", make_result(rate=2, seed=2))
     first = ingest(warehouse, big_file, a)
     wait_for_line(first.stderr, "storing big.csv")  # the first one holds the warehouse
-    second = ingest(warehouse, a, b)  # started while the first is still at work
+    # Held still while the second starts: on a busy machine the first could otherwise finish
+    # before the second's interpreter has even started, and there would be nothing to wait for.
+    os.kill(first.pid, signal.SIGSTOP)
+    try:
+        second = ingest(warehouse, a, b)  # started while the first is still at work
+        # the second says what it is waiting for before the first goes on (read up to its last
+        # line: communicate() below reads the pipe itself, past what this reader buffered)
+        seen = wait_for_line(second.stderr, "waiting up to 60 s")
+    finally:
+        os.kill(first.pid, signal.SIGCONT)
     out_first, err_first = first.communicate(timeout=300)
-    out_second, err_second = second.communicate(timeout=300)
+    out_second, err_rest = second.communicate(timeout=300)
+    err_second = "".join(seen) + err_rest
     assert first.returncode == 0, err_first
     assert second.returncode == 0, err_second
-    # the second said what it was waiting for, then did its work
-    assert "is in use by process" in err_second and "waiting up to 60 s" in err_second
+    assert "is in use by process" in err_second  # ... then did its work
     assert "2 imported, 0 already present" in out_first
     assert "1 imported, 1 already present" in out_second  # a.json came first from the other
     # nothing lost, nothing doubled: big + a + b
