@@ -82,12 +82,24 @@ def type_in_cell(page, x: float, y: float, text: str, *, shot: str | None = None
     editor and press Enter to keep it (`shot`: a screenshot while the editor holds the text).
     The editor is waited for: a key pressed before it opens (a page busy drawing) opens it anew
     with that key alone, and the keys before are lost."""
-    # A click that comes without the pointer having moved over the grid since the page scrolled
-    # is taken as no click (the grid had not placed the pointer yet): move there first, click,
-    # and wait for the grid's accessible table to focus the chosen cell.
+    # The grid takes a click as a choice of cell only once the pointer has rested over it: a
+    # click at once after the pointer arrives only focuses its canvas (seen 2026-12-01, each
+    # grid's first click: CANVAS, not TD; after a 0.8 s rest, as a hand's pointer would, TD at
+    # once). So move there, rest, click, and wait for the grid's accessible table to focus the
+    # chosen cell; click again if it did not (a click on a cell already chosen opens its editor).
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     page.mouse.move(x, y, steps=5)
-    page.mouse.click(x, y)
-    page.wait_for_function("() => document.activeElement?.tagName === 'TD'", timeout=30_000)
+    for _ in range(3):
+        page.wait_for_timeout(800)
+        page.mouse.click(x, y)
+        try:
+            page.wait_for_function("() => document.activeElement?.tagName === 'TD'", timeout=6_000)
+            break
+        except PlaywrightTimeout:
+            page.mouse.move(x + 1, y, steps=2)
+    else:
+        raise AssertionError(f"three clicks at ({x:.0f}, {y:.0f}) chose no grid cell")
     page.keyboard.press("Enter")  # the chosen cell's editor, holding the cell's value
     editor = page.locator("input.gdg-input, textarea.gdg-input").first
     editor.wait_for(timeout=30_000)
