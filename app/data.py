@@ -12,6 +12,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
@@ -217,33 +218,47 @@ def _session() -> tuple[str, Callable[[], bool]]:
     return session, lambda: server.is_active_session(session)
 
 
-def plan_for(scenario_json: str) -> Plan:
-    """Plans are cached by scenario (its JSON is the cache key) and warehouse stamp: going back
-    to an earlier input is instant, new data plans again. Planned as `fleetplan plan` plans,
-    from the same tables, within the page's own limits, in a process of its own: a session's
-    newer plan, a rerun or the session's end stops it (`services.plan_runner`)."""
-    key = (scenario_json, stamp())
+def plan_for(scenario_json: str, *, frontier: bool = False, session: str | None = None) -> Plan:
+    """Plans are cached by scenario (its JSON is the cache key), warehouse stamp and whether the
+    cost/carbon frontier was asked for (`frontier`: the page asks when its tab is open): going
+    back to an earlier input is instant, new data plans again. Planned as `fleetplan plan`
+    plans, from the same tables, within the page's own limits, in a process of its own: a
+    session's newer plan, a rerun or the session's end stops it (`services.plan_runner`).
+    `session`: a plan asked for outside a run of the page (a download being built), under its
+    own name in the runner, without progress on the page."""
+    key = (scenario_json, stamp(), frontier)
     plans = _plans()
     with _LOCK_PLANS:
         if key in plans:
             plans.move_to_end(key)
             return plans[key]
     scenario = load_scenario(scenario_json.encode(), name="scenario")
-    session, wanted = _session()
-    status = st.empty()
+    if session is None:
+        session, wanted = _session()
+        status = st.empty()
 
-    def tick(seconds: float) -> None:
-        # a call into Streamlit: where a rerun or a closed session stops this script, and
-        # with it the plan's process (the runner kills it on the way out)
-        if seconds >= 1.0:
-            status.caption(f"Planning... {seconds:.0f} s (at most {PAGE_TIME_LIMIT_S:g} s a solve)")
-
+        def tick(seconds: float) -> None:
+            # a call into Streamlit: where a rerun or a closed session stops this script, and
+            # with it the plan's process (the runner kills it on the way out)
+            if seconds >= 1.0:
+                status.caption(
+                    f"Planning... {seconds:.0f} s (at most {PAGE_TIME_LIMIT_S:g} s a solve)"
+                )
+    else:
+        status, tick, wanted = None, None, lambda: True
     try:
         result = plan_runner().run(
-            session, plan_on_the_page, scenario, points(), catalog(), wanted=wanted, tick=tick
+            session,
+            partial(plan_on_the_page, frontier=frontier),
+            scenario,
+            points(),
+            catalog(),
+            wanted=wanted,
+            tick=tick,
         )
     finally:
-        status.empty()
+        if status is not None:
+            status.empty()
     with _LOCK_PLANS:
         plans[key] = result
         while len(plans) > PLANS_KEPT:

@@ -4,6 +4,8 @@ comes from the plan (planner/) or from fleetplan/services/."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pandas as pd
 import streamlit as st
 
@@ -13,6 +15,7 @@ from fleetplan.app.charts import (
     operating_points_figure,
     pareto_figure,
 )
+from fleetplan.core.errors import InputError
 from fleetplan.planner.capacity import points_for_model, traffic_measured
 from fleetplan.planner.explain import explain, trade_off
 from fleetplan.planner.report import gpus_text
@@ -28,28 +31,53 @@ from fleetplan.services.plan_views import (
     levels_view,
     pool_notes,
 )
+from fleetplan.services.scenario_forms import page_message
+
+# The results' tabs. Only the open tab is drawn (`on_change="rerun"`: choosing another re-runs
+# the page, its plan cached), and the frontier is planned only when its tab is open: three
+# quarters of a plan's solves on the bundled data, and the load-curve figures a third of the
+# page's drawing (benchmarks/RESULTS.md).
+TABS = ("Fleet", "Compared", "Cost vs carbon", "Capacities", "Load curves")
+TAB_KEY = "plan_tab"
 
 
-def show_plan(result: Plan, scenario: Scenario, points: pd.DataFrame) -> None:
-    """The plan's results, or why there is no fleet."""
+def show_plan(
+    result: Plan, scenario: Scenario, points: pd.DataFrame, with_frontier: Callable[[], Plan]
+) -> Plan:
+    """The plan's results, or why there is no fleet; `with_frontier()` is the same plan with its
+    cost/carbon frontier. The plan shown is returned (with its frontier where its tab is open)."""
     fleet = result.recommended
     if fleet.totals is None:
         st.error(
             f"No fleet can serve this workload: {plain(result.message)}", icon=":material/block:"
         )
-        return
+        return result
     _headline(result)
-    tabs = st.tabs(["Fleet", "Compared", "Cost vs carbon", "Capacities", "Load curves"])
-    with tabs[0]:
-        _fleet(result, scenario, points)
-    with tabs[1]:
-        _compared(result)
-    with tabs[2]:
-        _frontier(result)
-    with tabs[3]:
-        readable_table(capacities_view(result), "table_capacities")
-    with tabs[4]:
-        _load_curves(result, scenario, points)
+    tabs = dict(zip(TABS, st.tabs(TABS, on_change="rerun", key=TAB_KEY), strict=True))
+    if tabs["Fleet"].open:
+        with tabs["Fleet"]:
+            _fleet(result, scenario, points)
+    if tabs["Compared"].open:
+        with tabs["Compared"]:
+            _compared(result)
+    if tabs["Cost vs carbon"].open:
+        with tabs["Cost vs carbon"]:
+            try:
+                result = with_frontier()
+            except InputError as error:
+                st.error(
+                    f"No cost/carbon frontier: {plain(page_message(error))}",
+                    icon=":material/error:",
+                )
+            else:
+                _frontier(result)
+    if tabs["Capacities"].open:
+        with tabs["Capacities"]:
+            readable_table(capacities_view(result), "table_capacities")
+    if tabs["Load curves"].open:
+        with tabs["Load curves"]:
+            _load_curves(result, scenario, points)
+    return result
 
 
 def _show(value, fmt: str, unit: str = "") -> str:
@@ -238,7 +266,17 @@ PLAN_FILES = (
 )
 
 
-def downloads(result: Plan | None, scenario: Scenario, column) -> None:
+# The files that hold the cost/carbon frontier: built from the plan with it (planned when the
+# file is asked for, unless the frontier's tab planned it already).
+WITH_FRONTIER = {"download_plan_json"}
+
+
+def downloads(
+    result: Plan | None,
+    scenario: Scenario,
+    column,
+    with_frontier: Callable[[], Plan],
+) -> None:
     """The plan's files (where there is a fleet) and the scenario (JSON) to download: the files
     `fleetplan plan --csv/--fleet-csv/--sources-csv/--xlsx/--json` writes. Each is built when
     its button is clicked, not on every run of the page. No download button re-runs the page
@@ -249,18 +287,19 @@ def downloads(result: Plan | None, scenario: Scenario, column) -> None:
         tables = {"catalog": data.catalog(), "prices": data.prices(), "regions": data.regions()}
         inputs: dict = {}
 
-        def built(make):
+        def built(make, frontier: bool):
             def build():
                 if not inputs:  # once per run of the page, whichever file is asked for first
                     inputs.update(exports.plan_inputs(scenario, **tables))
-                return make(result, inputs)
+                whole = with_frontier() if frontier else result
+                return make(whole, inputs)
 
             return build
 
         for label, make, name, mime, key, help_text in PLAN_FILES:
             column[0].download_button(
                 label,
-                data=built(make),
+                data=built(make, key in WITH_FRONTIER),
                 file_name=name,
                 mime=mime,
                 key=key,

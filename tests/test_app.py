@@ -17,7 +17,7 @@ from fleetplan.app.views import PAGE_PATHS
 from fleetplan.planner import Scenario
 from fleetplan.warehouse.db import ENV_VAR
 from fleetplan.warehouse.queries import sources
-from tests.support.pages import read_warehouse, seen
+from tests.support.pages import open_tab, read_warehouse, seen
 from tests.support.paths import MAIN, ROOT
 from tests.support.processes import fleetplan, held_by_another_process
 from tests.support.vllm_results import make_result
@@ -208,6 +208,7 @@ def test_load_curves_show_each_pool_at_its_planned_load(monkeypatch, sample_ware
     assert scenario.capacity_rule == "model"
     points, catalog = read_warehouse(benchmark_points), read_warehouse(gpu_catalog)
     result = plan_from_tables(scenario, points, catalog)
+    open_tab(at, "Load curves")
     charts = {c.key: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
     for metric in ("ttft", "tpot"):
         drawn = traces(charts[f"chart_pool_{metric}"])
@@ -218,6 +219,8 @@ def test_load_curves_show_each_pool_at_its_planned_load(monkeypatch, sample_ware
             assert star["x"] == [pytest.approx(pool.rate_rps / pool.servers)]
             predicted = getattr(pool, f"predicted_{metric}_p99_ms")
             assert star["y"] == [pytest.approx(predicted)]
+    assert "chart_baselines_cost" not in charts  # only the open tab is drawn
+    open_tab(at, "Fleet")
     fleet = frame_with(at, "Capacity from")
     assert all(basis.startswith("model") for basis in fleet["Capacity from"])
     # today's rule, chosen on the page: the pools say so

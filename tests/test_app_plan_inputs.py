@@ -15,7 +15,7 @@ from streamlit.testing.v1 import AppTest
 from fleetplan.app.plan_state import widget_key
 from fleetplan.planner import Scenario
 from fleetplan.services.scenario_link import scenario_to_link
-from tests.support.pages import open_app, seen
+from tests.support.pages import open_app, open_tab, seen
 from tests.support.paths import ROOT
 from tests.support.processes import fleetplan
 from tests.support.vllm_results import make_result
@@ -130,6 +130,8 @@ def test_the_page_and_the_command_line_plan_every_scenario_file_alike(
 ):
     at = open_app(monkeypatch, sample_warehouse_path)
     files = scenario_files(at.session_state["s_current"])
+    # the frontier's tab open, so that the page plans it too, as `fleetplan plan` does
+    open_tab(at, "Cost vs carbon")
     on_the_page = {}
     for name, content in files.items():
         upload(at, content, name)

@@ -14,7 +14,7 @@ from fleetplan.planner.explain import trade_off
 from fleetplan.services.planning import plan_from_tables
 from fleetplan.warehouse.db import ENV_VAR
 from fleetplan.warehouse.queries import benchmark_points, gpu_catalog
-from tests.support.pages import read_warehouse
+from tests.support.pages import open_tab, read_warehouse
 from tests.support.paths import MAIN
 
 # Every test runs the dashboard in AppTest (tens of seconds each): slow, out of `make test-fast`.
@@ -44,16 +44,22 @@ def _plan(at: AppTest):
     return plan_from_tables(scenario, points, catalog)
 
 
+def results_tables(page: AppTest) -> list:
+    """The results' tables of the open tab (the inputs above them are editors with their own
+    column labels)."""
+    return [df for df in page.dataframe if "Server" in df.value.columns]
+
+
 def test_the_tables_speak_in_labels_with_units(page):
-    # the results' tables (the inputs above them are editors with their own column labels)
-    results = [df for df in page.dataframe if "Server" in df.value.columns]
-    assert len(results) == 4  # fleet, energy, levels, capacities
-    for table in results:
+    fleet_tab = results_tables(page)
+    assert len(fleet_tab) == 3  # fleet, energy, levels
+    (capacities_tab,) = results_tables(open_tab(page, "Capacities"))
+    for table in [*fleet_tab, capacities_tab]:
         for label in table.value.columns:
             assert "_" not in label, label
-    fleet = next(df.value for df in page.dataframe if "Rate (req/s)" in df.value.columns)
+    fleet = next(df.value for df in fleet_tab if "Rate (req/s)" in df.value.columns)
     assert "Utilisation (%)" in fleet.columns
-    capacities = next(df.value for df in page.dataframe if "Meets the targets" in df.value.columns)
+    capacities = capacities_tab.value
     assert set(capacities["Meets the targets"]) <= {"yes", "no"}
     assert (capacities.loc[capacities["Meets the targets"] == "no", "Why not"] != "").all()
 
@@ -67,12 +73,18 @@ def test_the_fleet_is_said_in_words_and_the_trade_off_in_one_sentence(page):
     assert gpus == f"{sum(totals.gpus.values())} ({totals.servers})"  # short: never cut off
     between = trade_off(result)
     assert between is not None
+    assert between.sentence() not in [md.value for md in page.markdown]  # its tab is closed
+    assert page.session_state["s_result"].pareto == []  # ... and the frontier not planned
+    open_tab(page, "Cost vs carbon")  # ... and the frontier is planned when it is opened
     assert between.sentence() in [md.value for md in page.markdown]
+    assert page.session_state["s_result"] == result  # the plan shown: the command line's
 
 
 def test_the_comparison_bars_say_their_values_and_their_fleets(page):
     result = _plan(page)
-    charts = {c.key: json.loads(c.proto.spec) for c in page.get("plotly_chart")}
+    charts = {
+        c.key: json.loads(c.proto.spec) for c in open_tab(page, "Compared").get("plotly_chart")
+    }
     for key in ("chart_baselines_cost", "chart_baselines_carbon"):
         (bars,) = charts[key]["data"]
         fleets = [result.recommended, *result.baselines]

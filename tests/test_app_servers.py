@@ -10,6 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from fleetplan.warehouse.db import ENV_VAR, Warehouse
+from tests.support.pages import open_tab
 from tests.support.paths import MAIN
 from tests.test_server_identity import _run_file
 
@@ -46,9 +47,13 @@ def test_the_plan_page_plans_on_the_end_asked_for_and_shows_intervals(
     end.set_value("high").run()
     assert not at.exception, at.exception
     assert at.session_state["s_current"].capacity_at == "high"
-    tables = [df.value for df in at.dataframe if "Capacity interval (req/s)" in df.value.columns]
-    assert len(tables) == 2  # the fleet and the capacities
-    capacities = next(t for t in tables if "Overlaps with" in t.columns)
+    (fleet,) = [df.value for df in at.dataframe if "Capacity interval (req/s)" in df.value.columns]
+    assert "Overlaps with" not in fleet.columns  # the fleet's table (its tab is open first)
+    open_tab(at, "Capacities")
+    (capacities,) = [
+        df.value for df in at.dataframe if "Capacity interval (req/s)" in df.value.columns
+    ]
+    assert "Overlaps with" in capacities.columns
     # the io.net servers: one vLLM over all GPUs of the host
     assert capacities["Engine / variant"].str.fullmatch(r"vllm 0\.8\.5, float16, TP \d").all()
     assert capacities["Capacity interval (req/s)"].str.len().gt(0).any()

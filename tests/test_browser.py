@@ -67,6 +67,12 @@ def test_plan_runs_and_its_csv_download_is_the_clis(
         page.get_by_role("button", name="Download plan (CSV)").click()
     app_csv = tmp_path / "fleetplan.app.csv"
     csv_download.value.save_as(app_csv)
+    # The plan's JSON holds the cost/carbon frontier, which the page plans only when its tab is
+    # open (it is not): the download plans it when clicked.
+    with page.expect_download() as json_download:
+        page.get_by_role("button", name="Download plan (JSON)").click()
+    app_json = tmp_path / "fleetplan.app.json"
+    json_download.value.save_as(app_json)
     page.wait_for_timeout(2_000)  # a run a click started would have begun by now
     assert page.evaluate("() => window.__fleetplanRuns") == 0  # no download re-ran the page
 
@@ -83,9 +89,14 @@ def test_plan_runs_and_its_csv_download_is_the_clis(
         tmp_path / "cli.csv",
         "--xlsx",
         tmp_path / "cli.xlsx",
+        "--json",
+        tmp_path / "cli.json",
         check=True,
     )
     assert app_csv.read_text() == (tmp_path / "cli.csv").read_text()
+    app_plan = json.loads(app_json.read_text())
+    assert app_plan["pareto"]  # the frontier, planned for the download
+    assert app_plan == json.loads((tmp_path / "cli.json").read_text())
     sheets = [openpyxl.load_workbook(p, read_only=True) for p in (app_xlsx, tmp_path / "cli.xlsx")]
     for name in ("fleet", "baselines", "inputs", "sources"):
         app_rows, cli_rows = (list(book[name].iter_rows(values_only=True)) for book in sheets)

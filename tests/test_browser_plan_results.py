@@ -42,8 +42,8 @@ def _with_h100_power(template, tmp_path):
 def _shoot_tabs(page, prefix: str) -> None:
     for tab in TABS:
         page.get_by_role("tab", name=tab).click()
+        wait_rendered(page, "Plan a fleet")  # only the open tab is drawn: a click re-runs
         panel = page.get_by_role("tabpanel", name=tab)
-        page.wait_for_timeout(1500)
         assert page.locator("[data-testid='stException']").count() == 0, tab
         slug = tab.lower().replace(" ", "-")
         panel.screenshot(path=str(ARTIFACTS / f"{prefix}-{slug}.png"))
@@ -78,5 +78,6 @@ def test_the_results_tabs_in_a_real_browser(
     assert page.locator("[data-testid='stException']").count() == 0
     _shoot_tabs(page, "plan-results-carbon")
     page.get_by_role("tab", name="Cost vs carbon").click()
+    wait_rendered(page, "Plan a fleet")
     said = page.get_by_role("tabpanel", name="Cost vs carbon").inner_text()
     assert "per tonne of CO2e avoided" in said or "no trade-off" in said

@@ -6,6 +6,8 @@ sent link (the URL): see `app/plan_inputs.py`."""
 
 from __future__ import annotations
 
+import uuid
+
 import streamlit as st
 
 from fleetplan.app import data
@@ -38,21 +40,29 @@ keep_in_link(scenario)
 
 # -- the plan -----------------------------------------------------------------------------------
 state.pop("s_result", None)
+asked = scenario.model_dump_json()
 try:
-    result = data.plan_for(scenario.model_dump_json())
+    result = data.plan_for(asked)
 except InputError as error:
     st.error(
         f"The scenario cannot be planned: {plain(page_message(error))}", icon=":material/error:"
     )
     st.stop()
-state.s_result = result  # the plan shown (tests compare it with the command line's)
 show_day(result)  # nothing for a scenario of version 1
-show_plan(result, scenario, points)
+# the plan shown, its frontier too where that tab is open (tests compare it with the CLI's)
+state.s_result = show_plan(result, scenario, points, lambda: data.plan_for(asked, frontier=True))
 show_availability(result)
 
 # -- files --------------------------------------------------------------------------------------
 files = st.columns(3)
-downloads(result, scenario, files)
+# A download is built outside the page's run: its plan has a name of its own in the runner.
+download_plan = f"download-{uuid.uuid4().hex}"
+downloads(
+    result,
+    scenario,
+    files,
+    lambda: data.plan_for(asked, frontier=True, session=download_plan),
+)
 router_downloads(result, files[1])
 schedule_download(result, files[1])
 uploaded = files[2].file_uploader("Load a scenario (JSON)", type=["json"], key="w_scenario_file")

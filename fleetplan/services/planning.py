@@ -116,6 +116,7 @@ def plan_from_tables(
 # session and a core each at most. `fleetplan plan` gives a scenario its own limits.
 PAGE_TIME_LIMIT_S = 10.0  # the default scenario's: a link may ask less, never more
 PAGE_MAX_CHOICES = 400
+NO_FRONTIER = {"pareto_points": 0}  # `planner.plan`'s options for a plan without its frontier
 
 
 def page_limits_note(scenario: Scenario) -> str | None:
@@ -128,8 +129,12 @@ def page_limits_note(scenario: Scenario) -> str | None:
     )
 
 
-def plan_on_the_page(scenario: Scenario, points: pd.DataFrame, catalog: pd.DataFrame) -> Plan:
-    """A plan as the dashboard makes one: within its time limit and size bound (above)."""
+def plan_on_the_page(
+    scenario: Scenario, points: pd.DataFrame, catalog: pd.DataFrame, *, frontier: bool = False
+) -> Plan:
+    """A plan as the dashboard makes one: within its time limit and size bound (above). The
+    cost/carbon frontier (three quarters of a plan's solves on the bundled data) only with
+    `frontier`: the page asks for it when its tab is open, or a download needs it."""
     try:
         configs = len(configurations(points_for_model(points, scenario.model), scenario))
     except InputError:
@@ -144,7 +149,7 @@ def plan_on_the_page(scenario: Scenario, points: pd.DataFrame, catalog: pd.DataF
     note = page_limits_note(scenario)
     if note:
         scenario = scenario.model_copy(update={"time_limit_s": PAGE_TIME_LIMIT_S})
-    result = plan_from_tables(scenario, points, catalog)
+    result = plan_from_tables(scenario, points, catalog, **({} if frontier else NO_FRONTIER))
     return result.model_copy(update={"notes": [*result.notes, note]}) if note else result
 
 

@@ -40,3 +40,14 @@ def open_app(monkeypatch, warehouse_path, link: str | None = None) -> AppTest:
     at.run()
     assert not at.exception, at.exception
     return at
+
+
+def open_tab(at: AppTest, label: str) -> AppTest:
+    """The Plan page's results tab `label` chosen and the page run again: only the open tab is
+    drawn (`app/plan_results.TABS`), as in a browser after a click on it."""
+    from fleetplan.app.plan_results import TAB_KEY
+
+    at.session_state[TAB_KEY] = label
+    at.run()
+    assert not at.exception, at.exception
+    return at
