@@ -42,6 +42,7 @@ sys.path.insert(0, str(ROOT))
 from fleetplan.planner.load_model import fit_curve  # noqa: E402
 from fleetplan.warehouse.columns import LOAD_COLUMNS  # noqa: E402
 from fleetplan.warehouse.db import Warehouse  # noqa: E402
+from fleetplan.warehouse.load import in_context  # noqa: E402
 from fleetplan.warehouse.queries import benchmark_points  # noqa: E402
 from fleetplan.warehouse.sample_data import build  # noqa: E402
 
@@ -176,6 +177,16 @@ def concurrency_baseline_at(rest: pd.DataFrame, metric: str, concurrency: float)
     return float(np.exp(np.interp(concurrency, xs, np.log(known.to_numpy()))))
 
 
+def judged_without(rest: pd.DataFrame) -> pd.DataFrame:
+    """The remaining levels judged as `benchmark_points` would have judged them had the held-out
+    level never been measured: 'estimated' judgements again, against the quickest level left
+    (`warehouse.load.in_context`); a judgement from a level's own send times ('send times': the
+    request log is not stored, and it depends on no other level) stays as stored."""
+    if "load_basis" not in rest.columns:
+        return rest.drop(columns=list(LOAD_COLUMNS), errors="ignore")
+    return in_context(rest)
+
+
 def evaluate(series: list[tuple[str, tuple, pd.DataFrame]]) -> list[dict]:
     rows = []
     for source, key, frame in series:
@@ -185,7 +196,7 @@ def evaluate(series: list[tuple[str, tuple, pd.DataFrame]]) -> list[dict]:
         for held_key in keys[1:-1]:
             chosen = _key(frame) == held_key
             held, rest = frame[chosen], frame[~chosen]
-            rest = rest.drop(columns=list(LOAD_COLUMNS), errors="ignore")
+            rest = judged_without(rest)
             x = float(_x(held).median())
             levels = [
                 judged.get((r["run_id"], int(r["level_index"]))) for r in held.to_dict("records")
