@@ -9,11 +9,13 @@ out: they are counted, and test the judgement instead, tests/test_load_judgement
 committed fixtures of the importers (tests/fixtures/formats) hold no series of three levels.
 
 For every series (model, GPU model, GPUs per server, traffic) with at least three load levels,
-each interior level is held out in turn (all levels at that rate or concurrency), the curve is
-fitted on the rest (`fleetplan.planner.load_model.fit_curve`), and the held-out level's P99 TTFT
-and P99 TPOT are predicted at its rate (its throughput for a closed-loop level) with the queue
-form to saturation (`extrapolate=True`). Beside it, in the same run, the naive baseline:
-log-linear interpolation of each P99 against the rate between the neighbouring remaining levels.
+each interior level is held out in turn (all levels at that rate or concurrency), the rest is
+judged as `benchmark_points` would judge it had that level never been measured
+(`judged_without`), the curve is fitted on it (`fleetplan.planner.load_model.fit_curve`), and
+the held-out level's P99 TTFT and P99 TPOT are predicted at its rate (its throughput for a
+closed-loop level) with the queue form to saturation (`extrapolate=True`). Beside it, in the
+same run, the naive baseline: log-linear interpolation of each P99 against the rate between the
+neighbouring remaining levels.
 "Below saturation" are the held-out levels that did not fall behind (judged with their whole
 series) and sit under the saturation the whole series shows: the aim (issue 19) is that the
 model predicts at least 80 % of them, and its P99 TTFT is within 25 % for at least 75 % of them.
