@@ -9,11 +9,13 @@ out: they are counted, and test the judgement instead, tests/test_load_judgement
 committed fixtures of the importers (tests/fixtures/formats) hold no series of three levels.
 
 For every series (model, GPU model, GPUs per server, traffic) with at least three load levels,
-each interior level is held out in turn (all levels at that rate or concurrency), the curve is
-fitted on the rest (`fleetplan.planner.load_model.fit_curve`), and the held-out level's P99 TTFT
-and P99 TPOT are predicted at its rate (its throughput for a closed-loop level) with the queue
-form to saturation (`extrapolate=True`). Beside it, in the same run, the naive baseline:
-log-linear interpolation of each P99 against the rate between the neighbouring remaining levels.
+each interior level is held out in turn (all levels at that rate or concurrency), the rest is
+judged as `benchmark_points` would judge it had that level never been measured
+(`judged_without`), the curve is fitted on it (`fleetplan.planner.load_model.fit_curve`), and
+the held-out level's P99 TTFT and P99 TPOT are predicted at its rate (its throughput for a
+closed-loop level) with the queue form to saturation (`extrapolate=True`). Beside it, in the
+same run, the naive baseline: log-linear interpolation of each P99 against the rate between the
+neighbouring remaining levels.
 "Below saturation" are the held-out levels that did not fall behind (judged with their whole
 series) and sit under the saturation the whole series shows: the aim (issue 19) is that the
 model predicts at least 80 % of them, and its P99 TTFT is within 25 % for at least 75 % of them.
@@ -42,6 +44,7 @@ sys.path.insert(0, str(ROOT))
 from fleetplan.planner.load_model import fit_curve  # noqa: E402
 from fleetplan.warehouse.columns import LOAD_COLUMNS  # noqa: E402
 from fleetplan.warehouse.db import Warehouse  # noqa: E402
+from fleetplan.warehouse.load import in_context  # noqa: E402
 from fleetplan.warehouse.queries import benchmark_points  # noqa: E402
 from fleetplan.warehouse.sample_data import build  # noqa: E402
 
@@ -176,6 +179,16 @@ def concurrency_baseline_at(rest: pd.DataFrame, metric: str, concurrency: float)
     return float(np.exp(np.interp(concurrency, xs, np.log(known.to_numpy()))))
 
 
+def judged_without(rest: pd.DataFrame) -> pd.DataFrame:
+    """The remaining levels judged as `benchmark_points` would have judged them had the held-out
+    level never been measured: 'estimated' judgements again, against the quickest level left
+    (`warehouse.load.in_context`); a judgement from a level's own send times ('send times': the
+    request log is not stored, and it depends on no other level) stays as stored."""
+    if "load_basis" not in rest.columns:
+        return rest.drop(columns=list(LOAD_COLUMNS), errors="ignore")
+    return in_context(rest)
+
+
 def evaluate(series: list[tuple[str, tuple, pd.DataFrame]]) -> list[dict]:
     rows = []
     for source, key, frame in series:
@@ -185,7 +198,7 @@ def evaluate(series: list[tuple[str, tuple, pd.DataFrame]]) -> list[dict]:
         for held_key in keys[1:-1]:
             chosen = _key(frame) == held_key
             held, rest = frame[chosen], frame[~chosen]
-            rest = rest.drop(columns=list(LOAD_COLUMNS), errors="ignore")
+            rest = judged_without(rest)
             x = float(_x(held).median())
             levels = [
                 judged.get((r["run_id"], int(r["level_index"]))) for r in held.to_dict("records")

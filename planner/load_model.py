@@ -22,7 +22,10 @@ Here:
   while the server carried at least rate r' is at least the P99 at any r <= r'. Both are upper
   estimates (the queue form's saturation is a lower bound, so its rho is overstated): the curve
   takes the lower. The bound is the monotone fit (isotonic in log P99, through the stable levels
-  and these) at the lowest such level at or above the rate, so one noisy level does not set it.
+  and these), so one noisy level does not set it, taken along the chord between the measured
+  levels either side of the rate: a queue's wait grows as rho / (1 - rho), convex in the rate,
+  so the curve through the lower level lies under the chord to the upper one; and the upper
+  level's true load is at least the rate it proves, which only moves the curve further under.
   What it bounds is a run like the one measured (same requests, same length): a long steady
   stream near saturation can queue more than a short burst showed, so the bound can carry the
   planned value up to the saturation, which stays the interval's high end, and the utilisation
@@ -212,9 +215,15 @@ class LoadCurve:
         above = self._beyond.get(metric)
         if above is None:
             return queued
-        # the monotone fit's value at the lowest measured level at or above `rate`: a bound
+        # the chord of the monotone fit between the measured levels either side of `rate`: an
+        # upper estimate where the P99 is convex in the rate (module docstring)
         at = bisect_left(above.rates, rate - _EPS)
-        return queued if at == len(above.rates) else min(queued, above.values[at])
+        if at == len(above.rates):
+            return queued
+        if at == 0 or above.rates[at] - rate <= _EPS:
+            return min(queued, above.values[at])
+        (r0, r1), (v0, v1) = above.rates[at - 1 : at + 1], above.values[at - 1 : at + 1]
+        return min(queued, v0 + (v1 - v0) * (rate - r0) / (r1 - r0))
 
     def _value(self, metric: str, rate: float) -> float | None:
         axis = self._axes[metric]

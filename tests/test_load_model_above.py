@@ -30,11 +30,13 @@ def test_a_level_measured_above_bounds_the_queue_form():
     assert seven.basis is Basis.EXTRAPOLATED
     assert 70 < seven.ttft_p99_ms <= 80 + 1e-9
     assert seven.tpot_p99_ms <= 30 + 1e-9
-    # close to the stable levels the queue form is the lower of the two and stays
+    # between 4 and 8.16 req/s: the lower of the queue form and the chord from 70 ms to 80 ms
     unbounded = fit_curve(pd.DataFrame([*rows, level(16, 5000.0, 80.0, duration=50.0)]))
-    assert curve.predict(4.5, extrapolate=True).ttft_p99_ms == pytest.approx(
-        unbounded.predict(4.5, extrapolate=True).ttft_p99_ms
-    )
+    for rate in (4.5, 7):
+        chord = 70 + 10 * (rate - 4) / (400 / 49 - 4)
+        assert curve.predict(rate, extrapolate=True).ttft_p99_ms == pytest.approx(
+            min(chord, unbounded.predict(rate, extrapolate=True).ttft_p99_ms)
+        )
     assert unbounded.predict(7, extrapolate=True).ttft_p99_ms > 80
     said = curve.interval(target_ttft_p99_ms=75, target_tpot_p99_ms=None)
     assert 4 < said.capacity_rps < 400 / 49
@@ -44,6 +46,22 @@ def test_a_level_measured_above_bounds_the_queue_form():
     )
     # the levels themselves are shown as measured: at the rate they were offered
     assert [lv.offered_rps for lv in curve.levels] == [1, 2, 4, 16]
+
+
+def test_between_the_stable_levels_and_one_above_the_chord_not_the_corner():
+    """Where the queue form overshoots (its saturation a lower bound, so rho overstated), the
+    P99 between the highest stable level (70 ms at 4 req/s) and the level above (80 ms, proving
+    8.16 req/s) is not the level above's value at every rate up to it (the corner: 80 ms at 7
+    req/s) but the chord between them: a P99 convex in the rate (a queue's wait grows as
+    rho / (1 - rho)) lies under it, and the level above's true load, at least the rate it
+    proves, only lowers the curve further. So at 7 req/s about 77 ms, not 80."""
+    rows = [level(r, 50.0 + 5 * r, 20.0) for r in (1, 2, 4)]
+    curve = fit_curve(pd.DataFrame([*rows, level(16, 80.0, 30.0, duration=50.0)]))
+    seven = curve.predict(7, extrapolate=True).ttft_p99_ms
+    assert seven == pytest.approx(70 + 10 * 3 / (400 / 49 - 4))
+    assert seven < 79
+    # at the level above's proven rate the chord reaches its value
+    assert curve.predict(400 / 49 * 0.999999, extrapolate=True).ttft_p99_ms <= 80 + 1e-9
 
 
 def closed_loop(concurrency: int, throughput: float, ttft: float, tpot: float) -> dict:
