@@ -3,6 +3,8 @@
 - Cold first render of each page: caches cleared, a new session, one run of the page.
 - Re-plan latency: on the Plan page, a changed input (the utilisation ceiling, a new value each
   time, so no cached plan helps) and the rerun that recomputes and redraws the plan.
+- The same re-plan with the "Cost vs carbon" tab open: the frontier planned too (the page plans
+  it only while that tab is open).
 - The same re-plan for a day (`examples/day-chat-nightly.json`, version 2, opened from its link):
   the day's 24-hour program, its peak plan and the comparisons (issue 22: aim under one second).
 Baseline, measured in the same run: a one-line Streamlit script (`st.write`) in a new session.
@@ -26,6 +28,7 @@ sys.path.insert(0, str(ROOT))
 import streamlit as st  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
+from fleetplan.app.plan_results import TAB_KEY  # noqa: E402
 from fleetplan.app.views import PAGE_PATHS  # noqa: E402
 from fleetplan.services.planning import load_scenario  # noqa: E402
 from fleetplan.services.scenario_link import scenario_to_link  # noqa: E402
@@ -77,11 +80,17 @@ def main() -> None:
         print(f"cold render {page:<22} {cold * 1000:7.1f} ms  ({cold / base:5.1f}x baseline)")
 
     day = scenario_to_link(load_scenario(ROOT / "examples" / "day-chat-nightly.json"))
-    for name, link, aim in (("", None, "300 ms"), ("a day: ", day, "1 s")):
+    for name, link, tab, aim in (
+        ("", None, None, "300 ms"),
+        ("the frontier's tab open: ", None, "Cost vs carbon", "300 ms"),
+        ("a day: ", day, None, "1 s"),
+    ):
         clear()
         at = AppTest.from_file(main_script, default_timeout=120)
         if link is not None:
             at.query_params["s"] = link
+        if tab is not None:  # only the open tab is drawn (app/plan_results.py)
+            at.session_state[TAB_KEY] = tab
         at.run()
         assert not at.exception, at.exception
         replans = []

@@ -24,6 +24,13 @@ from fleetplan.planner.results import HOURS_PER_MONTH, FleetPlan, ParetoPoint, P
 
 # A weight this small only breaks ties: "min cost" still prefers the cleaner of equal-cost fleets.
 _NUDGE = 1e-6
+# Gaps narrower than this share of the frontier's carbon span are not searched, and a capped solve
+# asks for at least that much less carbon than the point on its left. Where moving load between
+# pools changes energy continuously, the frontier has stretches of fleets that differ only in
+# their split, and each capped solve found the next one a millionth cleaner: 229 solves and the
+# whole time limit (10 s) on the bundled data at a 0.6 utilisation ceiling, for 10 points. A
+# point within 1 % of the span of another cannot be told apart from it on the chart either.
+MIN_GAP = 0.01
 
 
 def pareto_frontier(
@@ -107,12 +114,13 @@ def _close_gaps(
     frontier = non_dominated(fleets)
     unproven = 0
     closed: set[float] = set()  # left ends of gaps known to hold no other frontier point
+    step = MIN_GAP * (frontier[0].carbon_kg_per_hour - frontier[-1].carbon_kg_per_hour)
     while len(frontier) < count and time.monotonic() < deadline:
-        left = _widest_open_gap(frontier, closed)
+        left = _widest_open_gap(frontier, closed, step)
         if left is None:
             break
-        # The cheapest fleet a little cleaner than `left` is the next point of the frontier.
-        carbon_cap_kg_per_hour = left.carbon_kg_per_hour * (1 - 1e-6)
+        # The cheapest fleet cleaner than `left` by a step is the next point of the frontier.
+        carbon_cap_kg_per_hour = left.carbon_kg_per_hour - max(step, left.carbon_kg_per_hour * 1e-6)
         if scenario.carbon_cap_kg_per_hour is not None:
             carbon_cap_kg_per_hour = min(carbon_cap_kg_per_hour, scenario.carbon_cap_kg_per_hour)
         fleet = solve_fleet(
@@ -132,13 +140,17 @@ def _close_gaps(
     return frontier, unproven
 
 
-def _widest_open_gap(frontier: list[ParetoPoint], closed: set[float]) -> ParetoPoint | None:
-    """The left point of the widest carbon gap between neighbours not yet searched."""
+def _widest_open_gap(
+    frontier: list[ParetoPoint], closed: set[float], step: float
+) -> ParetoPoint | None:
+    """The left point of the widest carbon gap between neighbours not yet searched and wider
+    than two steps (`MIN_GAP`)."""
     open_gaps = [
         (left, right)
         for left, right in itertools.pairwise(frontier)
         if left.carbon_kg_per_hour not in closed
-        and left.carbon_kg_per_hour - right.carbon_kg_per_hour > 1e-6 * left.carbon_kg_per_hour
+        and left.carbon_kg_per_hour - right.carbon_kg_per_hour
+        > max(2 * step, 1e-6 * left.carbon_kg_per_hour)
     ]
     if not open_gaps:
         return None
