@@ -60,6 +60,7 @@ import pandas as pd
 from fleetplan.core.stats import finite_number
 from fleetplan.core.tabular import records
 from fleetplan.planner.curve_levels import (
+    CLOSED_LOOP_TTFT_FACTOR,
     ONE_LEVEL_SLOPE,
     OUTLIER_FACTOR,
     PLATEAU_EFFICIENCY,
@@ -76,6 +77,7 @@ from fleetplan.planner.curve_levels import (
 
 # The public names, those of `curve_levels` included: importers name them from here.
 __all__ = [
+    "CLOSED_LOOP_TTFT_FACTOR",
     "MIN_STABLE_LEVELS",
     "ONE_LEVEL_SLOPE",
     "OUTLIER_FACTOR",
@@ -288,7 +290,10 @@ class LoadCurve:
         measured = f"measured: kept up at {top:.3g} req/s"
         closed = [lv for lv in self.levels if lv.stable and lv.concurrency is not None]
         if closed and abs(max(lv.offered_rps for lv in closed) - top) <= _EPS:
-            measured = f"measured: {closed[-1].point_basis} at {top:.3g} req/s"
+            measured = (
+                f"measured: {closed[-1].point_basis} at {top:.3g} req/s (its P99 TTFT taken "
+                f"x{CLOSED_LOOP_TTFT_FACTOR:g}, as open-loop arrivals would see it)"
+            )
         saturation = self.saturation_rps
         if saturation is None or saturation <= top + _EPS:
             words = f"{measured}; not measured above"
