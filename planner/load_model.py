@@ -13,24 +13,20 @@ Here:
   below the lowest level that level's value.
 - Between the highest stable level and saturation (`extrapolate=True`) the P99s follow the queue
   form, anchored at the highest stable level's value, and never above what the levels measured
-  up there show. A level that did not keep up (too short to tell, a burst, or fell behind) but
-  proves a rate above the highest stable one (`sustained_rps`, the rate its completions prove
-  over its arrivals: a lower bound of the load it carried) bounds the P99 at every rate up to
-  that one from above: latency does not fall as load rises (for one request sequence, Lindley's
-  recursion W' = max(0, W + S - A) never shortens a wait when arrivals come closer together, and
-  a continuous-batching server never serves a request faster beside more work), so a P99 seen
-  while the server carried at least rate r' is at least the P99 at any r <= r'. Both are upper
-  estimates (the queue form's saturation is a lower bound, so its rho is overstated): the curve
-  takes the lower. The bound is the monotone fit (isotonic in log P99, through the stable levels
-  and these), so one noisy level does not set it, taken along the chord between the measured
-  levels either side of the rate: a queue's wait grows as rho / (1 - rho), convex in the rate,
-  so the curve through the lower level lies under the chord to the upper one; and the upper
-  level's true load is at least the rate it proves, which only moves the curve further under.
-  What it bounds is a run like the one measured (same requests, same length): a long steady
-  stream near saturation can queue more than a short burst showed, so the bound can carry the
-  planned value up to the saturation, which stays the interval's high end, and the utilisation
-  ceiling is the headroom for it. Never at or past saturation. One stable level and a
-  saturation above it make a curve of the queue form alone; otherwise a curve needs two.
+  up there show: a level that did not keep up (too short to tell, a burst, fell behind) but
+  proves a rate above the highest stable one (`sustained_rps`: a lower bound of the load it
+  carried) bounds the P99 at every rate up to it, since latency does not fall as load rises
+  (Lindley's recursion W' = max(0, W + S - A) never shortens a wait when arrivals come closer,
+  and a continuous-batching server never serves a request faster beside more work). Both are
+  upper estimates (the queue form's saturation is a lower bound): the curve takes the lower. The
+  bound is the monotone fit (isotonic in log P99) through the stable levels and these, taken
+  along the chord between the measured levels either side of the rate: a queue's wait grows as
+  rho / (1 - rho), convex in the rate, so the true curve lies under the chord, and the upper
+  level's true load is at least the rate it proves. It bounds a run like the one measured: a
+  long steady stream near saturation can queue more than a short burst showed, so the planned
+  value may reach the saturation, the interval's high end, and the utilisation ceiling is the
+  headroom for it. Never at or past saturation. One stable level and a saturation above it
+  make a curve of the queue form alone; otherwise a curve needs two.
 - A closed loop's levels are also a curve in the concurrency they ran at (`predict_closed_loop`):
   throughput and P99s against log concurrency, monotone, PCHIP between the levels, the plateau's
   levels included. There the P99 is a smooth function of what the client set; against throughput
@@ -38,12 +34,11 @@ Here:
   a vertical, non-monotone curve), so a held-out closed-loop level is predicted at its
   concurrency. By Little's law the two are one curve: concurrency = throughput x time in system.
 
-`capacity` is the highest rate whose predicted P99s meet the targets; `interval` gives the
-capacity as an interval with its basis in words: low, what the stable levels prove (measured or
-interpolated); the planned value (to saturation by the queue form where the targets hold at
-every stable level and a saturation is known); high, the next stable level that failed the
-targets, or the saturation itself. `measured_rule` is today's rule (the highest achieved
-throughput among levels that meet the targets), for comparison.
+`capacity` is the highest rate whose predicted P99s meet the targets; `interval` the capacity
+as an interval with its basis in words: low, what the stable levels prove; the planned value (to
+saturation by the queue form where the targets hold at every stable level and a saturation is
+known); high, the next stable level that failed the targets, or the saturation. `measured_rule`
+is today's rule (the highest achieved throughput of a level meeting the targets), to compare.
 """
 
 from __future__ import annotations
@@ -290,10 +285,8 @@ class LoadCurve:
         measured = f"measured: kept up at {top:.3g} req/s"
         closed = [lv for lv in self.levels if lv.stable and lv.concurrency is not None]
         if closed and abs(max(lv.offered_rps for lv in closed) - top) <= _EPS:
-            measured = (
-                f"measured: {closed[-1].point_basis} at {top:.3g} req/s (its P99 TTFT taken "
-                f"x{CLOSED_LOOP_TTFT_FACTOR:g}, as open-loop arrivals would see it)"
-            )
+            measured = f"measured: {closed[-1].point_basis} at {top:.3g} req/s (its P99 TTFT "
+            measured += f"taken x{CLOSED_LOOP_TTFT_FACTOR:g}, as open-loop arrivals would see it)"
         saturation = self.saturation_rps
         if saturation is None or saturation <= top + _EPS:
             words = f"{measured}; not measured above"
@@ -347,11 +340,8 @@ def _meets(predicted: Prediction, ttft: float | None, tpot: float | None) -> boo
 def _missed(curve: LoadCurve, ttft: float | None, tpot: float | None) -> str:
     first = curve.predict(curve.stable_rates[0])
     parts = []
-    for metric, target, value in (
-        ("ttft", ttft, first.ttft_p99_ms),
-        ("tpot", tpot, first.tpot_p99_ms),
-    ):
-        name = f"P99 {metric.upper()}"
+    for metric, target in (("ttft", ttft), ("tpot", tpot)):
+        name, value = f"P99 {metric.upper()}", getattr(first, f"{metric}_p99_ms")
         if target is not None and value is None:
             return str(curve.missing(metric))
         if target is not None and value > target:
@@ -401,12 +391,8 @@ def measured_rule(
     for row in records(levels):
         if not bool(row.get("complete", True)) or (row.get("failed") or 0):
             continue
-        predicted = Prediction(
-            0.0,
-            finite_number(row.get("ttft_p99_ms")),
-            finite_number(row.get("tpot_p99_ms")),
-            Basis.MEASURED,
-        )
+        ttft, tpot = (finite_number(row.get(f"{metric}_p99_ms")) for metric in ("ttft", "tpot"))
+        predicted = Prediction(0.0, ttft, tpot, Basis.MEASURED)
         throughput = finite_number(row.get("request_throughput_rps"))
         if throughput and _meets(predicted, target_ttft_p99_ms, target_tpot_p99_ms):
             best = max(best, throughput)
