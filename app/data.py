@@ -218,6 +218,13 @@ def _session() -> tuple[str, Callable[[], bool]]:
     return session, lambda: server.is_active_session(session)
 
 
+def _progress(status, seconds: float) -> None:
+    """A plan's progress on the page: a call into Streamlit, where a rerun or a closed session
+    stops this script, and with it the plan's process (the runner kills it on the way out)."""
+    if seconds >= 1.0:
+        status.caption(f"Planning... {seconds:.0f} s (at most {PAGE_TIME_LIMIT_S:g} s a solve)")
+
+
 def plan_for(scenario_json: str, *, frontier: bool = False, session: str | None = None) -> Plan:
     """Plans are cached by scenario (its JSON is the cache key), warehouse stamp and whether the
     cost/carbon frontier was asked for (`frontier`: the page asks when its tab is open): going
@@ -233,19 +240,8 @@ def plan_for(scenario_json: str, *, frontier: bool = False, session: str | None 
             plans.move_to_end(key)
             return plans[key]
     scenario = load_scenario(scenario_json.encode(), name="scenario")
-    if session is None:
-        session, wanted = _session()
-        status = st.empty()
-
-        def tick(seconds: float) -> None:
-            # a call into Streamlit: where a rerun or a closed session stops this script, and
-            # with it the plan's process (the runner kills it on the way out)
-            if seconds >= 1.0:
-                status.caption(
-                    f"Planning... {seconds:.0f} s (at most {PAGE_TIME_LIMIT_S:g} s a solve)"
-                )
-    else:
-        status, tick, wanted = None, None, lambda: True
+    status = st.empty() if session is None else None
+    session, wanted = _session() if session is None else (session, lambda: True)
     try:
         result = plan_runner().run(
             session,
@@ -254,7 +250,7 @@ def plan_for(scenario_json: str, *, frontier: bool = False, session: str | None 
             points(),
             catalog(),
             wanted=wanted,
-            tick=tick,
+            tick=None if status is None else partial(_progress, status),
         )
     finally:
         if status is not None:

@@ -39,6 +39,7 @@ from fleetplan.services.scenario_forms import page_message
 # page's drawing (benchmarks/RESULTS.md).
 TABS = ("Fleet", "Compared", "Cost vs carbon", "Capacities", "Load curves")
 TAB_KEY = "plan_tab"
+FRONTIER_TAB = "Cost vs carbon"
 
 
 def show_plan(
@@ -60,8 +61,8 @@ def show_plan(
     if tabs["Compared"].open:
         with tabs["Compared"]:
             _compared(result)
-    if tabs["Cost vs carbon"].open:
-        with tabs["Cost vs carbon"]:
+    if tabs[FRONTIER_TAB].open:
+        with tabs[FRONTIER_TAB]:
             try:
                 result = with_frontier()
             except InputError as error:

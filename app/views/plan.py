@@ -14,7 +14,7 @@ from fleetplan.app import data
 from fleetplan.app.plan_availability import router_downloads, show_availability
 from fleetplan.app.plan_day import day_inputs, schedule_download, show_day
 from fleetplan.app.plan_inputs import scenario_inputs
-from fleetplan.app.plan_results import downloads, show_plan
+from fleetplan.app.plan_results import FRONTIER_TAB, TAB_KEY, downloads, show_plan
 from fleetplan.app.plan_state import keep_in_link, restart, start
 from fleetplan.core.errors import InputError
 from fleetplan.services.plain_text import plain
@@ -41,8 +41,10 @@ keep_in_link(scenario)
 # -- the plan -----------------------------------------------------------------------------------
 state.pop("s_result", None)
 asked = scenario.model_dump_json()
+# With the frontier's tab open the plan is asked for with its frontier at once (one plan, not two).
+frontier_open = state.get(TAB_KEY) == FRONTIER_TAB
 try:
-    result = data.plan_for(asked)
+    result = data.plan_for(asked, frontier=frontier_open)
 except InputError as error:
     st.error(
         f"The scenario cannot be planned: {plain(page_message(error))}", icon=":material/error:"
