@@ -51,7 +51,8 @@ lasts 100 s), at high rates on slow requests the span does.
 How close to a knee it resolves: at (1 + e) times the capacity the queue grows by e x capacity
 requests a second, so over a level of T seconds the last requests wait about e x T longer than
 the first. The judgement calls the level fallen behind once late requests take `QUEUE_GROWTH`
-(1.5) times as long as early ones, from e of about the typical request time / T, and the TTFT
+(1.5) times as long as early ones with a rising trend through the level (`TREND_Z`: a queue
+grows steadily), from e of about the typical request time / T, and the TTFT
 target is missed once e x T exceeds its margin over the unloaded TTFT. Longer levels resolve
 closer.
 
