@@ -3,7 +3,8 @@
 A real vLLM CPU server serving the tests' tiny random Llama. As a user would:
 1. a burst (all requests at once, `fleetplan collect --rates inf`) for each candidate token
    shape, cheapest first, until one saturates at a rate the client can drive (`--max-burst`);
-2. a doubling ladder of rates relative to that burst's throughput (`--ladder`), collected with
+2. a doubling ladder of rates relative to that burst's throughput (`--ladder`), each level at
+   least `--ladder-seconds` (60) of arrivals and `--ladder-requests` (120), collected with
    `fleetplan collect --backend openai`, ingested; `load_model.fit_curve` on its points;
 3. three P99 TTFT targets log-spaced over the curve's P99 range (or `--targets`), and the
    predicted capacity C of each;
@@ -51,7 +52,6 @@ from fleetplan.collectors.vllm_server import free_port, managed_server  # noqa: 
 from fleetplan.core import exits  # noqa: E402
 from fleetplan.core.contract import RunFile  # noqa: E402
 from fleetplan.core.errors import FleetplanError  # noqa: E402
-from fleetplan.core.load import judge_point  # noqa: E402
 from fleetplan.core.spread import DEFAULT_CONFIDENCE, judge_percentile  # noqa: E402
 from fleetplan.planner.load_model import LoadCurve, fit_curve, measured_rule  # noqa: E402
 from fleetplan.warehouse.db import Warehouse  # noqa: E402
@@ -78,7 +78,8 @@ def _arguments(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--targets", help="three P99 TTFT targets in ms (default: from the curve)")
     p.add_argument("--requests", type=int, default=400, help="requests per validation level")
     p.add_argument("--ladder", default="0.125,0.25,0.5,1,2", help="rates x burst throughput")
-    p.add_argument("--ladder-requests", type=int, default=120, help="requests per ladder level")
+    p.add_argument("--ladder-requests", type=int, default=120, help="least requests a level")
+    p.add_argument("--ladder-seconds", type=float, default=60.0, help="least arrivals a level")
     p.add_argument("--burst-requests", type=int, default=64)
     p.add_argument("--max-burst", type=float, default=20.0, help="req/s a shape may burst at")
     p.add_argument("--input-len", type=int, help="fix the shape (with --output-len)")
@@ -150,33 +151,21 @@ def choose_shape(ctx: argparse.Namespace) -> float:
     return burst  # the longest shape, even if quicker than wanted: say so in the output
 
 
-def judged_levels(frame: pd.DataFrame, run_file: RunFile) -> pd.DataFrame:
-    """The warehouse's rows, with each level's load judgement from the run file's send times
-    where the warehouse does not store them (before the load columns' migration)."""
-    if "load_basis" in frame.columns:
-        return frame
-    (run,) = run_file.runs  # the warehouse holds this one run: its levels in the file's order
-    loads = [judge_point(run.points[int(index)]) for index in frame.level_index]
-    return frame.assign(
-        sustained_rps=[load.sustained_rps for load in loads],
-        stable=[load.stable for load in loads],
-        load_basis=[str(load.basis) for load in loads],
-        load_reason=[load.reason for load in loads],
-    )
-
-
 def ladder(ctx: argparse.Namespace, burst: float) -> tuple[pd.DataFrame, LoadCurve]:
-    """The doubling ladder as a user collects it, ingested; the fitted curve."""
-    rates = [burst * factor for factor in _floats(ctx.ladder)]
+    """The doubling ladder as a user collects it, a level per run, ingested; the fitted curve.
+    Each level spans `--ladder-seconds` of arrivals at least: 120 requests at 7.3 req/s (16 s)
+    kept pace where 400 at 6.8 built a line for a minute (benchmarks/RESULTS.md)."""
     warehouse = ctx.work / "ladder.duckdb"
-    run_file, _ = collect(
-        ctx,
-        ctx.work / "ladder",
-        *("--rates", _rates(rates), "--num-requests", ctx.ladder_requests),
-        *("--seed", ctx.seed, "--ingest", "--warehouse", warehouse),
-    )
+    for n, rate in enumerate(burst * factor for factor in _floats(ctx.ladder)):
+        count = max(ctx.ladder_requests, math.ceil(rate * ctx.ladder_seconds))
+        collect(
+            ctx,
+            ctx.work / f"ladder-{n}",
+            *("--rates", _rates([rate]), "--num-requests", count, "--seed", ctx.seed + n),
+            *("--ingest", "--warehouse", warehouse),
+        )
     with Warehouse.open(warehouse, read_only=True) as wh:
-        frame = judged_levels(benchmark_points(wh), run_file)
+        frame = benchmark_points(wh)
     curve = fit_curve(frame)
     print("\nladder (offered -> sustained req/s, P99 TTFT, judgement):")
     for level in curve.levels:
