@@ -53,8 +53,10 @@ METRICS = ("ttft", "tpot")
 
 
 def sample_points() -> pd.DataFrame:
-    path = Path(tempfile.mkdtemp(prefix="fleetplan-capacity-")) / "sample.duckdb"
-    with Warehouse.open(path) as warehouse:
+    with (
+        tempfile.TemporaryDirectory(prefix="fleetplan-capacity-") as folder,
+        Warehouse.open(Path(folder) / "sample.duckdb") as warehouse,
+    ):
         list(build(warehouse))
         points = benchmark_points(warehouse)
     finite = points["offered_rate_rps"].map(lambda r: r is not None and math.isfinite(r))
@@ -128,8 +130,10 @@ def live_series() -> list[tuple[str, tuple, pd.DataFrame]]:
         return []
     out = []
     for folder in sorted(path for path in real.iterdir() if (path / "console.txt").is_file()):
-        path = Path(tempfile.mkdtemp(prefix="fleetplan-capacity-")) / "live.duckdb"
-        with Warehouse.open(path) as warehouse:
+        with (
+            tempfile.TemporaryDirectory(prefix="fleetplan-capacity-") as work,
+            Warehouse.open(Path(work) / "live.duckdb") as warehouse,
+        ):
             list(ingest_paths(warehouse, [folder], ImportOptions(gpu="cpu", gpu_count=1)))
             points = benchmark_points(warehouse)
         points = points[points["complete"]]
