@@ -217,8 +217,14 @@ def _offer_on_demand(day: Scenario, gen: int) -> None:
     row = st.columns([2, 2, 1], vertical_alignment="bottom")
     gpus = list(dict.fromkeys(g.gpu_model for g in day.gpus))
     gpu = row[0].selectbox("Offer on demand too", gpus, key=f"w_day_od_gpu_{gen}")
-    price = row[1].number_input(
-        "On-demand $ / GPU-hour", 0.0, 1000.0, 0.0, step=0.1, key=f"w_day_od_price_{gen}"
+    price = row[1].number_input(  # starts at the GPU's own price, never at a free $0.00
+        "On-demand $ / GPU-hour",
+        0.0,
+        1000.0,
+        round(day.offer(gpu).usd_per_gpu_hour(), 4),
+        step=0.1,
+        key=f"w_day_od_price_{gen}_{gpu}",
+        help="Starts at the price of the GPU's first offer; an on-demand rate is often higher.",
     )
     if row[2].button("Add offer", key=f"w_day_od_add_{gen}"):
         try:

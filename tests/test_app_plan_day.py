@@ -158,8 +158,14 @@ def test_an_offer_made_on_demand_and_a_gpu_offered_both_ways(monkeypatch, sample
     # the same GPU offered again, on demand at its own price, beside the reserved one
     edit(at, "offers", {0: {"commitment": "reserved", "name": None}})
     gen = at.session_state["s_day_gen"]
-    at.selectbox(key=f"w_day_od_gpu_{gen}").set_value("h100-pcie")
-    at.number_input(key=f"w_day_od_price_{gen}").set_value(3.1)
+    at.selectbox(key=f"w_day_od_gpu_{gen}").set_value("h100-pcie").run()
+    price = at.number_input(key=f"w_day_od_price_{gen}_h100-pcie")
+    assert price.value == current(at).offer("h100-pcie").usd_per_gpu_hour() > 0  # not $0.00
+    price.set_value(0.0)
+    at.button(key=f"w_day_od_add_{gen}").click().run()
+    assert any("would make every hour rented free" in e.value for e in at.error)
+    assert [g.offer_name for g in current(at).gpus].count("h100-pcie on demand") == 0
+    at.number_input(key=f"w_day_od_price_{gen}_h100-pcie").set_value(3.1)
     at.button(key=f"w_day_od_add_{gen}").click().run()
     assert not at.exception, at.exception
     offers = {g.offer_name: g for g in current(at).gpus}

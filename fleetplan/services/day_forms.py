@@ -268,7 +268,14 @@ def at_the_peak(scenario: Scenario) -> Scenario:
 
 def with_offer(scenario: Scenario, gpu_model: str, hourly_usd: float) -> Scenario:
     """One more offer: `gpu_model` on demand at `hourly_usd` a GPU-hour, in the site (and with
-    the figures) of its first offer, named after it."""
+    the figures) of its first offer, named after it. A price of nothing is refused: every hour
+    rented would be free."""
+    if not hourly_usd > 0:
+        raise InputError(
+            f"an on-demand price of ${hourly_usd:.2f} a GPU-hour would make every hour rented "
+            "free: give what the GPU costs on demand",
+            field="hourly_usd",
+        )
     first = scenario.offer(gpu_model)
     taken = {g.offer_name for g in scenario.gpus}
     name = next(
