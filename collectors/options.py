@@ -68,8 +68,9 @@ class MeasureOptions(_Group):
     rates: tuple[float, ...] | None = None
     num_requests: int | None = Field(None, ge=1, le=1_000_000)
     warmup: int = Field(4, le=10_000)  # below 0 counts as 0, as on the command line
-    seed: int = 0
-    burstiness: float = Field(1.0, gt=0, allow_inf_nan=False)
+    seed: int = Field(0, ge=0, le=2**63 - 1)  # numpy's generators take no negative seed
+    # the gamma gaps' shape: under 0.01 every gap but one rounds to 0 (no schedule at all)
+    burstiness: float = Field(1.0, ge=0.01, le=1000, allow_inf_nan=False)
     max_concurrency: int | None = Field(None, ge=1)
 
     @field_validator("rates", mode="before")
@@ -89,6 +90,13 @@ class MeasureOptions(_Group):
             raise ValueError("give --suite standard or --input-len/--output-len, not both")
         if custom and (self.input_len is None or self.output_len is None):
             raise ValueError("a custom shape needs both --input-len and --output-len")
+        slowest = min(self.rates or (math.inf,))
+        requests = self.num_requests or Suite.model_fields["num_requests"].default
+        if requests / slowest > MAX_TIMEOUT_S:  # a level's schedule has a bound, as a request
+            raise ValueError(
+                f"--rates: {slowest:g} req/s spreads a level of {requests} requests over "
+                f"{requests / slowest:.3g} s, over a week: give a higher rate"
+            )
         return self
 
     def plan(self) -> Suite:

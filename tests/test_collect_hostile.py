@@ -120,7 +120,16 @@ def test_timings_no_gpu_makes_flag_the_level(hostile, tmp_path):
 
 
 @pytest.mark.parametrize(
-    "mode", ["version-number", "version-dict", "version-list", "version-long", "version-escapes"]
+    "mode",
+    [
+        "version-number",
+        "version-dict",
+        "version-list",
+        "version-long",
+        "version-escapes",
+        "version-newline",
+        "version-fullwidth",
+    ],
 )
 def test_a_version_that_is_no_version_is_recorded_as_unknown(hostile, tmp_path, mode):
     url = hostile(mode)
@@ -162,6 +171,10 @@ def test_a_check_before_the_first_request_fails_in_seconds_with_its_reason(
         (("--dtype", "bf\x1b[31m16"), "--dtype: contains a control or formatting character"),
         (("--out", "EXISTING"), "cannot write run files to"),
         (("--out", "/proc/fleetplan-runs"), "cannot write run files to"),
+        (("--out", "/dev/null"), "cannot write run files to"),
+        (("--seed", -1), "--seed: Input should be greater than or equal to 0"),
+        (("--burstiness", "1e-300"), "--burstiness: Input should be greater than or equal to"),
+        (("--rates", "1e-300"), "--rates: 1e-300 req/s spreads a level of 6 requests over"),
     ],
 )
 def test_options_a_run_cannot_record_are_refused_before_the_first_request(
