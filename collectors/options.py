@@ -43,10 +43,26 @@ _Name = Annotated[str, Field(min_length=1, max_length=500), PlainName]
 
 
 def http_url(url: str) -> str:
-    """An http(s) URL of a server (not file://, not a bare path), plain text."""
+    """An http(s) URL of a server (not file://, not a bare path), plain text: no spaces, and
+    nothing the run file would record that it should not (a password) or that the paths
+    fleetplan adds to it would break (a query, a fragment)."""
     plain_name(url)
-    if urlparse(url).scheme not in {"http", "https"} or not urlparse(url).netloc:
-        raise ValueError(f"{printable(url)[:80]!r} is not an http:// or https:// URL")
+    parts = urlparse(url)
+    shown = repr(printable(url)[:80])
+    if parts.scheme not in {"http", "https"} or not parts.netloc:
+        raise ValueError(f"{shown} is not an http:// or https:// URL")
+    if any(c.isspace() for c in url):
+        raise ValueError(f"{shown} has a space: a URL has none")
+    if "@" in parts.netloc:
+        raise ValueError(
+            "a server's URL with a user or password in it is recorded in every run file: "
+            "give the key with --api-key instead"
+        )
+    if parts.query or parts.fragment or url.rstrip("/").endswith(("?", "#")):
+        raise ValueError(
+            f"{shown} has a query or fragment: give the server's address only "
+            "(fleetplan adds /v1/completions, /v1/models to it)"
+        )
     return url
 
 

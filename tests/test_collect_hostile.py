@@ -175,6 +175,9 @@ def test_a_check_before_the_first_request_fails_in_seconds_with_its_reason(
         (("--seed", -1), "--seed: Input should be greater than or equal to 0"),
         (("--burstiness", "1e-300"), "--burstiness: Input should be greater than or equal to"),
         (("--rates", "1e-300"), "--rates: 1e-300 req/s spreads a level of 6 requests over"),
+        (("--base-url", "http://user:secret@127.0.0.1:9"), "--base-url: a server's URL with a"),
+        (("--base-url", "http://127.0.0.1:9/?key=secret"), "has a query or fragment"),
+        (("--base-url", "http://127.0.0.1:9 /"), "has a space"),
     ],
 )
 def test_options_a_run_cannot_record_are_refused_before_the_first_request(
