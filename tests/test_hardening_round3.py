@@ -156,12 +156,31 @@ def test_a_link_with_more_choices_than_the_page_plans_is_refused_saying_the_boun
     assert "s_result" not in at.session_state
 
 
-@pytest.mark.parametrize("table", ["sales", "runs"])
+@pytest.mark.parametrize(
+    ("table", "made_by"),
+    [
+        ("sales", "CREATE TABLE sales (x INTEGER)"),
+        ("runs", "CREATE TABLE runs (x INTEGER)"),
+        ("runs", "CREATE TABLE t (x INTEGER); CREATE VIEW runs AS SELECT * FROM t"),
+        ("other.sales", "CREATE SCHEMA other; CREATE TABLE other.sales (x INTEGER)"),
+        ("sequence ids", "CREATE SEQUENCE ids"),
+        ("macro runs", "CREATE MACRO runs(a) AS a"),
+        ("type mood", "CREATE TYPE mood AS ENUM ('a', 'b')"),
+        # a table of fleetplan's name, another application's columns
+        (
+            "schema_migrations",
+            "CREATE TABLE schema_migrations (version VARCHAR); "
+            "INSERT INTO schema_migrations VALUES ('2023')",
+        ),
+    ],
+)
 @pytest.mark.parametrize("command", ["ingest", "benchmarks"])
-def test_another_applications_database_is_refused_and_left_unchanged(tmp_path, table, command):
+def test_another_applications_database_is_refused_and_left_unchanged(
+    tmp_path, table, made_by, command
+):
     path = tmp_path / "theirs.duckdb"
     con = duckdb.connect(str(path))
-    con.execute(f"CREATE TABLE {table} (x INTEGER)")
+    con.execute(made_by)
     con.close()
     before = path.read_bytes()
     sample = next((ROOT / "sample_data" / "benchmarks").glob("*.json"))
@@ -171,6 +190,19 @@ def test_another_applications_database_is_refused_and_left_unchanged(tmp_path, t
     assert "another application's DuckDB database" in done.stderr and table in done.stderr
     assert "Traceback" not in done.stderr
     assert path.read_bytes() == before
+
+
+def test_an_empty_duckdb_database_is_no_warehouse_to_read_but_one_to_fill(tmp_path):
+    path = tmp_path / "new.duckdb"
+    duckdb.connect(str(path)).close()
+    before = path.read_bytes()
+    done = fleetplan("benchmarks", "--warehouse", path)
+    assert done.returncode == 3 and "Traceback" not in done.stderr
+    assert "(an empty DuckDB database): build it with `fleetplan build`" in done.stderr
+    assert path.read_bytes() == before
+    sample = next((ROOT / "sample_data" / "benchmarks").glob("*.json"))
+    assert fleetplan("ingest", "--warehouse", path, sample).returncode == 0
+    assert fleetplan("benchmarks", "--warehouse", path).returncode == 0
 
 
 def test_a_class_that_rounds_to_no_server_is_noted(sample_warehouse_path):
