@@ -46,6 +46,23 @@ PROBE = "    backend: openai\n    model: m\n    base_url: http://{node_ip}:8000\
         ("name: c\nprobes:\n  - name: a\n" + PROBE + "    args: {request_timeout: .inf}\n",
          "--request-timeout: Input should be a finite number"),
         ('{"name": "c", "name": "d", "probes": []}', "the key 'name' is given twice"),
+        ('{"name": "c", "probes": [{"backend": "openai", "model": "m", "m\\u006fdel": "x"}]}',
+         "the key 'model' is given twice"),  # the same key, once written with an escape
+        ("name: c\nprobes:\n  - name: a\n" + PROBE + "    <<: {model: x}\n", "merge"),
+        ("name: c\nprobes:\n  - name: a\n" + PROBE + "    gpu_types: [\"R\u0422X 4090\"]\n",
+         "looks like rtx-4090 but is written with other letters (U+0422)"),
+        ("name: c\nprobes:\n  - name: a\n    backend: openai\n    model: m\n"
+         "    base_urls: {\"\u041d100 PCIe\": \"http://x:1\"}\n", "looks like h100-pcie"),
+        ("name: c\nprobes:\n  - name: a\n" + PROBE + "    args: {engine_arg: [\"--x\\0\"]}\n",
+         "--engine-arg: contains a control or formatting character (U+0000)"),
+        ("name: c\nprobes:\n  - name: a\n" + PROBE + "    tokenizer: \"t\\e[2J\"\n",
+         "control or formatting character (U+001B)"),
+        ("name: c\nprobes:\n  - name: a\n" + PROBE + "    args: {port: 999999}\n",
+         "--port: Input should be less than or equal to 65535"),
+        ("name: c\nprobes:\n  - name: a\n" + PROBE + "    seed: -1\n", "--seed: Input should be"),
+        ("name: c\nprobes:\n  - name: a\n" + PROBE + "    rates: [1e-300]\n", "over a week"),
+        ("name: c\nprobes:\n  - name: a\n    backend: openai\n    model: m\n"
+         "    base_url: http://me:pw@{node_ip}:8000\n", "with a user or password in it"),
     ],
 )  # fmt: skip
 def test_a_campaign_file_is_read_by_ingests_rules(tmp_path, text, message):
@@ -54,6 +71,15 @@ def test_a_campaign_file_is_read_by_ingests_rules(tmp_path, text, message):
     with pytest.raises(InputError) as caught:
         load_campaign(path)
     assert message in str(caught.value)
+
+
+def test_a_campaigns_api_key_with_a_control_character_is_refused_without_showing_it(tmp_path):
+    path = tmp_path / "campaign.yaml"
+    path.write_text("name: c\nprobes:\n  - name: a\n" + PROBE
+                    + "    args: {api_key: \"sk-SECRET\\r\\nX-Evil: 1\"}\n")  # fmt: skip
+    with pytest.raises(InputError, match="--api-key: contains a control") as caught:
+        load_campaign(path)
+    assert "SECRET" not in str(caught.value)
 
 
 def test_the_example_campaign_still_loads():
@@ -95,7 +121,7 @@ def test_a_scenario_with_a_key_twice_is_refused_naming_it(old, new):
 @pytest.mark.parametrize(
     "label",
     ["RTX\u20104090", "RTX\u20114090", "\uff32\uff34\uff38 \uff14\uff10\uff19\uff10",
-     "NVIDIA GeForce RTX\u00a04090"],
+     "NVIDIA GeForce RTX\u00a04090", "rtx\u22124090", "RTX \u0664\u0660\u0669\u0660"],
 )  # fmt: skip
 def test_look_alike_dashes_and_full_width_letters_are_the_gpu_they_show(label):
     assert canonical_gpu(label).gpu_id == "rtx-4090"
@@ -106,7 +132,9 @@ def test_an_en_dash_is_a_dash():
 
 
 @pytest.mark.parametrize(("label", "imitated"), [("\u041d100 PCIe", "h100-pcie"),
-                                                  ("RT\u0425 4090", "rtx-4090")])  # fmt: skip
+                                                  ("RT\u0425 4090", "rtx-4090"),
+                                                  ("\u0280\u1d1bx 4090", "rtx-4090"),  # small caps
+                                                  ("\u041d100", "H100")])  # fmt: skip
 def test_a_label_in_look_alike_letters_is_refused_not_a_gpu_of_its_own(label, imitated):
     identity = canonical_gpu(label)
     assert not identity.known and identity.lookalike_of == imitated

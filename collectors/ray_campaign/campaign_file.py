@@ -41,7 +41,13 @@ from pydantic import (
     model_validator,
 )
 
-from fleetplan.collectors.options import OPTION_NAMES, CollectOptions, http_url, option_name
+from fleetplan.collectors.options import (
+    OPTION_NAMES,
+    CollectOptions,
+    GpuLabel,
+    http_url,
+    option_name,
+)
 from fleetplan.core.contract import validation_message
 from fleetplan.core.errors import InputError
 from fleetplan.core.gpus import canonical_gpu
@@ -76,12 +82,12 @@ class Probe(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, ser_json_inf_nan="constants")
 
     name: Annotated[str, Field(min_length=1, max_length=80), PlainName] | None = None
-    gpu_types: tuple[Annotated[str, PlainName], ...] | None = None
+    gpu_types: tuple[GpuLabel, ...] | None = None
     backend: Literal["openai", "vllm", "torch"]
     model: Annotated[str, Field(min_length=1, max_length=500), PlainName]
     base_url: _Url | None = None
-    base_urls: dict[Annotated[str, PlainName], _Url] | None = None
-    tokenizer: str | None = None
+    base_urls: dict[GpuLabel, _Url] | None = None
+    tokenizer: Annotated[str, Field(max_length=4096), PlainName] | None = None
     suite: Literal["standard"] | None = None
     input_len: int | None = Field(None, ge=1)
     output_len: int | None = Field(None, ge=1)
