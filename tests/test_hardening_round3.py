@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import errno
 import json
+import os
+import subprocess
 from pathlib import Path
 
 import duckdb
@@ -269,3 +271,21 @@ def test_a_full_disk_says_the_disk_is_full():
     )
     message = 'TransactionException: Failed to commit: could not write: "No space left on device"'
     assert "disk is full" in unexpected_error(RuntimeError(message))
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("collect", "--campaign", "FILE", "--out", "OUT"),
+        ("simulate", "--plan", "FILE"),
+    ],
+)
+def test_a_campaign_or_plan_that_is_no_regular_file_is_refused_without_reading_it(
+    tmp_path, command
+):
+    fifo = tmp_path / "campaign.yaml"
+    os.mkfifo(fifo)  # opened to read, a FIFO nobody writes to waits forever
+    args = [{"FILE": fifo, "OUT": tmp_path / "out"}.get(word, word) for word in command]
+    done = fleetplan(*args, timeout=60, stdin=subprocess.DEVNULL)
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert "a pipe (FIFO), not a file: only regular files are read" in done.stderr

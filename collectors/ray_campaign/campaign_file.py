@@ -50,6 +50,7 @@ from fleetplan.collectors.options import (
 )
 from fleetplan.core.contract import validation_message
 from fleetplan.core.errors import InputError
+from fleetplan.core.files import read_bounded
 from fleetplan.core.gpus import canonical_gpu
 from fleetplan.core.strict import load_json, load_yaml
 from fleetplan.core.text import PlainName
@@ -75,6 +76,8 @@ _SETTINGS = (
 
 
 _Url = Annotated[str, Field(max_length=2000), AfterValidator(http_url)]
+
+MAX_CAMPAIGN_BYTES = 1 << 20  # a campaign is a page of settings
 
 
 class Probe(BaseModel):
@@ -201,10 +204,12 @@ class Campaign(BaseModel):
 def load_campaign(path: Path) -> Campaign:
     """Read and check a campaign file; every probe's options are checked as each host will
     check them, so a mistake is reported before any host starts."""
+    # a regular file, bounded (not /dev/zero, not a FIFO that never ends), as ingest reads
+    data = read_bounded(path, limit=MAX_CAMPAIGN_BYTES)
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise InputError(f"cannot read it: {error.strerror or error}", file=str(path)) from None
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError("cannot read it: not UTF-8 text", file=str(path)) from None
     # as ingest reads files: no YAML anchors or aliases, no key given twice (core.strict)
     if path.suffix.lower() == ".json" or text.lstrip().startswith("{"):
         raw = load_json(text, file=str(path))
