@@ -10,6 +10,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+import duckdb
 import numpy as np
 import pytest
 import requests
@@ -311,3 +312,18 @@ def test_a_rejected_ingest_after_a_collection_exits_1(hostile, tmp_path):
                    env=env)  # fmt: skip
     assert "rejected" in done.stdout, done.stdout + done.stderr
     assert done.returncode == 1
+
+
+def test_an_ingest_into_a_warehouse_it_would_refuse_is_refused_before_the_first_request(
+    hostile, tmp_path
+):
+    url = hostile("none")
+    theirs = tmp_path / "theirs.duckdb"
+    con = duckdb.connect(str(theirs))
+    con.execute("CREATE TABLE sales (x INTEGER)")
+    con.close()
+    before = theirs.read_bytes()
+    done = collect(url, tmp_path / "runs", "--ingest", "--warehouse", theirs)
+    assert done.returncode == 3, done.stderr
+    assert "another application's DuckDB database" in done.stderr
+    assert completions_seen(url) == 0 and theirs.read_bytes() == before

@@ -98,6 +98,31 @@ def check_path(path: Path, *, read_only: bool) -> None:
             break
 
 
+def check_target(path: str | os.PathLike[str] | None = None) -> None:
+    """Refuse, before hours of work whose end is an ingest (`collect --ingest`), a warehouse
+    that ingest would refuse: not a DuckDB database, a folder, another application's database,
+    one a newer fleetplan wrote. Nothing is created or written; one another process holds is
+    left for the ingest to wait for."""
+    resolved = resolve_path(path)
+    check_path(resolved, read_only=False)
+    if not resolved.exists():
+        return
+    try:
+        connection = duckdb.connect(str(resolved), read_only=True)
+    except duckdb.Error as error:
+        if _busy(resolved, error) is not None:
+            return
+        raise _damaged(resolved, error) or WarehouseError(
+            f"cannot open the warehouse {resolved}: {error}"
+        ) from error
+    try:
+        Warehouse(connection, resolved, read_only=False).check_schema()  # an empty one is fine
+    except duckdb.Error as error:
+        raise WarehouseError(f"cannot use the warehouse {resolved}: {error}") from error
+    finally:
+        connection.close()
+
+
 def _damaged(path: Path, error: Exception) -> WarehouseError | None:
     text = str(error)
     if not any(words in text for words in _DAMAGED):
