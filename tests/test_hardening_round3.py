@@ -289,3 +289,14 @@ def test_a_campaign_or_plan_that_is_no_regular_file_is_refused_without_reading_i
     done = fleetplan(*args, timeout=60, stdin=subprocess.DEVNULL)
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert "a pipe (FIFO), not a file: only regular files are read" in done.stderr
+
+
+def test_a_scenario_that_is_no_json_is_refused_without_echoing_its_bytes(tmp_path):
+    secret = tmp_path / "shadow"
+    secret.write_text("root:$6$hashhashhash:19000:0:99999:7:::\n")
+    done = fleetplan("plan", "--scenario", secret)
+    assert done.returncode != 0 and "Invalid JSON: expected value at line 1" in done.stderr
+    assert "hash" not in done.stdout + done.stderr and "Traceback" not in done.stderr
+    with pytest.raises(InputError) as caught:
+        load_scenario(b'{"model": "m", "classes": [' + b"9" * 5000 + b"]}", name="big.json")
+    assert "999" not in str(caught.value)
