@@ -51,7 +51,7 @@ def check_server(endpoint: Endpoint, timeout_s: float = CHECK_DEADLINE_S) -> dic
 
 
 # What a run records as the engine's version: a short plain string ("0.6.3.post1").
-_VERSION = re.compile(r"^[\w.+-]{1,100}$")
+_VERSION = re.compile(r"[A-Za-z0-9_.+-]{1,100}")  # fullmatch: ASCII, no trailing newline
 
 
 def server_version(endpoint: Endpoint) -> tuple[str | None, str | None]:
@@ -64,7 +64,7 @@ def server_version(endpoint: Endpoint) -> tuple[str | None, str | None]:
     if status != 200 or answer is None:
         return None, None
     version = answer.get("version") if isinstance(answer, dict) else None
-    if isinstance(version, str) and _VERSION.match(version):
+    if isinstance(version, str) and _VERSION.fullmatch(version):
         return version, None
     return None, f"the server's /version is {shown(answer)}: the engine version is not recorded"
 

@@ -32,7 +32,8 @@ from pydantic import (
 
 from fleetplan.collectors.suite import Suite, TokenShape, parse_rates, standard_suite
 from fleetplan.core.errors import InputError
-from fleetplan.core.text import PlainName, plain_name, printable
+from fleetplan.core.gpus import plain_gpu_label
+from fleetplan.core.text import PlainName, hidden_characters, plain_name, printable
 
 if TYPE_CHECKING:
     from fleetplan.collectors.search import SearchPlan
@@ -40,14 +41,46 @@ if TYPE_CHECKING:
 MAX_TIMEOUT_S = 7 * 24 * 3600.0  # a week: any longer is no timeout at all
 # what a run records as a name (core.contract.Text): plain, one line, at most 500 characters
 _Name = Annotated[str, Field(min_length=1, max_length=500), PlainName]
+# a GPU as a label: a name, and not one written with look-alike letters of a known GPU
+GpuLabel = Annotated[
+    str, Field(min_length=1, max_length=500), PlainName, AfterValidator(plain_gpu_label)
+]
+# what goes into a header, a path or a server's command line: one line, no control character
+_Word = Annotated[str, Field(max_length=4096), PlainName]
 
 
 def http_url(url: str) -> str:
-    """An http(s) URL of a server (not file://, not a bare path), plain text."""
+    """An http(s) URL of a server (not file://, not a bare path), plain text: no spaces, and
+    nothing the run file would record that it should not (a password) or that the paths
+    fleetplan adds to it would break (a query, a fragment)."""
     plain_name(url)
-    if urlparse(url).scheme not in {"http", "https"} or not urlparse(url).netloc:
-        raise ValueError(f"{printable(url)[:80]!r} is not an http:// or https:// URL")
+    parts = urlparse(url)
+    shown = repr(printable(url)[:80])
+    if parts.scheme not in {"http", "https"} or not parts.netloc:
+        raise ValueError(f"{shown} is not an http:// or https:// URL")
+    if any(c.isspace() for c in url):
+        raise ValueError(f"{shown} has a space: a URL has none")
+    if "@" in parts.netloc:
+        raise ValueError(
+            "a server's URL with a user or password in it is recorded in every run file: "
+            "give the key with --api-key instead"
+        )
+    if parts.query or parts.fragment or url.rstrip("/").endswith(("?", "#")):
+        raise ValueError(
+            f"{shown} has a query or fragment: give the server's address only "
+            "(fleetplan adds /v1/completions, /v1/models to it)"
+        )
     return url
+
+
+def _plain_secret(key: str) -> str:
+    """An API key: one line without control characters (it goes into a header), refused
+    without showing it."""
+    found = hidden_characters(key)
+    if found:
+        codes = ", ".join(dict.fromkeys(f"U+{ord(c):04X}" for c in found))
+        raise ValueError(f"contains a control or formatting character ({codes}): not shown here")
+    return key
 
 
 BACKEND_NAMES = ("openai", "vllm", "torch")
@@ -68,9 +101,10 @@ class MeasureOptions(_Group):
     rates: tuple[float, ...] | None = None
     num_requests: int | None = Field(None, ge=1, le=1_000_000)
     warmup: int = Field(4, le=10_000)  # below 0 counts as 0, as on the command line
-    seed: int = 0
-    burstiness: float = Field(1.0, gt=0, allow_inf_nan=False)
-    max_concurrency: int | None = Field(None, ge=1)
+    seed: int = Field(0, ge=0, le=2**63 - 1)  # numpy's generators take no negative seed
+    # the gamma gaps' shape: under 0.01 every gap but one rounds to 0 (no schedule at all)
+    burstiness: float = Field(1.0, ge=0.01, le=1000, allow_inf_nan=False)
+    max_concurrency: int | None = Field(None, ge=1, le=1_000_000)  # at most --num-requests'
 
     @field_validator("rates", mode="before")
     @classmethod
@@ -89,6 +123,13 @@ class MeasureOptions(_Group):
             raise ValueError("give --suite standard or --input-len/--output-len, not both")
         if custom and (self.input_len is None or self.output_len is None):
             raise ValueError("a custom shape needs both --input-len and --output-len")
+        slowest = min(self.rates or (math.inf,))
+        requests = self.num_requests or Suite.model_fields["num_requests"].default
+        if requests / slowest > MAX_TIMEOUT_S:  # a level's schedule has a bound, as a request
+            raise ValueError(
+                f"--rates: {slowest:g} req/s spreads a level of {requests} requests over "
+                f"{requests / slowest:.3g} s, over a week: give a higher rate"
+            )
         return self
 
     def plan(self) -> Suite:
@@ -114,8 +155,8 @@ class ServerOptions(_Group):
     """The OpenAI-compatible server (openai; vllm fills in the one it starts)."""
 
     base_url: Annotated[str, Field(max_length=2000), AfterValidator(http_url)] | None = None
-    tokenizer: str | None = None
-    api_key: str | None = None
+    tokenizer: _Word | None = None
+    api_key: Annotated[str, Field(max_length=4096), AfterValidator(_plain_secret)] | None = None
     no_ignore_eos: bool = False
     # a request fails after this long without a token (and DEADLINE_FACTOR times it in all)
     request_timeout: float = Field(600.0, gt=0, le=MAX_TIMEOUT_S, allow_inf_nan=False)
@@ -124,11 +165,11 @@ class ServerOptions(_Group):
 class EngineOptions(_Group):
     """The vLLM server that `--backend vllm` starts and stops."""
 
-    tensor_parallel_size: int = Field(1, ge=1)
-    load_format: str | None = None
-    port: int | None = Field(None, ge=1)
+    tensor_parallel_size: int = Field(1, ge=1, le=4096)  # at most --gpu-count's bound
+    load_format: _Word | None = None
+    port: int | None = Field(None, ge=1, le=65535)
     startup_timeout: float = Field(900.0, gt=0, le=MAX_TIMEOUT_S, allow_inf_nan=False)
-    engine_arg: tuple[str, ...] = ()
+    engine_arg: tuple[_Word, ...] = ()
 
     @field_validator("engine_arg", mode="before")
     @classmethod
@@ -139,7 +180,7 @@ class EngineOptions(_Group):
 class HardwareOptions(_Group):
     """What the server runs on, and whether NVML measures its energy."""
 
-    gpu: _Name | None = None
+    gpu: GpuLabel | None = None
     gpu_count: int | None = Field(None, ge=1, le=4096)  # a run's bound (core.contract.Run)
     telemetry: Literal["auto", "off"] = "auto"
 
@@ -153,8 +194,8 @@ class HardwareOptions(_Group):
 class TorchOptions(_Group):
     """Transformers on torch (torch): a batch sweep."""
 
-    config: str | None = None
-    device: str | None = None
+    config: _Word | None = None
+    device: _Word | None = None
     max_batch: int = Field(256, ge=1)
 
 
@@ -336,7 +377,7 @@ class CampaignOptions(BaseModel):
 
     address: str = "auto"  # auto: $RAY_ADDRESS or the cluster this host joined
     out: Path
-    gpu_types: tuple[str, ...] | None = None  # only these GPU types
+    gpu_types: tuple[GpuLabel, ...] | None = None  # only these GPU types
     per_type: int | None = Field(None, ge=1)  # hosts of each type (default: the campaign's)
     restart: bool = False  # run everything again, ignoring what finished earlier
     ingest: IngestOptions | None = None

@@ -10,6 +10,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+import duckdb
 import numpy as np
 import pytest
 import requests
@@ -120,7 +121,16 @@ def test_timings_no_gpu_makes_flag_the_level(hostile, tmp_path):
 
 
 @pytest.mark.parametrize(
-    "mode", ["version-number", "version-dict", "version-list", "version-long", "version-escapes"]
+    "mode",
+    [
+        "version-number",
+        "version-dict",
+        "version-list",
+        "version-long",
+        "version-escapes",
+        "version-newline",
+        "version-fullwidth",
+    ],
 )
 def test_a_version_that_is_no_version_is_recorded_as_unknown(hostile, tmp_path, mode):
     url = hostile(mode)
@@ -162,6 +172,13 @@ def test_a_check_before_the_first_request_fails_in_seconds_with_its_reason(
         (("--dtype", "bf\x1b[31m16"), "--dtype: contains a control or formatting character"),
         (("--out", "EXISTING"), "cannot write run files to"),
         (("--out", "/proc/fleetplan-runs"), "cannot write run files to"),
+        (("--out", "/dev/null"), "cannot write run files to"),
+        (("--seed", -1), "--seed: Input should be greater than or equal to 0"),
+        (("--burstiness", "1e-300"), "--burstiness: Input should be greater than or equal to"),
+        (("--rates", "1e-300"), "--rates: 1e-300 req/s spreads a level of 6 requests over"),
+        (("--base-url", "http://user:secret@127.0.0.1:9"), "--base-url: a server's URL with a"),
+        (("--base-url", "http://127.0.0.1:9/?key=secret"), "has a query or fragment"),
+        (("--base-url", "http://127.0.0.1:9 /"), "has a space"),
     ],
 )
 def test_options_a_run_cannot_record_are_refused_before_the_first_request(
@@ -295,3 +312,18 @@ def test_a_rejected_ingest_after_a_collection_exits_1(hostile, tmp_path):
                    env=env)  # fmt: skip
     assert "rejected" in done.stdout, done.stdout + done.stderr
     assert done.returncode == 1
+
+
+def test_an_ingest_into_a_warehouse_it_would_refuse_is_refused_before_the_first_request(
+    hostile, tmp_path
+):
+    url = hostile("none")
+    theirs = tmp_path / "theirs.duckdb"
+    con = duckdb.connect(str(theirs))
+    con.execute("CREATE TABLE sales (x INTEGER)")
+    con.close()
+    before = theirs.read_bytes()
+    done = collect(url, tmp_path / "runs", "--ingest", "--warehouse", theirs)
+    assert done.returncode == 3, done.stderr
+    assert "another application's DuckDB database" in done.stderr
+    assert completions_seen(url) == 0 and theirs.read_bytes() == before

@@ -132,7 +132,7 @@ def test_find_capacity_options_from_argv_and_from_a_campaign_are_the_same():
         ({"find_capacity": True, "ttft_p99": 200, "backend": "torch"}, "torch backend runs a"),
         ({"find_capacity": True, "ttft_p99": 200, "max_concurrency": 8}, "--max-concurrency"),
         ({"find_capacity": True, "ttft_p99": 200, "rates": "inf"}, "a finite rate in --rates"),
-        ({"burstiness": 0}, "--burstiness: .*greater than 0"),
+        ({"burstiness": 0}, "--burstiness: .*greater than or equal to 0.01"),
     ],
 )
 def test_a_capacity_search_that_cannot_work_is_refused(values, message):

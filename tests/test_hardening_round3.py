@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import errno
 import json
+import os
+import subprocess
 from pathlib import Path
 
 import duckdb
@@ -46,6 +48,23 @@ PROBE = "    backend: openai\n    model: m\n    base_url: http://{node_ip}:8000\
         ("name: c\nprobes:\n  - name: a\n" + PROBE + "    args: {request_timeout: .inf}\n",
          "--request-timeout: Input should be a finite number"),
         ('{"name": "c", "name": "d", "probes": []}', "the key 'name' is given twice"),
+        ('{"name": "c", "probes": [{"backend": "openai", "model": "m", "m\\u006fdel": "x"}]}',
+         "the key 'model' is given twice"),  # the same key, once written with an escape
+        ("name: c\nprobes:\n  - name: a\n" + PROBE + "    <<: {model: x}\n", "merge"),
+        ("name: c\nprobes:\n  - name: a\n" + PROBE + "    gpu_types: [\"R\u0422X 4090\"]\n",
+         "looks like rtx-4090 but is written with other letters (U+0422)"),
+        ("name: c\nprobes:\n  - name: a\n    backend: openai\n    model: m\n"
+         "    base_urls: {\"\u041d100 PCIe\": \"http://x:1\"}\n", "looks like h100-pcie"),
+        ("name: c\nprobes:\n  - name: a\n" + PROBE + "    args: {engine_arg: [\"--x\\0\"]}\n",
+         "--engine-arg: contains a control or formatting character (U+0000)"),
+        ("name: c\nprobes:\n  - name: a\n" + PROBE + "    tokenizer: \"t\\e[2J\"\n",
+         "control or formatting character (U+001B)"),
+        ("name: c\nprobes:\n  - name: a\n" + PROBE + "    args: {port: 999999}\n",
+         "--port: Input should be less than or equal to 65535"),
+        ("name: c\nprobes:\n  - name: a\n" + PROBE + "    seed: -1\n", "--seed: Input should be"),
+        ("name: c\nprobes:\n  - name: a\n" + PROBE + "    rates: [1e-300]\n", "over a week"),
+        ("name: c\nprobes:\n  - name: a\n    backend: openai\n    model: m\n"
+         "    base_url: http://me:pw@{node_ip}:8000\n", "with a user or password in it"),
     ],
 )  # fmt: skip
 def test_a_campaign_file_is_read_by_ingests_rules(tmp_path, text, message):
@@ -54,6 +73,15 @@ def test_a_campaign_file_is_read_by_ingests_rules(tmp_path, text, message):
     with pytest.raises(InputError) as caught:
         load_campaign(path)
     assert message in str(caught.value)
+
+
+def test_a_campaigns_api_key_with_a_control_character_is_refused_without_showing_it(tmp_path):
+    path = tmp_path / "campaign.yaml"
+    path.write_text("name: c\nprobes:\n  - name: a\n" + PROBE
+                    + "    args: {api_key: \"sk-SECRET\\r\\nX-Evil: 1\"}\n")  # fmt: skip
+    with pytest.raises(InputError, match="--api-key: contains a control") as caught:
+        load_campaign(path)
+    assert "SECRET" not in str(caught.value)
 
 
 def test_the_example_campaign_still_loads():
@@ -95,7 +123,7 @@ def test_a_scenario_with_a_key_twice_is_refused_naming_it(old, new):
 @pytest.mark.parametrize(
     "label",
     ["RTX\u20104090", "RTX\u20114090", "\uff32\uff34\uff38 \uff14\uff10\uff19\uff10",
-     "NVIDIA GeForce RTX\u00a04090"],
+     "NVIDIA GeForce RTX\u00a04090", "rtx\u22124090", "RTX \u0664\u0660\u0669\u0660"],
 )  # fmt: skip
 def test_look_alike_dashes_and_full_width_letters_are_the_gpu_they_show(label):
     assert canonical_gpu(label).gpu_id == "rtx-4090"
@@ -106,7 +134,9 @@ def test_an_en_dash_is_a_dash():
 
 
 @pytest.mark.parametrize(("label", "imitated"), [("\u041d100 PCIe", "h100-pcie"),
-                                                  ("RT\u0425 4090", "rtx-4090")])  # fmt: skip
+                                                  ("RT\u0425 4090", "rtx-4090"),
+                                                  ("\u0280\u1d1bx 4090", "rtx-4090"),  # small caps
+                                                  ("\u041d100", "H100")])  # fmt: skip
 def test_a_label_in_look_alike_letters_is_refused_not_a_gpu_of_its_own(label, imitated):
     identity = canonical_gpu(label)
     assert not identity.known and identity.lookalike_of == imitated
@@ -156,12 +186,31 @@ def test_a_link_with_more_choices_than_the_page_plans_is_refused_saying_the_boun
     assert "s_result" not in at.session_state
 
 
-@pytest.mark.parametrize("table", ["sales", "runs"])
+@pytest.mark.parametrize(
+    ("table", "made_by"),
+    [
+        ("sales", "CREATE TABLE sales (x INTEGER)"),
+        ("runs", "CREATE TABLE runs (x INTEGER)"),
+        ("runs", "CREATE TABLE t (x INTEGER); CREATE VIEW runs AS SELECT * FROM t"),
+        ("other.sales", "CREATE SCHEMA other; CREATE TABLE other.sales (x INTEGER)"),
+        ("sequence ids", "CREATE SEQUENCE ids"),
+        ("macro runs", "CREATE MACRO runs(a) AS a"),
+        ("type mood", "CREATE TYPE mood AS ENUM ('a', 'b')"),
+        # a table of fleetplan's name, another application's columns
+        (
+            "schema_migrations",
+            "CREATE TABLE schema_migrations (version VARCHAR); "
+            "INSERT INTO schema_migrations VALUES ('2023')",
+        ),
+    ],
+)
 @pytest.mark.parametrize("command", ["ingest", "benchmarks"])
-def test_another_applications_database_is_refused_and_left_unchanged(tmp_path, table, command):
+def test_another_applications_database_is_refused_and_left_unchanged(
+    tmp_path, table, made_by, command
+):
     path = tmp_path / "theirs.duckdb"
     con = duckdb.connect(str(path))
-    con.execute(f"CREATE TABLE {table} (x INTEGER)")
+    con.execute(made_by)
     con.close()
     before = path.read_bytes()
     sample = next((ROOT / "sample_data" / "benchmarks").glob("*.json"))
@@ -171,6 +220,19 @@ def test_another_applications_database_is_refused_and_left_unchanged(tmp_path, t
     assert "another application's DuckDB database" in done.stderr and table in done.stderr
     assert "Traceback" not in done.stderr
     assert path.read_bytes() == before
+
+
+def test_an_empty_duckdb_database_is_no_warehouse_to_read_but_one_to_fill(tmp_path):
+    path = tmp_path / "new.duckdb"
+    duckdb.connect(str(path)).close()
+    before = path.read_bytes()
+    done = fleetplan("benchmarks", "--warehouse", path)
+    assert done.returncode == 3 and "Traceback" not in done.stderr
+    assert "(an empty DuckDB database): build it with `fleetplan build`" in done.stderr
+    assert path.read_bytes() == before
+    sample = next((ROOT / "sample_data" / "benchmarks").glob("*.json"))
+    assert fleetplan("ingest", "--warehouse", path, sample).returncode == 0
+    assert fleetplan("benchmarks", "--warehouse", path).returncode == 0
 
 
 def test_a_class_that_rounds_to_no_server_is_noted(sample_warehouse_path):
@@ -209,3 +271,32 @@ def test_a_full_disk_says_the_disk_is_full():
     )
     message = 'TransactionException: Failed to commit: could not write: "No space left on device"'
     assert "disk is full" in unexpected_error(RuntimeError(message))
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("collect", "--campaign", "FILE", "--out", "OUT"),
+        ("simulate", "--plan", "FILE"),
+    ],
+)
+def test_a_campaign_or_plan_that_is_no_regular_file_is_refused_without_reading_it(
+    tmp_path, command
+):
+    fifo = tmp_path / "campaign.yaml"
+    os.mkfifo(fifo)  # opened to read, a FIFO nobody writes to waits forever
+    args = [{"FILE": fifo, "OUT": tmp_path / "out"}.get(word, word) for word in command]
+    done = fleetplan(*args, timeout=60, stdin=subprocess.DEVNULL)
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert "a pipe (FIFO), not a file: only regular files are read" in done.stderr
+
+
+def test_a_scenario_that_is_no_json_is_refused_without_echoing_its_bytes(tmp_path):
+    secret = tmp_path / "shadow"
+    secret.write_text("root:$6$hashhashhash:19000:0:99999:7:::\n")
+    done = fleetplan("plan", "--scenario", secret)
+    assert done.returncode != 0 and "Invalid JSON: expected value at line 1" in done.stderr
+    assert "hash" not in done.stdout + done.stderr and "Traceback" not in done.stderr
+    with pytest.raises(InputError) as caught:
+        load_scenario(b'{"model": "m", "classes": [' + b"9" * 5000 + b"]}", name="big.json")
+    assert "999" not in str(caught.value)

@@ -408,7 +408,7 @@ def test_campaign_files_read_as_yaml_or_json_and_probes_need_distinct_names(tmp_
     path.write_text("name: [unclosed\n")
     with pytest.raises(InputError, match="invalid YAML"):
         load_campaign(path)
-    with pytest.raises(InputError, match="cannot read it"):
+    with pytest.raises(InputError, match="cannot read the file: No such file"):
         load_campaign(tmp_path / "absent.yaml")
 
 

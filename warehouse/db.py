@@ -26,6 +26,7 @@ import duckdb
 
 from fleetplan.core.errors import WarehouseBusyError, WarehouseDamagedError, WarehouseError
 from fleetplan.core.paths import project_root
+from fleetplan.core.text import printable
 from fleetplan.warehouse.migrations import MIGRATIONS
 
 log = logging.getLogger(__name__)
@@ -95,6 +96,31 @@ def check_path(path: Path, *, read_only: bool) -> None:
                     f"give {_OPTION} a path inside a folder"
                 )
             break
+
+
+def check_target(path: str | os.PathLike[str] | None = None) -> None:
+    """Refuse, before hours of work whose end is an ingest (`collect --ingest`), a warehouse
+    that ingest would refuse: not a DuckDB database, a folder, another application's database,
+    one a newer fleetplan wrote. Nothing is created or written; one another process holds is
+    left for the ingest to wait for."""
+    resolved = resolve_path(path)
+    check_path(resolved, read_only=False)
+    if not resolved.exists():
+        return
+    try:
+        connection = duckdb.connect(str(resolved), read_only=True)
+    except duckdb.Error as error:
+        if _busy(resolved, error) is not None:
+            return
+        raise _damaged(resolved, error) or WarehouseError(
+            f"cannot open the warehouse {resolved}: {error}"
+        ) from error
+    try:
+        Warehouse(connection, resolved, read_only=False).check_schema()  # an empty one is fine
+    except duckdb.Error as error:
+        raise WarehouseError(f"cannot use the warehouse {resolved}: {error}") from error
+    finally:
+        connection.close()
 
 
 def _damaged(path: Path, error: Exception) -> WarehouseError | None:
@@ -221,13 +247,38 @@ class Warehouse:
     # -- schema -----------------------------------------------------------------------------
 
     def applied_migrations(self) -> list[str]:
-        exists = self.connection.execute(
-            "SELECT count(*) FROM information_schema.tables WHERE table_name = 'schema_migrations'"
-        ).fetchone()
-        if not exists or not exists[0]:
+        columns = self.connection.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = "
+            "'schema_migrations' AND table_schema = 'main' AND table_catalog = current_database()"
+        ).fetchall()
+        if not columns:
             return []
+        if {name for (name,) in columns} != {"name", "applied_at"}:
+            return []  # another application's table of that name: its tables are foreign
         rows = self.connection.execute("SELECT name FROM schema_migrations ORDER BY name")
         return [name for (name,) in rows.fetchall()]
+
+    def _foreign_objects(self) -> list[str]:
+        """What a database without fleetplan's migrations holds of its own: tables and views in
+        any schema, schemas, sequences, macros, types (an empty database holds none)."""
+        return [
+            name
+            for (name,) in self.connection.execute(
+                "SELECT table_schema || '.' || table_name FROM information_schema.tables "
+                "WHERE table_catalog = current_database() "
+                "UNION ALL SELECT 'schema ' || schema_name FROM duckdb_schemas() "
+                "WHERE database_name = current_database() AND NOT internal "
+                "AND schema_name <> 'main' "
+                "UNION ALL SELECT 'sequence ' || sequence_name FROM duckdb_sequences() "
+                "WHERE database_name = current_database() AND NOT temporary "
+                "UNION ALL SELECT 'macro ' || function_name FROM duckdb_functions() "
+                "WHERE database_name = current_database() AND NOT internal "
+                "AND function_type IN ('macro', 'table_macro') "
+                "UNION ALL SELECT 'type ' || type_name FROM duckdb_types() "
+                "WHERE database_name = current_database() AND NOT internal "
+                "ORDER BY 1"
+            ).fetchall()
+        ]
 
     def check_schema(self) -> None:
         """Refuse a database that is not a fleetplan warehouse (one with tables of its own and
@@ -235,17 +286,19 @@ class Warehouse:
         is written to it, so a refusal changes nothing."""
         applied = self.applied_migrations()
         if not applied:
-            foreign = self.connection.execute(
-                "SELECT table_schema || '.' || table_name FROM information_schema.tables "
-                "WHERE table_catalog = current_database() ORDER BY 1"
-            ).fetchall()
+            foreign = self._foreign_objects()
             if foreign:
-                names = ", ".join(name.removeprefix("main.") for (name,) in foreign[:5])
+                names = ", ".join(printable(name.removeprefix("main.")) for name in foreign[:5])
                 raise WarehouseError(
                     f"the warehouse {self.path} is another application's DuckDB database (it "
                     f"holds {names}{', ...' if len(foreign) > 5 else ''} and no fleetplan "
                     f"schema): fleetplan leaves it unchanged; give {_OPTION} a fleetplan "
                     "warehouse or a new path"
+                )
+            if self.read_only:
+                raise WarehouseError(
+                    f"no warehouse at {self.path} (an empty DuckDB database): build it with "
+                    "`fleetplan build`, or `fleetplan ingest` files into it"
                 )
         known = {name for name, _ in MIGRATIONS}
         unknown = [name for name in applied if name not in known]

@@ -41,9 +41,16 @@ from pydantic import (
     model_validator,
 )
 
-from fleetplan.collectors.options import OPTION_NAMES, CollectOptions, http_url, option_name
+from fleetplan.collectors.options import (
+    OPTION_NAMES,
+    CollectOptions,
+    GpuLabel,
+    http_url,
+    option_name,
+)
 from fleetplan.core.contract import validation_message
 from fleetplan.core.errors import InputError
+from fleetplan.core.files import read_bounded
 from fleetplan.core.gpus import canonical_gpu
 from fleetplan.core.strict import load_json, load_yaml
 from fleetplan.core.text import PlainName
@@ -70,18 +77,20 @@ _SETTINGS = (
 
 _Url = Annotated[str, Field(max_length=2000), AfterValidator(http_url)]
 
+MAX_CAMPAIGN_BYTES = 1 << 20  # a campaign is a page of settings
+
 
 class Probe(BaseModel):
     # inf in rates: written as Infinity where a probe's digest is made, not as null
     model_config = ConfigDict(extra="forbid", frozen=True, ser_json_inf_nan="constants")
 
     name: Annotated[str, Field(min_length=1, max_length=80), PlainName] | None = None
-    gpu_types: tuple[Annotated[str, PlainName], ...] | None = None
+    gpu_types: tuple[GpuLabel, ...] | None = None
     backend: Literal["openai", "vllm", "torch"]
     model: Annotated[str, Field(min_length=1, max_length=500), PlainName]
     base_url: _Url | None = None
-    base_urls: dict[Annotated[str, PlainName], _Url] | None = None
-    tokenizer: str | None = None
+    base_urls: dict[GpuLabel, _Url] | None = None
+    tokenizer: Annotated[str, Field(max_length=4096), PlainName] | None = None
     suite: Literal["standard"] | None = None
     input_len: int | None = Field(None, ge=1)
     output_len: int | None = Field(None, ge=1)
@@ -195,10 +204,12 @@ class Campaign(BaseModel):
 def load_campaign(path: Path) -> Campaign:
     """Read and check a campaign file; every probe's options are checked as each host will
     check them, so a mistake is reported before any host starts."""
+    # a regular file, bounded (not /dev/zero, not a FIFO that never ends), as ingest reads
+    data = read_bounded(path, limit=MAX_CAMPAIGN_BYTES)
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise InputError(f"cannot read it: {error.strerror or error}", file=str(path)) from None
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError("cannot read it: not UTF-8 text", file=str(path)) from None
     # as ingest reads files: no YAML anchors or aliases, no key given twice (core.strict)
     if path.suffix.lower() == ".json" or text.lstrip().startswith("{"):
         raw = load_json(text, file=str(path))

@@ -36,6 +36,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     ingest = IngestOptions(warehouse=args.warehouse, wait_s=args.wait) if args.ingest else None
+    if ingest is not None:  # a warehouse ingest would refuse: said before the first request
+        from fleetplan.warehouse.db import check_target
+
+        check_target(ingest.warehouse)
     # the collect options as given, in the order the parser defines them
     given = {name: value for name, value in vars(args).items() if name in OPTION_NAMES}
     if args.ray is not None or args.campaign:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 from fleetplan.core.exits import EXIT_OK, EXIT_PROBLEMS
 
@@ -36,6 +35,7 @@ def run(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
     from fleetplan.core.errors import InputError
+    from fleetplan.core.files import read_bounded
     from fleetplan.core.strict import load_json
     from fleetplan.planner.results import Plan
     from fleetplan.planner.simulation import report, simulate
@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
         )
         return EXIT_PROBLEMS
     try:
-        raw = load_json(Path(args.plan).read_text(encoding="utf-8"), file=args.plan)
+        raw = load_json(read_bounded(args.plan, limit=64 << 20), file=args.plan)  # a file, bounded
         raw.pop("inputs", None)
         plan = Plan.model_validate(raw)
         result = simulate(

@@ -298,7 +298,9 @@ def validation_message(error: ValidationError, *, file: str | None = None) -> In
         shown = shown[:77] + "..."
     extra = f" (and {error.error_count() - 1} more problems)" if error.error_count() > 1 else ""
     message = first["msg"]
-    if first["type"] not in {"missing", "value_error", "assertion_error"}:
+    # the whole text as the input (`json_invalid`): never echoed, whatever file it is
+    whole = first["type"] == "json_invalid" or isinstance(value, bytes | bytearray)
+    if first["type"] not in {"missing", "value_error", "assertion_error"} and not whole:
         message = f"{message}, got {shown}"
     return InputError(f"{message}{extra}", file=file, field=field)
 

@@ -18,6 +18,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from fleetplan.core.text import printable
+
 # (canonical id, pattern over the normalised label). Order matters: specific before general.
 _PATTERNS: tuple[tuple[str, str], ...] = (
     ("rtx-4090d", r"\brtx ?4090 ?d\b"),
@@ -80,8 +82,8 @@ class GpuIdentity:
 
 # Letters of other scripts drawn like Latin ones (Unicode's confusables, the ones GPU names use).
 _LOOKALIKES = str.maketrans(
-    "АВЕНІЈКМОРСТХЅаеіјорсхѕԁһӏΑΒΕΗΙΚΜΝΟΡΤΧΥΖαερτυνοι",
-    "ABEHIJKMOPCTXSaeijopcxsdhlABEHIKMNOPTXYZaeptuvoi",
+    "АВЕНІЈКМОРСТХЅаеіјорсхѕԁһӏΑΒΕΗΙΚΜΝΟΡΤΧΥΖαερτυνοιᴀʙᴄᴅᴇꜰɢʜɪᴊᴋʟᴍɴᴏᴘʀꜱᴛᴜᴠᴡʏᴢ",
+    "ABEHIJKMOPCTXSaeijopcxsdhlABEHIKMNOPTXYZaeptuvoiABCDEFGHIJKLMNOPRSTUVWYZ",
 )
 
 
@@ -91,7 +93,14 @@ def _plain(label: str) -> str:
     text = unicodedata.normalize("NFKC", label)
     if text.isascii():
         return text
-    return "".join("-" if unicodedata.category(c) == "Pd" or c == "\u2212" else c for c in text)
+    return "".join(
+        "-"
+        if unicodedata.category(c) == "Pd" or c == "\u2212"
+        else str(unicodedata.decimal(c))  # a digit of any script (Arabic-Indic ٤) is a digit
+        if unicodedata.category(c) == "Nd"
+        else c
+        for c in text
+    )
 
 
 def _normalise(label: str) -> str:
@@ -115,7 +124,8 @@ def canonical_gpu(label: str) -> GpuIdentity:
     imitating = raw.translate(_LOOKALIKES)
     if imitating != raw:
         imitated = canonical_gpu(imitating)
-        if imitated.known:
+        # a known GPU, or a family fleetplan asks the variant of (a Cyrillic "Н100")
+        if imitated.known or any(imitated.reason == why for _, why in _AMBIGUOUS):
             odd = ", ".join(f"U+{ord(c):04X}" for c in dict.fromkeys(raw) if ord(c) > 127)
             return GpuIdentity(
                 label=raw,
@@ -138,3 +148,13 @@ def gpu_count_in_label(label: str) -> tuple[str, int] | None:
     if match is None or int(match[1]) < 1:
         return None
     return match[2].strip(" _-"), int(match[1])
+
+
+def plain_gpu_label(label: str) -> str:
+    """A GPU label as it comes in (a campaign's GPU types, `--gpu`): one written with look-alike
+    letters of a known GPU (a Cyrillic "Н100 PCIe") is refused, never taken as a GPU of its own
+    (pydantic validator; `core.text.plain_name` refuses hidden characters before it)."""
+    identity = canonical_gpu(label)
+    if identity.lookalike_of:
+        raise ValueError(f"the GPU {printable(label)!r} {identity.reason}")
+    return label

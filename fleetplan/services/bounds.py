@@ -17,6 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from fleetplan.core.errors import InputError
+from fleetplan.core.files import read_bounded
 from fleetplan.core.paths import sample_data_dir
 from fleetplan.core.stats import finite_number
 from fleetplan.core.strict import load_json
@@ -48,9 +49,10 @@ def architecture_from_file(
     """`model`'s architecture from a Hugging Face config.json, served in `dtype` (the run's;
     the config's `torch_dtype` where None); an InputError names the file."""
     where = str(path)
+    data = read_bounded(path, limit=4 << 20)  # a regular file, bounded: a config is a few kB
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
         raise InputError(f"cannot read the model config: {error}", file=where) from None
     config = load_json(text, file=where)  # a key given twice refused, naming it
     if not isinstance(config, dict):

@@ -57,6 +57,8 @@ CHECKS = {
     "version-list",
     "version-long",
     "version-escapes",
+    "version-newline",  # a plain version but for a trailing newline
+    "version-fullwidth",  # full-width digits: letters and digits, not ASCII ones
     "models-html",
     "models-list",
     "models-twice",  # /v1/models gives a model's id twice
@@ -102,6 +104,8 @@ def make_app(mode: str) -> web.Application:
             "version-list": ["0.6"],
             "version-long": {"version": "v" * 5000},
             "version-escapes": {"version": "0.6" + ESCAPES},
+            "version-newline": {"version": "0.6.3\n"},
+            "version-fullwidth": {"version": "\uff10.\uff16"},
         }
         return web.json_response(answers.get(mode, {"version": "hostile-0"}))
 
