@@ -8,8 +8,11 @@ A real vLLM CPU server serving the tests' tiny random Llama. As a user would:
    `fleetplan collect --backend openai`, ingested; `load_model.fit_curve` on its points;
 3. three P99 TTFT targets log-spaced over the curve's P99 range (or `--targets`), and the
    predicted capacity C of each;
-4. for each C, long steady levels with vLLM's own benchmark (Poisson arrivals, random prompts of
-   the same shape, ignore_eos) at 0.85 x C and 1.2 x C (`--tighten`: also 0.9 x and 1.1 x): the
+4. for each C, long steady levels (Poisson arrivals, prompts of the same shape, ignore_eos) with
+   vLLM's own benchmark (`--checker vllm`, the default) or with the ladder's own client
+   (`--checker collect`: on two cores a client's own CPU shows in the P99 TTFT, and vLLM's
+   takes twice fleetplan's per request, benchmarks/RESULTS.md), at 0.85 x C and 1.2 x C
+   (`--tighten`: also 0.9 x and 1.1 x): the
    P99 TTFT must meet the target at the lower multiple and miss it at the higher, judged on
    the P99's own spread (`core.spread`: a bootstrap of the per-request TTFTs); a side it cannot
    decide is run again and pooled, up to `--max-runs` (3) runs, else "cannot tell", not held;
@@ -47,12 +50,13 @@ sys.path.insert(0, str(ROOT))
 
 import pandas as pd  # noqa: E402
 
+from benchmarks.capacity_options import arguments  # noqa: E402
 from benchmarks.capacity_table import print_table  # noqa: E402
 from fleetplan.collectors.vllm_server import free_port, managed_server  # noqa: E402
 from fleetplan.core import exits  # noqa: E402
 from fleetplan.core.contract import RunFile  # noqa: E402
 from fleetplan.core.errors import FleetplanError  # noqa: E402
-from fleetplan.core.spread import DEFAULT_CONFIDENCE, judge_percentile  # noqa: E402
+from fleetplan.core.spread import judge_percentile  # noqa: E402
 from fleetplan.planner.load_model import LoadCurve, fit_curve, measured_rule  # noqa: E402
 from fleetplan.warehouse.db import Warehouse  # noqa: E402
 from fleetplan.warehouse.queries import benchmark_points  # noqa: E402
@@ -71,33 +75,6 @@ FLAT = 1.5  # a curve whose P99 varies less than this factor: targets spread ove
 
 class LiveError(FleetplanError):
     """A tool or the server failed; the message says which and ends with its output."""
-
-
-def _arguments(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--targets", help="three P99 TTFT targets in ms (default: from the curve)")
-    p.add_argument("--requests", type=int, default=400, help="requests per validation level")
-    p.add_argument("--ladder", default="0.125,0.25,0.5,1,2", help="rates x burst throughput")
-    p.add_argument("--ladder-requests", type=int, default=120, help="least requests a level")
-    p.add_argument("--ladder-seconds", type=float, default=60.0, help="least arrivals a level")
-    p.add_argument("--burst-requests", type=int, default=64)
-    p.add_argument("--max-burst", type=float, default=20.0, help="req/s a shape may burst at")
-    p.add_argument("--input-len", type=int, help="fix the shape (with --output-len)")
-    p.add_argument("--output-len", type=int)
-    p.add_argument("--multiples", default="0.85,1.2", help="below,above the prediction")
-    p.add_argument("--tighten", action="store_true", help="also 0.9 x and 1.1 x")
-    p.add_argument("--extrapolate", action="store_true", help="let the curve extrapolate")
-    p.add_argument("--control", action="store_true", help="each level with collect too")
-    p.add_argument("--find-capacity", action="store_true", help="run collect --find-capacity")
-    p.add_argument("--tolerance", type=float, default=0.1, help="for --find-capacity")
-    p.add_argument("--base-url", help="use this running server (with --model DIR) instead")
-    p.add_argument("--model", help="the served model's folder (with --base-url)")
-    p.add_argument("--work", type=Path, help="folder for run files and logs (default: temp)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--max-runs", type=int, default=3, help="runs of a rate to decide a bracket")
-    p.add_argument("--confidence", type=float, default=DEFAULT_CONFIDENCE, help="of the P99")
-    p.add_argument("--out", type=Path, help="write the figures as JSON here")
-    return p.parse_args(argv)
 
 
 def _floats(text: str) -> list[float]:
@@ -197,6 +174,9 @@ def vllm_level(ctx: argparse.Namespace, rate: float) -> dict[str, float]:
     (`--save-detailed`). A rate is measured again only to decide a bracket (`judged_at`)."""
     key = f"{rate:.4f}"
     runs = ctx.measured.setdefault(key, [])
+    if ctx.checker == "collect":
+        runs.append(collect_level(ctx, rate, key, len(runs) + 1))
+        return runs[-1]
     name = f"vllm-{key}-{len(runs) + 1}.json"
     args = ["--backend", "vllm", "--base-url", ctx.url, "--model", ctx.model_dir]
     args += ["--tokenizer", ctx.model_dir, "--dataset-name", "random"]
@@ -225,6 +205,26 @@ def vllm_level(ctx: argparse.Namespace, rate: float) -> dict[str, float]:
         level["control_p99_ttft_ms"] = run_file.runs[0].points[0].ttft_p99_ms
     runs.append(level)
     return level
+
+
+def collect_level(ctx: argparse.Namespace, rate: float, key: str, n: int) -> dict:
+    """One steady level with the ladder's own client (`--checker collect`): the same figures."""
+    ctx.seeds += 1
+    args = ("--rates", key, "--num-requests", ctx.requests, "--seed", ctx.seed + 900 + ctx.seeds)
+    run_file, _ = collect(ctx, ctx.work / f"check-{key}-{n}", *args)
+    point = run_file.runs[0].points[0]
+    log = point.requests
+    ttfts = [1000 * log.ttft_s[i] for i in log.succeeded] if log else []
+    return {
+        "rate_rps": rate,
+        "p99_ttft_ms": point.ttft_p99_ms,
+        "completed": point.completed,
+        "failed": point.failed,
+        "duration": point.duration_s,
+        "request_throughput": point.request_throughput_rps,
+        "median_ttft_ms": point.ttft_p50_ms,
+        "ttfts_ms": ttfts,
+    }
 
 
 def judged_at(ctx: argparse.Namespace, rate: float, target: float) -> dict:
@@ -357,7 +357,7 @@ def _stop(signum: int, frame: object) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ctx = _arguments(argv)
+    ctx = arguments(__doc__.split("\n\n")[0], argv)
     if bool(ctx.base_url) != bool(ctx.model):
         sys.exit("capacity_live: --base-url and --model (the served model's folder) go together")
     ctx.started, ctx.measured, ctx.seeds = time.monotonic(), {}, 0

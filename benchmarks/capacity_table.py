@@ -50,7 +50,7 @@ def print_table(ctx: argparse.Namespace, rows: list[dict]) -> int:
         f"\nsummary: {held} of {len(brackets)} brackets held, {undecided} undecided after up to "
         f"{ctx.max_runs} runs of a rate ({runs} runs of {len(ctx.measured)} rates; each side "
         f"judged on the bootstrap {ctx.confidence:.0%} interval of its pooled per-request TTFTs, "
-        "P99 TTFT from vllm bench serve"
+        f"P99 TTFT from {'fleetplan collect' if ctx.checker == 'collect' else 'vllm bench serve'}"
         f"{'/fleetplan collect' if ctx.control else ''}); shape {ctx.shape[0]}/{ctx.shape[1]} "
         f"tokens, {ctx.requests} requests per level; {(time.monotonic() - ctx.started) / 60:.1f}"
         " min"
