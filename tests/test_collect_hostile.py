@@ -175,6 +175,7 @@ def test_a_check_before_the_first_request_fails_in_seconds_with_its_reason(
         (("--out", "/dev/null"), "cannot write run files to"),
         (("--seed", -1), "--seed: Input should be greater than or equal to 0"),
         (("--burstiness", "1e-300"), "--burstiness: Input should be greater than or equal to"),
+        (("--request-timeout", "1e-300"), "--request-timeout: Input should be greater than or"),
         (("--rates", "1e-300"), "--rates: 1e-300 req/s spreads a level of 6 requests over"),
         (("--base-url", "http://user:secret@127.0.0.1:9"), "--base-url: a server's URL with a"),
         (("--base-url", "http://127.0.0.1:9/?key=secret"), "has a query or fragment"),
