@@ -83,3 +83,11 @@ def test_the_live_ladder_is_interpolated_through_the_level_that_kept_up(tmp_path
     assert 3.57 in [round(rate, 2) for rate in curve.stable_rates]
     estimate = curve.capacity(target_ttft_p99_ms=577, target_tpot_p99_ms=None)
     assert 3.0 < estimate.capacity_rps < 3.57
+
+
+def test_trend_z_of_a_long_level_is_taken_on_evenly_spaced_values():
+    from fleetplan.core.stats import TREND_VALUES
+
+    x = np.random.default_rng(3).normal(size=100_000) + np.linspace(0, 1, 100_000)
+    spaced = x[np.linspace(0, x.size - 1, TREND_VALUES).astype(int)]
+    assert trend_z(x) == pytest.approx(trend_z(spaced)) and trend_z(x) > 10
