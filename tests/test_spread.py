@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fleetplan.core.spread import MIN_VALUES, judge_percentile
+from fleetplan.core.spread import MIN_VALUES, judge_percentile, judge_runs
 
 
 def lognormal_ms(n: int, seed: int) -> np.ndarray:
@@ -77,3 +77,47 @@ def test_large_levels_are_resampled_in_chunks_with_the_same_result_shape():
     values = lognormal_ms(50_000, seed=4)  # 2000 x 50,000 draws: in chunks of 80 resamples
     judged = judge_percentile(values, 500.0, resamples=400)
     assert judged.decision == "meets" and judged.low_ms < judged.value_ms < judged.high_ms
+
+
+def test_runs_that_differ_widen_the_interval_where_pooling_would_call_it():
+    # two runs of one rate at different moments: their P99s differ by half, as measured here
+    # (vLLM bench at 2.67 req/s: 390 and 585 ms); each run is 400 requests
+    quick, slow = lognormal_ms(400, seed=11), 1.5 * lognormal_ms(400, seed=12)
+    target = float(np.percentile(np.concatenate([quick, slow]), 99)) * 0.8
+    pooled = judge_percentile(np.concatenate([quick, slow]), target)
+    assert pooled.decision == "misses"  # as if the 800 requests were one sample
+    runs = judge_runs([quick, slow], target)
+    assert runs.decision == "cannot tell" and runs.runs == 2
+    assert runs.low_ms <= float(np.percentile(quick, 99)) < pooled.low_ms
+    assert runs.value_ms == pytest.approx(pooled.value_ms)  # the same pooled P99
+    assert "over 800 requests in 2 runs" in runs.reason()
+
+
+def test_runs_alike_give_about_the_pooled_interval():
+    runs = [lognormal_ms(400, seed=seed) for seed in (21, 22, 23)]
+    pooled = judge_percentile(np.concatenate(runs), 1000.0)
+    clustered = judge_runs(runs, 1000.0)
+    width = clustered.high_ms - clustered.low_ms
+    assert pooled.high_ms - pooled.low_ms <= width < 2.5 * (pooled.high_ms - pooled.low_ms)
+    assert clustered.decision == pooled.decision == "meets"
+
+
+def test_fewer_runs_than_asked_cannot_tell_however_clear_one_run_is():
+    values = lognormal_ms(400, seed=31)
+    far = 10 * float(np.percentile(values, 99))
+    one = judge_runs([values], far, min_runs=2)
+    assert one.decision == "cannot tell" and one.high_ms < far
+    assert "one run shows no spread between runs; 2 are needed" in one.reason()
+    assert judge_runs([values, lognormal_ms(400, seed=32)], far, min_runs=2).decision == "meets"
+    assert judge_runs([values], 0.01, min_runs=2).decision == "cannot tell"  # nor a miss
+    # one run and no floor: exactly the single-run judgement
+    assert judge_runs([values], far) == judge_percentile(values, far)
+
+
+def test_runs_are_judged_the_same_way_every_time():
+    runs = [lognormal_ms(300, seed=41), 1.2 * lognormal_ms(300, seed=42)]
+    assert judge_runs(runs, 150.0, seed=3) == judge_runs(runs, 150.0, seed=3)
+    with pytest.raises(ValueError, match="finite"):
+        judge_runs([[1.0, float("nan")]], 10.0)
+    empty = judge_runs([[], []], 10.0)
+    assert empty.decision == "cannot tell" and empty.value_ms is None
