@@ -6,16 +6,19 @@ A real vLLM CPU server serving the tests' tiny random Llama. As a user would:
 2. a doubling ladder of rates relative to that burst's throughput (`--ladder`), each level at
    least `--ladder-seconds` (60) of arrivals and `--ladder-requests` (120), collected with
    `fleetplan collect --backend openai`, ingested; `load_model.fit_curve` on its points;
-3. three P99 TTFT targets log-spaced over the curve's P99 range (or `--targets`), and the
-   predicted capacity C of each;
-4. for each C, long steady levels (Poisson arrivals, prompts of the same shape, ignore_eos) with
-   vLLM's own benchmark (`--checker vllm`, the default) or with the ladder's own client
-   (`--checker collect`: on two cores a client's own CPU shows in the P99 TTFT, and vLLM's
-   takes twice fleetplan's per request, benchmarks/RESULTS.md), at 0.85 x C and 1.2 x C
-   (`--tighten`: also 0.9 x and 1.1 x): the
-   P99 TTFT must meet the target at the lower multiple and miss it at the higher, judged on
-   the P99's own spread (`core.spread`: a bootstrap of the per-request TTFTs); a side it cannot
-   decide is run again and pooled, up to `--max-runs` (3) runs, else "cannot tell", not held;
+3. three P99 TTFT targets (or `--targets`) and the predicted capacity C of each; the targets
+   lie where both sides of a bracket can be placed (benchmarks/capacity_brackets.py);
+4. for each target T, long steady levels (Poisson arrivals, prompts of the same shape,
+   ignore_eos) with vLLM's own benchmark (`--checker vllm`, the default) or with the ladder's own
+   client (`--checker collect`: on two cores a client's own CPU shows in the P99 TTFT, and vLLM's
+   takes twice fleetplan's per request, benchmarks/RESULTS.md) at the two sides of a bracket:
+   where the curve predicts a P99 TTFT of T / 1.25 and of 1.25 x T (`--bracket latency`,
+   `--margin` 0.25: the accuracy the model is held to; `--tighten`: also 1.125) or at 0.85 x C
+   and 1.2 x C (`--bracket rate`, `--multiples`). The measured P99 TTFT must meet T at the lower
+   side and miss it at the upper, judged on the P99's own spread (`core.spread.judge_runs`: a
+   bootstrap of the runs, then of their per-request TTFTs, so runs of one rate that differ widen
+   the interval): each side at least `--min-runs` (2) runs, one more while it cannot tell, up to
+   `--max-runs` (3), else "cannot tell", not held;
 5. `--find-capacity`: `fleetplan collect --find-capacity --ttft-p99 T` for each target too.
 Prints a table and a summary line; `--out` gets the figures as JSON. Exit 0 when every bracket
 held, 1 when one did not, 3 when the server or a tool failed, 130 when interrupted.
@@ -50,13 +53,19 @@ sys.path.insert(0, str(ROOT))
 
 import pandas as pd  # noqa: E402
 
+from benchmarks.capacity_brackets import (  # noqa: E402
+    BracketError,
+    bracket_of,
+    bracket_pairs,
+    choose_targets,
+)
 from benchmarks.capacity_options import arguments  # noqa: E402
 from benchmarks.capacity_table import print_table  # noqa: E402
 from fleetplan.collectors.vllm_server import free_port, managed_server  # noqa: E402
 from fleetplan.core import exits  # noqa: E402
 from fleetplan.core.contract import RunFile  # noqa: E402
 from fleetplan.core.errors import FleetplanError  # noqa: E402
-from fleetplan.core.spread import judge_percentile  # noqa: E402
+from fleetplan.core.spread import judge_runs  # noqa: E402
 from fleetplan.planner.load_model import LoadCurve, fit_curve, measured_rule  # noqa: E402
 from fleetplan.warehouse.db import Warehouse  # noqa: E402
 from fleetplan.warehouse.queries import benchmark_points  # noqa: E402
@@ -69,8 +78,6 @@ VLLM_TOOL = (  # `vllm bench serve` (its console script fails here: see the deve
     "from vllm.utils.argparse_utils import FlexibleArgumentParser as P; "
     "p = P(); add_cli_args(p); main(p.parse_args(sys.argv[1:]))"
 )
-TARGET_QUANTILES = (0.25, 0.5, 0.75)  # of the curve's log P99 range: spread, none at an end
-FLAT = 1.5  # a curve whose P99 varies less than this factor: targets spread over this factor
 
 
 class LiveError(FleetplanError):
@@ -156,19 +163,6 @@ def ladder(ctx: argparse.Namespace, burst: float) -> tuple[pd.DataFrame, LoadCur
     return frame, curve
 
 
-def choose_targets(curve: LoadCurve, extrapolate: bool) -> list[float]:
-    """Three P99 TTFT targets log-spaced inside the curve's range, whole milliseconds."""
-    values = [p99 for _, p99 in curve.sample("ttft", extrapolate=extrapolate)]
-    if not values:
-        raise LiveError(f"the curve has no P99 TTFT to choose targets from: {curve.problem}")
-    low, high = min(values), max(values)
-    if high < FLAT * low:
-        print(f"the curve is flat ({low:.0f}-{high:.0f} ms): targets up to {FLAT:g} x its lowest")
-        high = FLAT * low
-    # Whole milliseconds, rounded up: a target just under the curve's lowest P99 predicts nothing.
-    return [math.ceil(low * (high / low) ** q) for q in TARGET_QUANTILES]
-
-
 def vllm_level(ctx: argparse.Namespace, rate: float) -> dict[str, float]:
     """One steady level with `vllm bench serve`: its measured figures and per-request TTFTs
     (`--save-detailed`). A rate is measured again only to decide a bracket (`judged_at`)."""
@@ -228,14 +222,18 @@ def collect_level(ctx: argparse.Namespace, rate: float, key: str, n: int) -> dic
 
 
 def judged_at(ctx: argparse.Namespace, rate: float, target: float) -> dict:
-    """The rate's P99 TTFT against the target on its own spread (`core.spread`): its runs
-    pooled, one more while the bootstrap cannot tell, at most `--max-runs` in all."""
+    """The rate's P99 TTFT against the target on its own spread (`core.spread.judge_runs`:
+    runs, then their requests, resampled), at least `--min-runs` runs, one more while it
+    cannot tell, at most `--max-runs` in all."""
     if not ctx.measured.get(f"{rate:.4f}"):
         vllm_level(ctx, rate)
     runs = ctx.measured[f"{rate:.4f}"]  # the list vllm_level appends each run to
     while True:
-        pooled = [ttft for run in runs for ttft in run["ttfts_ms"]]
-        judged = judge_percentile(pooled, target, confidence=ctx.confidence, seed=len(pooled))
+        values = [run["ttfts_ms"] for run in runs]
+        seed = sum(map(len, values))
+        judged = judge_runs(
+            values, target, confidence=ctx.confidence, seed=seed, min_runs=ctx.min_runs
+        )
         if judged.decision != "cannot tell" or len(runs) >= ctx.max_runs:
             break
         print(f"    {judged.reason()}: measuring {rate:.2f} req/s again", flush=True)
@@ -247,7 +245,7 @@ def judged_at(ctx: argparse.Namespace, rate: float, target: float) -> dict:
 
 def _predicted(ctx: argparse.Namespace, frame: pd.DataFrame, curve: LoadCurve, target: float):
     targets = dict(target_ttft_p99_ms=target, target_tpot_p99_ms=None)
-    estimate = curve.capacity(**targets, extrapolate=ctx.extrapolate)
+    estimate = curve.capacity(**targets, extrapolate=ctx.extrapolate or ctx.bracket == "latency")
     print(f"\ntarget {target:g} ms: capacity {estimate.capacity_rps:.2f} req/s", flush=True)
     return {
         "target_ms": target,
@@ -262,32 +260,26 @@ def _predicted(ctx: argparse.Namespace, frame: pd.DataFrame, curve: LoadCurve, t
 
 
 def validate(ctx: argparse.Namespace, frame: pd.DataFrame, curve: LoadCurve) -> list[dict]:
-    """Each target's prediction, and the measured P99 TTFT at each multiple of it."""
-    targets = _floats(ctx.targets) if ctx.targets else choose_targets(curve, ctx.extrapolate)
-    pairs = [_floats(ctx.multiples)] + ([[0.9, 1.1]] if ctx.tighten else [])
+    """Each target's prediction, and the measured P99 TTFT either side of it
+    (`capacity_brackets`: where the curve predicts target / (1 + m) and (1 + m) x target, or at
+    multiples of the capacity). The figures so far go to `--out` after each target."""
+    targets = _floats(ctx.targets) if ctx.targets else choose_targets(curve, ctx)
     rows = []
     for n, target in enumerate(targets):
         row = _predicted(ctx, frame, curve, target)
-        for low, high in pairs if row["capacity_rps"] > 0 else []:
-            for multiple in (low, high):
-                level = judged_at(ctx, multiple * row["capacity_rps"], target)
-                row["levels"][f"{multiple:g}"] = level
+        pairs = bracket_pairs(ctx, curve, target, row["capacity_rps"])
+        for sides in pairs if row["capacity_rps"] > 0 else []:
+            for label, rate in sides:
+                level = judged_at(ctx, rate, target)
+                row["levels"][label] = level
                 control = level.get("control_p99_ttft_ms")
                 also = "" if control is None else f" (fleetplan collect: {control:.1f} ms)"
-                print(f"  {multiple:g} x: {level['judgement']}{also}", flush=True)
-            met = row["levels"][f"{low:g}"]["decision"] == "meets"
-            missed = row["levels"][f"{high:g}"]["decision"] == "misses"
-            undecided = [
-                f"{m:g}"
-                for m in (low, high)
-                if row["levels"][f"{m:g}"]["decision"] == "cannot tell"
-            ]
-            row["brackets"].append(
-                {"low": low, "high": high, "met": met, "missed": missed, "undecided": undecided}
-            )
+                print(f"  {label} x at {rate:.2f} req/s: {level['judgement']}{also}", flush=True)
+            row["brackets"].append(bracket_of(row["levels"], sides))
         if ctx.find_capacity:
             row["find_capacity"] = find_capacity(ctx, target, row["capacity_rps"], n)
         rows.append(row)
+        save(ctx, rows, partial=n + 1 < len(targets))
     return rows
 
 
@@ -328,24 +320,41 @@ def measure(ctx: argparse.Namespace) -> int:
         ctx.find_capacity = False
     burst = choose_shape(ctx)
     ctx.ladder_rates = [burst * factor for factor in _floats(ctx.ladder)]
-    frame, curve = ladder(ctx, burst)
-    rows = validate(ctx, frame, curve)
+    ctx.burst, (frame, curve) = burst, ladder(ctx, burst)
+    ctx.curve = curve
+    try:
+        rows = validate(ctx, frame, curve)
+    except BracketError as error:
+        print(f"capacity_live: {error}", file=sys.stderr)
+        return exits.EXIT_PROBLEMS
     code = print_table(ctx, rows)
     if ctx.out:
-        figures = {
-            "shape": {"input_len": ctx.shape[0], "output_len": ctx.shape[1]},
-            "burst_rps": burst,
-            "ladder": [vars_of(level) for level in curve.levels],
-            "saturation_rps": curve.saturation_rps,
-            "curve_problem": curve.problem,
-            "targets": rows,
-            "requests_per_level": ctx.requests,
-            "minutes": (time.monotonic() - ctx.started) / 60,
-            "command": " ".join(sys.argv),
-        }
-        ctx.out.write_text(json.dumps(figures, indent=2, default=str))
         print(f"figures: {ctx.out}")
     return code
+
+
+def save(ctx: argparse.Namespace, rows: list[dict], partial: bool) -> None:
+    """The figures so far as JSON (`--out`): written after each target, so an interrupted run
+    keeps what it measured."""
+    if not ctx.out:
+        return
+    curve = ctx.curve
+    figures = {
+        "shape": {"input_len": ctx.shape[0], "output_len": ctx.shape[1]},
+        "burst_rps": ctx.burst,
+        "ladder": [vars_of(level) for level in curve.levels],
+        "saturation_rps": curve.saturation_rps,
+        "curve_problem": curve.problem,
+        "bracket": ctx.bracket,
+        "margin": ctx.margin if ctx.bracket == "latency" else None,
+        "min_runs": ctx.min_runs,
+        "targets": rows,
+        "partial": partial,
+        "requests_per_level": ctx.requests,
+        "minutes": (time.monotonic() - ctx.started) / 60,
+        "command": " ".join(sys.argv),
+    }
+    ctx.out.write_text(json.dumps(figures, indent=2, default=str))
 
 
 def vars_of(level: object) -> dict:

@@ -20,8 +20,15 @@ def arguments(description: str, argv: list[str] | None = None) -> argparse.Names
     p.add_argument("--max-burst", type=float, default=20.0, help="req/s a shape may burst at")
     p.add_argument("--input-len", type=int, help="fix the shape (with --output-len)")
     p.add_argument("--output-len", type=int)
-    p.add_argument("--multiples", default="0.85,1.2", help="below,above the prediction")
-    p.add_argument("--tighten", action="store_true", help="also 0.9 x and 1.1 x")
+    p.add_argument(
+        "--bracket",
+        choices=("latency", "rate"),
+        default="latency",
+        help="sides where the curve predicts target/(1+m), (1+m) x target; or rates",
+    )
+    p.add_argument("--margin", type=float, default=0.25, help="m of a latency bracket")
+    p.add_argument("--multiples", default="0.85,1.2", help="rate bracket: x the prediction")
+    p.add_argument("--tighten", action="store_true", help="also m/2 (rate: 0.9 x and 1.1 x)")
     p.add_argument("--extrapolate", action="store_true", help="let the curve extrapolate")
     p.add_argument("--control", action="store_true", help="each level with collect too")
     p.add_argument("--checker", choices=("vllm", "collect"), default="vllm", help="check tool")
@@ -32,6 +39,7 @@ def arguments(description: str, argv: list[str] | None = None) -> argparse.Names
     p.add_argument("--work", type=Path, help="folder for run files and logs (default: temp)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--max-runs", type=int, default=3, help="runs of a rate to decide a bracket")
+    p.add_argument("--min-runs", type=int, default=2, help="runs of a rate before it decides")
     p.add_argument("--confidence", type=float, default=DEFAULT_CONFIDENCE, help="of the P99")
     p.add_argument("--out", type=Path, help="write the figures as JSON here")
     return p.parse_args(argv)

@@ -207,6 +207,7 @@ class SearchOptions(_Group):
     ttft_p99: float | None = Field(None, gt=0, allow_inf_nan=False)  # ms
     tpot_p99: float | None = Field(None, gt=0, allow_inf_nan=False)  # ms
     tolerance: float = Field(0.05, gt=0, lt=1)  # collectors.search.DEFAULT_TOLERANCE
+    min_runs: int = Field(2, ge=1, le=3)  # collectors.search.MIN_RUNS (MAX_RUNS is 3)
 
     @model_validator(mode="after")
     def _targets(self) -> SearchOptions:
@@ -215,13 +216,13 @@ class SearchOptions(_Group):
         if not self.find_capacity:
             given = [
                 flag(name)
-                for name in ("ttft_p99", "tpot_p99", "tolerance")
+                for name in ("ttft_p99", "tpot_p99", "tolerance", "min_runs")
                 if getattr(self, name) != type(self).model_fields[name].default
             ]
             if given:
                 raise ValueError(
                     f"{', '.join(given)} without --find-capacity: they set its targets and "
-                    "tolerance, so give it too"
+                    "tolerance (and --min-runs), so give it too"
                 )
         return self
 
@@ -238,6 +239,7 @@ class SearchOptions(_Group):
             tpot_p99_ms=self.tpot_p99,
             tolerance=self.tolerance,
             min_requests=num_requests or SEARCH_MIN_REQUESTS,
+            min_runs=self.min_runs,
         )
 
 

@@ -22,14 +22,17 @@ seeded bootstrap of the level's per-request values; meets when the 90 % interval
 under the target, misses when it lies above). A level the judgement cannot call (stable None: a
 burst) does not pass.
 
-**Repeated levels.** When the interval straddles a target (the P99 is too close to it for the
-level's length to tell), the same rate is measured again, up to `MAX_RUNS` (3) runs in all, and
-the target is judged on the runs' values pooled (the interval shrinks as 1 / sqrt(requests));
-every run must also keep up on its own. Still undecided after `MAX_RUNS`, the rate does not pass
+**Repeated levels.** Every rate whose P99 decides is measured at least `MIN_RUNS` (2) times
+(`--min-runs`), and up to `MAX_RUNS` (3) while the spread cannot decide; the targets are judged
+on its runs together (`fleetplan.core.spread.judge_runs`: a two-stage bootstrap, runs then their
+requests, so the interval holds the spread between runs as well as within one). Runs of one
+rate on two shared cores differ by more than one run's interval shows (benchmarks/RESULTS.md,
+capacity_live: 400-request P99 TTFTs of 390, 512 and 585 ms at one rate, whose own intervals do
+not overlap), so a single run cannot decide a bracket of +-15 %, however clear it looks. Every
+run must also keep up on its own; a level that fell behind or lost requests fails at once (that
+judgement is not a percentile's). Still undecided after `MAX_RUNS`, the rate does not pass
 ("cannot tell"): the capacity found is a rate measured to meet the targets, never one that only
 may. Each run is a level of the run file (`search_level_NNN` says "run 2 of the rate").
-Measured on two shared cores, a 400-request P99 TTFT at one rate ranged over a factor 2.2
-(benchmarks/RESULTS.md, capacity_live): one level cannot decide a bracket of +-15 %.
 
 **How long a level is** (`level_requests`): requests = max(`min_requests`, rate x
 `SPAN_TYPICALS` x the typical request time), for the ladder too (a short level that passes by
@@ -71,7 +74,7 @@ from typing import Literal
 
 from fleetplan.core.contract import Point
 from fleetplan.core.load import STEADY_SPANS, judge_point
-from fleetplan.core.spread import DEFAULT_CONFIDENCE, PercentileJudgement, judge_percentile
+from fleetplan.core.spread import DEFAULT_CONFIDENCE, PercentileJudgement, judge_runs
 
 SEARCH_MIN_REQUESTS = 400  # four requests above the P99 (see the module's docstring)
 SPAN_TYPICALS = 2 * STEADY_SPANS  # arrivals over at least six typical request times
@@ -79,6 +82,7 @@ DEFAULT_TOLERANCE = 0.05
 MAX_DOUBLINGS = 10  # past the ladder: up to 1024 times its highest rate
 MAX_REQUESTS = 1_000_000  # a Suite's own bound on the requests of a level
 MAX_RUNS = 3  # runs of one rate whose P99 the spread cannot decide (see the module's docstring)
+MIN_RUNS = 2  # runs of a rate before its P99 decides: one shows no spread between runs
 Phase = Literal["ladder", "bisect"]
 
 
@@ -92,6 +96,11 @@ class SearchPlan:
     min_requests: int = SEARCH_MIN_REQUESTS
     confidence: float = DEFAULT_CONFIDENCE  # of the P99's bootstrap interval
     max_runs: int = MAX_RUNS
+    min_runs: int = MIN_RUNS
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.min_runs <= max(1, self.max_runs):
+            raise ValueError(f"min_runs must be 1 to {self.max_runs}, not {self.min_runs}")
 
     def targets(self) -> str:
         parts = [
@@ -224,36 +233,40 @@ class Verdict:
     undecided: bool = False  # the targets' spread could not decide: another run may
 
 
-def per_request_ms(points: Sequence[Point], metric: Literal["ttft", "tpot"]) -> list[float] | None:
-    """The successful requests' TTFT, or TPOT ((E2EL - TTFT) / (output tokens - 1), requests of
-    two tokens or more), over `points` pooled, in ms; None when a point has no per-request log."""
-    values: list[float] = []
+def per_request_ms(
+    points: Sequence[Point], metric: Literal["ttft", "tpot"]
+) -> list[list[float]] | None:
+    """Each point's (run's) successful requests' TTFT, or TPOT ((E2EL - TTFT) / (output tokens
+    - 1), requests of two tokens or more), in ms; None when a point has no per-request log."""
+    runs: list[list[float]] = []
     for point in points:
         log = point.requests
         if log is None:
             return None
+        values: list[float] = []
         for i in log.succeeded:
             ttft, e2el, tokens = log.ttft_s[i], log.e2el_s[i], log.output_tokens[i]
             if metric == "ttft":
                 values.append(1000 * ttft)
             elif tokens > 1:
                 values.append(1000 * (e2el - ttft) / (tokens - 1))
-    return values
+        runs.append(values)
+    return runs
 
 
 def _target(points: Sequence[Point], plan: SearchPlan, name: str, target: float) -> tuple[str, str]:
-    """One target against the pooled runs: (meets | misses | cannot tell, the clause saying so)."""
+    """One target against the rate's runs: (meets | misses | cannot tell, the clause saying so)."""
     metric = "ttft" if name == "TTFT" else "tpot"
-    values = per_request_ms(points, metric)
-    if values is None:  # a point from a tool without per-request times: its P99 alone
+    runs = per_request_ms(points, metric)
+    if runs is None:  # a point from a tool without per-request times: its P99 alone
         value = getattr(points[-1], f"{metric}_p99_ms")
         if value is None:
             return "misses", f"P99 {name} unmeasured > {target:g} ms"
         sign, decision = ("<=", "meets") if value <= target else (">", "misses")
         return decision, f"P99 {name} {value:.0f} ms {sign} {target:g} ms (no per-request times)"
     seed = sum(point.requests_sent or 0 for point in points)
-    judged: PercentileJudgement = judge_percentile(
-        values, target, confidence=plan.confidence, seed=seed
+    judged: PercentileJudgement = judge_runs(
+        runs, target, confidence=plan.confidence, seed=seed, min_runs=plan.min_runs
     )
     return judged.decision, judged.reason(name)
 
@@ -350,7 +363,9 @@ class _Search:
         """Up the ladder to the first failing level; whether the search goes on."""
         planned = len({rate for rate in rates if math.isfinite(rate)})
         for index, rate in enumerate(ladder_rates(rates)):
-            passed = self.level("ladder", rate, max(planned, index + 1))
+            # the levels so far (repeats included) and the planned rates left, this one at least
+            expected = len(self.outcome.levels) + max(1, planned - index)
+            passed = self.level("ladder", rate, expected)
             if passed is None:
                 return False
             if not passed:

@@ -25,6 +25,7 @@ from fleetplan.collectors.search import (
     level_requests,
 )
 from fleetplan.core.contract import RunFile
+from fleetplan.core.spread import judge_percentile
 from tests.support.processes import fleetplan
 
 
@@ -87,7 +88,8 @@ def test_the_search_brackets_a_known_knee_within_the_tolerance():
     # requests ends with a queue of about e x n requests, served 20 a second: e x n / 20 s of
     # waiting, over the 100 ms margin once e > 0.5 % (n = 400). Below the knee the nearly even
     # arrivals (gamma shape 100) find a slot free: the capacity is 20 req/s, give or take that.
-    plan = SearchPlan(ttft_p99_ms=120.0, tolerance=0.05)
+    # One run a rate: the search's steps (a rate run twice is the next test's).
+    plan = SearchPlan(ttft_p99_ms=120.0, tolerance=0.05, min_runs=1)
     outcome = find_capacity(server, [3.0], plan, typical_s=server.service_s)
     phases = [level.phase for level in outcome.levels]
     rates = [level.rate_rps for level in outcome.levels]
@@ -109,8 +111,39 @@ def test_the_search_brackets_a_known_knee_within_the_tolerance():
     assert [expected for *_, expected in server.calls][4:] == [8, 8, 8, 8]
 
 
+def test_every_rate_whose_p99_decides_is_run_twice_and_one_that_fell_behind_once():
+    server = knee_server()
+    outcome = find_capacity(server, [3.0], SearchPlan(ttft_p99_ms=120.0), typical_s=0.2)
+    assert SearchPlan(ttft_p99_ms=1.0).min_runs == 2
+    by_rate: dict[float, list] = {}
+    for level in outcome.levels:
+        by_rate.setdefault(level.rate_rps, []).append(level)
+    for rate, levels in by_rate.items():
+        first, *again = levels
+        assert [level.run for level in levels] == list(range(1, len(levels) + 1))
+        if first.verdict == "fell behind":  # the load's judgement, not a percentile's: once
+            assert not again and rate > 20
+        else:  # the P99 decides only on two runs together
+            assert first.verdict == "cannot tell TTFT; measuring again" and not first.passed
+            assert "(one run shows no spread between runs; 2 are needed)" in first.reason
+            (second,) = again
+            # each run must keep up on its own: 1.01x the knee kept up once (late requests
+            # 1.49x as long), then fell behind (1.63x), and the rate did not pass
+            assert (
+                second.verdict == "fell behind" or "over 800 requests in 2 runs)" in second.reason
+            )
+            assert second.passed == (rate < 20)
+    assert 20 * (1 - 0.05) <= outcome.capacity_rps <= 20 * 1.005
+    # the rates tried are those of one run a rate: the repeats only confirm each call
+    once = find_capacity(knee_server(), [3.0], SearchPlan(ttft_p99_ms=120.0, min_runs=1))
+    assert list(by_rate) == [level.rate_rps for level in once.levels]
+    with pytest.raises(ValueError, match="min_runs must be 1 to 1"):
+        SearchPlan(ttft_p99_ms=1.0, max_runs=1)
+
+
 def test_every_level_says_what_it_was_and_why_it_passed_or_failed():
-    outcome = find_capacity(knee_server(), [3.0], SearchPlan(ttft_p99_ms=120.0))
+    plan = SearchPlan(ttft_p99_ms=120.0, min_runs=1)
+    outcome = find_capacity(knee_server(), [3.0], plan)
     meta = outcome.metadata()
     assert meta["search_targets"] == "P99 TTFT <= 120 ms" and meta["search_tolerance"] == "0.05"
     assert float(meta["search_capacity_rps"]) == outcome.low
@@ -131,15 +164,19 @@ def test_no_capacity_when_the_lowest_rate_already_misses():
     server = knee_server()
     outcome = find_capacity(server, [2.0, 4.0], SearchPlan(ttft_p99_ms=15.0, tpot_p99_ms=5.0))
     assert outcome.infeasible and outcome.capacity_rps is None and outcome.high == 2.0
-    (level,) = outcome.levels
+    first, level = outcome.levels  # a miss too is called on two runs
+    assert first.verdict == "cannot tell TTFT, TPOT; measuring again"
     assert level.verdict == "misses TTFT, TPOT"
-    assert "P99 TTFT 20 ms (90% interval 20-20 ms over 400 requests): misses 15 ms" in level.reason
+    assert (
+        "P99 TTFT 20 ms (90% interval 20-20 ms over 800 requests in 2 runs): misses 15 ms"
+        in level.reason
+    )
     assert outcome.summary().startswith("no capacity: even 2 req/s misses (kept up:")
 
 
 def test_a_ladder_that_always_passes_doubles_then_says_at_least():
     server = SlotServer(slots=10_000, ttft_s=0.001, tpot_s=0.001, tokens=2)
-    outcome = find_capacity(server, [1.0, 2.0, math.inf], SearchPlan(ttft_p99_ms=50.0))
+    outcome = find_capacity(server, [1.0, 2.0, math.inf], SearchPlan(ttft_p99_ms=50.0, min_runs=1))
     rates = [level.rate_rps for level in outcome.levels]
     assert rates == [1, 2] + [2 * 2**k for k in range(1, MAX_DOUBLINGS + 1)]  # inf left out
     assert outcome.high is None and outcome.low == rates[-1] and not outcome.infeasible
@@ -153,7 +190,8 @@ def test_a_level_cut_short_ends_the_search_and_a_problem_fails_its_level():
         measured = server(rate, requests, expected)
         return Measured(measured.point, stopped=len(server.calls) == 2)
 
-    outcome = find_capacity(stops_at_the_second, [3.0], SearchPlan(ttft_p99_ms=120.0))
+    plan = SearchPlan(ttft_p99_ms=120.0, min_runs=1)
+    outcome = find_capacity(stops_at_the_second, [3.0], plan)
     assert len(outcome.levels) == 2 and outcome.stopped and not outcome.infeasible
     # the level cut short counts for nothing, whatever it measured before it stopped
     assert outcome.summary() == "search cut short: capacity at least 3 req/s"
@@ -162,7 +200,7 @@ def test_a_level_cut_short_ends_the_search_and_a_problem_fails_its_level():
         measured = server(rate, requests, expected)
         return Measured(measured.point, problem="the client lagged" if rate > 10 else None)
 
-    outcome = find_capacity(client_lags, [3.0], SearchPlan(ttft_p99_ms=120.0))
+    outcome = find_capacity(client_lags, [3.0], plan)
     assert outcome.problems and outcome.high <= 12  # lagging levels never pass
     assert {level.verdict for level in outcome.levels if level.rate_rps > 10} == {"not judged"}
 
@@ -328,10 +366,23 @@ def test_find_capacity_exits_2_when_even_the_lowest_rate_misses(stream_server, t
     assert "no capacity: even 20 req/s misses" in done.stdout
     (path,) = Path(tmp_path).glob("*.json")
     (run,) = RunFile.model_validate_json(path.read_bytes()).runs
-    # --num-requests sets the fewest; no warm-up, no typical request time: exactly that many
-    assert len(run.points) == 1 and run.points[0].requests_sent == 50
+    # --num-requests sets the fewest; no warm-up, no typical request time: exactly that many,
+    # and the miss is called on two runs of the rate (--min-runs 2, the default)
+    assert [p.requests_sent for p in run.points] == [50, 50]
     assert run.metadata["search_capacity_rps"] == "none"
     assert run.metadata["search_level_000"].startswith("ladder; failed; kept up:")
+    assert "one run shows no spread between runs" in run.metadata["search_level_000"]
+    assert "run 2 of the rate" in run.metadata["search_level_001"]
+    # --min-runs 1 trusts one run: one level
+    done = collect_openai(
+        url, "stream-test", tmp_path / "once", "--input-len", 8, "--output-len", TOKENS,
+        "--rates", "20,40", "--num-requests", 50, "--warmup", 0, "--find-capacity",
+        "--ttft-p99", 20, "--min-runs", 1,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stdout + done.stderr
+    (path,) = Path(tmp_path / "once").glob("*.json")
+    (run,) = RunFile.model_validate_json(path.read_bytes()).runs
+    assert len(run.points) == 1 and "misses 20 ms" in run.metadata["search_level_000"]
 
 
 def test_find_capacity_is_refused_for_the_torch_backend(tmp_path):
@@ -389,12 +440,14 @@ def slow_in_the_middle(n: int, slow: int, fast_ms: float = 20.0, slow_ms: float 
     return values
 
 
-def test_a_rate_whose_p99_the_spread_cannot_decide_is_measured_again_and_pooled():
-    # 4 slow requests of 400 (1 %): the P99 of 400 is 21 ms, but a resample holds 5 or more of
-    # them a third of the time (P99 150 ms), so against 100 ms one level cannot tell. The same
-    # rate again without slow requests: pooled, 4 of 800 (0.5 %) leave the P99 under 100 ms in
-    # the resamples but for a few per cent; the rate passes on its second run.
-    runs = [slow_in_the_middle(400, 4), slow_in_the_middle(400, 0)]
+def test_a_rate_whose_p99_the_spread_cannot_decide_is_measured_again_and_judged_by_run():
+    # 4 slow requests of 400 (1 %) in the first run: its P99 is 21 ms, but a resample holds 5 or
+    # more of them a third of the time (P99 150 ms). Then the same rate without slow requests.
+    # Pooled as one sample of 800 (0.5 % slow) it would pass on the second run; judged by run, a
+    # quarter of the resamples are the slow run twice, so two runs cannot tell: the slow run may
+    # be how the server is half the time. A third run without slow requests leaves the slow run
+    # a third of the runs, and the P99 of the 1200 under 100 ms but in a few per cent of them.
+    runs = [slow_in_the_middle(400, 4), slow_in_the_middle(400, 0), slow_in_the_middle(400, 0)]
     calls: list[tuple[float, int, int]] = []
 
     def measure(rate: float, requests: int, expected: int) -> Measured:
@@ -406,16 +459,22 @@ def test_a_rate_whose_p99_the_spread_cannot_decide_is_measured_again_and_pooled(
     plan = SearchPlan(ttft_p99_ms=100.0, tolerance=0.6)
     outcome = find_capacity(measure, [2.0], plan)
     rates = [level.rate_rps for level in outcome.levels]
-    assert rates == [2.0, 2.0, 4.0] and [level.run for level in outcome.levels] == [1, 2, 1]
-    first, second, third = outcome.levels
+    assert rates == [2.0, 2.0, 2.0, 4.0, 4.0]
+    assert [level.run for level in outcome.levels] == [1, 2, 3, 1, 2]
+    first, second, third, *higher = outcome.levels
     assert not first.passed and first.verdict == "cannot tell TTFT; measuring again"
     assert "interval 20-150 ms over 400 requests): cannot tell 100 ms" in first.reason
-    assert second.passed and "over 800 requests): meets 100 ms" in second.reason
-    assert third.verdict == "misses TTFT" and outcome.low == 2.0 and outcome.high == 4.0
-    # the second run is announced as one level more than planned
-    assert [expected for *_, expected in calls] == [1, 2, 2]
+    assert not second.passed and second.verdict == "cannot tell TTFT; measuring again"
+    assert "interval 20-150 ms over 800 requests in 2 runs): cannot tell 100 ms" in second.reason
+    assert third.passed and "over 1200 requests in 3 runs): meets 100 ms" in third.reason
+    assert higher[-1].verdict == "misses TTFT" and outcome.low == 2.0 and outcome.high == 4.0
+    # each run more is announced as one level more than planned
+    assert [expected for *_, expected in calls] == [1, 2, 3, 4, 5]
     meta = outcome.metadata()
-    assert meta["search_level_001"].startswith("ladder; passed; run 2 of the rate; kept up:")
+    assert meta["search_level_002"].startswith("ladder; passed; run 3 of the rate; kept up:")
+    # pooled as one sample, the old way, the second run alone would have decided
+    pooled = judge_percentile(runs[0] + runs[1], 100.0, seed=800)
+    assert pooled.decision == "meets"
 
 
 def test_a_rate_still_undecided_after_its_runs_does_not_pass():
@@ -427,9 +486,9 @@ def test_a_rate_still_undecided_after_its_runs_does_not_pass():
     outcome = find_capacity(measure, [2.0], SearchPlan(ttft_p99_ms=100.0))
     assert [level.run for level in outcome.levels] == [1, 2, 3]
     assert outcome.levels[-1].verdict == "cannot tell TTFT after 3 run(s): not passed"
-    assert "over 1200 requests): cannot tell 100 ms" in outcome.levels[-1].reason
+    assert "over 1200 requests in 3 runs): cannot tell 100 ms" in outcome.levels[-1].reason
     assert outcome.infeasible and outcome.high == 2.0 and outcome.capacity_rps is None
-    once = find_capacity(measure, [2.0], SearchPlan(ttft_p99_ms=100.0, max_runs=1))
+    once = find_capacity(measure, [2.0], SearchPlan(ttft_p99_ms=100.0, max_runs=1, min_runs=1))
     assert len(once.levels) == 1 and once.levels[0].verdict.endswith("after 1 run(s): not passed")
 
 
@@ -452,8 +511,9 @@ def test_the_stream_server_levels_too_short_to_meet_a_p99_are_measured_again(
     meta = run.metadata
     first = meta["search_level_000"]
     assert first.startswith("ladder; failed; kept up:"), first
-    assert "over 60 requests): cannot tell 2000 ms (fewer than 100 requests" in first
+    assert "over 60 requests): cannot tell 2000 ms (one run shows no spread" in first
+    assert "2 are needed; fewer than 100 requests cannot show a P99 met)" in first
     second = meta["search_level_001"]
-    assert "run 2 of the rate" in second and "over 120 requests)" in second, second
+    assert "run 2 of the rate" in second and "over 120 requests in 2 runs)" in second, second
     assert [p.offered_rate_rps for p in run.points][:2] == [20.0, 20.0]
     assert all(p.requests_sent == 60 for p in run.points)

@@ -163,6 +163,14 @@ def _search(collect: argparse.ArgumentParser) -> None:
         metavar="F",
         help="stop when (high - low) / high <= F (0.05)",
     )
+    search.add_argument(
+        "--min-runs",
+        type=int,
+        choices=(1, 2, 3),
+        default=2,
+        help="runs of a rate before its P99 decides (2: runs of one rate differ by more than "
+        "one run shows; 1 halves the search's time and trusts a single run)",
+    )
 
 
 def _server(collect: argparse.ArgumentParser) -> None:

@@ -85,11 +85,14 @@ class PercentileJudgement:
             f"{self.low_ms:.0f}-{self.high_ms:.0f} ms over {self.values} requests{runs}): "
             f"{self.decision} {self.target_ms:g} ms"
         )
-        if self.decision == "cannot tell" and self.values < MIN_VALUES:
-            text += f" (fewer than {MIN_VALUES} requests cannot show a P{self.percentile:g} met)"
-        elif self.decision == "cannot tell" and self.runs < self.min_runs:
+        why = []
+        if self.decision == "cannot tell" and self.runs < self.min_runs:
             one = "one run shows" if self.runs == 1 else f"{self.runs} runs show"
-            text += f" ({one} no spread between runs; {self.min_runs} are needed)"
+            why.append(f"{one} no spread between runs; {self.min_runs} are needed")
+        if self.decision == "cannot tell" and self.values < MIN_VALUES:
+            why.append(f"fewer than {MIN_VALUES} requests cannot show a P{self.percentile:g} met")
+        if why:
+            text += f" ({'; '.join(why)})"
         return text
 
 
