@@ -26,6 +26,16 @@ saturation, and each metric's axis with its queue form toward saturation (`load_
   throughput plateau of a closed-loop sweep, else an optional physical bound given by the caller
   (a `Bound`, labelled as such, e.g. "bounded by KV cache"); never below the highest rate it kept
   up with. A bound lower than what the data shows caps it (and says so).
+  **But where a level above those kept up fell behind, the lowest such level's sustained rate is
+  the saturation**, however much more a burst or a higher level completed. A continuous-batching
+  server's service rate grows with its batch: a deep queue (a burst, a level far past the knee)
+  makes it complete more per second than it does at any rate whose waits stay bounded, so the
+  most it completes is not where its latency turns up. The queue form needs the rate at which
+  waits start to grow without bound over a level, which a level that fell behind shows: its
+  arrivals outran its completions. Measured live (benchmarks/RESULTS.md, capacity_live): a
+  ladder fell behind at 3.92 req/s (3.75 sustained), and a burst completed 8.15 req/s; the queue
+  form to 8.15 predicted a P99 TTFT of 466 ms at 5.64 req/s, where two 400-request runs measured
+  831 and 1,552 ms.
 - An `Axis` is one metric's curve through the stable levels: made monotone (isotonic regression
   of log P99) and interpolated between them by a monotone cubic (PCHIP) in (rate, log P99):
   exact at every measured level. Below the lowest level it is that level's value.
@@ -253,6 +263,25 @@ def saturation_of(
         if level.concurrency is not None and level.stable is None
     ]
     saturation, words = max(evidence) if evidence else (None, None)
+    # the lowest rate above those kept up at which a level fell behind: the knee (docstring)
+    top = rates[-1] if rates else 0.0
+    fell = [
+        level
+        for level in levels
+        if level.concurrency is None
+        and level.stable is False
+        and level.sustained_rps
+        and level.offered_rps > top
+    ]
+    if fell and saturation is not None:
+        knee = min(fell, key=lambda level: level.offered_rps)
+        if knee.sustained_rps < saturation:
+            saturation = knee.sustained_rps
+            words = (
+                f"the {knee.sustained_rps:.3g} req/s a level that fell behind at "
+                f"{knee.offered_rps:.3g} req/s offered sustained (the lowest rate it fell behind "
+                f"at; {words})"
+            )
     if bound is not None and bound.rps > 0:
         if saturation is None:
             saturation, words = bound.rps, f"bounded by {bound.label}"
