@@ -29,11 +29,12 @@ until that batch is full (measured here: 512/64 tokens, P99 TTFT flat within noi
 7 req/s); a long prompt's prefill is work each later arrival waits behind, so TTFT grows with
 load as in a queue, which a P99 TTFT target can bracket. The server runs with prefix caching
 off: every tool sends prompts from seeded generators, and a cached prefix would skip the prefill
-the levels measure. A hand-run check, not a test (timings on a shared machine are noisy): with
-`--tighten` about 14 min on 2 cores, 22-28 with `--find-capacity` (see benchmarks/RESULTS.md).
+the levels measure. A hand-run check, not a test (timings on a shared machine are noisy): about
+36 min on 2 cores with the defaults and `--checker collect` (see benchmarks/RESULTS.md).
 
     python benchmarks/capacity_live.py [--targets 40,80,160] [--requests 400] [--tighten]
-        [--control] [--find-capacity] [--max-runs 3] [--out capacity-live.json]
+        [--bracket latency|rate] [--margin 0.25] [--min-runs 2] [--max-runs 3]
+        [--checker vllm|collect] [--control] [--find-capacity] [--out capacity-live.json]
 """
 
 from __future__ import annotations
