@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import math
 
+from benchmarks.capacity_options import floats
 from fleetplan.planner.load_model import LoadCurve
 
 TARGET_QUANTILES = (0.25, 0.5, 0.75)  # of the usable log P99 range: spread, none at an end
@@ -64,9 +65,9 @@ def bracket_pairs(ctx: argparse.Namespace, curve: LoadCurve, target: float, capa
     """Each bracket as ((label, rate), (label, rate)), lower side first. A latency bracket's
     label is the predicted P99 as a multiple of the target; a rate bracket's the multiple of C."""
     if ctx.bracket == "rate":
-        pairs = [[float(part) for part in ctx.multiples.split(",")]]
-        pairs += [[0.9, 1.1]] if ctx.tighten else []
-        return [tuple((f"{m:g}", m * capacity) for m in pair) for pair in pairs]
+        pairs = [floats(ctx.multiples)] + ([[0.9, 1.1]] if ctx.tighten else [])
+        # labels as the table looks them up (`capacity_table._p99`): three significant digits
+        return [tuple((f"{m:.3g}", m * capacity) for m in pair) for pair in pairs]
     margins = [ctx.margin] + ([ctx.margin / 2] if ctx.tighten else [])
     out = []
     for margin in margins:

@@ -60,7 +60,7 @@ from benchmarks.capacity_brackets import (  # noqa: E402
     bracket_pairs,
     choose_targets,
 )
-from benchmarks.capacity_options import arguments  # noqa: E402
+from benchmarks.capacity_options import arguments, floats  # noqa: E402
 from benchmarks.capacity_table import print_table  # noqa: E402
 from fleetplan.collectors.vllm_server import free_port, managed_server  # noqa: E402
 from fleetplan.core import exits  # noqa: E402
@@ -83,10 +83,6 @@ VLLM_TOOL = (  # `vllm bench serve` (its console script fails here: see the deve
 
 class LiveError(FleetplanError):
     """A tool or the server failed; the message says which and ends with its output."""
-
-
-def _floats(text: str) -> list[float]:
-    return [float(part) for part in text.split(",") if part.strip()]
 
 
 def _tool(command: list[str], what: str, ok: tuple[int, ...] = (0,)) -> subprocess.CompletedProcess:
@@ -141,7 +137,7 @@ def ladder(ctx: argparse.Namespace, burst: float) -> tuple[pd.DataFrame, LoadCur
     Each level spans `--ladder-seconds` of arrivals at least: 120 requests at 7.3 req/s (16 s)
     kept pace where 400 at 6.8 built a line for a minute (benchmarks/RESULTS.md)."""
     warehouse = ctx.work / "ladder.duckdb"
-    for n, rate in enumerate(burst * factor for factor in _floats(ctx.ladder)):
+    for n, rate in enumerate(burst * factor for factor in floats(ctx.ladder)):
         count = max(ctx.ladder_requests, math.ceil(rate * ctx.ladder_seconds))
         collect(
             ctx,
@@ -264,7 +260,7 @@ def validate(ctx: argparse.Namespace, frame: pd.DataFrame, curve: LoadCurve) -> 
     """Each target's prediction, and the measured P99 TTFT either side of it
     (`capacity_brackets`: where the curve predicts target / (1 + m) and (1 + m) x target, or at
     multiples of the capacity). The figures so far go to `--out` after each target."""
-    targets = _floats(ctx.targets) if ctx.targets else choose_targets(curve, ctx)
+    targets = floats(ctx.targets) if ctx.targets else choose_targets(curve, ctx)
     rows = []
     for n, target in enumerate(targets):
         row = _predicted(ctx, frame, curve, target)
@@ -275,7 +271,10 @@ def validate(ctx: argparse.Namespace, frame: pd.DataFrame, curve: LoadCurve) -> 
                 row["levels"][label] = level
                 control = level.get("control_p99_ttft_ms")
                 also = "" if control is None else f" (fleetplan collect: {control:.1f} ms)"
-                print(f"  {label} x at {rate:.2f} req/s: {level['judgement']}{also}", flush=True)
+                unit = "T" if ctx.bracket == "latency" else " x"
+                print(
+                    f"  {label}{unit} at {rate:.2f} req/s: {level['judgement']}{also}", flush=True
+                )
             row["brackets"].append(bracket_of(row["levels"], sides))
         if ctx.find_capacity:
             row["find_capacity"] = find_capacity(ctx, target, row["capacity_rps"], n)
@@ -320,8 +319,9 @@ def measure(ctx: argparse.Namespace) -> int:
         print("fleetplan collect has no --find-capacity here: that column is left out")
         ctx.find_capacity = False
     burst = choose_shape(ctx)
-    ctx.ladder_rates = [burst * factor for factor in _floats(ctx.ladder)]
-    ctx.burst, (frame, curve) = burst, ladder(ctx, burst)
+    ctx.ladder_rates = [burst * factor for factor in floats(ctx.ladder)]
+    ctx.burst = burst
+    frame, curve = ladder(ctx, burst)
     ctx.curve = curve
     try:
         rows = validate(ctx, frame, curve)

@@ -8,6 +8,11 @@ from pathlib import Path
 from fleetplan.core.spread import DEFAULT_CONFIDENCE
 
 
+def floats(text: str) -> list[float]:
+    """A comma-separated option's numbers ("0.85,1.2")."""
+    return [float(part) for part in text.split(",") if part.strip()]
+
+
 def arguments(description: str, argv: list[str] | None = None) -> argparse.Namespace:
     """capacity_live.py's options, parsed (its docstring says what each step does)."""
     p = argparse.ArgumentParser(description=description)

@@ -27,15 +27,12 @@ saturation, and each metric's axis with its queue form toward saturation (`load_
   (a `Bound`, labelled as such, e.g. "bounded by KV cache"); never below the highest rate it kept
   up with. A bound lower than what the data shows caps it (and says so).
   **But where a level above those kept up fell behind, the lowest such level's sustained rate is
-  the saturation**, however much more a burst or a higher level completed. A continuous-batching
-  server's service rate grows with its batch: a deep queue (a burst, a level far past the knee)
-  makes it complete more per second than it does at any rate whose waits stay bounded, so the
-  most it completes is not where its latency turns up. The queue form needs the rate at which
-  waits start to grow without bound over a level, which a level that fell behind shows: its
-  arrivals outran its completions. Measured live (benchmarks/RESULTS.md, capacity_live): a
-  ladder fell behind at 3.92 req/s (3.75 sustained), and a burst completed 8.15 req/s; the queue
-  form to 8.15 predicted a P99 TTFT of 466 ms at 5.64 req/s, where two 400-request runs measured
-  831 and 1,552 ms.
+  the saturation** (unless a higher rate had a lower P99 TTFT: a stall), however much more a burst
+  completed: a continuous-batching server's service rate grows with its batch, so a deep queue's
+  throughput is not where its latency turns up; a level that fell behind shows where waits start
+  to grow. Live (benchmarks/RESULTS.md, capacity_live): fell behind at 3.92 req/s (3.75
+  sustained), a burst completed 8.15; the queue form to 8.15 put the P99 TTFT at 466 ms at 5.64
+  req/s, where two runs measured 831 and 1,552 ms.
 - An `Axis` is one metric's curve through the stable levels: made monotone (isotonic regression
   of log P99) and interpolated between them by a monotone cubic (PCHIP) in (rate, log P99):
   exact at every measured level. Below the lowest level it is that level's value.
@@ -264,15 +261,10 @@ def saturation_of(
     ]
     saturation, words = max(evidence) if evidence else (None, None)
     # the lowest rate above those kept up at which a level fell behind: the knee (docstring)
-    top = rates[-1] if rates else 0.0
-    fell = [
-        level
-        for level in levels
-        if level.concurrency is None
-        and level.stable is False
-        and level.sustained_rps
-        and level.offered_rps > top
-    ]
+    top = rates[-1] if rates else math.inf  # none kept up: no knee to place
+    fell = [lv for lv in levels if lv.concurrency is None and lv.stable is False]
+    fell = [lv for lv in fell if lv.sustained_rps and lv.offered_rps > top]
+    fell = [lv for lv in fell if not _quicker_above(lv, levels)]
     if fell and saturation is not None:
         knee = min(fell, key=lambda level: level.offered_rps)
         if knee.sustained_rps < saturation:
@@ -290,6 +282,15 @@ def saturation_of(
     if saturation is not None and rates and saturation < rates[-1]:
         saturation, words = rates[-1], f"{words}, raised to the highest rate it kept up with"
     return saturation, words
+
+
+def _quicker_above(level: CurveLevel, levels: list[CurveLevel]) -> bool:
+    """A higher rate with a lower P99 TTFT: `level` fell on a stall, not at a knee."""
+    p99 = level.ttft_p99_ms
+    return p99 is not None and any(
+        o.concurrency is None and o.offered_rps > level.offered_rps and (o.ttft_p99_ms or p99) < p99
+        for o in levels
+    )
 
 
 def _stored(row: dict) -> LevelLoad | None:

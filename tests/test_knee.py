@@ -58,11 +58,11 @@ def test_what_the_server_measured_past_the_knee_misses_what_it_was_promised(fram
     assert [round(p.ttft_p99_ms) for p in runs] == [831, 1552]
 
 
-def _level(rate: float, stable: bool | None, sustained: float) -> CurveLevel:
+def _level(rate: float, stable: bool | None, sustained: float, p99: float = 0) -> CurveLevel:
     return CurveLevel(
         run_id="r", level_index=0, source_file="f.json", offered_rps=rate,
-        sustained_rps=sustained, stable=stable, ttft_p99_ms=100.0, tpot_p99_ms=10.0,
-        load_reason="",
+        sustained_rps=sustained, stable=stable, ttft_p99_ms=p99 or 100.0 * rate,
+        tpot_p99_ms=10.0, load_reason="",
     )  # fmt: skip
 
 
@@ -80,3 +80,13 @@ def test_only_a_fall_above_every_kept_up_rate_lowers_the_saturation():
     # a burst alone: the most it completed, as before
     saturation, words = saturation_of([burst], [2.0])
     assert saturation == 8.0 and words.startswith("at least the 8 req/s")
+
+
+def test_a_fall_with_no_level_kept_up_or_a_quicker_level_above_is_a_stall():
+    # io.net, DeepSeek-8B on four 4090s: 1 req/s fell behind at 24.5 s P99 TTFT (a cold start),
+    # 8 req/s then measured 871 ms and a burst completed 8.69 req/s; nothing kept up
+    burst = _level(16.0, None, 8.69, p99=833.0)
+    stall = _level(1.0, False, 1.0, p99=24_487.0)
+    assert saturation_of([stall, _level(8.0, None, 6.83, p99=871.0), burst], [])[0] == 8.69
+    # with a level kept up below it, a quicker level above still marks the fall a stall
+    assert saturation_of([stall, burst], [0.5])[0] == 8.69

@@ -154,12 +154,11 @@ def judge_runs(
     tail = (1 - confidence) / 2
     low, high = (float(x) for x in np.quantile(estimates, [tail, 1 - tail]))
     decision: Decision = "cannot tell"
-    if len(groups) < min_runs:
-        pass
-    elif high <= target_ms and values.size >= MIN_VALUES:
-        decision = "meets"
-    elif low > target_ms:
-        decision = "misses"
+    if len(groups) >= min_runs:  # fewer runs show no spread between runs: cannot tell
+        if high <= target_ms and values.size >= MIN_VALUES:
+            decision = "meets"
+        elif low > target_ms:
+            decision = "misses"
     return PercentileJudgement(decision, value_ms=value, low_ms=low, high_ms=high, **judged)
 
 
