@@ -15,11 +15,7 @@ saturation, and each metric's axis with its queue form toward saturation (`load_
   curve, and the sweep's highest throughput is its saturation. (A closed loop sends no bursts: at
   the same rate its P99s are at most a Poisson stream's; the curve says which basis each point
   has.)
-- `in_flight_axes`: a closed loop's throughput and P99s against log concurrency, every
-  closed-loop level included (the plateau's too: the latency there is defined, and by Little's
-  law the time in the system is concurrency / throughput), each an `Axis` (monotone in
-  concurrency: more requests in flight never make one faster). The held-out closed-loop levels of
-  benchmarks/capacity_model.py are predicted on it (`LoadCurve.predict_closed_loop`).
+- A closed loop's own axes, against log concurrency: `planner.in_flight`.
 - Saturation (`saturation_of`), from what the data shows: the most any level that did not keep up
   proves the server completes per second (a server that fell behind, or a burst, worked at its
   limit: the rate it proves is a lower bound of its saturation, `fleetplan.core.load`), the
@@ -35,7 +31,8 @@ saturation, and each metric's axis with its queue form toward saturation (`load_
   req/s, where two runs measured 831 and 1,552 ms.
 - An `Axis` is one metric's curve through the stable levels: made monotone (isotonic regression
   of log P99) and interpolated between them by a monotone cubic (PCHIP) in (rate, log P99):
-  exact at every measured level. Below the lowest level it is that level's value.
+  exact at every measured level (a closed loop's own axes: straight pieces, `planner.in_flight`).
+  Below the lowest level it is that level's value.
 - Between the highest stable level and saturation the P99s follow a queue's form,
   P99(rate) = a + b x rho / (1 - rho) with rho = rate / saturation: the waiting time of a
   single-server queue grows as rho / (1 - rho) (M/M/1; M/G/1 by Pollaczek-Khinchine, the same
@@ -64,7 +61,7 @@ from fleetplan.core.load import LevelLoad, LoadBasis, judge_row, reference_of
 from fleetplan.core.stats import finite_number
 from fleetplan.core.tabular import records
 from fleetplan.planner.bound_flags import beyond_bounds, bound_flag
-from fleetplan.planner.monotone import Pchip, isotonic
+from fleetplan.planner.monotone import Chords, Pchip, isotonic
 
 OUTLIER_FACTOR = 2.0  # a P99 over twice every P99 at higher stable rates: not load
 PLATEAU_EFFICIENCY = 0.25  # a closed-loop step that gained under 1/4 of its concurrency's rise
@@ -116,11 +113,12 @@ class Axis:
     """One metric's monotone curve through the stable levels (isotonic in log P99), and its
     queue form above the highest of them (module docstring)."""
 
-    def __init__(self, rates: list[float], values: list[float]):
+    def __init__(self, rates: list[float], values: list[float], *, cubic: bool = True):
         self.rates = rates
         logs = isotonic([math.log(value) for value in values])
         self.values = [math.exp(log) for log in logs]
-        self._spline = Pchip(rates, logs) if len(rates) > 1 else None
+        between = Pchip if cubic else Chords  # `cubic=False`: straight in (rate, log P99)
+        self._spline = between(rates, logs) if len(rates) > 1 else None
         self._slopes: dict[float, float] = {}
 
     def at(self, rate: float) -> float:
@@ -315,32 +313,6 @@ class Bound:
 
     rps: float
     label: str  # "KV cache": "bounded by KV cache"
-
-
-def in_flight_axes(levels: list[CurveLevel]) -> dict[str, Axis | None]:
-    """A closed loop's throughput and P99s against log concurrency (module docstring): every
-    closed-loop level, the plateau's included (there the latency is still defined: by Little's
-    law the time in the system is concurrency / throughput), repeats at one concurrency by their
-    median. Empty with fewer than two concurrencies; a metric missing at one is None."""
-    by_concurrency: dict[int, list[CurveLevel]] = {}
-    for level in levels:
-        if level.concurrency is not None and level.concurrency > 0:
-            by_concurrency.setdefault(level.concurrency, []).append(level)
-    if len(by_concurrency) < 2:
-        return {}
-    xs = [math.log(c) for c in sorted(by_concurrency)]
-    axes: dict[str, Axis | None] = {}
-    for name, attribute in (
-        ("rate", "offered_rps"),
-        ("ttft", "ttft_p99_ms"),
-        ("tpot", "tpot_p99_ms"),
-    ):
-        values = []
-        for c in sorted(by_concurrency):
-            known = [getattr(lv, attribute) for lv in by_concurrency[c] if getattr(lv, attribute)]
-            values.append(statistics.median(known) if known else None)
-        axes[name] = None if None in values else Axis(xs, values)
-    return axes if axes["rate"] else {}
 
 
 def metric_axis(

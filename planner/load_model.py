@@ -64,11 +64,11 @@ from fleetplan.planner.curve_levels import (
     CurveLevel,
     bound_axes,
     curve_levels,
-    in_flight_axes,
     metric_axis,
     outliers,
     saturation_of,
 )
+from fleetplan.planner.in_flight import in_flight_axes
 
 # The public names, those of `curve_levels` included: importers name them from here.
 __all__ = [
@@ -189,7 +189,7 @@ class LoadCurve:
     def predict_closed_loop(self, concurrency: float) -> Prediction | None:
         """P99 TTFT and TPOT of a closed loop at `concurrency` (requests in flight), between the
         lowest and highest concurrency measured; None outside them or without closed-loop levels
-        (`curve_levels.in_flight_axes`). `rate_rps` is the throughput the levels show there."""
+        (`in_flight.in_flight_axes`). `rate_rps` is the throughput the levels show there."""
         axes = self._in_flight
         if not axes or not math.isfinite(concurrency) or concurrency <= 0:
             return None

@@ -5,6 +5,7 @@ benchmarks/capacity_model.py), on synthetic series and on real sweeps."""
 from __future__ import annotations
 
 import json
+import math
 
 import pandas as pd
 import pytest
@@ -147,3 +148,20 @@ def test_a_held_out_inferencex_level_is_predicted_at_its_concurrency(tool_output
     truth = float(frame[frame["max_concurrency"] == 16]["ttft_p99_ms"].iloc[0])
     held = fit_curve(frame[frame["max_concurrency"] != 16])
     assert held.predict_closed_loop(16).ttft_p99_ms == pytest.approx(truth, rel=0.25)
+
+
+def test_between_two_concurrencies_a_closed_loop_follows_a_power_law():
+    """Straight in (log concurrency, log P99) between measured concurrencies (planner.in_flight):
+    at concurrency 8, between 1,000 ms at 4 and 1,400 ms at 16, the geometric mean, 1,183 ms,
+    whatever the level at 64 (8,000 ms) would make a cubic through all three do; the throughput
+    likewise (2 and 3 req/s: 2.449)."""
+    rows = [
+        closed_loop(4, 2.0, 1000.0, 10.0),
+        closed_loop(16, 3.0, 1400.0, 20.0),
+        closed_loop(64, 3.2, 8000.0, 80.0),
+    ]
+    at_8 = fit_curve(pd.DataFrame(rows)).predict_closed_loop(8)
+    assert at_8.basis is Basis.INTERPOLATED
+    assert at_8.ttft_p99_ms == pytest.approx(math.sqrt(1000 * 1400), rel=1e-9)
+    assert at_8.tpot_p99_ms == pytest.approx(math.sqrt(10 * 20), rel=1e-9)
+    assert at_8.rate_rps == pytest.approx(math.sqrt(2.0 * 3.0), rel=1e-9)
