@@ -67,3 +67,27 @@ def test_an_estimate_is_judged_again_against_what_is_left(bench):
     rest["load_reason"] = "stale"  # what a judgement against the held-out level would say
     again = bench.judged_without(rest)
     assert (again["load_reason"] != "stale").all()
+
+
+def test_the_held_out_aim_on_all_three_sources(bench):
+    """Issue 19's aim, on every source the checkout can read: of the held-out levels below
+    saturation the model predicts at least 80 % and puts the P99 TTFT within 25 % for at least
+    75 %, beating log-linear interpolation (in rate, and in concurrency for closed loops). The
+    InferenceX sweeps are shared data beside the checkout; without them the aim is not claimed
+    (io.net and the live runs alone hold 46 levels, their cold and noisy ones among them)."""
+    inferencex = bench.inferencex_series()
+    if not inferencex:
+        pytest.skip("the shared InferenceX sweeps are not beside this checkout")
+    rows = bench.evaluate(bench.ionet_series() + inferencex + bench.live_series())
+    table = bench.summarise(rows, 0.25)
+    row = table[
+        (table["metric"] == "P99 TTFT")
+        & (table["source"] == "all sources")
+        & (table["levels"] == "below saturation")
+    ].iloc[0]
+    assert row["n"] >= 130
+    assert row["model predicted"] >= 0.80
+    assert row["model hits/all"] >= 0.75
+    assert row["model hits/all"] > max(
+        row["baseline hits/all"], row["baseline, concurrency hits/all"]
+    )
