@@ -23,14 +23,17 @@ def _p99(row: dict, multiple: float) -> str:
     return shown + (f" ({level['runs']}r)" if level.get("runs", 1) > 1 else "")
 
 
-def _verdict(bracket: dict) -> str:
+def _verdict(bracket: dict, unit: str = "x") -> str:
+    """One bracket in words; `unit`: "T" where its sides are multiples of the target latency,
+    "x" where they are multiples of the capacity."""
+    sides = f"{bracket['low']:g}{unit}/{bracket['high']:g}{unit}"
     if bracket["met"] and bracket["missed"]:
-        return f"{bracket['low']:g}/{bracket['high']:g} yes"
+        return f"{sides} yes"
     if bracket.get("undecided"):
-        undecided = " and ".join(f"{m} x" for m in bracket["undecided"])
-        return f"{bracket['low']:g}/{bracket['high']:g} cannot tell at {undecided}"
+        undecided = " and ".join(f"{float(m):g}{unit}" for m in bracket["undecided"])
+        return f"{sides} cannot tell at {undecided}"
     low, high = "met" if bracket["met"] else "NOT met", "missed" if bracket["missed"] else "MET"
-    return f"{bracket['low']:g}/{bracket['high']:g} NO ({low} low, {high} high)"
+    return f"{sides} NO ({low} low, {high} high)"
 
 
 def print_table(ctx: argparse.Namespace, rows: list[dict]) -> int:
@@ -47,7 +50,8 @@ def print_table(ctx: argparse.Namespace, rows: list[dict]) -> int:
         line += " ".join(f"{_p99(row, m):>17}" for m in multiples)
         if "find_capacity" in row:
             line += f"  {row['find_capacity']['capacity_rps'] or 0:8.2f}"
-        print(line + "  " + ("; ".join(map(_verdict, row["brackets"])) or "no prediction"))
+        verdicts = [_verdict(bracket, unit) for bracket in row["brackets"]]
+        print(line + "  " + ("; ".join(verdicts) or "no prediction"))
     held = sum(bracket["met"] and bracket["missed"] for bracket in brackets)
     undecided = sum(bool(bracket.get("undecided")) for bracket in brackets)
     runs = sum(len(levels) for levels in ctx.measured.values())

@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 from benchmarks.capacity_brackets import BracketError, bracket_of, bracket_pairs, choose_targets
+from benchmarks.capacity_table import _verdict
 from fleetplan.planner.load_model import fit_curve
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.importers import ImportOptions
@@ -105,3 +106,7 @@ def test_a_bracket_holds_only_when_its_lower_side_meets_and_its_upper_side_misse
     assert bracket_of(open_top, sides)["undecided"] == ["1.25"]
     wrong = both | {"0.8": {"decision": "misses"}}
     assert not bracket_of(wrong, sides)["met"]
+    # in words, with the sides' unit: target multiples "T" (latency), capacity multiples "x"
+    assert _verdict(bracket_of(both, sides), "T") == "0.8T/1.25T yes"
+    assert _verdict(bracket_of(open_top, sides), "T") == "0.8T/1.25T cannot tell at 1.25T"
+    assert _verdict(bracket_of(wrong, sides), "x") == "0.8x/1.25x NO (NOT met low, missed high)"
