@@ -100,3 +100,18 @@ def bracket_of(levels: dict[str, dict], sides) -> dict:
         "missed": decisions[1] == "misses",
         "undecided": [m for m, d in zip((low, high), decisions, strict=True) if d == "cannot tell"],
     }
+
+
+def lost_requests(runs: list[dict]) -> str | None:
+    """Why a side misses its target whatever its P99 says: requests that failed, or a run cut
+    short (`complete` False), in any of its runs. The P99 is taken over the requests that
+    succeeded, and a request that failed never had its first token within the target; so a
+    rate that loses requests does not meet it (as `fleetplan collect --find-capacity` fails
+    such a level on its first run). None when every run completed every request."""
+    failed = sum(int(run.get("failed") or 0) for run in runs)
+    short = sum(run.get("complete") is False for run in runs)
+    if not failed and not short:
+        return None
+    said = [f"{failed} request{'s' * (failed != 1)} failed"] if failed else []
+    said += [f"{short} of {len(runs)} runs cut short"] if short else []
+    return f"misses: {' and '.join(said)} (a P99 of the rest does not count them)"

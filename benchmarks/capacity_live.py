@@ -1,8 +1,8 @@
 """The capacity model against a live server: predictions checked with `vllm bench serve`.
 
 A real vLLM CPU server serving the tests' tiny random Llama. As a user would:
-1. a burst (all requests at once, `fleetplan collect --rates inf`) for each candidate token
-   shape, cheapest first, until one saturates at a rate the client can drive (`--max-burst`);
+1. a burst (`fleetplan collect --rates inf`) per token shape, cheapest first, until one
+   saturates at a rate the client can drive (`--max-burst`);
 2. a doubling ladder of rates relative to that burst's throughput (`--ladder`), each level at
    least `--ladder-seconds` (60) of arrivals and `--ladder-requests` (120), collected with
    `fleetplan collect --backend openai`, ingested; `load_model.fit_curve` on its points;
@@ -18,19 +18,18 @@ A real vLLM CPU server serving the tests' tiny random Llama. As a user would:
    side and miss it at the upper, judged on the P99's own spread (`core.spread.judge_runs`: a
    bootstrap of the runs, then of their per-request TTFTs, so runs of one rate that differ widen
    the interval): each side at least `--min-runs` (2) runs, one more while it cannot tell, up to
-   `--max-runs` (3), else "cannot tell", not held;
+   `--max-runs` (3), else "cannot tell", not held; a side that lost requests misses at once;
 5. `--find-capacity`: `fleetplan collect --find-capacity --ttft-p99 T` for each target too.
 Prints a table and a summary line; `--out` gets the figures as JSON. Exit 0 when every bracket
 held, 1 when one did not, 3 when the server or a tool failed, 130 when interrupted.
 
 The shapes are prefill-heavy (long prompts, 16 output tokens): vLLM admits arrivals into its
 running batch (up to 128 sequences on CPU), so with long outputs TTFT hardly moves with load
-until that batch is full (measured here: 512/64 tokens, P99 TTFT flat within noise from 2 to
-7 req/s); a long prompt's prefill is work each later arrival waits behind, so TTFT grows with
-load as in a queue, which a P99 TTFT target can bracket. The server runs with prefix caching
-off: every tool sends prompts from seeded generators, and a cached prefix would skip the prefill
-the levels measure. A hand-run check, not a test (timings on a shared machine are noisy): about
-36 min on 2 cores with the defaults and `--checker collect` (see benchmarks/RESULTS.md).
+until that batch is full (512/64 tokens here: flat within noise from 2 to 7 req/s); a long
+prompt's prefill is work each later arrival waits behind, so TTFT grows with load as in a
+queue, which a P99 TTFT target can bracket. Prefix caching is off (seeded prompts would hit a
+cached prefix and skip the prefill measured). A hand-run check, not a test (timings on a shared
+machine are noisy): 36 min on 2 cores, the defaults, `--checker collect` (benchmarks/RESULTS.md).
 
     python benchmarks/capacity_live.py [--targets 40,80,160] [--requests 400] [--tighten]
         [--bracket latency|rate] [--margin 0.25] [--min-runs 2] [--max-runs 3]
@@ -59,6 +58,7 @@ from benchmarks.capacity_brackets import (  # noqa: E402
     bracket_of,
     bracket_pairs,
     choose_targets,
+    lost_requests,
 )
 from benchmarks.capacity_options import arguments, floats  # noqa: E402
 from benchmarks.capacity_table import print_table  # noqa: E402
@@ -211,6 +211,7 @@ def collect_level(ctx: argparse.Namespace, rate: float, key: str, n: int) -> dic
         "p99_ttft_ms": point.ttft_p99_ms,
         "completed": point.completed,
         "failed": point.failed,
+        "complete": point.complete,
         "duration": point.duration_s,
         "request_throughput": point.request_throughput_rps,
         "median_ttft_ms": point.ttft_p50_ms,
@@ -231,13 +232,15 @@ def judged_at(ctx: argparse.Namespace, rate: float, target: float) -> dict:
         judged = judge_runs(
             values, target, confidence=ctx.confidence, seed=seed, min_runs=ctx.min_runs
         )
-        if judged.decision != "cannot tell" or len(runs) >= ctx.max_runs:
+        lost = lost_requests(runs)  # a P99 of the requests that succeeded does not see these
+        if lost or judged.decision != "cannot tell" or len(runs) >= ctx.max_runs:
             break
         print(f"    {judged.reason()}: measuring {rate:.2f} req/s again", flush=True)
         vllm_level(ctx, rate)
     shown = {key: value for key, value in runs[0].items() if key != "ttfts_ms"}  # first run's
     shown |= {"pooled_p99_ms": judged.value_ms, "interval_ms": [judged.low_ms, judged.high_ms]}
-    return shown | {"decision": judged.decision, "runs": len(runs), "judgement": judged.reason()}
+    decision, words = ("misses", lost) if lost else (judged.decision, judged.reason())
+    return shown | {"decision": decision, "runs": len(runs), "judgement": words}
 
 
 def _predicted(ctx: argparse.Namespace, frame: pd.DataFrame, curve: LoadCurve, target: float):

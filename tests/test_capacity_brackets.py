@@ -12,7 +12,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from benchmarks.capacity_brackets import BracketError, bracket_of, bracket_pairs, choose_targets
+from benchmarks.capacity_brackets import (
+    BracketError,
+    bracket_of,
+    bracket_pairs,
+    choose_targets,
+    lost_requests,
+)
 from benchmarks.capacity_table import _verdict
 from fleetplan.planner.load_model import fit_curve
 from fleetplan.warehouse.db import Warehouse
@@ -110,3 +116,24 @@ def test_a_bracket_holds_only_when_its_lower_side_meets_and_its_upper_side_misse
     assert _verdict(bracket_of(both, sides), "T") == "0.8T/1.25T yes"
     assert _verdict(bracket_of(open_top, sides), "T") == "0.8T/1.25T cannot tell at 1.25T"
     assert _verdict(bracket_of(wrong, sides), "x") == "0.8x/1.25x NO (NOT met low, missed high)"
+
+
+def test_a_side_that_lost_requests_misses_whatever_its_p99():
+    """A P99 over the requests that succeeded does not count those that failed: a side whose runs
+    lost any misses at once (benchmarks/capacity_live.py's judged_at), as a level that lost
+    requests fails `collect --find-capacity`."""
+    from benchmarks.capacity_live import judged_at
+
+    quick = [100.0 + i for i in range(400)]  # P99 about 496 ms: meets a 1,000 ms target
+    whole = {"ttfts_ms": quick, "failed": 0, "complete": True, "p99_ttft_ms": 496.0}
+    ctx = argparse.Namespace(confidence=0.9, min_runs=2, max_runs=2)
+    ctx.measured = {"2.0000": [whole, dict(whole)]}
+    assert judged_at(ctx, 2.0, 1000.0)["decision"] == "meets"
+    ctx.measured = {"2.0000": [whole, whole | {"failed": 3}]}
+    lost = judged_at(ctx, 2.0, 1000.0)
+    assert lost["decision"] == "misses"
+    assert lost["judgement"] == "misses: 3 requests failed (a P99 of the rest does not count them)"
+    assert lost_requests([whole, whole | {"complete": False}]) == (
+        "misses: 1 of 2 runs cut short (a P99 of the rest does not count them)"
+    )
+    assert lost_requests([whole]) is None
