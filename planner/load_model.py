@@ -28,8 +28,8 @@ Here:
   headroom for it. Never at or past saturation. One stable level and a saturation above it
   make a curve of the queue form alone; otherwise a curve needs two.
 - A closed loop's levels are also a curve in the concurrency they ran at (`predict_closed_loop`):
-  throughput and P99s against log concurrency, monotone, PCHIP between the levels, the plateau's
-  levels included. There the P99 is a smooth function of what the client set; against throughput
+  throughput and P99s against log concurrency, monotone, a power law between the levels
+  (`planner.in_flight`), the plateau's levels included. There the P99 is a smooth function of what the client set; against throughput
   it is not (on the plateau throughput stops rising while latency climbs, and can even fall back:
   a vertical, non-monotone curve), so a held-out closed-loop level is predicted at its
   concurrency. By Little's law the two are one curve: concurrency = throughput x time in system.
