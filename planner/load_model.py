@@ -29,10 +29,10 @@ Here:
   make a curve of the queue form alone; otherwise a curve needs two.
 - A closed loop's levels are also a curve in the concurrency they ran at (`predict_closed_loop`):
   throughput and P99s against log concurrency, monotone, a power law between the levels
-  (`planner.in_flight`), the plateau's levels included. There the P99 is a smooth function of what the client set; against throughput
-  it is not (on the plateau throughput stops rising while latency climbs, and can even fall back:
-  a vertical, non-monotone curve), so a held-out closed-loop level is predicted at its
-  concurrency. By Little's law the two are one curve: concurrency = throughput x time in system.
+  (`planner.in_flight`), the plateau's included. There the P99 is a smooth function of what the
+  client set; against throughput it is not (on the plateau throughput stops rising while latency
+  climbs, and can even fall back: a vertical, non-monotone curve), so a held-out closed-loop
+  level is predicted at its concurrency. By Little's law the two are one curve.
 
 `capacity` is the highest rate whose predicted P99s meet the targets; `interval` the capacity
 as an interval with its basis in words: low, what the stable levels prove; the planned value (to
