@@ -61,6 +61,12 @@ def choose_targets(curve: LoadCurve, ctx: argparse.Namespace) -> list[float]:
     return [math.ceil(low * (high / low) ** q) for q in TARGET_QUANTILES]
 
 
+def side_unit(ctx: argparse.Namespace) -> str:
+    """What a side's label multiplies: "T", the target latency (`--bracket latency`), or "x",
+    the predicted capacity (`--bracket rate`)."""
+    return "T" if ctx.bracket == "latency" else "x"
+
+
 def bracket_pairs(ctx: argparse.Namespace, curve: LoadCurve, target: float, capacity: float):
     """Each bracket as ((label, rate), (label, rate)), lower side first. A latency bracket's
     label is the predicted P99 as a multiple of the target; a rate bracket's the multiple of C."""

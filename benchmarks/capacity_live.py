@@ -59,6 +59,7 @@ from benchmarks.capacity_brackets import (  # noqa: E402
     bracket_pairs,
     choose_targets,
     lost_requests,
+    side_unit,
 )
 from benchmarks.capacity_options import arguments, floats  # noqa: E402
 from benchmarks.capacity_table import print_table  # noqa: E402
@@ -274,10 +275,8 @@ def validate(ctx: argparse.Namespace, frame: pd.DataFrame, curve: LoadCurve) -> 
                 row["levels"][label] = level
                 control = level.get("control_p99_ttft_ms")
                 also = "" if control is None else f" (fleetplan collect: {control:.1f} ms)"
-                unit = "T" if ctx.bracket == "latency" else " x"
-                print(
-                    f"  {label}{unit} at {rate:.2f} req/s: {level['judgement']}{also}", flush=True
-                )
+                said = f"{label}{side_unit(ctx)} at {rate:.2f} req/s: {level['judgement']}{also}"
+                print(f"  {said}", flush=True)
             row["brackets"].append(bracket_of(row["levels"], sides))
         if ctx.find_capacity:
             row["find_capacity"] = find_capacity(ctx, target, row["capacity_rps"], n)

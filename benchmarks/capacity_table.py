@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import time
 
+from benchmarks.capacity_brackets import side_unit
 from fleetplan.core import exits
 
 
@@ -39,7 +40,7 @@ def _verdict(bracket: dict, unit: str = "x") -> str:
 def print_table(ctx: argparse.Namespace, rows: list[dict]) -> int:
     """The table and the summary line; the exit code (every bracket held or not)."""
     multiples = sorted({float(m) for row in rows for m in row["levels"]})
-    unit = "T" if ctx.bracket == "latency" else "x"
+    unit = side_unit(ctx)
     head = f"{'target':>8} {'capacity':>8} {'basis':<12} {'rule':>6} "
     head += " ".join(f"{f'P99@{m:.3g}{unit}':>17}" for m in multiples)
     print("\n" + head + ("  find-cap" if ctx.find_capacity else "") + "  held")

@@ -49,6 +49,7 @@ saturation, and each metric's axis with its queue form toward saturation (`load_
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import statistics
@@ -61,7 +62,7 @@ from fleetplan.core.load import LevelLoad, LoadBasis, judge_row, reference_of
 from fleetplan.core.stats import finite_number
 from fleetplan.core.tabular import records
 from fleetplan.planner.bound_flags import beyond_bounds, bound_flag
-from fleetplan.planner.monotone import Chords, Pchip, isotonic
+from fleetplan.planner.monotone import Pchip, isotonic
 
 OUTLIER_FACTOR = 2.0  # a P99 over twice every P99 at higher stable rates: not load
 PLATEAU_EFFICIENCY = 0.25  # a closed-loop step that gained under 1/4 of its concurrency's rise
@@ -117,8 +118,9 @@ class Axis:
         self.rates = rates
         logs = isotonic([math.log(value) for value in values])
         self.values = [math.exp(log) for log in logs]
-        between = Pchip if cubic else Chords  # `cubic=False`: straight in (rate, log P99)
-        self._spline = between(rates, logs) if len(rates) > 1 else None
+        # `cubic=False`: straight pieces in (rate, log P99) (callers clamp to the levels' range)
+        straight = functools.partial(np.interp, xp=rates, fp=logs)
+        self._spline = (Pchip(rates, logs) if cubic else straight) if len(rates) > 1 else None
         self._slopes: dict[float, float] = {}
 
     def at(self, rate: float) -> float:

@@ -1,6 +1,5 @@
 """Monotone fits for a handful of points, in plain Python: the closest non-decreasing sequence
-(`isotonic`), the monotone cubic through points (`Pchip`) and the straight pieces between
-them (`Chords`).
+(`isotonic`) and the monotone cubic through points (`Pchip`).
 
 `Pchip` is the piecewise cubic Hermite interpolant of Fritsch and Carlson (1980) with the
 derivatives of Fritsch and Butland (1984), the same as `scipy.interpolate.PchipInterpolator`
@@ -87,24 +86,3 @@ class Pchip:
             + (-2 * t3 + 3 * t2) * y1
             + (t3 - t2) * step * d1
         )
-
-
-class Chords:
-    """The straight pieces through (xs[i], ys[i]), xs strictly increasing, at least two points:
-    monotone where the points are and exact at each, with no curvature between them that the
-    points do not show. Called outside [xs[0], xs[-1]] it continues the end pieces."""
-
-    __slots__ = ("_xs", "_ys")
-
-    def __init__(self, xs: Sequence[float], ys: Sequence[float]) -> None:
-        if len(xs) != len(ys) or len(xs) < 2:
-            raise ValueError("Chords needs two points or more, as many x as y")
-        self._xs = [float(x) for x in xs]
-        self._ys = [float(y) for y in ys]
-        if min(b - a for a, b in zip(self._xs, self._xs[1:], strict=False)) <= 0:
-            raise ValueError("Chords needs strictly increasing x")
-
-    def __call__(self, x: float) -> float:
-        xs, ys = self._xs, self._ys
-        k = min(max(bisect_right(xs, x) - 1, 0), len(xs) - 2)
-        return ys[k] + (ys[k + 1] - ys[k]) * (x - xs[k]) / (xs[k + 1] - xs[k])

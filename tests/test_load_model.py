@@ -19,7 +19,7 @@ from fleetplan.planner.load_model import (
     fit_curve,
     measured_rule,
 )
-from fleetplan.planner.monotone import Chords, Pchip, isotonic
+from fleetplan.planner.monotone import Pchip, isotonic
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.queries import benchmark_points
 
@@ -282,13 +282,3 @@ def test_the_monotone_cubic_is_scipys_pchip():
         assert [ours(x) for x in at] == pytest.approx(list(scipys(at)), rel=1e-9, abs=1e-9)
     with pytest.raises(ValueError, match="increasing"):
         Pchip([1.0, 1.0], [2.0, 3.0])
-
-
-def test_chords_are_straight_between_points_and_exact_at_them():
-    chords = Chords([0.0, 1.0, 3.0], [1.0, 3.0, 4.0])
-    assert [chords(x) for x in (0.0, 0.5, 1.0, 2.0, 3.0)] == [1.0, 2.0, 3.0, 3.5, 4.0]
-    assert chords(4.0) == 4.5  # the end piece continued (callers clamp)
-    with pytest.raises(ValueError, match="strictly increasing"):
-        Chords([0.0, 0.0], [1.0, 2.0])
-    with pytest.raises(ValueError, match="two points"):
-        Chords([0.0], [1.0])
