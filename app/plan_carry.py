@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from fleetplan.planner.scenario import Scenario
+from fleetplan.planner.scenario.scenario import Scenario
 
 
 def _scenario() -> Scenario | None:

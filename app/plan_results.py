@@ -20,7 +20,7 @@ from fleetplan.planner.capacity import points_for_model, traffic_measured
 from fleetplan.planner.explain import explain, trade_off
 from fleetplan.planner.report import gpus_text
 from fleetplan.planner.results import FleetPlan, Plan
-from fleetplan.planner.scenario import Scenario
+from fleetplan.planner.scenario.scenario import Scenario
 from fleetplan.services import exports, workbook
 from fleetplan.services.load_views import operating_points
 from fleetplan.services.plain_text import plain

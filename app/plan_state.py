@@ -24,7 +24,7 @@ import streamlit as st
 
 from fleetplan.app import data
 from fleetplan.core.errors import InputError
-from fleetplan.planner.scenario import Scenario
+from fleetplan.planner.scenario.scenario import Scenario
 from fleetplan.services.planning import for_the_page
 from fleetplan.services.scenario_defaults import default_scenario
 from fleetplan.services.scenario_forms import (

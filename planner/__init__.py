@@ -91,7 +91,7 @@ from fleetplan.planner.results import (
     PoolPlan,
     Totals,
 )
-from fleetplan.planner.scenario import CarbonPrice, GpuOffer, Scenario, Site, TrafficClass
+from fleetplan.planner.scenario.scenario import CarbonPrice, GpuOffer, Scenario, Site, TrafficClass
 
 __all__ = [
     "CapacityRow",

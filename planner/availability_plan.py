@@ -35,7 +35,7 @@ from fleetplan.planner.fleets import (
 from fleetplan.planner.milp import Limits, Weights
 from fleetplan.planner.pools import pool_plan, totals_of
 from fleetplan.planner.results import ClassAttainment, FleetPlan, Plan, PlanStatus, PoolPlan
-from fleetplan.planner.scenario import Scenario
+from fleetplan.planner.scenario.scenario import Scenario
 
 
 def applies(scenario: Scenario) -> bool:

@@ -19,7 +19,7 @@ from fleetplan.planner.economics import PoolEconomics
 from fleetplan.planner.fleets import Candidates, scenario_limits, solve_fleet
 from fleetplan.planner.milp import Weights
 from fleetplan.planner.results import FleetPlan, PlanStatus
-from fleetplan.planner.scenario import Scenario
+from fleetplan.planner.scenario.scenario import Scenario
 
 PAPER_TTFT_THRESHOLD_MS = 200.0
 H100_MODELS = ("h100-pcie", "h100-sxm", "h100-nvl")

@@ -29,7 +29,7 @@ from fleetplan.planner.levels import (
     with_servers,
 )
 from fleetplan.planner.measured_capacity import measured_capacities
-from fleetplan.planner.scenario import CapacityRule, Scenario, TrafficClass
+from fleetplan.planner.scenario.scenario import CapacityRule, Scenario, TrafficClass
 
 # Re-exported: planner modules and tests have always found them here.
 __all__ = [

@@ -37,7 +37,7 @@ from fleetplan.planner.levels import (
 )
 from fleetplan.planner.load_model import CapacityEstimate, LoadCurve
 from fleetplan.planner.measured_capacity import best_p99s
-from fleetplan.planner.scenario import TrafficClass
+from fleetplan.planner.scenario.scenario import TrafficClass
 
 TargetPair = tuple[float | None, float | None]  # P99 TTFT, P99 TPOT (ms); None: no target
 Shape = tuple[object, object, object]  # (dataset, input_len, output_len); None where absent

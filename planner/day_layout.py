@@ -13,7 +13,7 @@ from scipy.optimize import OptimizeResult
 
 from fleetplan.planner.day_pools import DayLimits, DayPool
 from fleetplan.planner.milp import LimitRow, SolveStatus
-from fleetplan.planner.scenario import HOURS
+from fleetplan.planner.scenario.scenario import HOURS
 
 _EPS = 1e-9
 

@@ -20,7 +20,7 @@ from fleetplan.planner.day_spread import spread
 from fleetplan.planner.economics import PoolEconomics
 from fleetplan.planner.milp import Solution, SolveStatus, Weights
 from fleetplan.planner.results import HOURS_PER_MONTH, PlanStatus
-from fleetplan.planner.scenario import HOURS, Scenario
+from fleetplan.planner.scenario.scenario import HOURS, Scenario
 
 DAYS_PER_MONTH = HOURS_PER_MONTH / HOURS  # 730 h / 24 = 30.4 days
 

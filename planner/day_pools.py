@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from fleetplan.planner.economics import PoolEconomics
-from fleetplan.planner.scenario import HOURS, GpuOffer, Scenario, TrafficClass
+from fleetplan.planner.scenario.scenario import HOURS, GpuOffer, Scenario, TrafficClass
 
 
 @dataclass(frozen=True, slots=True)

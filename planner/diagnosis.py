@@ -12,7 +12,7 @@ from fleetplan.planner.fleets import Candidates
 from fleetplan.planner.levels import MEASURED_RULE
 from fleetplan.planner.milp import Limits, Weights, solve
 from fleetplan.planner.results import FleetPlan
-from fleetplan.planner.scenario import Scenario, TrafficClass
+from fleetplan.planner.scenario.scenario import Scenario, TrafficClass
 
 
 def unservable_classes(caps: Sequence[Capacity], classes: Sequence[TrafficClass]) -> list[str]:

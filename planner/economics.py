@@ -20,7 +20,7 @@ from enum import StrEnum
 
 from fleetplan.core.errors import InputError
 from fleetplan.planner.capacity import Capacity, Level
-from fleetplan.planner.scenario import HOURS_PER_YEAR, GpuOffer, Scenario
+from fleetplan.planner.scenario.scenario import HOURS_PER_YEAR, GpuOffer, Scenario
 
 
 class EnergyBasis(StrEnum):

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from fleetplan.planner.report import gpus_text, rate_text, share_text
 from fleetplan.planner.results import ParetoPoint, Plan, PoolPlan
-from fleetplan.planner.scenario import Scenario
+from fleetplan.planner.scenario.scenario import Scenario
 
 # Overlapping alternatives named per recommended configuration; the rest are counted ("and 3
 # more"): with many configurations every pair would make the sentence unreadable.

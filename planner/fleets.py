@@ -11,7 +11,7 @@ from fleetplan.planner.economics import PoolEconomics
 from fleetplan.planner.milp import Limits, Solution, SolveStatus, Weights, solve
 from fleetplan.planner.pools import pool_plan, totals_of
 from fleetplan.planner.results import FleetPlan, PlanStatus
-from fleetplan.planner.scenario import CarbonPrice, Scenario
+from fleetplan.planner.scenario.scenario import CarbonPrice, Scenario
 
 _STATUS = {
     SolveStatus.OPTIMAL: PlanStatus.OPTIMAL,

@@ -19,7 +19,7 @@ import pandas as pd
 from fleetplan.core.load import JUDGED_FROM
 from fleetplan.planner.bound_flags import BOUND_FLAG
 from fleetplan.planner.load_model import LoadCurve, fit_curve
-from fleetplan.planner.scenario import CapacityAt
+from fleetplan.planner.scenario.scenario import CapacityAt
 
 # The columns `load_model.fit_curve` reads (its docstring lists them): curves are fitted from
 # these alone (`curve_capacity.Curves`), since copying wide rows is much of a fit's time.

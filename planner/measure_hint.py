@@ -11,7 +11,7 @@ import pandas as pd
 
 from fleetplan.core.errors import InputError
 from fleetplan.planner.capacity import points_for_class, points_for_model
-from fleetplan.planner.scenario import Scenario, TrafficClass
+from fleetplan.planner.scenario.scenario import Scenario, TrafficClass
 
 
 def collect_command(

@@ -21,7 +21,7 @@ from fleetplan.planner.levels import (
     level_from_row,
     with_servers,
 )
-from fleetplan.planner.scenario import TrafficClass
+from fleetplan.planner.scenario.scenario import TrafficClass
 
 
 def _numeric(frame: pd.DataFrame, column: str) -> pd.Series:

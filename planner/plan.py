@@ -27,7 +27,7 @@ from fleetplan.planner.intervals import overlap_notes, overlapping
 from fleetplan.planner.measure_hint import measure_notes
 from fleetplan.planner.milp import Weights
 from fleetplan.planner.results import CapacityRow, FleetPlan, Plan, PlanStatus
-from fleetplan.planner.scenario import Scenario
+from fleetplan.planner.scenario.scenario import Scenario
 
 
 def plan(

@@ -239,7 +239,7 @@ def test_a_day_scenario_with_availability_is_refused_naming_the_field():
 
     from pydantic import ValidationError
 
-    from fleetplan.planner.scenario import Scenario
+    from fleetplan.planner.scenario.scenario import Scenario
 
     raw = json.loads(
         (Path(__file__).resolve().parents[1] / "examples" / "day-chat-nightly.json").read_text()

@@ -12,7 +12,7 @@ import pytest
 
 from fleetplan.planner.bound_flags import BOUND_FLAG
 from fleetplan.planner.load_model import fit_curve
-from fleetplan.planner.scenario import Scenario
+from fleetplan.planner.scenario.scenario import Scenario
 from fleetplan.services.bounds import with_bound_flags
 from fleetplan.services.capacity import CapacityQuery, capacity_report
 from fleetplan.services.planning import plan_from_warehouse

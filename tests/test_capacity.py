@@ -183,7 +183,7 @@ def test_a_query_s_targets_are_named_as_targets_and_checked():
     measured and predicted P99s; a target must be positive."""
     from pydantic import ValidationError
 
-    from fleetplan.planner.scenario import TrafficClass
+    from fleetplan.planner.scenario.scenario import TrafficClass
 
     with pytest.raises(ValidationError):
         CapacityQuery(model="m", gpu="h100-pcie", gpu_count=1, ttft_p99_ms=46)

@@ -18,7 +18,7 @@ from fleetplan.planner.day_cuts import covering_cuts, tightened
 from fleetplan.planner.day_pruning import identical_hours
 from fleetplan.planner.fleets import objective_weights
 from fleetplan.planner.milp import SolveStatus
-from fleetplan.planner.scenario import HOURS, Scenario
+from fleetplan.planner.scenario.scenario import HOURS, Scenario
 from tests.test_planner_day import (
     FACTS,
     POINTS,

@@ -8,7 +8,7 @@ import pytest
 
 from fleetplan.app.plan_columns import class_columns, gpu_columns, site_columns
 from fleetplan.planner import Scenario
-from fleetplan.planner.scenario_parts import MAX_ATTAINMENT, MIN_AVAILABILITY
+from fleetplan.planner.scenario.parts import MAX_ATTAINMENT, MIN_AVAILABILITY
 from fleetplan.services.scenario_forms import (
     CLASS_LABELS,
     GPU_LABELS,

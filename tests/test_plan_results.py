@@ -22,7 +22,7 @@ from fleetplan.planner.report import (
     share_text,
 )
 from fleetplan.planner.results import FleetPlan, ParetoPoint, Plan, PlanStatus, PoolPlan
-from fleetplan.planner.scenario import Scenario, TrafficClass
+from fleetplan.planner.scenario.scenario import Scenario, TrafficClass
 from fleetplan.services.plan_views import (
     capacities_view,
     energy_view,

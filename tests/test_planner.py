@@ -65,7 +65,7 @@ def test_latency_targets_route_classes_to_the_gpus_that_meet_them():
 def test_capacity_is_the_best_passing_level_times_the_ceiling_without_extrapolation():
     config = Configuration("h100-pcie", 1)
     rows = POINTS[POINTS["gpu_model"] == "h100-pcie"]
-    from fleetplan.planner.scenario import TrafficClass
+    from fleetplan.planner.scenario.scenario import TrafficClass
 
     cap = capacity_of(rows, TrafficClass(name="c", rate_rps=1, ttft_p99_ms=50), config, 0.8)
     assert cap.capacity_rps == pytest.approx(4 * 0.8) and cap.level.offered_rate_rps == 4
@@ -346,7 +346,7 @@ def test_unknown_model_and_ambiguous_traffic_are_input_errors():
 
 
 def test_presets_are_valid_and_interactive_ones_bound_tpot():
-    from fleetplan.planner.presets import PRESETS
+    from fleetplan.planner.scenario.presets import PRESETS
 
     assert "chatbot + batch eval" in PRESETS and "embeddings backfill" in PRESETS
     for classes in PRESETS.values():

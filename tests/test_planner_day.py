@@ -18,7 +18,7 @@ from fleetplan.planner.day import DayLimits, day_pools, solve_day
 from fleetplan.planner.economics import GpuFacts, pool_economics
 from fleetplan.planner.fleets import objective_weights
 from fleetplan.planner.milp import SolveStatus
-from fleetplan.planner.scenario import HOURS, Scenario
+from fleetplan.planner.scenario.scenario import HOURS, Scenario
 from fleetplan.services.planning import load_scenario, plan_from_warehouse
 from fleetplan.warehouse.db import Warehouse
 from tests.support.paths import ROOT

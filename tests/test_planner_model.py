@@ -15,7 +15,7 @@ from fleetplan.planner import Scenario, plan
 from fleetplan.planner.capacity import Configuration, capacity_of, points_for_model
 from fleetplan.planner.load_model import fit_curve
 from fleetplan.planner.report import POOL_COLUMNS, pool_table, summary
-from fleetplan.planner.scenario import TrafficClass
+from fleetplan.planner.scenario.scenario import TrafficClass
 from fleetplan.services.planning import plan_from_tables
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.queries import benchmark_points, gpu_catalog

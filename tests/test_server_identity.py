@@ -17,7 +17,7 @@ from fleetplan.planner.intervals import overlap_notes, overlapping
 from fleetplan.planner.levels import Capacity, Configuration, server_label, with_servers
 from fleetplan.planner.plan import plan
 from fleetplan.planner.report import pool_table
-from fleetplan.planner.scenario import Scenario
+from fleetplan.planner.scenario.scenario import Scenario
 from fleetplan.services.plan_views import capacities_view, fleet_view
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.queries import benchmark_points

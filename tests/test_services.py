@@ -12,8 +12,8 @@ import pytest
 
 from fleetplan.core.errors import FileTooLargeError, InputError
 from fleetplan.planner import Scenario
-from fleetplan.planner.defaults import DEFAULT_HEADROOM, DEFAULT_PRESET
-from fleetplan.planner.presets import PRESETS
+from fleetplan.planner.scenario.defaults import DEFAULT_HEADROOM, DEFAULT_PRESET
+from fleetplan.planner.scenario.presets import PRESETS
 from fleetplan.services.benchmark_views import (
     filter_choices,
     levels_meeting_ttft,

@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 from fleetplan.core.errors import InputError
-from fleetplan.planner.scenario import TrafficClass
-from fleetplan.planner.workload import read_trace, workload
+from fleetplan.planner.scenario.scenario import TrafficClass
+from fleetplan.planner.scenario.workload import read_trace, workload
 from tests.support.paths import azure_traces_dir
 from tests.support.processes import fleetplan
 

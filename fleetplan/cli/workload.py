@@ -44,7 +44,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from fleetplan.core.errors import InputError
     from fleetplan.core.files import read_bounded
-    from fleetplan.planner.workload import read_trace, workload
+    from fleetplan.planner.scenario.workload import read_trace, workload
 
     try:
         raw = read_bounded(Path(args.trace), limit=MAX_TRACE_BYTES)

@@ -25,7 +25,7 @@ from fleetplan.planner.bounds import Architecture, level_flags
 from fleetplan.planner.capacity import points_for_class, points_for_model
 from fleetplan.planner.levels import SERVER, with_servers
 from fleetplan.planner.load_model import Basis, CurveLevel, LoadCurve, fit_curve, measured_rule
-from fleetplan.planner.scenario import CapacityAt, TrafficClass
+from fleetplan.planner.scenario.scenario import CapacityAt, TrafficClass
 from fleetplan.services.bounds import (
     architecture_from_file,
     bundled_architectures,

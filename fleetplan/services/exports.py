@@ -29,7 +29,7 @@ from fleetplan.core.tabular import neutralise
 from fleetplan.planner.economics import GpuFacts
 from fleetplan.planner.report import FLEET_FIGURES, pool_table, rounded
 from fleetplan.planner.results import Plan
-from fleetplan.planner.scenario import HOURS_PER_YEAR, Scenario
+from fleetplan.planner.scenario.scenario import HOURS_PER_YEAR, Scenario
 from fleetplan.services.planning import facts_from_catalog
 
 TOTAL = "TOTAL"  # the fleet table's last row, in `class`

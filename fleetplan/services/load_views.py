@@ -21,7 +21,7 @@ from fleetplan.planner.capacity import points_for_class, points_for_model
 from fleetplan.planner.levels import SERVER, with_servers
 from fleetplan.planner.load_model import LoadCurve, Metric, fit_curve
 from fleetplan.planner.results import Plan
-from fleetplan.planner.scenario import Scenario
+from fleetplan.planner.scenario.scenario import Scenario
 from fleetplan.services.benchmark_views import series_label
 from fleetplan.services.capacity import LatencyTargets, describe_shape
 from fleetplan.services.outliers import level_outliers

@@ -1,8 +1,8 @@
 """Starting points from the warehouse's reference data: a first scenario (the best-covered model,
 a reference price per GPU, sites filled from region presets), a workload preset's classes, a
 region's figures for a site. The choices themselves (which preset, which regions, the utilisation
-ceiling) are in `fleetplan.planner.defaults` and `fleetplan.planner.presets`; this module reads
-them against the warehouse's tables (`queries.gpu_prices`, `queries.gpu_catalog`,
+ceiling) are in `fleetplan.planner.scenario.defaults` and `fleetplan.planner.scenario.presets`;
+this module reads them against the warehouse's tables (`queries.gpu_prices`, `queries.gpu_catalog`,
 `queries.regions`)."""
 
 from __future__ import annotations
@@ -13,15 +13,15 @@ import pandas as pd
 from pydantic import ValidationError
 
 from fleetplan.core.contract import validation_message
-from fleetplan.planner.defaults import (
+from fleetplan.planner.scenario.defaults import (
     DEFAULT_HEADROOM,
     DEFAULT_PRESET,
     DEFAULT_SITES,
     default_classes,
     site_for_segment,
 )
-from fleetplan.planner.presets import PRESETS
-from fleetplan.planner.scenario import Scenario
+from fleetplan.planner.scenario.presets import PRESETS
+from fleetplan.planner.scenario.scenario import Scenario
 from fleetplan.services.scenario_forms import cell_value
 from fleetplan.warehouse.queries import models_by_coverage
 

@@ -15,7 +15,7 @@ import binascii
 import zlib
 
 from fleetplan.core.errors import InputError
-from fleetplan.planner.scenario import Scenario
+from fleetplan.planner.scenario.scenario import Scenario
 from fleetplan.services.planning import MAX_SCENARIO_BYTES, load_scenario
 
 PREFIX = "1."  # the encoding's version: a later encoding can still read old links

@@ -17,7 +17,7 @@ import pandas as pd
 
 from fleetplan.core.errors import InputError
 from fleetplan.planner.capacity import near_length, points_for_model, same_kind
-from fleetplan.planner.scenario import Scenario, TrafficClass
+from fleetplan.planner.scenario.scenario import Scenario, TrafficClass
 
 
 @dataclass(frozen=True)

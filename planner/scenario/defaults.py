@@ -5,9 +5,11 @@ prices and regions: `fleetplan.services.scenario_defaults` does that."""
 
 from __future__ import annotations
 
-from fleetplan.planner.presets import PRESETS
-from fleetplan.planner.scenario import DEFAULT_HEADROOM as DEFAULT_HEADROOM  # with the schema
-from fleetplan.planner.scenario import TrafficClass
+from fleetplan.planner.scenario.presets import PRESETS
+from fleetplan.planner.scenario.scenario import (
+    DEFAULT_HEADROOM as DEFAULT_HEADROOM,
+)  # with the schema
+from fleetplan.planner.scenario.scenario import TrafficClass
 
 DEFAULT_PRESET = "chatbot + batch eval"
 DATACENTER_SITE = "datacenter"

@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import Field, field_validator, model_validator
 
 # Re-exported: the scenario contract has always been importable from here.
-from fleetplan.planner.scenario_parts import (  # noqa: F401
+from fleetplan.planner.scenario.parts import (  # noqa: F401
     HOURS,
     HOURS_PER_YEAR,
     MAX_ATTAINMENT,

@@ -7,7 +7,7 @@ The targets are common service-level choices, not measurements; the rates are ex
 
 from __future__ import annotations
 
-from fleetplan.planner.scenario import TrafficClass
+from fleetplan.planner.scenario.scenario import TrafficClass
 
 PRESETS: dict[str, tuple[TrafficClass, ...]] = {
     "chatbot + batch eval": (
