@@ -26,7 +26,7 @@ import argparse
 import math
 
 from benchmarks.capacity_options import floats
-from fleetplan.planner.load_model import LoadCurve
+from fleetplan.planner.curve.load_curve import LoadCurve
 
 TARGET_QUANTILES = (0.25, 0.5, 0.75)  # of the usable log P99 range: spread, none at an end
 FLAT = 1.5  # a rate-bracket curve whose P99 varies less than this factor: spread over it

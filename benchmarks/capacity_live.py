@@ -68,7 +68,7 @@ from fleetplan.core import exits  # noqa: E402
 from fleetplan.core.contract import RunFile  # noqa: E402
 from fleetplan.core.errors import FleetplanError  # noqa: E402
 from fleetplan.core.spread import judge_runs  # noqa: E402
-from fleetplan.planner.load_model import LoadCurve, fit_curve, measured_rule  # noqa: E402
+from fleetplan.planner.curve.load_curve import LoadCurve, fit_curve, measured_rule  # noqa: E402
 from fleetplan.warehouse.db import Warehouse  # noqa: E402
 from fleetplan.warehouse.queries import benchmark_points  # noqa: E402
 from tests.support.tiny_model import build_tiny_llama, cpu_server_command  # noqa: E402

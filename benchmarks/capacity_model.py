@@ -11,7 +11,7 @@ committed fixtures of the importers (tests/fixtures/formats) hold no series of t
 For every series (model, GPU model, GPUs per server, traffic) with at least three load levels,
 each interior level is held out in turn (all levels at that rate or concurrency), the rest is
 judged as `benchmark_points` would judge it had that level never been measured
-(`judged_without`), the curve is fitted on it (`fleetplan.planner.load_model.fit_curve`), and
+(`judged_without`), the curve is fitted on it (`fleetplan.planner.curve.load_curve.fit_curve`), and
 the held-out level's P99 TTFT and P99 TPOT are predicted at its rate (its throughput for a
 closed-loop level) with the queue form to saturation (`extrapolate=True`). Beside it, in the
 same run, the naive baseline: log-linear interpolation of each P99 against the rate between the
@@ -41,7 +41,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from fleetplan.planner.load_model import fit_curve  # noqa: E402
+from fleetplan.planner.curve.load_curve import fit_curve  # noqa: E402
 from fleetplan.warehouse.columns import LOAD_COLUMNS  # noqa: E402
 from fleetplan.warehouse.db import Warehouse  # noqa: E402
 from fleetplan.warehouse.load import in_context  # noqa: E402

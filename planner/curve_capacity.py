@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 
 import pandas as pd
 
+from fleetplan.planner.curve.load_curve import CapacityEstimate, LoadCurve
 from fleetplan.planner.levels import (
     CONFIG_KEYS,
     CURVE_COLUMNS,
@@ -35,7 +36,6 @@ from fleetplan.planner.levels import (
     level_from_row,
     with_servers,
 )
-from fleetplan.planner.load_model import CapacityEstimate, LoadCurve
 from fleetplan.planner.measured_capacity import best_p99s
 from fleetplan.planner.scenario.scenario import TrafficClass
 

@@ -17,8 +17,8 @@ from dataclasses import dataclass, replace
 import pandas as pd
 
 from fleetplan.core.load import JUDGED_FROM
-from fleetplan.planner.bound_flags import BOUND_FLAG
-from fleetplan.planner.load_model import LoadCurve, fit_curve
+from fleetplan.planner.curve.bound_flags import BOUND_FLAG
+from fleetplan.planner.curve.load_curve import LoadCurve, fit_curve
 from fleetplan.planner.scenario.scenario import CapacityAt
 
 # The columns `load_model.fit_curve` reads (its docstring lists them): curves are fitted from

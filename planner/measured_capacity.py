@@ -12,7 +12,7 @@ import math
 
 import pandas as pd
 
-from fleetplan.planner.bound_flags import flagged
+from fleetplan.planner.curve.bound_flags import flagged
 from fleetplan.planner.levels import (
     CONFIG_KEYS,
     MEASURED_RULE,

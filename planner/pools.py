@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from fleetplan.planner.curve.load_curve import Prediction
 from fleetplan.planner.economics import PoolEconomics
-from fleetplan.planner.load_model import Prediction
 from fleetplan.planner.results import HOURS_PER_MONTH, PoolPlan, Totals
 
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from fleetplan.planner.bound_flags import BOUND_FLAG
-from fleetplan.planner.load_model import fit_curve
+from fleetplan.planner.curve.bound_flags import BOUND_FLAG
+from fleetplan.planner.curve.load_curve import fit_curve
 from fleetplan.planner.scenario.scenario import Scenario
 from fleetplan.services.bounds import with_bound_flags
 from fleetplan.services.capacity import CapacityQuery, capacity_report

@@ -20,7 +20,7 @@ from benchmarks.capacity_brackets import (
     lost_requests,
 )
 from benchmarks.capacity_table import _verdict
-from fleetplan.planner.load_model import fit_curve
+from fleetplan.planner.curve.load_curve import fit_curve
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.importers import ImportOptions
 from fleetplan.warehouse.ingest import ingest_paths

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from fleetplan.planner.load_model import fit_curve
+from fleetplan.planner.curve.load_curve import fit_curve
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -1,6 +1,6 @@
 """The capacity search (`fleetplan collect --find-capacity`): its algorithm against a simulated
 server whose capacity is known exactly, then the whole command against the streaming test server
-with a known knee, checked against the load model (`fleetplan.planner.load_model`)."""
+with a known knee, checked against the load model (`fleetplan.planner.curve.load_curve`)."""
 
 from __future__ import annotations
 
@@ -235,7 +235,7 @@ def test_level_length_rule():
 def test_the_run_frame_a_search_leaves_fits_the_model():
     # (Also done against the real server below; here exact, without a clock.)
     from fleetplan.core.load import judge_point
-    from fleetplan.planner.load_model import fit_curve
+    from fleetplan.planner.curve.load_curve import fit_curve
 
     server = knee_server()
     outcome = find_capacity(server, [3.0], SearchPlan(ttft_p99_ms=120.0))
@@ -283,7 +283,7 @@ def test_find_capacity_finds_the_test_servers_knee_and_agrees_with_the_model(
     stream_server, tmp_path
 ):
     from fleetplan.core.load import judge_point
-    from fleetplan.planner.load_model import fit_curve
+    from fleetplan.planner.curve.load_curve import fit_curve
 
     url = stream_server(ttft_ms=TTFT_MS, tpot_ms=TPOT_MS, slots=SLOTS)
     warehouse = tmp_path / "wh.duckdb"

@@ -1,5 +1,5 @@
 """The saturation the queue form runs to is the lowest rate a level fell behind at, not the most
-a burst completed (planner/curve_levels.py, `saturation_of`): on a live ladder of fleetplan's own
+a burst completed (planner/curve/levels.py, `saturation_of`): on a live ladder of fleetplan's own
 collector (tests/fixtures/live/README.md, `knee-ladder/`) whose burst completed 8.15 req/s while
 a minute at 3.92 req/s fell behind, and where 400 requests at 5.64 req/s then measured P99 TTFT
 831 and 1,552 ms against the 466 ms the queue form to 8.15 req/s had predicted."""
@@ -13,8 +13,8 @@ import pytest
 
 from fleetplan.core.contract import RunFile
 from fleetplan.core.spread import judge_runs
-from fleetplan.planner.curve_levels import CurveLevel, saturation_of
-from fleetplan.planner.load_model import fit_curve
+from fleetplan.planner.curve.levels import CurveLevel, saturation_of
+from fleetplan.planner.curve.load_curve import fit_curve
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.importers import ImportOptions
 from fleetplan.warehouse.ingest import ingest_paths

@@ -140,7 +140,7 @@ def test_capacity_from_a_closed_loop_sweep_alone():
     curve runs through 4-32 at their throughputs, and the saturation is the plateau's 5.18."""
     import pandas as pd
 
-    from fleetplan.planner.load_model import fit_curve
+    from fleetplan.planner.curve.load_curve import fit_curve
 
     found = tool_outputs_dir()
     folder = found / "inferencex-token-position-h200" / "glm-5" if found else None

@@ -12,14 +12,14 @@ import pytest
 
 from fleetplan.core.contract import RequestLog
 from fleetplan.core.load import LoadBasis, judge_level
-from fleetplan.planner.load_model import (
+from fleetplan.planner.curve.load_curve import (
     CLOSED_LOOP_TTFT_FACTOR,
     Basis,
     Bound,
     fit_curve,
     measured_rule,
 )
-from fleetplan.planner.monotone import Pchip, isotonic
+from fleetplan.planner.curve.monotone import Pchip, isotonic
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.queries import benchmark_points
 

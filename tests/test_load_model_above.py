@@ -10,7 +10,7 @@ import math
 import pandas as pd
 import pytest
 
-from fleetplan.planner.load_model import Basis, fit_curve
+from fleetplan.planner.curve.load_curve import Basis, fit_curve
 from fleetplan.warehouse.columns import LOAD_COLUMNS
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.queries import benchmark_points
@@ -151,10 +151,10 @@ def test_a_held_out_inferencex_level_is_predicted_at_its_concurrency(tool_output
 
 
 def test_between_two_concurrencies_a_closed_loop_follows_a_power_law():
-    """Straight in (log concurrency, log P99) between measured concurrencies (planner.in_flight):
-    at concurrency 8, between 1,000 ms at 4 and 1,400 ms at 16, the geometric mean, 1,183 ms,
-    whatever the level at 64 (8,000 ms) would make a cubic through all three do; the throughput
-    likewise (2 and 3 req/s: 2.449)."""
+    """Straight in (log concurrency, log P99) between measured concurrencies
+    (planner.curve.in_flight): at concurrency 8, between 1,000 ms at 4 and 1,400 ms at 16, the
+    geometric mean, 1,183 ms, whatever the level at 64 (8,000 ms) would make a cubic through all
+    three do; the throughput likewise (2 and 3 req/s: 2.449)."""
     rows = [
         closed_loop(4, 2.0, 1000.0, 10.0),
         closed_loop(16, 3.0, 1400.0, 20.0),

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from fleetplan.planner import Scenario, plan
 from fleetplan.planner.capacity import Configuration, capacity_of, points_for_model
-from fleetplan.planner.load_model import fit_curve
+from fleetplan.planner.curve.load_curve import fit_curve
 from fleetplan.planner.report import POOL_COLUMNS, pool_table, summary
 from fleetplan.planner.scenario.scenario import TrafficClass
 from fleetplan.services.planning import plan_from_tables

@@ -15,7 +15,7 @@ import pytest
 
 from fleetplan.core.contract import RUN_FILE_FORMAT, Point, RequestLog, Run, RunFile
 from fleetplan.core.load import LoadBasis
-from fleetplan.planner.load_model import fit_curve
+from fleetplan.planner.curve.load_curve import fit_curve
 from fleetplan.services.benchmark_views import points_table
 from fleetplan.warehouse import migrations
 from fleetplan.warehouse.columns import CANONICAL_COLUMNS, LOAD_COLUMNS

@@ -15,7 +15,7 @@ from scipy.stats import kendalltau
 from fleetplan.core.contract import RequestLog, RunFile
 from fleetplan.core.load import judge_level, judge_point
 from fleetplan.core.stats import trend_z
-from fleetplan.planner.load_model import fit_curve
+from fleetplan.planner.curve.load_curve import fit_curve
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.importers import ImportOptions
 from fleetplan.warehouse.ingest import ingest_paths

@@ -21,7 +21,6 @@ from fleetplan.core.files import read_bounded
 from fleetplan.core.paths import sample_data_dir
 from fleetplan.core.stats import finite_number
 from fleetplan.core.strict import load_json
-from fleetplan.planner.bound_flags import BOUND_FLAG
 from fleetplan.planner.bounds import (
     Architecture,
     Bounds,
@@ -32,6 +31,7 @@ from fleetplan.planner.bounds import (
     level_flags,
     server_bounds,
 )
+from fleetplan.planner.curve.bound_flags import BOUND_FLAG
 
 TABLE = Path("models") / "architectures.toml"
 
@@ -151,9 +151,9 @@ def with_bound_flags(
     catalog: pd.DataFrame,
     architectures: dict[str, Architecture] | None = None,
 ) -> pd.DataFrame:
-    """`points` with the column the planner reads (`planner.bound_flags`): for each level, what it
-    claims beyond its server's physical bounds, so that such a level never counts as stable for
-    capacity; None where nothing (or no bound is known)."""
+    """`points` with the column the planner reads (`planner.curve.bound_flags`): for each level,
+    what it claims beyond its server's physical bounds, so that such a level never counts as stable
+    for capacity; None where nothing (or no bound is known)."""
     if points.empty:
         return points.assign(**{BOUND_FLAG: pd.Series(dtype=object)})
     return points.assign(**{BOUND_FLAG: bound_reasons(points, catalog, architectures)})

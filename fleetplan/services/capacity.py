@@ -4,9 +4,9 @@
 A configuration is (model, GPU model, GPUs per server) and a traffic shape (a dataset, or input
 and output token lengths), matched as the planner matches them (`planner.capacity`'s
 `points_for_model` and `points_for_class`). Its levels give a latency-against-load curve
-(`planner.load_model.fit_curve`); the report says what the curve predicts (the capacity, its basis,
-the P99s there), today's measured-level rule beside it for comparison, the saturation rate, and
-the levels it rests on, each with the judgement of whether the server kept up. A model, GPU,
+(`planner.curve.load_curve.fit_curve`); the report says what the curve predicts (the capacity, its
+basis, the P99s there), today's measured-level rule beside it for comparison, the saturation rate,
+and the levels it rests on, each with the judgement of whether the server kept up. A model, GPU,
 GPU count or traffic the warehouse does not hold is an InputError naming what it does hold.
 """
 
@@ -20,11 +20,17 @@ from pydantic import BaseModel, ConfigDict, Field
 from fleetplan.core.errors import InputError
 from fleetplan.core.gpus import canonical_gpu
 from fleetplan.core.stats import finite_number
-from fleetplan.planner.bound_flags import flagged
 from fleetplan.planner.bounds import Architecture, level_flags
 from fleetplan.planner.capacity import points_for_class, points_for_model
+from fleetplan.planner.curve.bound_flags import flagged
+from fleetplan.planner.curve.load_curve import (
+    Basis,
+    CurveLevel,
+    LoadCurve,
+    fit_curve,
+    measured_rule,
+)
 from fleetplan.planner.levels import SERVER, with_servers
-from fleetplan.planner.load_model import Basis, CurveLevel, LoadCurve, fit_curve, measured_rule
 from fleetplan.planner.scenario.scenario import CapacityAt, TrafficClass
 from fleetplan.services.bounds import (
     architecture_from_file,

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from fleetplan.planner.capacity import points_for_class, points_for_model
+from fleetplan.planner.curve.load_curve import LoadCurve, Metric, fit_curve
 from fleetplan.planner.levels import SERVER, with_servers
-from fleetplan.planner.load_model import LoadCurve, Metric, fit_curve
 from fleetplan.planner.results import Plan
 from fleetplan.planner.scenario.scenario import Scenario
 from fleetplan.services.benchmark_views import series_label

@@ -3,7 +3,7 @@ charts and table. Latency does not fall as load rises, so two kinds of level mea
 other than load (a cold start, a hiccup):
 
 - a level whose P99 is over twice every P99 at the higher rates the configuration kept up with
-  (the latency model's own rule, `fleetplan.planner.load_model.outliers`, on the same levels);
+  (the latency model's own rule, `fleetplan.planner.curve.load_curve.outliers`, on the same levels);
 - a level that fell behind at a lower rate than one the configuration kept up with (e.g. a 15 s
   P99 TTFT at 1 req/s on an 8x RTX 4090 server that kept up at 4 and 8 req/s).
 
@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from fleetplan.planner.load_model import OUTLIER_FACTOR, CurveLevel, fit_curve, outliers
+from fleetplan.planner.curve.load_curve import OUTLIER_FACTOR, CurveLevel, fit_curve, outliers
 from fleetplan.services.bounds import bound_reasons
 
 LevelKey = tuple[str, int]  # (run_id, level_index)

@@ -104,7 +104,7 @@ def plan_from_tables(
     scenario: Scenario, points: pd.DataFrame, catalog: pd.DataFrame, **options: object
 ) -> Plan:
     """A plan from the warehouse's benchmark points and GPU catalog, as already read; a level
-    over its server's physical bounds never counts as stable (`planner.bound_flags`)."""
+    over its server's physical bounds never counts as stable (`planner.curve.bound_flags`)."""
     points = with_bound_flags(points, catalog)
     return plan(scenario, points, facts_from_catalog(catalog), **options)
 

@@ -15,7 +15,7 @@ saturation, and each metric's axis with its queue form toward saturation (`load_
   curve, and the sweep's highest throughput is its saturation. (A closed loop sends no bursts: at
   the same rate its P99s are at most a Poisson stream's; the curve says which basis each point
   has.)
-- A closed loop's own axes, against log concurrency: `planner.in_flight`.
+- A closed loop's own axes, against log concurrency: `planner.curve.in_flight`.
 - Saturation (`saturation_of`), from what the data shows: the most any level that did not keep up
   proves the server completes per second (a server that fell behind, or a burst, worked at its
   limit: the rate it proves is a lower bound of its saturation, `fleetplan.core.load`), the
@@ -31,8 +31,8 @@ saturation, and each metric's axis with its queue form toward saturation (`load_
   req/s, where two runs measured 831 and 1,552 ms.
 - An `Axis` is one metric's curve through the stable levels: made monotone (isotonic regression
   of log P99) and interpolated between them by a monotone cubic (PCHIP) in (rate, log P99):
-  exact at every measured level (a closed loop's own axes: straight pieces, `planner.in_flight`).
-  Below the lowest level it is that level's value.
+  exact at every measured level (a closed loop's own axes: straight pieces,
+  `planner.curve.in_flight`). Below the lowest level it is that level's value.
 - Between the highest stable level and saturation the P99s follow a queue's form,
   P99(rate) = a + b x rho / (1 - rho) with rho = rate / saturation: the waiting time of a
   single-server queue grows as rho / (1 - rho) (M/M/1; M/G/1 by Pollaczek-Khinchine, the same
@@ -61,8 +61,8 @@ import pandas as pd
 from fleetplan.core.load import LevelLoad, LoadBasis, judge_row, reference_of
 from fleetplan.core.stats import finite_number
 from fleetplan.core.tabular import records
-from fleetplan.planner.bound_flags import beyond_bounds, bound_flag
-from fleetplan.planner.monotone import Pchip, isotonic
+from fleetplan.planner.curve.bound_flags import beyond_bounds, bound_flag
+from fleetplan.planner.curve.monotone import Pchip, isotonic
 
 OUTLIER_FACTOR = 2.0  # a P99 over twice every P99 at higher stable rates: not load
 PLATEAU_EFFICIENCY = 0.25  # a closed-loop step that gained under 1/4 of its concurrency's rise

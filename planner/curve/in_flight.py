@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 import statistics
 
-from fleetplan.planner.curve_levels import Axis, CurveLevel
+from fleetplan.planner.curve.levels import Axis, CurveLevel
 
 
 def in_flight_axes(levels: list[CurveLevel]) -> dict[str, Axis | None]:

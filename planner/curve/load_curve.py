@@ -4,7 +4,7 @@ From a configuration's measured load levels (one GPU model x GPUs per server, on
 traffic shape), `fit_curve` builds a `LoadCurve`: P99 TTFT and P99 TPOT as functions of the
 request rate, and the saturation rate. How each level is judged (open-loop and closed-loop), the
 saturation, and each metric's axis (monotone, PCHIP between the levels, the queue form toward
-saturation) are in `fleetplan.planner.curve_levels`, whose public names this module re-exports.
+saturation) are in `fleetplan.planner.curve.levels`, whose public names this module re-exports.
 Here:
 
 - The curve runs through the stable levels only (repeats at one rate: their median), leaves out
@@ -29,8 +29,8 @@ Here:
   make a curve of the queue form alone; otherwise a curve needs two.
 - A closed loop's levels are also a curve in the concurrency they ran at (`predict_closed_loop`):
   throughput and P99s against log concurrency, monotone, a power law between the levels
-  (`planner.in_flight`), the plateau's included. There the P99 is a smooth function of what the
-  client set; against throughput it is not (on the plateau throughput stops rising while latency
+  (`planner.curve.in_flight`), the plateau's included. There the P99 is a smooth function of what
+  the client set; against throughput it is not (on the plateau throughput stops rising while latency
   climbs, and can even fall back: a vertical, non-monotone curve), so a held-out closed-loop
   level is predicted at its concurrency. By Little's law the two are one curve.
 
@@ -54,7 +54,8 @@ import pandas as pd
 
 from fleetplan.core.stats import finite_number
 from fleetplan.core.tabular import records
-from fleetplan.planner.curve_levels import (
+from fleetplan.planner.curve.in_flight import in_flight_axes
+from fleetplan.planner.curve.levels import (
     CLOSED_LOOP_TTFT_FACTOR,
     ONE_LEVEL_SLOPE,
     OUTLIER_FACTOR,
@@ -68,7 +69,6 @@ from fleetplan.planner.curve_levels import (
     outliers,
     saturation_of,
 )
-from fleetplan.planner.in_flight import in_flight_axes
 
 # The public names, those of `curve_levels` included: importers name them from here.
 __all__ = [
