@@ -16,7 +16,7 @@ from fleetplan.app.charts import (
     pareto_figure,
 )
 from fleetplan.core.errors import InputError
-from fleetplan.planner.capacity import points_for_model, traffic_measured
+from fleetplan.planner.capacity.rules import points_for_model, traffic_measured
 from fleetplan.planner.explain import explain, trade_off
 from fleetplan.planner.report import gpus_text
 from fleetplan.planner.results import FleetPlan, Plan

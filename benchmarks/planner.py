@@ -46,7 +46,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from fleetplan.planner import GpuFacts, Scenario, plan  # noqa: E402
-from fleetplan.planner.capacity import capacities  # noqa: E402
+from fleetplan.planner.capacity.rules import capacities  # noqa: E402
 from fleetplan.planner.day import DayLimits, day_pools, solve_day  # noqa: E402
 from fleetplan.planner.economics import pool_economics  # noqa: E402
 from fleetplan.planner.fleets import objective_weights  # noqa: E402

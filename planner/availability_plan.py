@@ -22,7 +22,7 @@ from fleetplan.planner.availability import (
 )
 from fleetplan.planner.availability_milp import ClassNeed, solve_available
 from fleetplan.planner.baselines import baselines as solve_baselines
-from fleetplan.planner.capacity import capacities
+from fleetplan.planner.capacity.rules import capacities
 from fleetplan.planner.diagnosis import plan_notes, unservable_classes
 from fleetplan.planner.economics import GpuFacts, carbon_gaps, pool_economics
 from fleetplan.planner.fleets import (

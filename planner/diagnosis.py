@@ -7,9 +7,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from fleetplan.planner.capacity import Capacity
+from fleetplan.planner.capacity.configuration import MEASURED_RULE
+from fleetplan.planner.capacity.rules import Capacity
 from fleetplan.planner.fleets import Candidates
-from fleetplan.planner.levels import MEASURED_RULE
 from fleetplan.planner.milp import Limits, Weights, solve
 from fleetplan.planner.results import FleetPlan
 from fleetplan.planner.scenario.scenario import Scenario, TrafficClass

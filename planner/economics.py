@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from fleetplan.core.errors import InputError
-from fleetplan.planner.capacity import Capacity, Level
+from fleetplan.planner.capacity.rules import Capacity, Level
 from fleetplan.planner.scenario.scenario import HOURS_PER_YEAR, GpuOffer, Scenario
 
 

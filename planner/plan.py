@@ -10,7 +10,9 @@ import pandas as pd
 
 from fleetplan.core.errors import InputError
 from fleetplan.planner.baselines import baselines as solve_baselines
-from fleetplan.planner.capacity import Capacity, capacities
+from fleetplan.planner.capacity.intervals import overlap_notes, overlapping
+from fleetplan.planner.capacity.measure_hint import measure_notes
+from fleetplan.planner.capacity.rules import Capacity, capacities
 from fleetplan.planner.day_plan import plan_day
 from fleetplan.planner.diagnosis import binding_limits, plan_notes, unservable_classes
 from fleetplan.planner.economics import GpuFacts, carbon_gaps, pool_economics
@@ -23,8 +25,6 @@ from fleetplan.planner.fleets import (
     solve_pools,
 )
 from fleetplan.planner.frontier import pareto_frontier
-from fleetplan.planner.intervals import overlap_notes, overlapping
-from fleetplan.planner.measure_hint import measure_notes
 from fleetplan.planner.milp import Weights
 from fleetplan.planner.results import CapacityRow, FleetPlan, Plan, PlanStatus
 from fleetplan.planner.scenario.scenario import Scenario

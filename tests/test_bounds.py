@@ -12,7 +12,7 @@ import pytest
 
 from fleetplan.core.errors import InputError
 from fleetplan.core.paths import sample_data_dir
-from fleetplan.planner.bounds import (
+from fleetplan.planner.capacity.physical import (
     GIB,
     Hardware,
     architecture_from_config,

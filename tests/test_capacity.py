@@ -156,7 +156,7 @@ def test_extrapolation_only_when_asked():
 
 
 def test_token_lengths_a_token_apart_are_one_kind_of_traffic():
-    from fleetplan.planner.capacity import SHAPE_TOLERANCE, near_length
+    from fleetplan.planner.capacity.rules import SHAPE_TOLERANCE, near_length
     from fleetplan.services.traffic_shapes import traffic_kinds
 
     first = points(("h100-pcie", 1, [level(1, 1), level(2, 2)]))

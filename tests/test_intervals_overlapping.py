@@ -1,13 +1,13 @@
-"""`planner.intervals.overlapping` compares class by class, as arrays (a 50 x 100 plan spent
-most of its time comparing 5,000^2 pairs): it must find exactly the pairs the definition names,
-in the same order, on random capacities of several classes."""
+"""`planner.capacity.intervals.overlapping` compares class by class, as arrays (a 50 x 100 plan
+spent most of its time comparing 5,000^2 pairs): it must find exactly the pairs the definition
+names, in the same order, on random capacities of several classes."""
 
 from __future__ import annotations
 
 import random
 
-from fleetplan.planner.intervals import _EPS, _wide, overlapping
-from fleetplan.planner.levels import Capacity, Configuration
+from fleetplan.planner.capacity.configuration import Capacity, Configuration
+from fleetplan.planner.capacity.intervals import _EPS, _wide, overlapping
 
 
 def _pairwise(capacities):

@@ -282,7 +282,7 @@ def test_the_level_behind_each_pool_says_what_traffic_it_was_measured_with(
 ):
     """Next to each pool: the traffic its capacity rests on (issue 13: a class planned on data
     of another shape must say so next to its pool), the one kind the planner keeps for it."""
-    from fleetplan.planner.capacity import points_for_model, traffic_measured
+    from fleetplan.planner.capacity.rules import points_for_model, traffic_measured
 
     with Warehouse.open(_sample_warehouse_template, read_only=True) as warehouse:
         points, catalog = benchmark_points(warehouse), gpu_catalog(warehouse)

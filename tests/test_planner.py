@@ -9,7 +9,7 @@ from pydantic import ValidationError
 
 from fleetplan.core.errors import InputError
 from fleetplan.planner import GpuFacts, PlanStatus, Scenario, plan
-from fleetplan.planner.capacity import Configuration, capacity_of
+from fleetplan.planner.capacity.rules import Configuration, capacity_of
 from tests.support.planner_points import gpu, level, points, scenario
 
 FACTS = {

@@ -13,7 +13,7 @@ import math
 import pytest
 
 from fleetplan.planner import plan
-from fleetplan.planner.capacity import capacities
+from fleetplan.planner.capacity.rules import capacities
 from fleetplan.planner.day import DayLimits, day_pools, solve_day
 from fleetplan.planner.economics import GpuFacts, pool_economics
 from fleetplan.planner.fleets import objective_weights

@@ -12,7 +12,7 @@ import pytest
 from pydantic import ValidationError
 
 from fleetplan.planner import Scenario, plan
-from fleetplan.planner.capacity import Configuration, capacity_of, points_for_model
+from fleetplan.planner.capacity.rules import Configuration, capacity_of, points_for_model
 from fleetplan.planner.curve.load_curve import fit_curve
 from fleetplan.planner.report import POOL_COLUMNS, pool_table, summary
 from fleetplan.planner.scenario.scenario import TrafficClass

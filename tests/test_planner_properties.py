@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fleetplan.planner import GpuFacts, Scenario, plan
-from fleetplan.planner.capacity import Capacity, Configuration, Level
+from fleetplan.planner.capacity.rules import Capacity, Configuration, Level
 from fleetplan.planner.economics import EnergyBasis, PoolEconomics
 from fleetplan.planner.milp import Limits, SolveStatus, solve
 from tests.support.planner_points import gpu, level, points, scenario
@@ -215,7 +215,7 @@ def _exhaustive_frontier(pools, demand):
 
 
 def test_frontier_is_exact_on_a_small_instance():
-    from fleetplan.planner.capacity import capacities
+    from fleetplan.planner.capacity.rules import capacities
     from fleetplan.planner.economics import pool_economics
 
     pts = points(

@@ -12,9 +12,14 @@ import pandas as pd
 import pytest
 
 from fleetplan.core.errors import InputError
-from fleetplan.planner.capacity import capacities
-from fleetplan.planner.intervals import overlap_notes, overlapping
-from fleetplan.planner.levels import Capacity, Configuration, server_label, with_servers
+from fleetplan.planner.capacity.configuration import (
+    Capacity,
+    Configuration,
+    server_label,
+    with_servers,
+)
+from fleetplan.planner.capacity.intervals import overlap_notes, overlapping
+from fleetplan.planner.capacity.rules import capacities
 from fleetplan.planner.plan import plan
 from fleetplan.planner.report import pool_table
 from fleetplan.planner.scenario.scenario import Scenario

@@ -1,5 +1,5 @@
-"""The physical bounds (`fleetplan.planner.bounds`) of the warehouse's configurations, and the
-levels that claim more than they allow.
+"""The physical bounds (`fleetplan.planner.capacity.physical`) of the warehouse's configurations,
+and the levels that claim more than they allow.
 
 Architectures come from the bundled table (`sample_data/models/architectures.toml`) and from any
 Hugging Face config.json the user names (`fleetplan capacity --model-config PATH`, which applies
@@ -21,7 +21,7 @@ from fleetplan.core.files import read_bounded
 from fleetplan.core.paths import sample_data_dir
 from fleetplan.core.stats import finite_number
 from fleetplan.core.strict import load_json
-from fleetplan.planner.bounds import (
+from fleetplan.planner.capacity.physical import (
     Architecture,
     Bounds,
     Hardware,

@@ -2,7 +2,7 @@
 `fleetplan capacity`, from the warehouse's levels.
 
 A configuration is (model, GPU model, GPUs per server) and a traffic shape (a dataset, or input
-and output token lengths), matched as the planner matches them (`planner.capacity`'s
+and output token lengths), matched as the planner matches them (`planner.capacity.rules`'s
 `points_for_model` and `points_for_class`). Its levels give a latency-against-load curve
 (`planner.curve.load_curve.fit_curve`); the report says what the curve predicts (the capacity, its
 basis, the P99s there), today's measured-level rule beside it for comparison, the saturation rate,
@@ -20,8 +20,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from fleetplan.core.errors import InputError
 from fleetplan.core.gpus import canonical_gpu
 from fleetplan.core.stats import finite_number
-from fleetplan.planner.bounds import Architecture, level_flags
-from fleetplan.planner.capacity import points_for_class, points_for_model
+from fleetplan.planner.capacity.configuration import SERVER, with_servers
+from fleetplan.planner.capacity.physical import Architecture, level_flags
+from fleetplan.planner.capacity.rules import points_for_class, points_for_model
 from fleetplan.planner.curve.bound_flags import flagged
 from fleetplan.planner.curve.load_curve import (
     Basis,
@@ -30,7 +31,6 @@ from fleetplan.planner.curve.load_curve import (
     fit_curve,
     measured_rule,
 )
-from fleetplan.planner.levels import SERVER, with_servers
 from fleetplan.planner.scenario.scenario import CapacityAt, TrafficClass
 from fleetplan.services.bounds import (
     architecture_from_file,
@@ -55,7 +55,7 @@ class LatencyTargets(_Schema):
     """The P99 targets (ms) a capacity is computed at; None: no target on that metric. A
     target, never a measurement: measured and predicted P99s have names of their own
     (`CapacityLevel.ttft_p99_ms`, `CapacityReport.predicted_ttft_p99_ms`). The planner's pair of
-    them, as a cache key, is `planner.curve_capacity.TargetPair` (docs/definitions.md)."""
+    them, as a cache key, is `planner.capacity.curve_rule.TargetPair` (docs/definitions.md)."""
 
     ttft_p99_ms: Positive | None = None
     tpot_p99_ms: Positive | None = None
@@ -77,8 +77,9 @@ class CapacityQuery(_Schema):
     output_len: Annotated[int, Field(ge=1)] | None = None
     targets: LatencyTargets = Field(default_factory=LatencyTargets)
     extrapolate: bool = False  # past the highest stable level, toward saturation
-    # The server (engine, version, dtype, TP, variant: `planner.levels.server_label`) or its
-    # variant label: needed only where the configuration was measured with several servers.
+    # The server (engine, version, dtype, TP, variant:
+    # `planner.capacity.configuration.server_label`) or its variant label: needed only where the
+    # configuration was measured with several servers.
     server: str | None = None
     capacity_at: CapacityAt = "low"  # the end of the capacity's interval `capacity_rps` is
     # A Hugging Face config.json of the model, for its physical bounds where the bundled table
@@ -115,7 +116,8 @@ class LevelBound(_Schema):
 
 
 class ServerBounds(_Schema):
-    """The server's physical bounds (`planner.bounds`), per level, and what they rest on."""
+    """The server's physical bounds (`planner.capacity.physical`), per level, and what they rest
+    on."""
 
     architecture: str | None  # where the model's figures come from; None: no architecture
     memory_gb: float | None
@@ -263,8 +265,8 @@ def report_of(rows: pd.DataFrame, query: CapacityQuery, curve: LoadCurve) -> Cap
         extrapolate=query.extrapolate,
     )
     first = with_servers(rows).iloc[0]
-    # The interval as the planner plans it (planner.levels.Capacity.at_end): "low" what the
-    # stable levels prove, "mid" the curve's estimate, "high" the most the data supports.
+    # The interval as the planner plans it (planner.capacity.configuration.Capacity.at_end): "low"
+    # what the stable levels prove, "mid" the curve's estimate, "high" the most the data supports.
     interval = curve.interval(
         target_ttft_p99_ms=query.targets.ttft_p99_ms, target_tpot_p99_ms=query.targets.tpot_p99_ms
     )

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from fleetplan.planner.levels import carried_text
+from fleetplan.planner.capacity.configuration import carried_text
 from fleetplan.planner.report import gpu_label, interval_text, rate_text
 from fleetplan.planner.results import Plan, PoolPlan
 

@@ -14,7 +14,7 @@ from fleetplan.core.contract import validation_message
 from fleetplan.core.errors import FileTooLargeError, InputError
 from fleetplan.core.files import read_bounded
 from fleetplan.core.strict import refuse_duplicate_keys
-from fleetplan.planner.capacity import configurations, points_for_model
+from fleetplan.planner.capacity.rules import configurations, points_for_model
 from fleetplan.planner.economics import GpuFacts
 from fleetplan.planner.plan import plan
 from fleetplan.planner.results import Plan

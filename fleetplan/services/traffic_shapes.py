@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from fleetplan.core.errors import InputError
-from fleetplan.planner.capacity import near_length, points_for_model, same_kind
+from fleetplan.planner.capacity.rules import near_length, points_for_model, same_kind
 from fleetplan.planner.scenario.scenario import Scenario, TrafficClass
 
 

@@ -2,11 +2,12 @@
 
 `fleetplan.services.bounds.with_bound_flags` adds the column `bound_flag` to the points the
 planner plans on: for each level, what it claims beyond its server's physical bounds
-(`planner.bounds.level_flags`: the KV-cache rate bound by Little's law, the decode-bandwidth bound
-on output tokens/s, weights that do not fit), in words, or None. Such a level measured something
-else (a forged usage count, a mislabelled GPU count or model, cached prompts), so wherever the
-planner judges levels it is "cannot tell", the bound named: never stable, never evidence of a
-sustained rate (`beyond_bounds`), and never a level the measured rule takes (`flagged`).
+(`planner.capacity.physical.level_flags`: the KV-cache rate bound by Little's law, the
+decode-bandwidth bound on output tokens/s, weights that do not fit), in words, or None. Such a level
+measured something else (a forged usage count, a mislabelled GPU count or model, cached prompts), so
+wherever the planner judges levels it is "cannot tell", the bound named: never stable, never
+evidence of a sustained rate (`beyond_bounds`), and never a level the measured rule takes
+(`flagged`).
 """
 
 from __future__ import annotations

@@ -24,8 +24,7 @@ from dataclasses import dataclass, field, replace
 
 import pandas as pd
 
-from fleetplan.planner.curve.load_curve import CapacityEstimate, LoadCurve
-from fleetplan.planner.levels import (
+from fleetplan.planner.capacity.configuration import (
     CONFIG_KEYS,
     CURVE_COLUMNS,
     MEASURED_RULE,
@@ -36,7 +35,8 @@ from fleetplan.planner.levels import (
     level_from_row,
     with_servers,
 )
-from fleetplan.planner.measured_capacity import best_p99s
+from fleetplan.planner.capacity.measured_rule import best_p99s
+from fleetplan.planner.curve.load_curve import CapacityEstimate, LoadCurve
 from fleetplan.planner.scenario.scenario import TrafficClass
 
 TargetPair = tuple[float | None, float | None]  # P99 TTFT, P99 TPOT (ms); None: no target

@@ -12,8 +12,7 @@ import math
 
 import pandas as pd
 
-from fleetplan.planner.curve.bound_flags import flagged
-from fleetplan.planner.levels import (
+from fleetplan.planner.capacity.configuration import (
     CONFIG_KEYS,
     MEASURED_RULE,
     Capacity,
@@ -21,6 +20,7 @@ from fleetplan.planner.levels import (
     level_from_row,
     with_servers,
 )
+from fleetplan.planner.curve.bound_flags import flagged
 from fleetplan.planner.scenario.scenario import TrafficClass
 
 

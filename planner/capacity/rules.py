@@ -19,8 +19,7 @@ from dataclasses import replace
 import pandas as pd
 
 from fleetplan.core.errors import InputError
-from fleetplan.planner.curve_capacity import Curves, curve_capacity, fallback
-from fleetplan.planner.levels import (
+from fleetplan.planner.capacity.configuration import (
     BEHIND_FRACTION,
     CONFIG_KEYS,
     Capacity,
@@ -28,7 +27,8 @@ from fleetplan.planner.levels import (
     Level,
     with_servers,
 )
-from fleetplan.planner.measured_capacity import measured_capacities
+from fleetplan.planner.capacity.curve_rule import Curves, curve_capacity, fallback
+from fleetplan.planner.capacity.measured_rule import measured_capacities
 from fleetplan.planner.scenario.scenario import CapacityRule, Scenario, TrafficClass
 
 # Re-exported: planner modules and tests have always found them here.

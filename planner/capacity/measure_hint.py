@@ -10,7 +10,7 @@ import shlex
 import pandas as pd
 
 from fleetplan.core.errors import InputError
-from fleetplan.planner.capacity import points_for_class, points_for_model
+from fleetplan.planner.capacity.rules import points_for_class, points_for_model
 from fleetplan.planner.scenario.scenario import Scenario, TrafficClass
 
 

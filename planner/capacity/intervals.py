@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from fleetplan.planner.levels import Capacity
+from fleetplan.planner.capacity.configuration import Capacity
 
 _EPS = 1e-9
 

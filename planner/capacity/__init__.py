@@ -1,0 +1,12 @@
+"""Capacity of one server of a configuration for one traffic class, with its basis in words.
+
+- `rules`: the scenario's rule chosen per class (`capacities`, `points_for_model`,
+  `points_for_class`): the curve rule (`curve_rule`, the default) or today's measured-level
+  rule (`measured_rule`, also the curve's fallback).
+- `configuration`: what a capacity is made of: `Configuration` (GPU model x GPUs per server x
+  server), the measured `Level` it rests on, and the `Capacity` interval itself.
+- `physical`: a server's physical bounds (KV cache, decode bandwidth) from the model's shape
+  and the GPUs' memory and bandwidth (`level_flags`).
+- `intervals`: where two configurations' capacity intervals overlap (the data cannot rank them).
+- `measure_hint`: the `fleetplan collect --find-capacity` command for a class nobody measured.
+"""
