@@ -12,7 +12,7 @@ from scipy.optimize import Bounds, LinearConstraint, OptimizeResult, milp
 
 from fleetplan.planner.economics import PoolEconomics
 from fleetplan.planner.milp import Limits, Weights
-from fleetplan.planner.sparse_rows import Rows as _Rows
+from fleetplan.planner.solve.rows import Rows as _Rows
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,7 +24,7 @@ import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, OptimizeResult, milp
 
 from fleetplan.planner.economics import PoolEconomics
-from fleetplan.planner.sparse_rows import Rows  # the one sparse row builder (day.py uses it too)
+from fleetplan.planner.solve.rows import Rows  # the one sparse row builder (day.py uses it too)
 
 
 class SolveStatus(StrEnum):
