@@ -11,8 +11,8 @@ from numbers import Real
 import plotly.graph_objects as go
 
 from fleetplan.app.style import OKABE_ITO, log_ticks
+from fleetplan.planner.peak.results import FleetPlan, ParetoPoint
 from fleetplan.planner.report import gpus_text
-from fleetplan.planner.results import FleetPlan, ParetoPoint
 from fleetplan.services.load_views import (
     CANNOT_TELL,
     FELL_BEHIND,

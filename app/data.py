@@ -20,8 +20,8 @@ import pandas as pd
 import streamlit as st
 
 from fleetplan.core.errors import WarehouseError
-from fleetplan.planner.economics import GpuFacts
-from fleetplan.planner.results import Plan
+from fleetplan.planner.peak.economics import GpuFacts
+from fleetplan.planner.peak.results import Plan
 from fleetplan.services.plan_runner import PlanRunner
 from fleetplan.services.planning import (
     PAGE_TIME_LIMIT_S,

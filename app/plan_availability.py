@@ -11,7 +11,7 @@ import streamlit as st
 
 from fleetplan.planner.availability import one_host_lost
 from fleetplan.planner.availability_report import has_availability, redundancy_sentence
-from fleetplan.planner.results import Plan
+from fleetplan.planner.peak.results import Plan
 from fleetplan.services.plain_text import plain
 from fleetplan.services.router_config import litellm_config, routing_json
 

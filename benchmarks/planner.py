@@ -48,9 +48,9 @@ sys.path.insert(0, str(ROOT))
 from fleetplan.planner import GpuFacts, Scenario, plan  # noqa: E402
 from fleetplan.planner.capacity.rules import capacities  # noqa: E402
 from fleetplan.planner.day import DayLimits, day_pools, solve_day  # noqa: E402
-from fleetplan.planner.economics import pool_economics  # noqa: E402
-from fleetplan.planner.fleets import objective_weights  # noqa: E402
-from fleetplan.planner.milp import solve  # noqa: E402
+from fleetplan.planner.peak.economics import pool_economics  # noqa: E402
+from fleetplan.planner.peak.fleets import objective_weights  # noqa: E402
+from fleetplan.planner.peak.program import solve  # noqa: E402
 
 GPUS = {"rtx-4090": 0.30, "h100-pcie": 2.00, "h100-sxm": 2.60, "l40s": 0.90, "a100-80gb": 1.30}
 FACTS = {

@@ -80,9 +80,8 @@ that would be an import cycle through this file, which imports them all):
   paper's claims recomputed): the paper's view of the data, beside the planner.
 """
 
-from fleetplan.planner.economics import EnergyBasis, GpuFacts
-from fleetplan.planner.plan import plan
-from fleetplan.planner.results import (
+from fleetplan.planner.peak.economics import EnergyBasis, GpuFacts
+from fleetplan.planner.peak.results import (
     CapacityRow,
     FleetPlan,
     ParetoPoint,
@@ -91,6 +90,7 @@ from fleetplan.planner.results import (
     PoolPlan,
     Totals,
 )
+from fleetplan.planner.plan import plan
 from fleetplan.planner.scenario.scenario import CarbonPrice, GpuOffer, Scenario, Site, TrafficClass
 
 __all__ = [

@@ -9,7 +9,7 @@ planned n_o and a number of servers whose capacity the pool may count on, k_o:
     subject to sum_{o of p} z_o = 1                               (one option per pool)
                x_p <= c_p * sum_{o of p} k_o * z_o                (a pool carries what it can)
                sum_{p of k} x_p = rate_k                          (each class fully served)
-               GPU limits, budget and carbon cap on n_o * z_o and x_p  (as planner.milp)
+               GPU limits, budget and carbon cap on n_o * z_o and x_p  (as planner.peak.program)
 
 - A class without fallback: option o = (m, n), m servers needed (k_o = m), n planned, with
   P_o = P(Binomial(n, a_p) >= m). Its pools fail independently and each must carry its own
@@ -31,9 +31,9 @@ planned n_o and a number of servers whose capacity the pool may count on, k_o:
   fleet meets it: the first such answer is optimal, as the cuts only removed fleets that miss.
   n_p runs from 0 to N(ceil(rate_k / c_p)) for the pool alone: a pool with more could drop to
   that many, serve the whole class alone and cost less.
-- A class without an attainment: options n = m (the program of planner.milp).
+- A class without an attainment: options n = m (the program of planner.peak.program).
 
-Ties go to fewer GPUs by a second solve among the optimal fleets, as in planner.milp.
+Ties go to fewer GPUs by a second solve among the optimal fleets, as in planner.peak.program.
 """
 
 from __future__ import annotations
@@ -54,8 +54,8 @@ from fleetplan.planner.availability_program import ClassNeed
 from fleetplan.planner.availability_program import Found as _Found
 from fleetplan.planner.availability_program import Option as _Option
 from fleetplan.planner.availability_program import Program as _Program
-from fleetplan.planner.economics import PoolEconomics
-from fleetplan.planner.milp import Limits, SolveStatus, Weights
+from fleetplan.planner.peak.economics import PoolEconomics
+from fleetplan.planner.peak.program import Limits, SolveStatus, Weights
 
 # A pool's failures may use this share of the class's allowance (1 - attainment) at the first
 # bound on its servers; the cost bound then extends it where it could matter.

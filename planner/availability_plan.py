@@ -21,20 +21,20 @@ from fleetplan.planner.availability import (
     servers_needed,
 )
 from fleetplan.planner.availability_milp import ClassNeed, solve_available
-from fleetplan.planner.baselines import baselines as solve_baselines
 from fleetplan.planner.capacity.rules import capacities
-from fleetplan.planner.diagnosis import plan_notes, unservable_classes
-from fleetplan.planner.economics import GpuFacts, carbon_gaps, pool_economics
-from fleetplan.planner.fleets import (
+from fleetplan.planner.peak.baselines import baselines as solve_baselines
+from fleetplan.planner.peak.diagnosis import plan_notes, unservable_classes
+from fleetplan.planner.peak.economics import GpuFacts, carbon_gaps, pool_economics
+from fleetplan.planner.peak.fleets import (
     _STATUS,
     Candidates,
     objective_label,
     objective_weights,
     scenario_limits,
 )
-from fleetplan.planner.milp import Limits, Weights
-from fleetplan.planner.pools import pool_plan, totals_of
-from fleetplan.planner.results import ClassAttainment, FleetPlan, Plan, PlanStatus, PoolPlan
+from fleetplan.planner.peak.pools import pool_plan, totals_of
+from fleetplan.planner.peak.program import Limits, Weights
+from fleetplan.planner.peak.results import ClassAttainment, FleetPlan, Plan, PlanStatus, PoolPlan
 from fleetplan.planner.scenario.scenario import Scenario
 
 

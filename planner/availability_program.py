@@ -10,8 +10,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, OptimizeResult, milp
 
-from fleetplan.planner.economics import PoolEconomics
-from fleetplan.planner.milp import Limits, Weights
+from fleetplan.planner.peak.economics import PoolEconomics
+from fleetplan.planner.peak.program import Limits, Weights
 from fleetplan.planner.solve.rows import Rows as _Rows
 
 

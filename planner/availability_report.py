@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from fleetplan.planner.availability import one_host_lost
 from fleetplan.planner.availability_plan import spare_cost
-from fleetplan.planner.results import FleetPlan, Plan, PoolPlan
+from fleetplan.planner.peak.results import FleetPlan, Plan, PoolPlan
 
 DATACENTER_BASELINE = "all-H100"
 

@@ -55,7 +55,7 @@ from fleetplan.planner.day_layout import (
 from fleetplan.planner.day_lp import fixed, relax
 from fleetplan.planner.day_pools import DayLimits, DayPool, day_pools  # noqa: F401 (re-exported)
 from fleetplan.planner.day_pruning import identical_hours, undominated
-from fleetplan.planner.milp import Rows, SolveStatus, Weights
+from fleetplan.planner.peak.program import Rows, SolveStatus, Weights
 from fleetplan.planner.scenario.scenario import HOURS
 
 _EPS = 1e-9

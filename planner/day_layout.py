@@ -12,7 +12,7 @@ import numpy as np
 from scipy.optimize import OptimizeResult
 
 from fleetplan.planner.day_pools import DayLimits, DayPool
-from fleetplan.planner.milp import LimitRow, SolveStatus
+from fleetplan.planner.peak.program import LimitRow, SolveStatus
 from fleetplan.planner.scenario.scenario import HOURS
 
 _EPS = 1e-9

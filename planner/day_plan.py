@@ -17,9 +17,9 @@ import numpy as np
 from fleetplan.planner.day import DayLimits, DayPool, day_pools, solve_day
 from fleetplan.planner.day_layout import DaySolution, Layout, hourly, vector_of
 from fleetplan.planner.day_spread import spread
-from fleetplan.planner.economics import PoolEconomics
-from fleetplan.planner.milp import Solution, SolveStatus, Weights
-from fleetplan.planner.results import HOURS_PER_MONTH, PlanStatus
+from fleetplan.planner.peak.economics import PoolEconomics
+from fleetplan.planner.peak.program import Solution, SolveStatus, Weights
+from fleetplan.planner.peak.results import HOURS_PER_MONTH, PlanStatus
 from fleetplan.planner.scenario.scenario import HOURS, Scenario
 
 DAYS_PER_MONTH = HOURS_PER_MONTH / HOURS  # 730 h / 24 = 30.4 days

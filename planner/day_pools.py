@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from fleetplan.planner.economics import PoolEconomics
+from fleetplan.planner.peak.economics import PoolEconomics
 from fleetplan.planner.scenario.scenario import HOURS, GpuOffer, Scenario, TrafficClass
 
 

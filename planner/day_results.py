@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from fleetplan.planner.results import PlanStatus
+from fleetplan.planner.peak.results import PlanStatus
 
 
 class _Out(BaseModel):

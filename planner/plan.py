@@ -9,14 +9,14 @@ from collections.abc import Sequence
 import pandas as pd
 
 from fleetplan.core.errors import InputError
-from fleetplan.planner.baselines import baselines as solve_baselines
 from fleetplan.planner.capacity.intervals import overlap_notes, overlapping
 from fleetplan.planner.capacity.measure_hint import measure_notes
 from fleetplan.planner.capacity.rules import Capacity, capacities
 from fleetplan.planner.day_plan import plan_day
-from fleetplan.planner.diagnosis import binding_limits, plan_notes, unservable_classes
-from fleetplan.planner.economics import GpuFacts, carbon_gaps, pool_economics
-from fleetplan.planner.fleets import (
+from fleetplan.planner.peak.baselines import baselines as solve_baselines
+from fleetplan.planner.peak.diagnosis import binding_limits, plan_notes, unservable_classes
+from fleetplan.planner.peak.economics import GpuFacts, carbon_gaps, pool_economics
+from fleetplan.planner.peak.fleets import (
     Candidates,
     fleet_of,
     objective_label,
@@ -24,9 +24,9 @@ from fleetplan.planner.fleets import (
     scenario_limits,
     solve_pools,
 )
-from fleetplan.planner.frontier import pareto_frontier
-from fleetplan.planner.milp import Weights
-from fleetplan.planner.results import CapacityRow, FleetPlan, Plan, PlanStatus
+from fleetplan.planner.peak.frontier import pareto_frontier
+from fleetplan.planner.peak.program import Weights
+from fleetplan.planner.peak.results import CapacityRow, FleetPlan, Plan, PlanStatus
 from fleetplan.planner.scenario.scenario import Scenario
 
 

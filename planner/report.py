@@ -8,7 +8,7 @@ import math
 
 import pandas as pd
 
-from fleetplan.planner.results import FleetPlan, Plan, PlanStatus, PoolPlan
+from fleetplan.planner.peak.results import FleetPlan, Plan, PlanStatus, PoolPlan
 
 # What a pool costs, draws and emits, in the CSV's order: the figures a fleet's totals carry too
 # (`results.Totals` has each: the fleet CSV's TOTAL row).

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import t as student_t
 
-from fleetplan.planner.results import Plan
+from fleetplan.planner.peak.results import Plan
 
 DEFAULT_REPAIR_HOURS = 1.0
 DEFAULT_WINDOW_S = 60.0

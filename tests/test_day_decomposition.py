@@ -16,8 +16,8 @@ from fleetplan.planner import plan
 from fleetplan.planner.day import DayLimits, solve_day
 from fleetplan.planner.day_cuts import covering_cuts, tightened
 from fleetplan.planner.day_pruning import identical_hours
-from fleetplan.planner.fleets import objective_weights
-from fleetplan.planner.milp import SolveStatus
+from fleetplan.planner.peak.fleets import objective_weights
+from fleetplan.planner.peak.program import SolveStatus
 from fleetplan.planner.scenario.scenario import HOURS, Scenario
 from tests.test_planner_day import (
     FACTS,

@@ -13,7 +13,7 @@ from fleetplan.planner import day_plan
 from fleetplan.planner.day import DayLimits
 from fleetplan.planner.day_layout import DaySolution, Layout, hourly, limit_rows, vector_of
 from fleetplan.planner.day_spread import spread
-from fleetplan.planner.milp import SolveStatus
+from fleetplan.planner.peak.program import SolveStatus
 from fleetplan.planner.scenario.scenario import HOURS, Scenario
 from fleetplan.services.planning import plan_from_warehouse
 from fleetplan.warehouse.db import Warehouse

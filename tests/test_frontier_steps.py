@@ -1,11 +1,12 @@
 """The cost/carbon frontier on the bundled data searches gaps a chart can show, not stretches of
-fleets that differ only in how load is split between their pools (`planner.frontier.MIN_GAP`)."""
+fleets that differ only in how load is split between their pools
+(`planner.peak.frontier.MIN_GAP`)."""
 
 from __future__ import annotations
 
 import pytest
 
-from fleetplan.planner import frontier
+from fleetplan.planner.peak import frontier
 from fleetplan.services.planning import plan_from_tables
 from fleetplan.services.scenario_defaults import default_scenario
 from fleetplan.warehouse import queries

@@ -9,9 +9,10 @@ import re
 
 import pytest
 
-from fleetplan.planner.economics import EnergyBasis
 from fleetplan.planner.explain import explain, trade_off
-from fleetplan.planner.pools import totals_of
+from fleetplan.planner.peak.economics import EnergyBasis
+from fleetplan.planner.peak.pools import totals_of
+from fleetplan.planner.peak.results import FleetPlan, ParetoPoint, Plan, PlanStatus, PoolPlan
 from fleetplan.planner.report import (
     CSV_DIGITS,
     gpu_label,
@@ -21,7 +22,6 @@ from fleetplan.planner.report import (
     rounded,
     share_text,
 )
-from fleetplan.planner.results import FleetPlan, ParetoPoint, Plan, PlanStatus, PoolPlan
 from fleetplan.planner.scenario.scenario import Scenario, TrafficClass
 from fleetplan.services.plan_views import (
     capacities_view,

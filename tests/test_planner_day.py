@@ -15,9 +15,9 @@ import pytest
 from fleetplan.planner import plan
 from fleetplan.planner.capacity.rules import capacities
 from fleetplan.planner.day import DayLimits, day_pools, solve_day
-from fleetplan.planner.economics import GpuFacts, pool_economics
-from fleetplan.planner.fleets import objective_weights
-from fleetplan.planner.milp import SolveStatus
+from fleetplan.planner.peak.economics import GpuFacts, pool_economics
+from fleetplan.planner.peak.fleets import objective_weights
+from fleetplan.planner.peak.program import SolveStatus
 from fleetplan.planner.scenario.scenario import HOURS, Scenario
 from fleetplan.services.planning import load_scenario, plan_from_warehouse
 from fleetplan.warehouse.db import Warehouse
@@ -462,7 +462,7 @@ def test_a_version_1_plan_is_byte_for_byte_what_it_was_before_version_2(
 def test_the_peak_fleet_run_through_the_day_is_a_plan_of_the_day(name):
     """What a day stopped at its time limit falls back to where it does better: feasible."""
     from fleetplan.planner.day_plan import _from_peak
-    from fleetplan.planner.fleets import Candidates, scenario_limits, solve_pools
+    from fleetplan.planner.peak.fleets import Candidates, scenario_limits, solve_pools
 
     day, pools = _candidates(SMALL[name])
     econ = [p.econ for p in pools]

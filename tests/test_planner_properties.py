@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from fleetplan.planner import GpuFacts, Scenario, plan
 from fleetplan.planner.capacity.rules import Capacity, Configuration, Level
-from fleetplan.planner.economics import EnergyBasis, PoolEconomics
-from fleetplan.planner.milp import Limits, SolveStatus, solve
+from fleetplan.planner.peak.economics import EnergyBasis, PoolEconomics
+from fleetplan.planner.peak.program import Limits, SolveStatus, solve
 from tests.support.planner_points import gpu, level, points, scenario
 
 GPU_MODELS = ("rtx-4090", "h100-pcie")
@@ -216,7 +216,7 @@ def _exhaustive_frontier(pools, demand):
 
 def test_frontier_is_exact_on_a_small_instance():
     from fleetplan.planner.capacity.rules import capacities
-    from fleetplan.planner.economics import pool_economics
+    from fleetplan.planner.peak.economics import pool_economics
 
     pts = points(
         ("h100-pcie", 1, [level(4, 4, ttft=30)]),

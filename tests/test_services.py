@@ -423,7 +423,7 @@ def test_pools_on_one_configuration_are_drawn_apart_and_their_labels_not_cut(sam
 
 def test_the_cost_carbon_axes_read_sanely_when_the_fleets_nearly_coincide():
     from fleetplan.app.charts import padded_range, pareto_figure
-    from fleetplan.planner.results import ParetoPoint
+    from fleetplan.planner.peak.results import ParetoPoint
 
     point = {"hourly_cost_usd": 0.45, "carbon_kg_per_hour": 0.45, "gpus": {"h100-pcie": 1}}
     pareto = [

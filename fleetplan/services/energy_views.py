@@ -1,7 +1,7 @@
 """Energy per token for the Benchmarks page's Energy tab: measured where the level measured GPU
 energy, else modelled from the catalog's power figures, else unknown (never zero).
 
-Modelled, per the carbon model of docs/sources.md and the planner (`planner.economics`): a
+Modelled, per the carbon model of docs/sources.md and the planner (`planner.peak.economics`): a
 server of n GPUs draws n x (idle + u x (rated - idle)) W at utilisation u. A benchmark level has
 no utilisation of its own, so u is the level's total tokens/s over the highest total tokens/s the
 same configuration reached on the same traffic (one kind of source) in the data: its busiest level

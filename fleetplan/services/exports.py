@@ -26,9 +26,9 @@ from typing import Any
 import pandas as pd
 
 from fleetplan.core.tabular import neutralise
-from fleetplan.planner.economics import GpuFacts
+from fleetplan.planner.peak.economics import GpuFacts
+from fleetplan.planner.peak.results import Plan
 from fleetplan.planner.report import FLEET_FIGURES, pool_table, rounded
-from fleetplan.planner.results import Plan
 from fleetplan.planner.scenario.scenario import HOURS_PER_YEAR, Scenario
 from fleetplan.services.planning import facts_from_catalog
 

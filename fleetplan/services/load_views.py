@@ -20,7 +20,7 @@ import pandas as pd
 from fleetplan.planner.capacity.configuration import SERVER, with_servers
 from fleetplan.planner.capacity.rules import points_for_class, points_for_model
 from fleetplan.planner.curve.load_curve import LoadCurve, Metric, fit_curve
-from fleetplan.planner.results import Plan
+from fleetplan.planner.peak.results import Plan
 from fleetplan.planner.scenario.scenario import Scenario
 from fleetplan.services.benchmark_views import series_label
 from fleetplan.services.capacity import LatencyTargets, describe_shape

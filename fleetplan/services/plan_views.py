@@ -11,8 +11,8 @@ from collections.abc import Mapping
 import pandas as pd
 
 from fleetplan.planner.capacity.configuration import carried_text
+from fleetplan.planner.peak.results import Plan, PoolPlan
 from fleetplan.planner.report import gpu_label, interval_text, rate_text
-from fleetplan.planner.results import Plan, PoolPlan
 
 
 def _sig(value: float | None, digits: int = 3) -> float | None:

@@ -15,9 +15,9 @@ from fleetplan.core.errors import FileTooLargeError, InputError
 from fleetplan.core.files import read_bounded
 from fleetplan.core.strict import refuse_duplicate_keys
 from fleetplan.planner.capacity.rules import configurations, points_for_model
-from fleetplan.planner.economics import GpuFacts
+from fleetplan.planner.peak.economics import GpuFacts
+from fleetplan.planner.peak.results import Plan
 from fleetplan.planner.plan import plan
-from fleetplan.planner.results import Plan
 from fleetplan.planner.scenario.scenario import Scenario
 from fleetplan.services.bounds import with_bound_flags
 from fleetplan.services.scenario_forms import changed_fields, through_the_page

@@ -27,7 +27,7 @@ from typing import Any
 
 import yaml
 
-from fleetplan.planner.results import FleetPlan, Plan, PoolPlan
+from fleetplan.planner.peak.results import FleetPlan, Plan, PoolPlan
 
 ROUTING_STRATEGY = "simple-shuffle"
 

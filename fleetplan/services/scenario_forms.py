@@ -16,7 +16,7 @@ import pandas as pd
 from pydantic import ValidationError
 
 from fleetplan.core.errors import InputError
-from fleetplan.planner.economics import GpuFacts
+from fleetplan.planner.peak.economics import GpuFacts
 from fleetplan.planner.scenario.scenario import CapacityAt, CapacityRule, CarbonPrice, Scenario
 from fleetplan.services.day_fields import with_base_day_fields
 

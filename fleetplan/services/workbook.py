@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 
 from fleetplan.core.tabular import neutralise
-from fleetplan.planner.results import Plan
+from fleetplan.planner.peak.results import Plan
 from fleetplan.services.exports import fleet_table, pool_rows, sources_table
 
 

@@ -9,9 +9,9 @@ from collections.abc import Sequence
 
 from fleetplan.planner.capacity.configuration import MEASURED_RULE
 from fleetplan.planner.capacity.rules import Capacity
-from fleetplan.planner.fleets import Candidates
-from fleetplan.planner.milp import Limits, Weights, solve
-from fleetplan.planner.results import FleetPlan
+from fleetplan.planner.peak.fleets import Candidates
+from fleetplan.planner.peak.program import Limits, Weights, solve
+from fleetplan.planner.peak.results import FleetPlan
 from fleetplan.planner.scenario.scenario import Scenario, TrafficClass
 
 

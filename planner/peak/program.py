@@ -23,7 +23,7 @@ from enum import StrEnum
 import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, OptimizeResult, milp
 
-from fleetplan.planner.economics import PoolEconomics
+from fleetplan.planner.peak.economics import PoolEconomics
 from fleetplan.planner.solve.rows import Rows  # the one sparse row builder (day.py uses it too)
 
 

@@ -18,9 +18,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from fleetplan.planner.fleets import Candidates, scenario_limits, solve_fleet
-from fleetplan.planner.milp import Weights
-from fleetplan.planner.results import HOURS_PER_MONTH, FleetPlan, ParetoPoint, PlanStatus
+from fleetplan.planner.peak.fleets import Candidates, scenario_limits, solve_fleet
+from fleetplan.planner.peak.program import Weights
+from fleetplan.planner.peak.results import HOURS_PER_MONTH, FleetPlan, ParetoPoint, PlanStatus
 
 # A weight this small only breaks ties: "min cost" still prefers the cleaner of equal-cost fleets.
 _NUDGE = 1e-6

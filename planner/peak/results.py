@@ -21,7 +21,7 @@ from pydantic import (
     model_serializer,
 )
 
-from fleetplan.planner.economics import EnergyBasis
+from fleetplan.planner.peak.economics import EnergyBasis
 
 HOURS_PER_MONTH = 730.0  # 8,760 h / 12
 

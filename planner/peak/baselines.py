@@ -15,10 +15,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from fleetplan.planner.economics import PoolEconomics
-from fleetplan.planner.fleets import Candidates, scenario_limits, solve_fleet
-from fleetplan.planner.milp import Weights
-from fleetplan.planner.results import FleetPlan, PlanStatus
+from fleetplan.planner.peak.economics import PoolEconomics
+from fleetplan.planner.peak.fleets import Candidates, scenario_limits, solve_fleet
+from fleetplan.planner.peak.program import Weights
+from fleetplan.planner.peak.results import FleetPlan, PlanStatus
 from fleetplan.planner.scenario.scenario import Scenario
 
 PAPER_TTFT_THRESHOLD_MS = 200.0

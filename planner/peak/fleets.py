@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from fleetplan.planner.economics import PoolEconomics
-from fleetplan.planner.milp import Limits, Solution, SolveStatus, Weights, solve
-from fleetplan.planner.pools import pool_plan, totals_of
-from fleetplan.planner.results import FleetPlan, PlanStatus
+from fleetplan.planner.peak.economics import PoolEconomics
+from fleetplan.planner.peak.pools import pool_plan, totals_of
+from fleetplan.planner.peak.program import Limits, Solution, SolveStatus, Weights, solve
+from fleetplan.planner.peak.results import FleetPlan, PlanStatus
 from fleetplan.planner.scenario.scenario import CarbonPrice, Scenario
 
 _STATUS = {

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from fleetplan.planner.curve.load_curve import Prediction
-from fleetplan.planner.economics import PoolEconomics
-from fleetplan.planner.results import HOURS_PER_MONTH, PoolPlan, Totals
+from fleetplan.planner.peak.economics import PoolEconomics
+from fleetplan.planner.peak.results import HOURS_PER_MONTH, PoolPlan, Totals
 
 
 def pool_plan(pool: PoolEconomics, servers: int, rate: float) -> PoolPlan:
