@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 
 from fleetplan.app.style import OKABE_ITO, log_ticks
 from fleetplan.planner.peak.results import FleetPlan, ParetoPoint
-from fleetplan.planner.report import gpus_text
+from fleetplan.planner.report.table import gpus_text
 from fleetplan.services.load_views import (
     CANNOT_TELL,
     FELL_BEHIND,

@@ -17,9 +17,9 @@ from fleetplan.app.charts import (
 )
 from fleetplan.core.errors import InputError
 from fleetplan.planner.capacity.rules import points_for_model, traffic_measured
-from fleetplan.planner.explain import explain, trade_off
 from fleetplan.planner.peak.results import FleetPlan, Plan
-from fleetplan.planner.report import gpus_text
+from fleetplan.planner.report.explain import explain, trade_off
+from fleetplan.planner.report.table import gpus_text
 from fleetplan.planner.scenario.scenario import Scenario
 from fleetplan.services import exports, workbook
 from fleetplan.services.load_views import operating_points

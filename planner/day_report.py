@@ -8,7 +8,7 @@ import io
 
 from fleetplan.core.tabular import neutralise
 from fleetplan.planner.day_plan import DayPlan
-from fleetplan.planner.report import money_text
+from fleetplan.planner.report.table import money_text
 
 SCHEDULE_COLUMNS = (
     "hour",

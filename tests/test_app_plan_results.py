@@ -10,7 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from fleetplan.planner import Scenario
-from fleetplan.planner.explain import trade_off
+from fleetplan.planner.report.explain import trade_off
 from fleetplan.services.planning import plan_from_tables
 from fleetplan.warehouse.db import ENV_VAR
 from fleetplan.warehouse.queries import benchmark_points, gpu_catalog

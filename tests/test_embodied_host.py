@@ -8,7 +8,7 @@ import json
 import pytest
 
 from fleetplan.planner import GpuFacts, Scenario, plan
-from fleetplan.planner.report import summary
+from fleetplan.planner.report.table import summary
 from fleetplan.services.exports import plan_inputs, plan_json, sources_table
 from fleetplan.services.planning import facts_from_catalog
 from fleetplan.warehouse.db import Warehouse

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from fleetplan.planner import Scenario
-from fleetplan.planner.explain import MAX_NAMED_OVERLAPS, explain
+from fleetplan.planner.report.explain import MAX_NAMED_OVERLAPS, explain
 from fleetplan.services.planning import plan_from_tables
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.queries import benchmark_points, gpu_catalog

@@ -14,7 +14,7 @@ import openpyxl
 import pandas as pd
 import pytest
 
-from fleetplan.planner.report import POOL_COLUMNS
+from fleetplan.planner.report.table import POOL_COLUMNS
 from fleetplan.planner.scenario.scenario import Scenario
 from fleetplan.services.exports import plan_csv, plan_inputs, sources_csv
 from fleetplan.services.planning import plan_from_tables

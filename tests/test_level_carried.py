@@ -8,7 +8,7 @@ import re
 
 from fleetplan.planner import Scenario
 from fleetplan.planner.capacity.configuration import carried_text
-from fleetplan.planner.report import rate_text
+from fleetplan.planner.report.table import rate_text
 from fleetplan.services.plan_views import levels_view
 from fleetplan.services.planning import plan_from_tables
 from fleetplan.warehouse.db import Warehouse

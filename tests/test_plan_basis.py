@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from fleetplan.planner import GpuFacts, Scenario, plan
-from fleetplan.planner.report import POOL_COLUMNS, summary
+from fleetplan.planner.report.table import POOL_COLUMNS, summary
 from fleetplan.services.exports import plan_inputs, sources_table
 from fleetplan.services.plan_views import energy_view
 from fleetplan.services.planning import plan_from_tables

@@ -9,11 +9,11 @@ import re
 
 import pytest
 
-from fleetplan.planner.explain import explain, trade_off
 from fleetplan.planner.peak.economics import EnergyBasis
 from fleetplan.planner.peak.pools import totals_of
 from fleetplan.planner.peak.results import FleetPlan, ParetoPoint, Plan, PlanStatus, PoolPlan
-from fleetplan.planner.report import (
+from fleetplan.planner.report.explain import explain, trade_off
+from fleetplan.planner.report.table import (
     CSV_DIGITS,
     gpu_label,
     gpus_text,

@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from fleetplan.planner import Scenario, plan
 from fleetplan.planner.capacity.rules import Configuration, capacity_of, points_for_model
 from fleetplan.planner.curve.load_curve import fit_curve
-from fleetplan.planner.report import POOL_COLUMNS, pool_table, summary
+from fleetplan.planner.report.table import POOL_COLUMNS, pool_table, summary
 from fleetplan.planner.scenario.scenario import TrafficClass
 from fleetplan.services.planning import plan_from_tables
 from fleetplan.warehouse.db import Warehouse

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from fleetplan.planner.report import CSV_DIGITS
+from fleetplan.planner.report.table import CSV_DIGITS
 from fleetplan.planner.unit_costs import server_unit_costs
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.queries import benchmark_points

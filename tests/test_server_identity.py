@@ -21,7 +21,7 @@ from fleetplan.planner.capacity.configuration import (
 from fleetplan.planner.capacity.intervals import overlap_notes, overlapping
 from fleetplan.planner.capacity.rules import capacities
 from fleetplan.planner.plan import plan
-from fleetplan.planner.report import pool_table
+from fleetplan.planner.report.table import pool_table
 from fleetplan.planner.scenario.scenario import Scenario
 from fleetplan.services.plan_views import capacities_view, fleet_view
 from fleetplan.warehouse.db import Warehouse
@@ -239,7 +239,7 @@ def test_the_benchmarks_curves_draw_each_server_of_one_gpu_apart():
 
 
 def test_the_fleet_in_words_says_where_capacity_intervals_overlap():
-    from fleetplan.planner.explain import explain
+    from fleetplan.planner.report.explain import explain
 
     frame = _two_servers()
     sc = Scenario.model_validate(scenario([CHAT], [gpu("h100-pcie", 2.0)]))

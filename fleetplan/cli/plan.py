@@ -132,8 +132,8 @@ def _print_summary(result) -> None:
     """The plan for a terminal: its summary, availability, the day and the trade-off."""
     from fleetplan.planner.availability_report import availability_lines
     from fleetplan.planner.day_report import day_summary
-    from fleetplan.planner.explain import trade_off
-    from fleetplan.planner.report import summary
+    from fleetplan.planner.report.explain import trade_off
+    from fleetplan.planner.report.table import summary
 
     sys.stdout.write(summary(result))
     for line in availability_lines(result):

@@ -19,7 +19,7 @@ or warehouse/, and tested without a browser.
 - `energy_views`: energy per token per level, measured or modelled from the catalog's power.
 - `load_views`: the latency-against-load curves the Benchmarks and Plan pages draw.
 - `plan_views`: the Plan page's readable tables of a plan (fleet, energy, measured levels,
-  capacities), labelled and rounded for people (the CSV's schema is `planner.report`'s).
+  capacities), labelled and rounded for people (the CSV's schema is `planner.report.table`'s).
 - `paper_check`: the io.net paper's claims against the warehouse's points and catalog.
 - `upload_views`: the Upload page's labels (GPU, dataset) as import options, its summary, runs
   with their token shapes, problems in full and short file ids.

@@ -28,7 +28,7 @@ import pandas as pd
 from fleetplan.core.tabular import neutralise
 from fleetplan.planner.peak.economics import GpuFacts
 from fleetplan.planner.peak.results import Plan
-from fleetplan.planner.report import FLEET_FIGURES, pool_table, rounded
+from fleetplan.planner.report.table import FLEET_FIGURES, pool_table, rounded
 from fleetplan.planner.scenario.scenario import HOURS_PER_YEAR, Scenario
 from fleetplan.services.planning import facts_from_catalog
 
@@ -224,8 +224,8 @@ def _csv(table: pd.DataFrame) -> str:
 
 def plan_csv(plan: Plan) -> str:
     """Every pool of the plan (the recommended fleet's and each baseline's, told apart by
-    `fleet`), one row each, the header first: `planner.report.POOL_COLUMNS`, rounded per
-    `planner.report.CSV_DIGITS`. What the rows rest on is in `sources_csv` and the JSON."""
+    `fleet`), one row each, the header first: `planner.report.table.POOL_COLUMNS`, rounded per
+    `planner.report.table.CSV_DIGITS`. What the rows rest on is in `sources_csv` and the JSON."""
     return _csv(pool_rows(plan))
 
 
@@ -233,7 +233,7 @@ def fleet_table(plan: Plan) -> pd.DataFrame:
     """The recommended fleet alone, one row per pool with its carbon (operational + embodied)
     and a last row `class` = TOTAL: its GPUs, servers, $/h, $/month, power, energy and
     kgCO2e/month (from the plan's totals; unknown where any pool's is); every figure rounded
-    to the CSV's digits (`planner.report.CSV_DIGITS`)."""
+    to the CSV's digits (`planner.report.table.CSV_DIGITS`)."""
     table = pool_rows(plan, include_baselines=False)
     operational, embodied = table["operational_kgco2e_month"], table["embodied_kgco2e_month"]
     at = list(table.columns).index("host_embodied_kgco2e_month") + 1

@@ -1,7 +1,7 @@
 """The Plan page's readable tables of a plan: the recommended fleet's pools, their energy and
 carbon, the measured level behind each, and why each class can or cannot run on each
 configuration, with labels in words and units and figures rounded for people (the CSV's schema
-and digits are `planner.report`'s; the terminal summary is `planner.report.summary`)."""
+and digits are `planner.report.table`'s; the terminal summary is `planner.report.table.summary`)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pandas as pd
 
 from fleetplan.planner.capacity.configuration import carried_text
 from fleetplan.planner.peak.results import Plan, PoolPlan
-from fleetplan.planner.report import gpu_label, interval_text, rate_text
+from fleetplan.planner.report.table import gpu_label, interval_text, rate_text
 
 
 def _sig(value: float | None, digits: int = 3) -> float | None:

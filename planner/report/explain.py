@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fleetplan.planner.peak.results import ParetoPoint, Plan, PoolPlan
-from fleetplan.planner.report import gpus_text, rate_text, share_text
+from fleetplan.planner.report.table import gpus_text, rate_text, share_text
 from fleetplan.planner.scenario.scenario import Scenario
 
 # Overlapping alternatives named per recommended configuration; the rest are counted ("and 3
