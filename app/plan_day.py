@@ -22,7 +22,7 @@ import streamlit as st
 from fleetplan.app.day_charts import day_figure
 from fleetplan.app.plan_state import restart
 from fleetplan.core.errors import InputError
-from fleetplan.planner.day_report import schedule_csv
+from fleetplan.planner.day.schedule import schedule_csv
 from fleetplan.planner.peak.results import Plan
 from fleetplan.planner.scenario.scenario import Scenario
 from fleetplan.services import day_forms as forms

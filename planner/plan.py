@@ -12,7 +12,7 @@ from fleetplan.core.errors import InputError
 from fleetplan.planner.capacity.intervals import overlap_notes, overlapping
 from fleetplan.planner.capacity.measure_hint import measure_notes
 from fleetplan.planner.capacity.rules import Capacity, capacities
-from fleetplan.planner.day_plan import plan_day
+from fleetplan.planner.day.plan_day import plan_day
 from fleetplan.planner.peak.baselines import baselines as solve_baselines
 from fleetplan.planner.peak.diagnosis import binding_limits, plan_notes, unservable_classes
 from fleetplan.planner.peak.economics import GpuFacts, carbon_gaps, pool_economics

@@ -1,7 +1,7 @@
 """What makes a large day plan fast, each against test_planner_day's brute force: the rounding
-cuts (planner/day_cuts.py) cut off no integer plan, identical hours planned once keep the
-optimum, and the decomposition a large day is planned by (planner/day.py `_decomposed`) gives a
-plan of the day whose stated bound and gap are true."""
+cuts (planner/day/cuts.py) cut off no integer plan, identical hours planned once keep the
+optimum, and the decomposition a large day is planned by (planner/day/program.py `_decomposed`)
+gives a plan of the day whose stated bound and gap are true."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ import random
 
 import pytest
 
-from fleetplan.planner import day as day_program
 from fleetplan.planner import plan
-from fleetplan.planner.day import DayLimits, solve_day
-from fleetplan.planner.day_cuts import covering_cuts, tightened
-from fleetplan.planner.day_pruning import identical_hours
+from fleetplan.planner.day import program as day_program
+from fleetplan.planner.day.cuts import covering_cuts, tightened
+from fleetplan.planner.day.program import DayLimits, solve_day
+from fleetplan.planner.day.pruning import identical_hours
 from fleetplan.planner.peak.fleets import objective_weights
 from fleetplan.planner.peak.program import SolveStatus
 from fleetplan.planner.scenario.scenario import HOURS, Scenario

@@ -1,4 +1,4 @@
-"""A day plan's volume work spread over the window hours that tie (planner/day_spread.py): on
+"""A day plan's volume work spread over the window hours that tie (planner/day/spread.py): on
 the bundled data (the new user's nightly job at 1,000,000 requests, and at its 50,000) and on a
 small instance where an on-demand offer's GPUs per hour bound the spread."""
 
@@ -9,10 +9,10 @@ import json
 import numpy as np
 import pytest
 
-from fleetplan.planner import day_plan
-from fleetplan.planner.day import DayLimits
-from fleetplan.planner.day_layout import DaySolution, Layout, hourly, limit_rows, vector_of
-from fleetplan.planner.day_spread import spread
+from fleetplan.planner.day import plan_day as day_plan
+from fleetplan.planner.day.layout import DaySolution, Layout, hourly, limit_rows, vector_of
+from fleetplan.planner.day.program import DayLimits
+from fleetplan.planner.day.spread import spread
 from fleetplan.planner.peak.program import SolveStatus
 from fleetplan.planner.scenario.scenario import HOURS, Scenario
 from fleetplan.services.planning import plan_from_warehouse

@@ -1,5 +1,5 @@
-"""The day program (planner/day.py) against an independent brute force on small instances, its
-hourly coverage and windows, a version 1 scenario planned as at its peak, and the new user's
+"""The day program (planner/day/program.py) against an independent brute force on small instances,
+its hourly coverage and windows, a version 1 scenario planned as at its peak, and the new user's
 scenario (examples/day-chat-nightly.json) on the bundled data."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 
 from fleetplan.planner import plan
 from fleetplan.planner.capacity.rules import capacities
-from fleetplan.planner.day import DayLimits, day_pools, solve_day
+from fleetplan.planner.day.program import DayLimits, day_pools, solve_day
 from fleetplan.planner.peak.economics import GpuFacts, pool_economics
 from fleetplan.planner.peak.fleets import objective_weights
 from fleetplan.planner.peak.program import SolveStatus
@@ -461,7 +461,7 @@ def test_a_version_1_plan_is_byte_for_byte_what_it_was_before_version_2(
 @pytest.mark.parametrize("name", list(SMALL))
 def test_the_peak_fleet_run_through_the_day_is_a_plan_of_the_day(name):
     """What a day stopped at its time limit falls back to where it does better: feasible."""
-    from fleetplan.planner.day_plan import _from_peak
+    from fleetplan.planner.day.plan_day import _from_peak
     from fleetplan.planner.peak.fleets import Candidates, scenario_limits, solve_pools
 
     day, pools = _candidates(SMALL[name])

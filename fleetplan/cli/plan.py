@@ -131,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
 def _print_summary(result) -> None:
     """The plan for a terminal: its summary, availability, the day and the trade-off."""
     from fleetplan.planner.availability_report import availability_lines
-    from fleetplan.planner.day_report import day_summary
+    from fleetplan.planner.day.schedule import day_summary
     from fleetplan.planner.report.explain import trade_off
     from fleetplan.planner.report.table import summary
 
@@ -148,7 +148,7 @@ def _print_summary(result) -> None:
 def _write_exports(args: argparse.Namespace, result, inputs) -> bool:
     """Write the files asked for, each named on standard error; False (said why) on an error."""
     from fleetplan.core.errors import InputError
-    from fleetplan.planner.day_report import schedule_csv
+    from fleetplan.planner.day.schedule import schedule_csv
     from fleetplan.services import exports, workbook
 
     files = (

@@ -1,15 +1,15 @@
 """A day plan (`Plan.day`) as the Plan page shows it: the servers of each configuration in each
 hour (reserved and on demand apart), each class's demand and each site's grid through the day,
-the schedule (the rows of the schedule CSV, `planner.day_report.schedule_rows`), each hour's
+the schedule (the rows of the schedule CSV, `planner.day.schedule.schedule_rows`), each hour's
 figures and the comparison with the peak plan and reserved-only. Plain tables; no Streamlit."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from fleetplan.planner.day_plan import DayPlan
-from fleetplan.planner.day_report import SCHEDULE_COLUMNS, schedule_rows
-from fleetplan.planner.day_results import Servers
+from fleetplan.planner.day.plan_day import DayPlan
+from fleetplan.planner.day.results import Servers
+from fleetplan.planner.day.schedule import SCHEDULE_COLUMNS, schedule_rows
 
 SCHEDULE_LABELS = {
     "hour": "Hour",

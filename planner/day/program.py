@@ -43,8 +43,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, OptimizeResult, milp
 
-from fleetplan.planner.day_cuts import covering_cuts, tightened
-from fleetplan.planner.day_layout import (
+from fleetplan.planner.day.cuts import covering_cuts, tightened
+from fleetplan.planner.day.hourly_pools import DayLimits, DayPool, day_pools  # noqa: F401 (re-exported)
+from fleetplan.planner.day.layout import (
     DaySolution,
     Layout,
     fill_rates,
@@ -52,9 +53,8 @@ from fleetplan.planner.day_layout import (
     solution_of,
     vector_of,
 )
-from fleetplan.planner.day_lp import fixed, relax
-from fleetplan.planner.day_pools import DayLimits, DayPool, day_pools  # noqa: F401 (re-exported)
-from fleetplan.planner.day_pruning import identical_hours, undominated
+from fleetplan.planner.day.pruning import identical_hours, undominated
+from fleetplan.planner.day.relaxation import fixed, relax
 from fleetplan.planner.peak.program import Rows, SolveStatus, Weights
 from fleetplan.planner.scenario.scenario import HOURS
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from fleetplan.planner.day_pools import DayLimits, DayPool
+from fleetplan.planner.day.hourly_pools import DayLimits, DayPool
 from fleetplan.planner.scenario.scenario import HOURS
 
 

@@ -14,9 +14,9 @@ from dataclasses import replace
 
 import numpy as np
 
-from fleetplan.planner.day import DayLimits, DayPool, day_pools, solve_day
-from fleetplan.planner.day_layout import DaySolution, Layout, hourly, vector_of
-from fleetplan.planner.day_spread import spread
+from fleetplan.planner.day.layout import DaySolution, Layout, hourly, vector_of
+from fleetplan.planner.day.program import DayLimits, DayPool, day_pools, solve_day
+from fleetplan.planner.day.spread import spread
 from fleetplan.planner.peak.economics import PoolEconomics
 from fleetplan.planner.peak.program import Solution, SolveStatus, Weights
 from fleetplan.planner.peak.results import HOURS_PER_MONTH, PlanStatus
@@ -33,7 +33,7 @@ _STATUS = {
 
 
 # Re-exported: the day's output models.
-from fleetplan.planner.day_results import (  # noqa: E402
+from fleetplan.planner.day.results import (  # noqa: E402
     DayFigures,
     DayPlan,
     Hour,

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from fleetplan.planner.day_layout import KINDS, DaySolution, Layout, limit_rows, vector_of
-from fleetplan.planner.day_pools import DayLimits
+from fleetplan.planner.day.hourly_pools import DayLimits
+from fleetplan.planner.day.layout import KINDS, DaySolution, Layout, limit_rows, vector_of
 
 _TOLERANCE = 1e-9
 

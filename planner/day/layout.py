@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import OptimizeResult
 
-from fleetplan.planner.day_pools import DayLimits, DayPool
+from fleetplan.planner.day.hourly_pools import DayLimits, DayPool
 from fleetplan.planner.peak.program import LimitRow, SolveStatus
 from fleetplan.planner.scenario.scenario import HOURS
 
