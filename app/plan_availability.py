@@ -1,7 +1,7 @@
 """The Plan page's availability part (issue 23): per pool the servers needed and planned, the
 chance it carries its load and what one host lost does; each class's attainment; what the
 redundancy costs beside the all-H100 fleet; and the plan's routing as a router configuration to
-download. Shown only for a plan with availability; the words are planner.availability_report's,
+download. Shown only for a plan with availability; the words are planner.availability.summary's,
 the files services.router_config's."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from fleetplan.planner.availability import one_host_lost
-from fleetplan.planner.availability_report import has_availability, redundancy_sentence
+from fleetplan.planner.availability.probability import one_host_lost
+from fleetplan.planner.availability.summary import has_availability, redundancy_sentence
 from fleetplan.planner.peak.results import Plan
 from fleetplan.services.plain_text import plain
 from fleetplan.services.router_config import litellm_config, routing_json

@@ -43,7 +43,9 @@ def plan(
     `points`: benchmark points in the columns of the canonical table; `facts`: reference figures
     per GPU model (power, embodied carbon, lifetime) where the scenario gives none;
     `pareto_points`: how many frontier points to look for (0: no frontier)."""
-    from fleetplan.planner import availability_plan  # imports this module's helpers
+    from fleetplan.planner.availability import (
+        plan_available as availability_plan,
+    )  # imports this module's helpers
 
     if availability_plan.applies(scenario):  # some availability < 1 or an attainment asked
         return availability_plan.plan_with_availability(

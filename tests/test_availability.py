@@ -11,7 +11,7 @@ import math
 import pytest
 
 from fleetplan.planner import PlanStatus, Scenario, plan
-from fleetplan.planner.availability import (
+from fleetplan.planner.availability.probability import (
     PoolState,
     carries,
     joint_carries,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from fleetplan.planner.simulation import simulate
+from fleetplan.planner.availability.simulation import simulate
 from tests.support.planner_points import gpu
 from tests.test_planner import run
 

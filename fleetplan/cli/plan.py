@@ -130,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _print_summary(result) -> None:
     """The plan for a terminal: its summary, availability, the day and the trade-off."""
-    from fleetplan.planner.availability_report import availability_lines
+    from fleetplan.planner.availability.summary import availability_lines
     from fleetplan.planner.day.schedule import day_summary
     from fleetplan.planner.report.explain import trade_off
     from fleetplan.planner.report.table import summary

@@ -37,8 +37,8 @@ def run(args: argparse.Namespace) -> int:
     from fleetplan.core.errors import InputError
     from fleetplan.core.files import read_bounded
     from fleetplan.core.strict import load_json
+    from fleetplan.planner.availability.simulation import report, simulate
     from fleetplan.planner.peak.results import Plan
-    from fleetplan.planner.simulation import report, simulate
 
     if not (args.hours > 0 and args.repair_hours > 0 and args.window_s > 0):
         print(

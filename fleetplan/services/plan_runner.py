@@ -38,7 +38,7 @@ WALL_S = 60.0  # a dashboard plan's whole time, all its solves together (each is
 # first use during a plan (seconds, paid by every process otherwise; benchmarks/plan_runner.py).
 _PRELOAD = [
     "fleetplan.services.planning",
-    "fleetplan.planner.availability_plan",  # imported by `plan` on first use
+    "fleetplan.planner.availability.plan_available",  # imported by `plan` on first use
     "scipy.integrate",
     "scipy.interpolate",
     "scipy.ndimage",

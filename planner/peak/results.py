@@ -38,8 +38,8 @@ class _Out(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-# Fields only a plan with availability fills (planner.availability_plan); None elsewhere, and then
-# left out of the dump, so that a plan without availability is byte for byte what it was.
+# Fields only a plan with availability fills (planner.availability.plan_available); None elsewhere,
+# and then left out of the dump, so that a plan without availability is byte for byte what it was.
 _AVAILABILITY_FIELDS = ("servers_needed", "availability", "probability", "classes")
 
 
@@ -208,7 +208,7 @@ class ClassAttainment(_Out):
     )
     attainment: float = Field(
         description="The probability that the fleet serves the class at its targets at a random "
-        "moment, servers failing independently (planner.availability)."
+        "moment, servers failing independently (planner.availability.probability)."
     )
 
 

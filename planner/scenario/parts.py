@@ -163,7 +163,7 @@ class GpuOffer(_Schema):
         default=1.0,
         description="The share of time one server of this offer is up (e.g. 0.95 for a "
         "decentralised host, 0.999 for a datacenter one), 0.01 to 1; 1: always up (plans as "
-        "without it). Servers are taken to fail independently (planner.availability).",
+        "without it). Servers are taken to fail independently (planner.availability.probability).",
     )
 
     @field_validator("gpu_model")

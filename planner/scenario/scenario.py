@@ -128,7 +128,7 @@ class TrafficClass(_Schema):
             default=None,
             description="The probability that the class's demand is served at its targets at a "
             "random moment (e.g. 0.999), above 0 and at most 0.999999; null: pools are sized "
-            "to their load only (planner.availability).",
+            "to their load only (planner.availability.probability).",
         )
     )
     fallback: bool = Field(

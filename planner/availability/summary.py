@@ -4,8 +4,8 @@ what the redundancy costs beside the all-datacenter (all-H100) fleet."""
 
 from __future__ import annotations
 
-from fleetplan.planner.availability import one_host_lost
-from fleetplan.planner.availability_plan import spare_cost
+from fleetplan.planner.availability.plan_available import spare_cost
+from fleetplan.planner.availability.probability import one_host_lost
 from fleetplan.planner.peak.results import FleetPlan, Plan, PoolPlan
 
 DATACENTER_BASELINE = "all-H100"

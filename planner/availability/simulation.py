@@ -1,6 +1,6 @@
 """A check of a plan's attainment by simulation: hosts fail and return, requests arrive, each pool
 serves what its up servers can; the share of time each class met its targets, with a confidence
-interval, beside the attainment the plan computed (planner.availability).
+interval, beside the attainment the plan computed (planner.availability.probability).
 
 The model (`fleetplan simulate` states it in its output):
 - Each server of a pool is up or down, independently: up for an exponential time of mean

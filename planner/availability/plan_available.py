@@ -1,5 +1,5 @@
 """A plan with availability: the steps of `planner.plan` with the program of
-`planner.availability_milp`, each pool carrying its servers needed and planned, its availability
+`planner.availability.program`, each pool carrying its servers needed and planned, its availability
 and the chance it carries its load, each fleet its classes' attainment.
 
 `planner.plan.plan` comes here only when some offer's availability is below 1 or some class
@@ -13,14 +13,14 @@ import importlib
 
 import pandas as pd
 
-from fleetplan.planner.availability import (
+from fleetplan.planner.availability.probability import (
     PoolState,
     carries,
     class_attainment,
     one_host_lost,
     servers_needed,
 )
-from fleetplan.planner.availability_milp import ClassNeed, solve_available
+from fleetplan.planner.availability.program import ClassNeed, solve_available
 from fleetplan.planner.capacity.rules import capacities
 from fleetplan.planner.peak.baselines import baselines as solve_baselines
 from fleetplan.planner.peak.diagnosis import plan_notes, unservable_classes

@@ -1,5 +1,6 @@
 """The program for a plan with availability: the cheapest fleet whose classes are served at their
-targets with at least their attainment, servers failing independently (planner.availability).
+targets with at least their attainment, servers failing independently
+(planner.availability.probability).
 
 Each pool p (a class k on a configuration, carrying x_p req/s at c_p req/s per server, servers
 up with probability a_p) chooses exactly one *option* o, a binary z_o: a number of servers
@@ -43,17 +44,17 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from fleetplan.planner.availability import (
+from fleetplan.planner.availability.probability import (
     PoolState,
     carries,
     joint_carries,
     servers_for,
     servers_needed,
 )
-from fleetplan.planner.availability_program import ClassNeed
-from fleetplan.planner.availability_program import Found as _Found
-from fleetplan.planner.availability_program import Option as _Option
-from fleetplan.planner.availability_program import Program as _Program
+from fleetplan.planner.availability.program_matrix import ClassNeed
+from fleetplan.planner.availability.program_matrix import Found as _Found
+from fleetplan.planner.availability.program_matrix import Option as _Option
+from fleetplan.planner.availability.program_matrix import Program as _Program
 from fleetplan.planner.peak.economics import PoolEconomics
 from fleetplan.planner.peak.program import Limits, SolveStatus, Weights
 

@@ -1,4 +1,4 @@
-"""The program of `planner.availability_milp` in scipy's terms (its docstring gives the model):
+"""The program of `planner.availability.program` in scipy's terms (its docstring gives the model):
 the options' binaries z, then the pools' rates x, their objective and rows."""
 
 from __future__ import annotations
