@@ -10,8 +10,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from fleetplan.planner.paper_basis import PAPER_COMMIT, PAPER_REPOSITORY, Verdict, paper_runs
-from fleetplan.planner.paper_check import check_paper
+from fleetplan.planner.paper.basis import PAPER_COMMIT, PAPER_REPOSITORY, Verdict, paper_runs
+from fleetplan.planner.paper.check import check_paper
 from fleetplan.services.paper_check import paper_claims, published_points
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.queries import benchmark_points, gpu_catalog, run_origins

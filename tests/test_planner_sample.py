@@ -8,8 +8,8 @@ import json
 
 import pytest
 
+from fleetplan.planner.paper.unit_costs import server_unit_costs
 from fleetplan.planner.report.table import CSV_DIGITS
-from fleetplan.planner.unit_costs import server_unit_costs
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.queries import benchmark_points
 from tests.support.paths import ROOT

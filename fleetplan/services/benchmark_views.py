@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from fleetplan.planner.unit_costs import pareto_efficient, server_unit_costs, tokens_per_kwh
+from fleetplan.planner.paper.unit_costs import pareto_efficient, server_unit_costs, tokens_per_kwh
 from fleetplan.services.outliers import outlier_reasons
 from fleetplan.warehouse.queries import configurations
 

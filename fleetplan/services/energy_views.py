@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from fleetplan.core.stats import finite_number
-from fleetplan.planner.unit_costs import tokens_per_kwh
+from fleetplan.planner.paper.unit_costs import tokens_per_kwh
 from fleetplan.services.outliers import GROUP_COLUMNS
 
 MEASURED = "measured"

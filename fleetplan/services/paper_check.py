@@ -1,5 +1,5 @@
 """The io.net paper's claims checked against the warehouse: its published runs only, and rated
-powers from its GPU catalog (`fleetplan.planner.paper_check` does the recomputing).
+powers from its GPU catalog (`fleetplan.planner.paper.check` does the recomputing).
 
 One function builds the claims; the Paper check page and `fleetplan paper-check` both render
 them, so the page and the command line show the same objects.
@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from fleetplan.planner.paper_basis import PAPER_COMMIT, PAPER_REPOSITORY
-from fleetplan.planner.paper_check import Claim, check_paper
+from fleetplan.planner.paper.basis import PAPER_COMMIT, PAPER_REPOSITORY
+from fleetplan.planner.paper.check import Claim, check_paper
 from fleetplan.services.planning import facts_from_catalog
 
 if TYPE_CHECKING:

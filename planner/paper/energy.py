@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from fleetplan.planner.paper_basis import (
+from fleetplan.planner.paper.basis import (
     PAPER_CONSUMER_GPUS,
     PAPER_GRID_G_PER_KWH,
     PAPER_POWER_W,

@@ -3,14 +3,14 @@
 Each claim is judged on the comparison the paper makes (one H100 PCIe against a multi-RTX 4090
 server, load level by load level), with the per-level figures behind it; a figure that the paper's
 own data does not give is "not reproducible". Prices are the paper's ($2.00 per H100 PCIe hour,
-$0.25 per RTX 4090 hour). Energy and carbon claims live in `planner.paper_energy`.
+$0.25 per RTX 4090 hour). Energy and carbon claims live in `planner.paper.energy`.
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
-from fleetplan.planner.paper_basis import (
+from fleetplan.planner.paper.basis import (
     PAPER_CONSUMER_GPUS,
     PAPER_POWER_W,
     PAPER_PRICES,
@@ -24,7 +24,7 @@ from fleetplan.planner.paper_basis import (
     span,
     usd_per_million,
 )
-from fleetplan.planner.paper_energy import energy, mixed_fleet, sweet_spot
+from fleetplan.planner.paper.energy import energy, mixed_fleet, sweet_spot
 
 __all__ = ["PAPER_POWER_W", "PAPER_PRICES", "Claim", "Verdict", "check_paper"]
 
