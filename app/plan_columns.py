@@ -7,8 +7,7 @@ from typing import get_args
 
 import streamlit as st
 
-from fleetplan.planner.scenario.parts import MAX_ATTAINMENT, MIN_AVAILABILITY
-from fleetplan.planner.scenario.scenario import GridBasis
+from fleetplan.planner.scenario.parts import MAX_ATTAINMENT, MIN_AVAILABILITY, GridBasis
 from fleetplan.services.scenario_forms import CLASS_LABELS, GPU_LABELS, SITE_LABELS
 
 

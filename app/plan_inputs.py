@@ -17,8 +17,9 @@ from fleetplan.app.plan_columns import class_columns, gpu_columns, site_columns
 from fleetplan.app.plan_state import restart
 from fleetplan.core.errors import InputError
 from fleetplan.planner.scenario.defaults import DEFAULT_CARBON_PRICE_USD_PER_T, DEFAULT_REGION
+from fleetplan.planner.scenario.parts import CarbonPrice
 from fleetplan.planner.scenario.presets import PRESETS
-from fleetplan.planner.scenario.scenario import CarbonPrice, Scenario
+from fleetplan.planner.scenario.scenario import Scenario
 from fleetplan.services.energy_views import assumed_idle_notes
 from fleetplan.services.plain_text import plain
 from fleetplan.services.scenario_defaults import (

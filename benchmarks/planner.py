@@ -47,7 +47,8 @@ sys.path.insert(0, str(ROOT))
 
 from fleetplan.planner import GpuFacts, Scenario, plan  # noqa: E402
 from fleetplan.planner.capacity.rules import capacities  # noqa: E402
-from fleetplan.planner.day.program import DayLimits, day_pools, solve_day  # noqa: E402
+from fleetplan.planner.day.hourly_pools import DayLimits, day_pools  # noqa: E402
+from fleetplan.planner.day.program import solve_day  # noqa: E402
 from fleetplan.planner.peak.economics import pool_economics  # noqa: E402
 from fleetplan.planner.peak.fleets import objective_weights  # noqa: E402
 from fleetplan.planner.peak.program import solve  # noqa: E402

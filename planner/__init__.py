@@ -91,7 +91,8 @@ from fleetplan.planner.peak.results import (
     Totals,
 )
 from fleetplan.planner.plan import plan
-from fleetplan.planner.scenario.scenario import CarbonPrice, GpuOffer, Scenario, Site, TrafficClass
+from fleetplan.planner.scenario.parts import CarbonPrice, GpuOffer, Site
+from fleetplan.planner.scenario.scenario import Scenario, TrafficClass
 
 __all__ = [
     "CapacityRow",

@@ -9,9 +9,10 @@ from collections.abc import Sequence
 import pandas as pd
 
 from fleetplan.core.errors import InputError
+from fleetplan.planner.capacity.configuration import Capacity
 from fleetplan.planner.capacity.intervals import overlap_notes, overlapping
 from fleetplan.planner.capacity.measure_hint import measure_notes
-from fleetplan.planner.capacity.rules import Capacity, capacities
+from fleetplan.planner.capacity.rules import capacities
 from fleetplan.planner.day.plan_day import plan_day
 from fleetplan.planner.peak.baselines import baselines as solve_baselines
 from fleetplan.planner.peak.diagnosis import binding_limits, plan_notes, unservable_classes

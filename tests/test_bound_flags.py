@@ -17,7 +17,8 @@ from fleetplan.services.bounds import with_bound_flags
 from fleetplan.services.capacity import CapacityQuery, capacity_report
 from fleetplan.services.planning import plan_from_warehouse
 from fleetplan.warehouse.importers import ImportOptions
-from fleetplan.warehouse.ingest import Status, ingest_paths
+from fleetplan.warehouse.ingest import ingest_paths
+from fleetplan.warehouse.preview import Status
 from fleetplan.warehouse.queries import benchmark_points, gpu_catalog
 from tests.support.planner_points import gpu, scenario
 from tests.support.vllm_results import make_result

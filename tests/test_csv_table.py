@@ -7,12 +7,13 @@ import pytest
 
 from fleetplan.core.errors import InputError
 from fleetplan.core.tabular import to_csv
-from fleetplan.warehouse.columns import LOAD_COLUMNS
+from fleetplan.warehouse.columns import CANONICAL_COLUMNS, LOAD_COLUMNS
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.importers import FileInput, parse
 from fleetplan.warehouse.importers.csv_table import DERIVED, JUDGED
-from fleetplan.warehouse.ingest import Status, ingest_paths
-from fleetplan.warehouse.queries import CANONICAL_COLUMNS, benchmark_points
+from fleetplan.warehouse.ingest import ingest_paths
+from fleetplan.warehouse.preview import Status
+from fleetplan.warehouse.queries import benchmark_points
 from tests.support.processes import fleetplan
 
 

@@ -14,11 +14,13 @@ import pytest
 from fleetplan.planner import plan
 from fleetplan.planner.day import program as day_program
 from fleetplan.planner.day.cuts import covering_cuts, tightened
-from fleetplan.planner.day.program import DayLimits, solve_day
+from fleetplan.planner.day.hourly_pools import DayLimits
+from fleetplan.planner.day.program import solve_day
 from fleetplan.planner.day.pruning import identical_hours
 from fleetplan.planner.peak.fleets import objective_weights
 from fleetplan.planner.peak.program import SolveStatus
-from fleetplan.planner.scenario.scenario import HOURS, Scenario
+from fleetplan.planner.scenario.parts import HOURS
+from fleetplan.planner.scenario.scenario import Scenario
 from tests.test_planner_day import (
     FACTS,
     POINTS,

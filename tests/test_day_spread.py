@@ -10,11 +10,12 @@ import numpy as np
 import pytest
 
 from fleetplan.planner.day import plan_day as day_plan
+from fleetplan.planner.day.hourly_pools import DayLimits
 from fleetplan.planner.day.layout import DaySolution, Layout, hourly, limit_rows, vector_of
-from fleetplan.planner.day.program import DayLimits
 from fleetplan.planner.day.spread import spread
 from fleetplan.planner.peak.program import SolveStatus
-from fleetplan.planner.scenario.scenario import HOURS, Scenario
+from fleetplan.planner.scenario.parts import HOURS
+from fleetplan.planner.scenario.scenario import Scenario
 from fleetplan.services.planning import plan_from_warehouse
 from fleetplan.warehouse.db import Warehouse
 from tests.support.paths import ROOT

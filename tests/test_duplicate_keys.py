@@ -16,7 +16,8 @@ import pytest
 from fleetplan.core.errors import InputError
 from fleetplan.core.strict import duplicate_key
 from fleetplan.warehouse.importers import ImportOptions
-from fleetplan.warehouse.ingest import Status, ingest_paths
+from fleetplan.warehouse.ingest import ingest_paths
+from fleetplan.warehouse.preview import Status
 from fleetplan.warehouse.queries import benchmark_points
 from tests.support.vllm_results import make_result
 

@@ -13,7 +13,8 @@ import pytest
 
 from fleetplan.core.errors import InputError
 from fleetplan.warehouse.importers import FileInput, ImportOptions, parse
-from fleetplan.warehouse.ingest import Status, ingest_paths
+from fleetplan.warehouse.ingest import ingest_paths
+from fleetplan.warehouse.preview import Status
 from fleetplan.warehouse.queries import benchmark_points
 from tests.support.paths import ROOT, tool_outputs_dir
 

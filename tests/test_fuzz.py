@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 from fleetplan.core.errors import FleetplanError
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.importers import FileInput, ImportOptions, parse
-from fleetplan.warehouse.ingest import Status, ingest_file
+from fleetplan.warehouse.ingest import ingest_file
+from fleetplan.warehouse.preview import Status
 from tests.support.files import table_snapshot
 from tests.support.fuzzing import PAIRS, SHARED, mutate, seed_files
 from tests.support.paths import ROOT

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from fleetplan.warehouse.importers import ImportOptions
-from fleetplan.warehouse.ingest import Status, expand, ingest_paths
-from fleetplan.warehouse.preview import preview_uploads
+from fleetplan.warehouse.ingest import expand, ingest_paths
+from fleetplan.warehouse.preview import Status, preview_uploads
 from fleetplan.warehouse.queries import benchmark_points
 from tests.support.files import table_snapshot, write_json
 from tests.support.paths import ROOT

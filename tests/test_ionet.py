@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from fleetplan.warehouse.ingest import Status, ingest_paths
+from fleetplan.warehouse.ingest import ingest_paths
+from fleetplan.warehouse.preview import Status
 from fleetplan.warehouse.queries import benchmark_points
 from fleetplan.warehouse.sample_data import IONET_FILE, rebuild_ionet, sample_dir
 

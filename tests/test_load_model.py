@@ -12,13 +12,8 @@ import pytest
 
 from fleetplan.core.contract import RequestLog
 from fleetplan.core.load import LoadBasis, judge_level
-from fleetplan.planner.curve.load_curve import (
-    CLOSED_LOOP_TTFT_FACTOR,
-    Basis,
-    Bound,
-    fit_curve,
-    measured_rule,
-)
+from fleetplan.planner.curve.levels import CLOSED_LOOP_TTFT_FACTOR, Bound
+from fleetplan.planner.curve.load_curve import Basis, fit_curve, measured_rule
 from fleetplan.planner.curve.monotone import Pchip, isotonic
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.queries import benchmark_points

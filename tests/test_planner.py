@@ -9,7 +9,8 @@ from pydantic import ValidationError
 
 from fleetplan.core.errors import InputError
 from fleetplan.planner import GpuFacts, PlanStatus, Scenario, plan
-from fleetplan.planner.capacity.rules import Configuration, capacity_of
+from fleetplan.planner.capacity.configuration import Configuration
+from fleetplan.planner.capacity.rules import capacity_of
 from tests.support.planner_points import gpu, level, points, scenario
 
 FACTS = {

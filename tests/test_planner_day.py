@@ -14,11 +14,13 @@ import pytest
 
 from fleetplan.planner import plan
 from fleetplan.planner.capacity.rules import capacities
-from fleetplan.planner.day.program import DayLimits, day_pools, solve_day
+from fleetplan.planner.day.hourly_pools import DayLimits, day_pools
+from fleetplan.planner.day.program import solve_day
 from fleetplan.planner.peak.economics import GpuFacts, pool_economics
 from fleetplan.planner.peak.fleets import objective_weights
 from fleetplan.planner.peak.program import SolveStatus
-from fleetplan.planner.scenario.scenario import HOURS, Scenario
+from fleetplan.planner.scenario.parts import HOURS
+from fleetplan.planner.scenario.scenario import Scenario
 from fleetplan.services.planning import load_scenario, plan_from_warehouse
 from fleetplan.warehouse.db import Warehouse
 from tests.support.paths import ROOT

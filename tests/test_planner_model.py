@@ -12,7 +12,8 @@ import pytest
 from pydantic import ValidationError
 
 from fleetplan.planner import Scenario, plan
-from fleetplan.planner.capacity.rules import Configuration, capacity_of, points_for_model
+from fleetplan.planner.capacity.configuration import Configuration
+from fleetplan.planner.capacity.rules import capacity_of, points_for_model
 from fleetplan.planner.curve.load_curve import fit_curve
 from fleetplan.planner.report.table import POOL_COLUMNS, pool_table, summary
 from fleetplan.planner.scenario.scenario import TrafficClass

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fleetplan.planner import GpuFacts, Scenario, plan
-from fleetplan.planner.capacity.rules import Capacity, Configuration, Level
+from fleetplan.planner.capacity.configuration import Capacity, Configuration, Level
 from fleetplan.planner.peak.economics import EnergyBasis, PoolEconomics
 from fleetplan.planner.peak.program import Limits, SolveStatus, solve
 from tests.support.planner_points import gpu, level, points, scenario

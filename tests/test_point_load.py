@@ -20,9 +20,10 @@ from fleetplan.services.benchmark_views import points_table
 from fleetplan.warehouse import migrations
 from fleetplan.warehouse.columns import CANONICAL_COLUMNS, LOAD_COLUMNS
 from fleetplan.warehouse.db import Warehouse
-from fleetplan.warehouse.ingest import Status, ingest_paths
+from fleetplan.warehouse.ingest import ingest_paths
 from fleetplan.warehouse.load import GROUP_COLUMNS
 from fleetplan.warehouse.migrations import MIGRATIONS
+from fleetplan.warehouse.preview import Status
 from fleetplan.warehouse.queries import benchmark_points
 from tests.support.processes import fleetplan
 

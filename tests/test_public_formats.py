@@ -14,7 +14,8 @@ from fleetplan.core.contract import EnergyMethod
 from fleetplan.core.errors import InputError, NotResultsError
 from fleetplan.core.gpus import gpu_count_in_label
 from fleetplan.warehouse.importers import FileInput, ImportOptions, parse
-from fleetplan.warehouse.ingest import Status, ingest_paths
+from fleetplan.warehouse.ingest import ingest_paths
+from fleetplan.warehouse.preview import Status
 from fleetplan.warehouse.queries import benchmark_points
 from tests.support.fuzzing import seed_files
 from tests.support.paths import tool_outputs_dir

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from fleetplan.warehouse.importers import ImportOptions
-from fleetplan.warehouse.ingest import Status, ingest_paths
+from fleetplan.warehouse.ingest import ingest_paths
+from fleetplan.warehouse.preview import Status
 from fleetplan.warehouse.queries import benchmark_points
 from tests.support.paths import ROOT
 

@@ -14,7 +14,8 @@ from fleetplan.core.contract import RUN_FILE_FORMAT, RunFile
 from fleetplan.core.tabular import to_csv
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.importers import FileInput, ImportOptions, parse
-from fleetplan.warehouse.ingest import Outcome, Status, ingest_file
+from fleetplan.warehouse.ingest import Outcome, ingest_file
+from fleetplan.warehouse.preview import Status
 from fleetplan.warehouse.queries import benchmark_points
 from tests.support.vllm_results import make_result
 

@@ -12,8 +12,9 @@ import pytest
 
 from fleetplan.core.errors import FileTooLargeError, InputError
 from fleetplan.planner import Scenario
-from fleetplan.planner.scenario.defaults import DEFAULT_HEADROOM, DEFAULT_PRESET
+from fleetplan.planner.scenario.defaults import DEFAULT_PRESET
 from fleetplan.planner.scenario.presets import PRESETS
+from fleetplan.planner.scenario.scenario import DEFAULT_HEADROOM
 from fleetplan.services.benchmark_views import (
     filter_choices,
     levels_meeting_ttft,

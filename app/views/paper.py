@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from fleetplan.app import data
-from fleetplan.planner.paper.check import PAPER_POWER_W, PAPER_PRICES, Verdict
+from fleetplan.planner.paper.basis import PAPER_POWER_W, PAPER_PRICES, Verdict
 from fleetplan.services.paper_check import NO_PAPER_RUNS, paper_claims
 
 st.title("Paper check")

@@ -10,6 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from fleetplan.app import data
+from fleetplan.core.files import megabytes
 from fleetplan.core.gpus import KNOWN_GPU_IDS
 from fleetplan.services.plain_text import plain
 from fleetplan.services.upload_views import (
@@ -24,7 +25,6 @@ from fleetplan.services.upload_views import (
     unlabelled_runs,
 )
 from fleetplan.warehouse.importers import ImportOptions, ParsedFile
-from fleetplan.warehouse.importers.document import megabytes
 from fleetplan.warehouse.ingest import ingest_parsed
 from fleetplan.warehouse.preview import Preview, Status, preview_rows, preview_uploads
 from fleetplan.warehouse.store import delete_source

@@ -14,7 +14,8 @@ from fleetplan.core.errors import WarehouseError
 def ingest_finished(ingest: IngestOptions, out: Path, jobs: list[Job]) -> bool:
     """Loads the finished runs; False (saying how to load them later) when it cannot."""
     from fleetplan.warehouse.db import Warehouse  # DuckDB: loaded only when asked for
-    from fleetplan.warehouse.ingest import Status, ingest_paths
+    from fleetplan.warehouse.ingest import ingest_paths
+    from fleetplan.warehouse.preview import Status
 
     paths = [out / job.run_file for job in jobs if job.run_file]
     if not paths:

@@ -21,21 +21,15 @@ from fleetplan.core.errors import InputError
 from fleetplan.core.gpus import canonical_gpu
 from fleetplan.core.stats import finite_number
 from fleetplan.planner.capacity.configuration import SERVER, with_servers
-from fleetplan.planner.capacity.physical import Architecture, level_flags
+from fleetplan.planner.capacity.physical import Architecture, find_architecture, level_flags
 from fleetplan.planner.capacity.rules import points_for_class, points_for_model
 from fleetplan.planner.curve.bound_flags import flagged
-from fleetplan.planner.curve.load_curve import (
-    Basis,
-    CurveLevel,
-    LoadCurve,
-    fit_curve,
-    measured_rule,
-)
+from fleetplan.planner.curve.levels import CurveLevel
+from fleetplan.planner.curve.load_curve import Basis, LoadCurve, fit_curve, measured_rule
 from fleetplan.planner.scenario.scenario import CapacityAt, TrafficClass
 from fleetplan.services.bounds import (
     architecture_from_file,
     bundled_architectures,
-    find_architecture,
     hardware_of,
     row_bounds,
     with_bound_flags,

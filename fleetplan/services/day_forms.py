@@ -16,7 +16,8 @@ import pandas as pd
 from pydantic import ValidationError
 
 from fleetplan.core.errors import InputError
-from fleetplan.planner.scenario.scenario import HOURS, SHAPES, Scenario, TrafficClass
+from fleetplan.planner.scenario.parts import HOURS, SHAPES
+from fleetplan.planner.scenario.scenario import Scenario, TrafficClass
 from fleetplan.services.scenario_forms import cell_value, in_page_words, place
 
 DEMANDS = ("flat", "business-day", "evening-peak", "hours", "volume")

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from fleetplan.planner.day.plan_day import DayPlan
-from fleetplan.planner.day.results import Servers
+from fleetplan.planner.day.results import DayPlan, Servers
 from fleetplan.planner.day.schedule import SCHEDULE_COLUMNS, schedule_rows
 
 SCHEDULE_LABELS = {

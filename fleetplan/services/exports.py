@@ -29,7 +29,8 @@ from fleetplan.core.tabular import neutralise
 from fleetplan.planner.peak.economics import GpuFacts
 from fleetplan.planner.peak.results import Plan
 from fleetplan.planner.report.table import FLEET_FIGURES, pool_table, rounded
-from fleetplan.planner.scenario.scenario import HOURS_PER_YEAR, Scenario
+from fleetplan.planner.scenario.parts import HOURS_PER_YEAR
+from fleetplan.planner.scenario.scenario import Scenario
 from fleetplan.services.planning import facts_from_catalog
 
 TOTAL = "TOTAL"  # the fleet table's last row, in `class`

@@ -22,7 +22,8 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from fleetplan.planner.curve.load_curve import OUTLIER_FACTOR, CurveLevel, fit_curve, outliers
+from fleetplan.planner.curve.levels import OUTLIER_FACTOR, CurveLevel, outliers
+from fleetplan.planner.curve.load_curve import fit_curve
 from fleetplan.services.bounds import bound_reasons
 
 LevelKey = tuple[str, int]  # (run_id, level_index)

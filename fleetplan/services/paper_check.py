@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from fleetplan.planner.paper.basis import PAPER_COMMIT, PAPER_REPOSITORY
-from fleetplan.planner.paper.check import Claim, check_paper
+from fleetplan.planner.paper.basis import PAPER_COMMIT, PAPER_REPOSITORY, Claim
+from fleetplan.planner.paper.check import check_paper
 from fleetplan.services.planning import facts_from_catalog
 
 if TYPE_CHECKING:

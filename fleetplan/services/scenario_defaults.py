@@ -14,14 +14,13 @@ from pydantic import ValidationError
 
 from fleetplan.core.contract import validation_message
 from fleetplan.planner.scenario.defaults import (
-    DEFAULT_HEADROOM,
     DEFAULT_PRESET,
     DEFAULT_SITES,
     default_classes,
     site_for_segment,
 )
 from fleetplan.planner.scenario.presets import PRESETS
-from fleetplan.planner.scenario.scenario import Scenario
+from fleetplan.planner.scenario.scenario import DEFAULT_HEADROOM, Scenario
 from fleetplan.services.scenario_forms import cell_value
 from fleetplan.warehouse.queries import models_by_coverage
 

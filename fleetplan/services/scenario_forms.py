@@ -17,7 +17,8 @@ from pydantic import ValidationError
 
 from fleetplan.core.errors import InputError
 from fleetplan.planner.peak.economics import GpuFacts
-from fleetplan.planner.scenario.scenario import CapacityAt, CapacityRule, CarbonPrice, Scenario
+from fleetplan.planner.scenario.parts import CarbonPrice
+from fleetplan.planner.scenario.scenario import CapacityAt, CapacityRule, Scenario
 from fleetplan.services.day_fields import with_base_day_fields
 
 # Every column of the page's tables, with the label the page shows: the page's column configs

@@ -20,32 +20,14 @@ import pandas as pd
 
 from fleetplan.core.errors import InputError
 from fleetplan.planner.capacity.configuration import (
-    BEHIND_FRACTION,
     CONFIG_KEYS,
     Capacity,
     Configuration,
-    Level,
     with_servers,
 )
 from fleetplan.planner.capacity.curve_rule import Curves, curve_capacity, fallback
 from fleetplan.planner.capacity.measured_rule import measured_capacities
 from fleetplan.planner.scenario.scenario import CapacityRule, Scenario, TrafficClass
-
-# Re-exported: planner modules and tests have always found them here.
-__all__ = [
-    "BEHIND_FRACTION",
-    "CONFIG_KEYS",
-    "Capacity",
-    "Configuration",
-    "Level",
-    "capacities",
-    "capacity_of",
-    "configurations",
-    "offered_variants",
-    "points_for_class",
-    "points_for_model",
-    "traffic_measured",
-]
 
 
 def points_for_model(points: pd.DataFrame, model: str) -> pd.DataFrame:

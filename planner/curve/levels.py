@@ -1,6 +1,6 @@
 """The levels a load curve rests on, and what they show: each level as the curve sees it, the
-saturation, and each metric's axis with its queue form toward saturation (`load_model` builds the
-`LoadCurve` from them and re-exports the public names here).
+saturation, and each metric's axis with its queue form toward saturation (`load_curve` builds the
+`LoadCurve` from them).
 
 - Each open-loop level (a rate) is judged first (`fleetplan.core.load`): the rate it sustained
   or proves, and whether the server kept up (stable), fell behind, or could not tell. Rows of

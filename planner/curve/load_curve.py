@@ -4,8 +4,7 @@ From a configuration's measured load levels (one GPU model x GPUs per server, on
 traffic shape), `fit_curve` builds a `LoadCurve`: P99 TTFT and P99 TPOT as functions of the
 request rate, and the saturation rate. How each level is judged (open-loop and closed-loop), the
 saturation, and each metric's axis (monotone, PCHIP between the levels, the queue form toward
-saturation) are in `fleetplan.planner.curve.levels`, whose public names this module re-exports.
-Here:
+saturation) are in `fleetplan.planner.curve.levels`. Here:
 
 - The curve runs through the stable levels only (repeats at one rate: their median), leaves out
   a level whose P99 is over twice every P99 at higher stable rates (`outliers`: a cold start, not
@@ -57,38 +56,14 @@ from fleetplan.core.tabular import records
 from fleetplan.planner.curve.in_flight import in_flight_axes
 from fleetplan.planner.curve.levels import (
     CLOSED_LOOP_TTFT_FACTOR,
-    ONE_LEVEL_SLOPE,
-    OUTLIER_FACTOR,
-    PLATEAU_EFFICIENCY,
     Axis,
     Bound,
     CurveLevel,
     bound_axes,
     curve_levels,
     metric_axis,
-    outliers,
     saturation_of,
 )
-
-# The public names, those of `curve_levels` included: importers name them from here.
-__all__ = [
-    "CLOSED_LOOP_TTFT_FACTOR",
-    "MIN_STABLE_LEVELS",
-    "ONE_LEVEL_SLOPE",
-    "OUTLIER_FACTOR",
-    "PLATEAU_EFFICIENCY",
-    "Basis",
-    "Bound",
-    "CapacityEstimate",
-    "CurveLevel",
-    "LoadCurve",
-    "Metric",
-    "Prediction",
-    "fit_curve",
-    "measured_rule",
-    "outliers",
-    "saturation_of",
-]
 
 MIN_STABLE_LEVELS = 2  # a curve needs two rates the server kept up with
 Metric = Literal["ttft", "tpot"]

@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from fleetplan.planner.peak.economics import PoolEconomics
-from fleetplan.planner.scenario.scenario import HOURS, GpuOffer, Scenario, TrafficClass
+from fleetplan.planner.scenario.parts import HOURS, GpuOffer
+from fleetplan.planner.scenario.scenario import Scenario, TrafficClass
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,7 @@ from scipy.optimize import OptimizeResult
 
 from fleetplan.planner.day.hourly_pools import DayLimits, DayPool
 from fleetplan.planner.peak.program import LimitRow, SolveStatus
-from fleetplan.planner.scenario.scenario import HOURS
+from fleetplan.planner.scenario.parts import HOURS
 
 _EPS = 1e-9
 

@@ -14,13 +14,16 @@ from dataclasses import replace
 
 import numpy as np
 
+from fleetplan.planner.day.hourly_pools import DayLimits, DayPool, day_pools
 from fleetplan.planner.day.layout import DaySolution, Layout, hourly, vector_of
-from fleetplan.planner.day.program import DayLimits, DayPool, day_pools, solve_day
+from fleetplan.planner.day.program import solve_day
+from fleetplan.planner.day.results import DayFigures, DayPlan, Hour, Servers, Serving
 from fleetplan.planner.day.spread import spread
 from fleetplan.planner.peak.economics import PoolEconomics
 from fleetplan.planner.peak.program import Solution, SolveStatus, Weights
 from fleetplan.planner.peak.results import HOURS_PER_MONTH, PlanStatus
-from fleetplan.planner.scenario.scenario import HOURS, Scenario
+from fleetplan.planner.scenario.parts import HOURS
+from fleetplan.planner.scenario.scenario import Scenario
 
 DAYS_PER_MONTH = HOURS_PER_MONTH / HOURS  # 730 h / 24 = 30.4 days
 
@@ -31,15 +34,6 @@ _STATUS = {
     SolveStatus.ERROR: PlanStatus.ERROR,
 }
 
-
-# Re-exported: the day's output models.
-from fleetplan.planner.day.results import (  # noqa: E402
-    DayFigures,
-    DayPlan,
-    Hour,
-    Servers,
-    Serving,
-)
 
 PEAK = "planned at its peak (every class at its peak rate all day, every server paid all day)"
 RESERVED_ONLY = "reserved only (every offer reserved, servers shared through the day)"

@@ -44,7 +44,7 @@ import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, OptimizeResult, milp
 
 from fleetplan.planner.day.cuts import covering_cuts, tightened
-from fleetplan.planner.day.hourly_pools import DayLimits, DayPool, day_pools  # noqa: F401 (re-exported)
+from fleetplan.planner.day.hourly_pools import DayLimits, DayPool
 from fleetplan.planner.day.layout import (
     DaySolution,
     Layout,
@@ -55,8 +55,9 @@ from fleetplan.planner.day.layout import (
 )
 from fleetplan.planner.day.pruning import identical_hours, undominated
 from fleetplan.planner.day.relaxation import fixed, relax
-from fleetplan.planner.peak.program import Rows, SolveStatus, Weights
-from fleetplan.planner.scenario.scenario import HOURS
+from fleetplan.planner.peak.program import SolveStatus, Weights
+from fleetplan.planner.scenario.parts import HOURS
+from fleetplan.planner.solve.rows import Rows
 
 _EPS = 1e-9
 

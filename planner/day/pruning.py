@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from fleetplan.planner.day.hourly_pools import DayLimits, DayPool
-from fleetplan.planner.scenario.scenario import HOURS
+from fleetplan.planner.scenario.parts import HOURS
 
 
 def _table(pools: Sequence[DayPool], kind: str) -> np.ndarray:

@@ -7,7 +7,7 @@ import csv
 import io
 
 from fleetplan.core.tabular import neutralise
-from fleetplan.planner.day.plan_day import DayPlan
+from fleetplan.planner.day.results import DayPlan
 from fleetplan.planner.report.table import money_text
 
 SCHEDULE_COLUMNS = (

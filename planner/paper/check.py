@@ -12,7 +12,6 @@ import pandas as pd
 
 from fleetplan.planner.paper.basis import (
     PAPER_CONSUMER_GPUS,
-    PAPER_POWER_W,
     PAPER_PRICES,
     RUN_COLUMNS,
     Claim,
@@ -25,8 +24,6 @@ from fleetplan.planner.paper.basis import (
     usd_per_million,
 )
 from fleetplan.planner.paper.energy import energy, mixed_fleet, sweet_spot
-
-__all__ = ["PAPER_POWER_W", "PAPER_PRICES", "Claim", "Verdict", "check_paper"]
 
 
 def against_h100(levels: pd.DataFrame, gpu_count: int) -> pd.DataFrame:

@@ -7,8 +7,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from fleetplan.planner.capacity.configuration import MEASURED_RULE
-from fleetplan.planner.capacity.rules import Capacity
+from fleetplan.planner.capacity.configuration import MEASURED_RULE, Capacity
 from fleetplan.planner.peak.fleets import Candidates
 from fleetplan.planner.peak.program import Limits, Weights, solve
 from fleetplan.planner.peak.results import FleetPlan

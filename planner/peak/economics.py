@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from fleetplan.core.errors import InputError
-from fleetplan.planner.capacity.rules import Capacity, Level
-from fleetplan.planner.scenario.scenario import HOURS_PER_YEAR, GpuOffer, Scenario
+from fleetplan.planner.capacity.configuration import Capacity, Level
+from fleetplan.planner.scenario.parts import HOURS_PER_YEAR, GpuOffer
+from fleetplan.planner.scenario.scenario import Scenario
 
 
 class EnergyBasis(StrEnum):

@@ -11,7 +11,8 @@ from fleetplan.planner.peak.economics import PoolEconomics
 from fleetplan.planner.peak.pools import pool_plan, totals_of
 from fleetplan.planner.peak.program import Limits, Solution, SolveStatus, Weights, solve
 from fleetplan.planner.peak.results import FleetPlan, PlanStatus
-from fleetplan.planner.scenario.scenario import CarbonPrice, Scenario
+from fleetplan.planner.scenario.parts import CarbonPrice
+from fleetplan.planner.scenario.scenario import Scenario
 
 _STATUS = {
     SolveStatus.OPTIMAL: PlanStatus.OPTIMAL,

@@ -1,5 +1,5 @@
 """The parts of a scenario (`scenario.Scenario`): bounds, names, GPU offers, sites and the
-carbon price. Public contract as in `scenario` (which re-exports every name here)."""
+carbon price. Public contract as in `scenario`."""
 
 from __future__ import annotations
 
@@ -69,14 +69,14 @@ Hour = Annotated[int, Field(ge=0, le=23)]
 HourEnd = Annotated[int, Field(ge=0, le=24)]
 
 
-def _bounded(low: float, high: float, *, strict_low: bool = False):
+def bounded(low: float, high: float, *, strict_low: bool = False):
     """A finite number from `low` (excluded when `strict_low`) to `high`."""
     if strict_low:
         return Annotated[float, Field(gt=low, le=high, allow_inf_nan=False)]
     return Annotated[float, Field(ge=low, le=high, allow_inf_nan=False)]
 
 
-class _Schema(BaseModel):
+class Schema(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     # Fields of scenario version 2, written out only where they say something (a version 1
     # scenario writes out, and so exports, exactly what it did before version 2 existed).
@@ -98,7 +98,7 @@ class _Schema(BaseModel):
 Commitment = Literal["reserved", "on_demand"]
 
 
-class GpuOffer(_Schema):
+class GpuOffer(Schema):
     """A GPU model the fleet may use, at a price, in a site: reserved (paid every hour, whether
     its servers serve or not) or on demand (paid in the hours a server runs)."""
 
@@ -117,13 +117,13 @@ class GpuOffer(_Schema):
         description="'reserved': servers paid every hour of the day (version 1's meaning); "
         "'on_demand': paid only in the hours a server runs; its max_gpus bounds each hour.",
     )
-    hourly_usd: _bounded(0, MAX_HOURLY_USD) | None = Field(
+    hourly_usd: bounded(0, MAX_HOURLY_USD) | None = Field(
         default=None, description="Price per GPU-hour (USD), 0 to 1,000."
     )
-    purchase_usd: _bounded(0, MAX_PURCHASE_USD) | None = Field(
+    purchase_usd: bounded(0, MAX_PURCHASE_USD) | None = Field(
         default=None, description="Price of one GPU (USD), 0 to 1,000,000."
     )
-    lifetime_years: _bounded(MIN_LIFETIME_YEARS, MAX_LIFETIME_YEARS) | None = Field(
+    lifetime_years: bounded(MIN_LIFETIME_YEARS, MAX_LIFETIME_YEARS) | None = Field(
         default=None,
         description="Amortisation period of a purchase (and of embodied carbon), 0.1 to 50 years.",
     )
@@ -144,22 +144,22 @@ class GpuOffer(_Schema):
         description="False for hardware that already exists and would sit idle (its manufacture "
         "is not caused by this fleet).",
     )
-    embodied_kgco2e: _bounded(0, MAX_KGCO2E_PER_GPU) | None = Field(
+    embodied_kgco2e: bounded(0, MAX_KGCO2E_PER_GPU) | None = Field(
         default=None, description="Overrides the catalog (kg CO2e per GPU, 0 to 100,000)."
     )
-    host_embodied_kgco2e: _bounded(0, MAX_KGCO2E_PER_HOST) | None = Field(
+    host_embodied_kgco2e: bounded(0, MAX_KGCO2E_PER_HOST) | None = Field(
         default=None,
         description="Embodied carbon of one server's host (chassis, CPUs, memory, storage; kg "
         "CO2e per server whatever its GPU count, 0 to 100,000). Overrides the catalog's host "
         "share per GPU x GPUs per server.",
     )
-    idle_w: _bounded(0, MAX_GPU_W) | None = Field(
+    idle_w: bounded(0, MAX_GPU_W) | None = Field(
         default=None, description="Overrides the catalog (W per GPU, 0 to 10,000)."
     )
-    rated_w: _bounded(0, MAX_GPU_W, strict_low=True) | None = Field(
+    rated_w: bounded(0, MAX_GPU_W, strict_low=True) | None = Field(
         default=None, description="Overrides the catalog (W per GPU, above 0, at most 10,000)."
     )
-    availability: _bounded(MIN_AVAILABILITY, 1) = Field(
+    availability: bounded(MIN_AVAILABILITY, 1) = Field(
         default=1.0,
         description="The share of time one server of this offer is up (e.g. 0.95 for a "
         "decentralised host, 0.999 for a datacenter one), 0.01 to 1; 1: always up (plans as "
@@ -201,21 +201,21 @@ class GpuOffer(_Schema):
 GridBasis = Literal["lifecycle", "direct", "marginal", "unknown"]
 
 
-def _in_range(values: list[float] | None, high: float) -> list[float] | None:
+def in_range(values: list[float] | None, high: float) -> list[float] | None:
     for hour, value in enumerate(values or ()):
         if not (0 <= value <= high) or value != value:
             raise ValueError(f"hour {hour}: {value!r} is outside 0 to {high:g}")
     return values
 
 
-class Site(_Schema):
+class Site(Schema):
     _day_fields = (("hourly_grid_gco2_per_kwh", None), ("hourly_electricity_usd_per_kwh", None))
 
     name: Name
-    electricity_usd_per_kwh: _bounded(0, MAX_USD_PER_KWH) = Field(
+    electricity_usd_per_kwh: bounded(0, MAX_USD_PER_KWH) = Field(
         description="Electricity price (USD/kWh), 0 to 10."
     )
-    grid_gco2_per_kwh: _bounded(0, MAX_GCO2_PER_KWH) = Field(
+    grid_gco2_per_kwh: bounded(0, MAX_GCO2_PER_KWH) = Field(
         description="Grid carbon intensity (gCO2e/kWh), 0 to 2,000."
     )
     pue: Annotated[float, Field(ge=1, le=5, allow_inf_nan=False)] = 1.0
@@ -239,12 +239,12 @@ class Site(_Schema):
     @field_validator("hourly_grid_gco2_per_kwh")
     @classmethod
     def _grid_range(cls, values: list[float] | None) -> list[float] | None:
-        return _in_range(values, MAX_GCO2_PER_KWH)
+        return in_range(values, MAX_GCO2_PER_KWH)
 
     @field_validator("hourly_electricity_usd_per_kwh")
     @classmethod
     def _price_range(cls, values: list[float] | None) -> list[float] | None:
-        return _in_range(values, MAX_USD_PER_KWH)
+        return in_range(values, MAX_USD_PER_KWH)
 
     def grid_at(self, hour: int) -> float:
         hourly = self.hourly_grid_gco2_per_kwh
@@ -255,13 +255,13 @@ class Site(_Schema):
         return self.electricity_usd_per_kwh if hourly is None else hourly[hour]
 
 
-class CarbonPrice(_Schema):
-    carbon_price_usd_per_t: _bounded(0, MAX_CARBON_PRICE_USD_PER_T) = Field(
+class CarbonPrice(Schema):
+    carbon_price_usd_per_t: bounded(0, MAX_CARBON_PRICE_USD_PER_T) = Field(
         description="Price of a tonne of CO2e (USD), 0 to 1,000,000."
     )
 
 
-def _unique(values: list[str], where: str, field: str) -> None:
+def unique(values: list[str], where: str, field: str) -> None:
     seen: set[str] = set()
     for i, value in enumerate(values):
         if value in seen:

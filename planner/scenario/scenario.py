@@ -11,52 +11,34 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import Field, field_validator, model_validator
 
-# Re-exported: the scenario contract has always been importable from here.
-from fleetplan.planner.scenario.parts import (  # noqa: F401
+from fleetplan.planner.scenario.parts import (
     HOURS,
-    HOURS_PER_YEAR,
     MAX_ATTAINMENT,
-    MAX_CARBON_PRICE_USD_PER_T,
     MAX_DAILY_REQUESTS,
-    MAX_GCO2_PER_KWH,
-    MAX_GPU_W,
-    MAX_GPUS,
-    MAX_HOURLY_USD,
-    MAX_KGCO2E_PER_GPU,
-    MAX_KGCO2E_PER_HOST,
-    MAX_LIFETIME_YEARS,
     MAX_PER_DAY,
     MAX_PER_HOUR,
-    MAX_PURCHASE_USD,
     MAX_RATE_RPS,
     MAX_TOKENS,
     MAX_TPOT_MS,
     MAX_TTFT_MS,
-    MAX_USD_PER_KWH,
-    MIN_AVAILABILITY,
-    MIN_LIFETIME_YEARS,
     SHAPES,
     CarbonPrice,
-    Commitment,
     GpuOffer,
-    GridBasis,
     Hour,
     HourEnd,
     Hourly,
     Name,
-    NonNegative,
-    Positive,
+    Schema,
     Shape,
     Site,
-    _bounded,
-    _in_range,
-    _Schema,
-    _unique,
     availability_asked,
+    bounded,
+    in_range,
+    unique,
 )
 
 
-class TrafficClass(_Schema):
+class TrafficClass(Schema):
     """A kind of traffic with its own latency targets; served by pools of its own (within an
     hour a server serves one class). Its demand is one of: `rate_rps` alone (the same rate all
     day: version 1), `hourly_rps` (24 rates), `shape` scaled to the peak `rate_rps`, or a volume:
@@ -73,7 +55,7 @@ class TrafficClass(_Schema):
     _quiet_fields = (("attainment", None), ("fallback", False))
 
     name: Name
-    rate_rps: _bounded(0, MAX_RATE_RPS, strict_low=True) | None = Field(
+    rate_rps: bounded(0, MAX_RATE_RPS, strict_low=True) | None = Field(
         default=None,
         description="Peak request rate to serve (requests/s), above 0 and at most 1,000,000. "
         "Required unless `hourly_rps` or `daily_requests` is given; with `hourly_rps` it is its "
@@ -91,7 +73,7 @@ class TrafficClass(_Schema):
         f"({', '.join(f'{v:g}' for v in SHAPES['business-day'])} of the peak in hours 0-23), "
         f"'evening-peak' ({', '.join(f'{v:g}' for v in SHAPES['evening-peak'])}), 'flat' (1).",
     )
-    daily_requests: _bounded(0, MAX_DAILY_REQUESTS, strict_low=True) | None = Field(
+    daily_requests: bounded(0, MAX_DAILY_REQUESTS, strict_low=True) | None = Field(
         default=None,
         description="A volume class (a nightly job, a backfill): this many requests a day, "
         "served inside `window_hours`; the planner chooses how many in each hour.",
@@ -110,10 +92,10 @@ class TrafficClass(_Schema):
         description="Peak 1-minute rate over the hour's mean (`fleetplan workload`), 1 to 3,600; "
         "planned for only where the scenario's plan_bursts is true.",
     )
-    ttft_p99_ms: _bounded(0, MAX_TTFT_MS, strict_low=True) | None = Field(
+    ttft_p99_ms: bounded(0, MAX_TTFT_MS, strict_low=True) | None = Field(
         default=None, description="P99 time to first token (ms), at most 3,600,000 (an hour)."
     )
-    tpot_p99_ms: _bounded(0, MAX_TPOT_MS, strict_low=True) | None = Field(
+    tpot_p99_ms: bounded(0, MAX_TPOT_MS, strict_low=True) | None = Field(
         default=None, description="P99 time per output token (ms), at most 60,000 (a minute)."
     )
     dataset: Name | None = Field(default=None, description="Benchmark dataset of this traffic.")
@@ -141,7 +123,7 @@ class TrafficClass(_Schema):
     @field_validator("hourly_rps")
     @classmethod
     def _rates_range(cls, values: list[float] | None) -> list[float] | None:
-        return _in_range(values, MAX_RATE_RPS)
+        return in_range(values, MAX_RATE_RPS)
 
     @model_validator(mode="after")
     def _demand(self) -> TrafficClass:
@@ -215,7 +197,7 @@ CapacityAt = Literal["low", "mid", "high"]
 DEFAULT_HEADROOM = 0.8
 
 
-class Scenario(_Schema):
+class Scenario(Schema):
     """A scenario of version 1 (every class a constant rate, every GPU reserved: planned at its
     peak) or 2 (a day: hourly rates, volumes in windows, on-demand offers, hourly grids, several
     models, daily limits; planned over 24 hours, and at its peak beside it). A scenario that uses
@@ -256,16 +238,16 @@ class Scenario(_Schema):
         "default: what the data proves), 'mid' (the rule's own estimate) or 'high' (the most "
         "it allows).",
     )
-    budget_usd_per_hour: _bounded(0, MAX_PER_HOUR) | None = Field(
+    budget_usd_per_hour: bounded(0, MAX_PER_HOUR) | None = Field(
         default=None, description="The most the fleet may cost (USD/h), 0 to 1e9."
     )
-    carbon_cap_kg_per_hour: _bounded(0, MAX_PER_HOUR) | None = Field(
+    carbon_cap_kg_per_hour: bounded(0, MAX_PER_HOUR) | None = Field(
         default=None, description="The most CO2e the fleet may emit (kg/h), 0 to 1e9."
     )
-    budget_usd_per_day: _bounded(0, MAX_PER_DAY) | None = Field(
+    budget_usd_per_day: bounded(0, MAX_PER_DAY) | None = Field(
         default=None, description="The most the fleet may cost in a day (USD), 0 to 2.4e10."
     )
-    carbon_cap_kg_per_day: _bounded(0, MAX_PER_DAY) | None = Field(
+    carbon_cap_kg_per_day: bounded(0, MAX_PER_DAY) | None = Field(
         default=None, description="The most CO2e the fleet may emit in a day (kg), 0 to 2.4e10."
     )
     plan_bursts: bool = Field(
@@ -293,15 +275,15 @@ class Scenario(_Schema):
 
     @model_validator(mode="after")
     def _check(self) -> Scenario:
-        _unique([c.name for c in self.classes], "classes", "name")
+        unique([c.name for c in self.classes], "classes", "name")
         for i, gpu in enumerate(self.gpus):
             if gpu.name is None and any(g.offer_name == gpu.gpu_model for g in self.gpus[:i]):
                 raise ValueError(
                     f"gpus[{i}].gpu_model {gpu.gpu_model!r} appears twice: to offer one GPU "
                     "twice (reserved and on demand), give each offer a name"
                 )
-        _unique([g.offer_name for g in self.gpus], "gpus", "name")
-        _unique([s.name for s in self.sites], "sites", "name")
+        unique([g.offer_name for g in self.gpus], "gpus", "name")
+        unique([s.name for s in self.sites], "sites", "name")
         day = self._uses_day_fields()
         if self.version == 1 and day:
             raise ValueError(f"version 1 cannot say {day}: make it version 2 (or leave it out)")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from fleetplan.core.errors import FileTooLargeError, InputError, NotResultsError, UnknownFormatError
-from fleetplan.core.files import read_bounded
+from fleetplan.core.files import megabytes, read_bounded
 from fleetplan.warehouse.consistency import check_runs
 from fleetplan.warehouse.importers import (
     csv_table,
@@ -31,7 +31,7 @@ from fleetplan.warehouse.importers.base import (
     ImportOptions,
     ParsedFile,
 )
-from fleetplan.warehouse.importers.document import Document, megabytes, read_document, unpack
+from fleetplan.warehouse.importers.document import Document, read_document, unpack
 from fleetplan.warehouse.importers.offered import rate_notes
 
 # Tried in this order on the file's content; the first whose `detect` says yes reads it.
