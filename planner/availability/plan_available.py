@@ -20,8 +20,7 @@ from fleetplan.planner.availability.probability import (
     one_host_lost,
     servers_needed,
 )
-from fleetplan.planner.availability.program import solve_available
-from fleetplan.planner.availability.program_matrix import ClassNeed
+from fleetplan.planner.availability.program import ClassNeed, solve_available
 from fleetplan.planner.capacity.rules import capacities
 from fleetplan.planner.peak.baselines import baselines as solve_baselines
 from fleetplan.planner.peak.diagnosis import plan_notes, unservable_classes

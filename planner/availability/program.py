@@ -44,6 +44,9 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+from scipy.optimize import Bounds, LinearConstraint, OptimizeResult, milp
+
 from fleetplan.planner.availability.probability import (
     PoolState,
     carries,
@@ -51,18 +54,151 @@ from fleetplan.planner.availability.probability import (
     servers_for,
     servers_needed,
 )
-from fleetplan.planner.availability.program_matrix import ClassNeed
-from fleetplan.planner.availability.program_matrix import Found as _Found
-from fleetplan.planner.availability.program_matrix import Option as _Option
-from fleetplan.planner.availability.program_matrix import Program as _Program
 from fleetplan.planner.peak.economics import PoolEconomics
 from fleetplan.planner.peak.program import Limits, SolveStatus, Weights
+from fleetplan.planner.solve.rows import Rows
 
 # A pool's failures may use this share of the class's allowance (1 - attainment) at the first
 # bound on its servers; the cost bound then extends it where it could matter.
 FIRST_SHARE = 1e-3
 MAX_OPTIONS_PER_POOL = 5_000  # a guard on the program's size
 MAX_CUT_ROUNDS = 300
+
+
+@dataclass(frozen=True, slots=True)
+class ClassNeed:
+    """What the program asks of one class."""
+
+    rate_rps: float
+    attainment: float | None = None
+    fallback: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Option:
+    pool: int
+    servers: int  # n: planned
+    counted: int  # k: servers whose capacity the pool may count on
+    log_p: float  # log P(Binomial(n, a) >= k) (non-fallback pools with a target)
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    objective: float
+    servers: tuple[int, ...]
+    rates: tuple[float, ...]
+
+
+class Program:
+    """The program in scipy's terms. Variables: z (one per option), then x (one per pool)."""
+
+    def __init__(
+        self,
+        pools: Sequence[PoolEconomics],
+        options: list[Option],
+        needs: dict[str, ClassNeed],
+        weights: Weights,
+        limits: Limits,
+    ) -> None:
+        self.pools, self.options = pools, options
+        nz, npool = len(options), len(pools)
+        self.nz, self.columns = nz, nz + npool
+        per_server = [
+            weights.usd * p.usd_per_server_hour + weights.kg * (p.kg_per_server_hour or 0.0)
+            for p in pools
+        ]
+        per_rps = [
+            weights.usd * p.usd_per_rps_hour + weights.kg * (p.kg_per_rps_hour or 0.0)
+            for p in pools
+        ]
+        self.cost = np.array(
+            [o.servers * per_server[o.pool] for o in options] + per_rps, dtype=float
+        )
+        self.gpus = np.array(
+            [o.servers * pools[o.pool].gpus_per_server for o in options] + [0.0] * npool
+        )
+        rows = Rows(self.columns)
+        for i in range(npool):  # one option per pool
+            rows.add([(j, 1.0) for j, o in enumerate(options) if o.pool == i], 1.0, 1.0)
+        for i, pool in enumerate(pools):  # x_p <= c_p * sum k_o z_o
+            capacity_rps = pool.capacity.capacity_rps
+            entries = [(j, -capacity_rps * o.counted) for j, o in enumerate(options) if o.pool == i]
+            rows.add([(nz + i, 1.0), *entries], -np.inf, 0.0)
+        for name, need in needs.items():  # each class fully served, and its attainment
+            members = [i for i, p in enumerate(pools) if p.capacity.traffic_class == name]
+            rows.add([(nz + i, 1.0) for i in members], need.rate_rps, need.rate_rps)
+            if need.attainment is not None and not need.fallback:
+                logs = [(j, o.log_p) for j, o in enumerate(options) if o.pool in members]
+                rows.add(logs, math.log(need.attainment) - 1e-12, np.inf)
+        _limit_rows(rows, pools, options, limits, nz)
+        self.base = rows
+        rate = [needs[p.capacity.traffic_class].rate_rps for p in pools]
+        self.bounds = Bounds(np.zeros(self.columns), np.array([1.0] * nz + rate))
+        self.integrality = np.array([1] * nz + [0] * npool)
+
+    def run(
+        self,
+        cuts: list[tuple[list[int], float]],
+        time_limit_s: float,
+        *,
+        fewest: bool,
+        best: float | None,
+    ) -> OptimizeResult:
+        constraints = [self.base.constraint()]
+        if cuts:
+            extra = Rows(self.columns)
+            for cols, low in cuts:
+                extra.add([(j, 1.0) for j in cols], low, np.inf)
+            constraints.append(extra.constraint())
+        objective = self.cost
+        if fewest and best is not None:
+            slack = max(1e-9, 1e-7 * abs(best))
+            constraints.append(LinearConstraint(self.cost, -np.inf, best + slack))
+            objective = self.gpus
+        return milp(
+            objective,
+            constraints=constraints,
+            integrality=self.integrality,
+            bounds=self.bounds,
+            options={"time_limit": time_limit_s, "mip_rel_gap": 1e-9},
+        )
+
+    def found(self, result: OptimizeResult) -> Found:
+        servers = [0] * len(self.pools)
+        for j, o in enumerate(self.options):
+            if result.x[j] > 0.5:
+                servers[o.pool] = o.servers
+        rates = tuple(max(0.0, float(v)) for v in result.x[self.nz :])
+        return Found(float(self.cost @ result.x), tuple(servers), rates)
+
+
+def _limit_rows(
+    rows: Rows,
+    pools: Sequence[PoolEconomics],
+    options: list[Option],
+    limits: Limits,
+    nz: int,
+) -> None:
+    """GPU limits, budget and carbon cap, on the options' servers and the pools' rates."""
+    for gpu_model, most in limits.max_gpus.items():
+        entries = [
+            (j, float(o.servers * pools[o.pool].gpus_per_server))
+            for j, o in enumerate(options)
+            if pools[o.pool].gpu_model == gpu_model
+        ]
+        if entries:
+            rows.add(entries, -np.inf, float(most))
+    if limits.budget_usd_per_hour is not None:
+        usd = [(j, o.servers * pools[o.pool].usd_per_server_hour) for j, o in enumerate(options)]
+        usd += [(nz + i, p.usd_per_rps_hour) for i, p in enumerate(pools)]
+        rows.add(usd, -np.inf, limits.budget_usd_per_hour)
+    if limits.carbon_cap_kg_per_hour is not None:
+        kg = [
+            (j, o.servers * (pools[o.pool].kg_per_server_hour or 0.0))
+            for j, o in enumerate(options)
+        ]
+        kg += [(nz + i, p.kg_per_rps_hour or 0.0) for i, p in enumerate(pools)]
+        rows.add(kg, -np.inf, limits.carbon_cap_kg_per_hour)
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,16 +365,16 @@ def _options(
     availability: Sequence[float],
     needs: dict[str, ClassNeed],
     bounds: dict[int, int | None],
-) -> list[_Option]:
-    out: list[_Option] = []
+) -> list[Option]:
+    out: list[Option] = []
     for i, pool in enumerate(pools):
         need, a = _target(pool, needs), availability[i]
         most = _most_needed(pool, need)
         bound = bounds[i]
         if bound is None:  # n = m
-            out += [_Option(i, m, m, 0.0) for m in range(most + 1)]
+            out += [Option(i, m, m, 0.0) for m in range(most + 1)]
         elif need.fallback:
-            out += [_Option(i, n, n, 0.0) for n in range(bound + 1)]
+            out += [Option(i, n, n, 0.0) for n in range(bound + 1)]
         else:
             assert need.attainment is not None
             reliable = 1 - (1 - need.attainment) * FIRST_SHARE
@@ -247,7 +383,7 @@ def _options(
                 high = servers_for(m, a, reliable) if bound < 0 else max(bound, low)
                 for n in range(low, high + 1):
                     p = carries(n, a, m)
-                    out.append(_Option(i, n, m, math.log(p) if p > 0 else -1e6))
+                    out.append(Option(i, n, m, math.log(p) if p > 0 else -1e6))
         if sum(1 for o in out if o.pool == i) > MAX_OPTIONS_PER_POOL:
             raise ValueError(
                 f"{pool.capacity.traffic_class} on {pool.gpus_per_server}x {pool.gpu_model}: more "
@@ -267,11 +403,11 @@ def _solve_rounds(
     deadline: float,
     fewest: bool,
     best: float | None = None,
-) -> tuple[_Found, int] | AvailableSolution | None:
+) -> tuple[Found, int] | AvailableSolution | None:
     """Solve, add the fallback classes' cuts, solve again until the fleet meets them. None: the
     time ran out; an AvailableSolution: infeasible or an error."""
     options = _options(pools, availability, needs, bounds)
-    program = _Program(pools, options, needs, weights, limits)
+    program = Program(pools, options, needs, weights, limits)
     cuts: list[tuple[list[int], float]] = []
     for rounds in range(1, MAX_CUT_ROUNDS + 1):
         left = deadline - time.monotonic()
@@ -305,7 +441,7 @@ def _fallback_misses(
     pools: Sequence[PoolEconomics],
     availability: Sequence[float],
     needs: dict[str, ClassNeed],
-    found: _Found,
+    found: Found,
 ) -> list[set[int]]:
     """The pools of each fallback class whose chosen fleet misses its attainment."""
     out = []
