@@ -61,7 +61,7 @@ def _stream_server(port: int) -> subprocess.Popen:
     return subprocess.Popen(
         [
             sys.executable,
-            str(ROOT / "tests" / "support" / "stream_server.py"),
+            str(ROOT / "benchmarks" / "inputs" / "stream_server.py"),
             "--port",
             str(port),
             "--ttft-ms",

@@ -63,6 +63,7 @@ from benchmarks.capacity_brackets import (  # noqa: E402
 )
 from benchmarks.capacity_options import arguments, floats  # noqa: E402
 from benchmarks.capacity_table import print_table  # noqa: E402
+from benchmarks.inputs.tiny_model import build_tiny_llama, cpu_server_command  # noqa: E402
 from fleetplan.collectors.vllm_server import free_port, managed_server  # noqa: E402
 from fleetplan.core import exits  # noqa: E402
 from fleetplan.core.contract import RunFile  # noqa: E402
@@ -71,7 +72,6 @@ from fleetplan.core.spread import judge_runs  # noqa: E402
 from fleetplan.planner.curve.load_curve import LoadCurve, fit_curve, measured_rule  # noqa: E402
 from fleetplan.warehouse.db import Warehouse  # noqa: E402
 from fleetplan.warehouse.queries import benchmark_points  # noqa: E402
-from tests.support.tiny_model import build_tiny_llama, cpu_server_command  # noqa: E402
 
 # Prefill-heavy (see the module's docstring), cheapest first; within max-model-len 1024.
 SHAPES = ((256, 16), (512, 16), (896, 16))

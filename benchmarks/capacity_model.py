@@ -75,7 +75,7 @@ def ionet_series() -> list[tuple[str, tuple, pd.DataFrame]]:
 def inferencex_series() -> list[tuple[str, tuple, pd.DataFrame]]:
     """The InferenceX closed-loop sweeps as rows of `benchmark_points`' columns (seconds to ms
     in the token-position files; the together-b200 ones are in ms already)."""
-    from tests.support.paths import tool_outputs_dir
+    from benchmarks.inputs.shared_data import tool_outputs_dir
 
     found = tool_outputs_dir()
     if found is None:
@@ -145,7 +145,7 @@ def live_series() -> list[tuple[str, tuple, pd.DataFrame]]:
 
 
 def inference_perf_stages() -> int:
-    from tests.support.paths import tool_outputs_dir
+    from benchmarks.inputs.shared_data import tool_outputs_dir
 
     found = tool_outputs_dir()
     folder = found / "inference-sim-training-h100" if found else None

@@ -24,7 +24,7 @@ def _p99(row: dict, multiple: float) -> str:
     return shown + (f" ({level['runs']}r)" if level.get("runs", 1) > 1 else "")
 
 
-def _verdict(bracket: dict, unit: str = "x") -> str:
+def verdict(bracket: dict, unit: str = "x") -> str:
     """One bracket in words; `unit`: "T" where its sides are multiples of the target latency,
     "x" where they are multiples of the capacity."""
     sides = f"{bracket['low']:g}{unit}/{bracket['high']:g}{unit}"
@@ -51,7 +51,7 @@ def print_table(ctx: argparse.Namespace, rows: list[dict]) -> int:
         line += " ".join(f"{_p99(row, m):>17}" for m in multiples)
         if "find_capacity" in row:
             line += f"  {row['find_capacity']['capacity_rps'] or 0:8.2f}"
-        verdicts = [_verdict(bracket, unit) for bracket in row["brackets"]]
+        verdicts = [verdict(bracket, unit) for bracket in row["brackets"]]
         print(line + "  " + ("; ".join(verdicts) or "no prediction"))
     held = sum(bracket["met"] and bracket["missed"] for bracket in brackets)
     undecided = sum(bool(bracket.get("undecided")) for bracket in brackets)

@@ -28,7 +28,7 @@ class ToolError(FleetplanError):
     """A client failed: the message names it and ends with its output."""
 
 
-def _g(value: float) -> str:
+def number_text(value: float) -> str:
     return f"{value:g}"
 
 
@@ -59,16 +59,16 @@ def run_vllm(ctx, sweep: str, levels: list[float], folder: Path) -> list[str]:
     vLLM takes a minute on a busy 2-core machine; each level is its own `main(args)` call)."""
     commands, argsets = [], []
     for level in levels:
-        name = f"vllm-{sweep}-{_g(level)}.json"
+        name = f"vllm-{sweep}-{number_text(level)}.json"
         args = ["--backend", "vllm", "--base-url", ctx.url, "--model", SERVED]
         args += ["--tokenizer", ctx.model_dir, "--dataset-name", "random"]
         args += ["--random-input-len", str(ctx.input_len)]
         args += ["--random-output-len", str(ctx.output_len)]
         args += ["--num-prompts", str(ctx.requests), "--ignore-eos", "--seed", str(SEED)]
         if sweep == "rate":
-            args += ["--request-rate", _g(level)]
+            args += ["--request-rate", number_text(level)]
         else:
-            args += ["--request-rate", "inf", "--max-concurrency", _g(level)]
+            args += ["--request-rate", "inf", "--max-concurrency", number_text(level)]
         args += ["--percentile-metrics", "ttft,tpot,itl,e2el"]
         args += ["--metric-percentiles", "50,90,95,99", "--metadata", "gpu_name=cpu", "gpu_count=1"]
         args += ["--save-result", "--save-detailed", "--result-dir", str(folder)]
@@ -82,12 +82,12 @@ def run_vllm(ctx, sweep: str, levels: list[float], folder: Path) -> list[str]:
 
 def run_guidellm(ctx, sweep: str, levels: list[float], folder: Path) -> list[str]:
     exe = str(ctx.venvs / "guidellm" / "bin" / "guidellm")
-    rates = ",".join(_g(level) for level in levels)
+    rates = ",".join(number_text(level) for level in levels)
     if sweep == "rate":
-        profile = ["--profile", f"kind=poisson,rate={_g(levels[0])}"]
+        profile = ["--profile", f"kind=poisson,rate={number_text(levels[0])}"]
         profile += ["--override", "profile.rate", rates]
     else:
-        profile = ["--profile", f"kind=concurrent,streams={_g(levels[0])}"]
+        profile = ["--profile", f"kind=concurrent,streams={number_text(levels[0])}"]
         profile += ["--override", "profile.streams", rates]
     command = [exe, "run"]
     command += [
@@ -111,7 +111,7 @@ def run_guidellm(ctx, sweep: str, levels: list[float], folder: Path) -> list[str
 def run_aiperf(ctx, sweep: str, levels: list[float], folder: Path) -> list[str]:
     """One `aiperf profile` with a list of rates or concurrencies: AIPerf's own sweep."""
     exe = str(ctx.venvs / "aiperf" / "bin" / "aiperf")
-    values = ",".join(_g(level) for level in levels)
+    values = ",".join(number_text(level) for level in levels)
     args = ["profile", "--model", SERVED, "--url", ctx.url, "--endpoint-type", "completions"]
     args += ["--streaming", "--tokenizer", ctx.model_dir]
     args += ["--isl", str(ctx.input_len), "--osl", str(ctx.output_len)]

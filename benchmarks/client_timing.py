@@ -1,5 +1,5 @@
 """How precisely the collector's client times streams, against the tests' streaming server
-(tests/support/stream_server.py), which records when each request arrived and when it wrote
+(benchmarks/inputs/stream_server.py), which records when each request arrived and when it wrote
 each token (both on CLOCK_MONOTONIC, shared across processes on Linux).
 
 64 requests sent at once on one warm connection pool (50 ms TTFT, 10 ms a token, 20 tokens):
@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 from fleetplan.collectors.openai_client import Endpoint, new_session, stream_completion  # noqa: E402
 from fleetplan.collectors.vllm_server import free_port  # noqa: E402
 
-SERVER = ROOT / "tests" / "support" / "stream_server.py"
+SERVER = ROOT / "benchmarks" / "inputs" / "stream_server.py"
 STREAMS, TOKENS, TTFT_MS, TPOT_MS = 64, 20, 50, 10
 
 

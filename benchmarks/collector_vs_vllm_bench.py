@@ -25,10 +25,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.inputs.tiny_model import build_tiny_llama, cpu_server_command  # noqa: E402
 from fleetplan.collectors.vllm_server import free_port, managed_server  # noqa: E402
 from fleetplan.core.contract import RunFile  # noqa: E402
 from fleetplan.warehouse.importers import FileInput, parse  # noqa: E402
-from tests.support.tiny_model import build_tiny_llama, cpu_server_command  # noqa: E402
 
 VLLM_TOOL = textwrap.dedent("""
     import sys, time

@@ -32,7 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.support.vllm_results import make_result  # noqa: E402
+from benchmarks.inputs.vllm_results import make_result  # noqa: E402
 
 
 def write_files(folder: Path, files: int, requests: int, max_output: int) -> int:
@@ -154,7 +154,7 @@ def check_alone(data: Path) -> float:
 
 
 def table(rows: int, repeat: int) -> None:
-    from tests.support.tables import typed_in_table
+    from benchmarks.inputs.tables import typed_in_table
 
     work = Path(tempfile.mkdtemp(prefix="fleetplan-bench-"))
     try:

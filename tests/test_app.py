@@ -12,6 +12,7 @@ import requests
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from benchmarks.inputs.vllm_results import make_result
 from fleetplan.app.plan_state import widget_key
 from fleetplan.app.views import PAGE_PATHS
 from fleetplan.planner import Scenario
@@ -20,7 +21,6 @@ from fleetplan.warehouse.queries import sources
 from tests.support.pages import open_tab, read_warehouse, seen
 from tests.support.paths import MAIN, ROOT
 from tests.support.processes import fleetplan, held_by_another_process
-from tests.support.vllm_results import make_result
 
 PAGES = PAGE_PATHS
 
@@ -377,7 +377,7 @@ LLMPERF_SUMMARY = "01-ai-Yi-1-5-34B-Chat_550_150_summary.json"
 
 
 def test_upload_reads_every_tool_format_with_a_preview(monkeypatch, sample_warehouse_path):
-    from tests.support.paths import tool_outputs_dir
+    from benchmarks.inputs.shared_data import tool_outputs_dir
 
     formats = ROOT / "tests" / "fixtures" / "formats"
     files = [

@@ -12,13 +12,13 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from benchmarks.inputs.vllm_results import make_result
 from fleetplan.app.plan_state import widget_key
 from fleetplan.planner import Scenario
 from fleetplan.services.scenario_link import scenario_to_link
 from tests.support.pages import open_app, open_tab, seen
 from tests.support.paths import ROOT
 from tests.support.processes import fleetplan
-from tests.support.vllm_results import make_result
 
 PLAN, BENCHMARKS = "views/plan.py", "views/benchmarks.py"
 

@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 from fleetplan.warehouse.db import ENV_VAR, Warehouse
 from tests.support.pages import open_tab
 from tests.support.paths import MAIN
-from tests.test_server_identity import _run_file
+from tests.test_server_identity import run_file
 
 # Every test runs the dashboard in AppTest (tens of seconds each): slow, out of `make test-fast`.
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("fresh_caches")]
@@ -24,7 +24,7 @@ def test_the_upload_pages_variant_labels_the_runs_it_imports(monkeypatch, wareho
     at.switch_page("views/upload.py").run()
     assert not at.exception, at.exception
     at.text_input(key="w_upload_variant").set_value("prefix-caching").run()
-    data = json.dumps(_run_file(4.0)).encode()
+    data = json.dumps(run_file(4.0)).encode()
     at.file_uploader(key="w_upload_files").set_value([("mine.json", data, "application/json")])
     at.run()
     assert not at.exception, at.exception

@@ -9,6 +9,7 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from benchmarks.inputs.vllm_results import make_result
 from fleetplan.core.contract import RUN_FILE_FORMAT, RunFile
 from fleetplan.services.upload_views import RANDOM_TOKENS, UploadLabels
 from fleetplan.warehouse.db import ENV_VAR
@@ -16,7 +17,6 @@ from fleetplan.warehouse.importers import FileInput, parse
 from fleetplan.warehouse.queries import benchmark_points, sources
 from tests.support.pages import read_warehouse, seen
 from tests.support.paths import MAIN
-from tests.support.vllm_results import make_result
 
 UNLABELLED = json.dumps(make_result(seed=31, model="acme/unlabelled", metadata={})).encode()
 

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from benchmarks.inputs.vllm_results import make_result
 from fleetplan.app.style import log_ticks
 from fleetplan.services.benchmark_views import (
     PUBLISHED,
@@ -27,7 +28,6 @@ from fleetplan.warehouse.db import ENV_VAR, Warehouse
 from fleetplan.warehouse.importers.base import ImportOptions
 from fleetplan.warehouse.ingest import ingest_paths
 from tests.support.paths import MAIN
-from tests.support.vllm_results import make_result
 
 QWEN = "deepseek-ai/DeepSeek-R1-Distill-Qwen-14B"
 CONFIGS = ["1x h100-pcie", "2x rtx-4090", "4x rtx-4090", "8x rtx-4090"]

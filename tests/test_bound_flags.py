@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.inputs.vllm_results import make_result
 from fleetplan.planner.curve.bound_flags import BOUND_FLAG
 from fleetplan.planner.curve.load_curve import fit_curve
 from fleetplan.planner.scenario.scenario import Scenario
@@ -21,7 +22,6 @@ from fleetplan.warehouse.ingest import ingest_paths
 from fleetplan.warehouse.preview import Status
 from fleetplan.warehouse.queries import benchmark_points, gpu_catalog
 from tests.support.planner_points import gpu, scenario
-from tests.support.vllm_results import make_result
 
 MODEL = "meta-llama/Llama-3.1-8B"  # in the bundled architectures table
 FORGED_RATE = 4.0

@@ -10,9 +10,9 @@ import json
 
 import pytest
 
+from benchmarks.inputs.vllm_results import make_result
 from tests.support.browser import ARTIFACTS, wait_rendered
 from tests.support.processes import fleetplan
-from tests.support.vllm_results import make_result
 from tests.test_app_serving import served
 
 pytestmark = pytest.mark.slow  # a real Chromium (tests/support/browser.py)

@@ -19,7 +19,7 @@ from benchmarks.capacity_brackets import (
     choose_targets,
     lost_requests,
 )
-from benchmarks.capacity_table import _verdict
+from benchmarks.capacity_table import verdict
 from fleetplan.planner.curve.load_curve import fit_curve
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.importers import ImportOptions
@@ -113,9 +113,9 @@ def test_a_bracket_holds_only_when_its_lower_side_meets_and_its_upper_side_misse
     wrong = both | {"0.8": {"decision": "misses"}}
     assert not bracket_of(wrong, sides)["met"]
     # in words, with the sides' unit: target multiples "T" (latency), capacity multiples "x"
-    assert _verdict(bracket_of(both, sides), "T") == "0.8T/1.25T yes"
-    assert _verdict(bracket_of(open_top, sides), "T") == "0.8T/1.25T cannot tell at 1.25T"
-    assert _verdict(bracket_of(wrong, sides), "x") == "0.8x/1.25x NO (NOT met low, missed high)"
+    assert verdict(bracket_of(both, sides), "T") == "0.8T/1.25T yes"
+    assert verdict(bracket_of(open_top, sides), "T") == "0.8T/1.25T cannot tell at 1.25T"
+    assert verdict(bracket_of(wrong, sides), "x") == "0.8x/1.25x NO (NOT met low, missed high)"
 
 
 def test_a_side_that_lost_requests_misses_whatever_its_p99():

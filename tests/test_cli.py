@@ -10,9 +10,9 @@ import time
 import pytest
 import requests
 
+from benchmarks.inputs.vllm_results import make_result
 from tests.support.files import write_json
 from tests.support.processes import fleetplan, held_by_another_process, served_dashboard
-from tests.support.vllm_results import make_result
 
 
 def test_ingest_then_export_round_trip(tmp_path, warehouse_path):

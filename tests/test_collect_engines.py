@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.inputs.tiny_model import build_tiny_llama, cpu_server_command
 from fleetplan.collectors.vllm_server import free_port, managed_server
 from fleetplan.core.contract import RunFile
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.queries import benchmark_points
 from tests.support.paths import ROOT
 from tests.support.processes import fleetplan
-from tests.support.tiny_model import build_tiny_llama, cpu_server_command
 
 
 def needs(module: str) -> pytest.MarkDecorator:

@@ -31,7 +31,7 @@ from tests.support.processes import fleetplan
 
 class SlotServer:
     """A server of `slots` completions at once, the rest in a FIFO queue, each completion
-    `ttft_s + tpot_s x (tokens - 1)` long: what tests/support/stream_server.py --slots does, in
+    `ttft_s + tpot_s x (tokens - 1)` long: what benchmarks/inputs/stream_server.py --slots does, in
     simulation (no clock, no jitter). It sustains at most slots / that time req/s."""
 
     def __init__(self, *, slots: int, ttft_s: float, tpot_s: float, tokens: int, burstiness=100.0):

@@ -10,13 +10,14 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.inputs.fuzzing import seed_files
+from benchmarks.inputs.shared_data import ionet_results_dir, tool_outputs_dir
+from benchmarks.inputs.vllm_results import make_result
 from fleetplan.core.errors import InputError
 from fleetplan.warehouse.consistency import agree, contradiction
 from fleetplan.warehouse.importers import FileInput, ImportOptions, parse
 from fleetplan.warehouse.preview import companion_pairs
-from tests.support.fuzzing import seed_files
-from tests.support.paths import ROOT, ionet_results_dir, tool_outputs_dir
-from tests.support.vllm_results import make_result
+from tests.support.paths import ROOT
 
 IONET = ionet_results_dir()
 FOUR_090 = (

@@ -21,20 +21,20 @@ from fleetplan.planner.peak.fleets import objective_weights
 from fleetplan.planner.peak.program import SolveStatus
 from fleetplan.planner.scenario.parts import HOURS
 from fleetplan.planner.scenario.scenario import Scenario
-from tests.test_planner_day import (
+from tests.support.day_brute_force import (
     FACTS,
     POINTS,
     SMALL,
-    _brute_force,
-    _candidates,
-    _check_served,
-    _objective,
+    brute_force,
+    candidates,
+    check_served,
+    objective,
 )
 
 
 @functools.cache
 def _optimum(name: str) -> float:
-    return _brute_force(*_candidates(SMALL[name]))
+    return brute_force(*candidates(SMALL[name]))
 
 
 def test_the_rounding_cuts_cut_off_no_integer_plan():
@@ -62,17 +62,17 @@ def test_the_rounding_cuts_cut_off_no_integer_plan():
 
 
 def test_identical_hours_are_grouped_and_tied_hours_are_not():
-    day, pools = _candidates(SMALL["two interactive classes share reserved servers"])
+    day, pools = candidates(SMALL["two interactive classes share reserved servers"])
     members = range(len(pools))
     groups = identical_hours(pools, members, DayLimits.of(day))
     # no class has traffic but in 9-11 h and 20 h; the home site's grid is 100 g until 6 h
     quiet = [h for h in range(6, HOURS) if h not in (9, 10, 11, 20)]
     assert groups == [[0, 1, 2, 3, 4, 5], quiet, [9], [10], [11], [20]]
-    daily = _candidates(SMALL["cost objective with a daily carbon cap"])
+    daily = candidates(SMALL["cost objective with a daily carbon cap"])
     assert identical_hours(daily[1], range(len(daily[1])), DayLimits.of(daily[0])) == [
         [h] for h in range(HOURS)
     ]
-    night = _candidates(SMALL["chat by day, a nightly volume"])
+    night = candidates(SMALL["chat by day, a nightly volume"])
     night_groups = identical_hours(night[1], range(len(night[1])), DayLimits.of(night[0]))
     for h in (22, 23, 0):  # inside the nightly window: each hour its own
         assert [h] in night_groups
@@ -80,11 +80,11 @@ def test_identical_hours_are_grouped_and_tied_hours_are_not():
 
 def test_a_day_planned_on_grouped_hours_serves_every_hour_of_each_group():
     name = "two interactive classes share reserved servers"
-    day, pools = _candidates(SMALL[name])
+    day, pools = candidates(SMALL[name])
     solution = solve_day(pools, weights=objective_weights(day), limits=DayLimits.of(day))
     assert solution.status is SolveStatus.OPTIMAL
-    _check_served(day, pools, solution)
-    assert _objective(day, pools, solution) == pytest.approx(_optimum(name), rel=1e-6)
+    check_served(day, pools, solution)
+    assert objective(day, pools, solution) == pytest.approx(_optimum(name), rel=1e-6)
 
 
 @pytest.mark.parametrize("name", list(SMALL))
@@ -93,11 +93,11 @@ def test_a_decomposed_day_is_the_optimum(name, monkeypatch):
     uses, then the whole program on the columns reduced costs leave): the brute force's
     optimum, proven, every hour served."""
     monkeypatch.setattr(day_program, "LARGE", 0)
-    day, pools = _candidates(SMALL[name])
+    day, pools = candidates(SMALL[name])
     solution = solve_day(pools, weights=objective_weights(day), limits=DayLimits.of(day))
     assert solution.status is SolveStatus.OPTIMAL, solution.message
-    _check_served(day, pools, solution)
-    assert _objective(day, pools, solution) == pytest.approx(_optimum(name), rel=1e-6, abs=1e-9)
+    check_served(day, pools, solution)
+    assert objective(day, pools, solution) == pytest.approx(_optimum(name), rel=1e-6, abs=1e-9)
 
 
 @pytest.mark.parametrize("name", list(SMALL))
@@ -108,12 +108,12 @@ def test_a_day_stopped_before_its_proof_states_a_true_bound(name, monkeypatch):
     the bound meets the plan."""
     monkeypatch.setattr(day_program, "LARGE", 0)
     monkeypatch.setattr(day_program, "PROVE", False)
-    day, pools = _candidates(SMALL[name])
+    day, pools = candidates(SMALL[name])
     solution = solve_day(pools, weights=objective_weights(day), limits=DayLimits.of(day))
     assert solution.has_plan, solution.message
-    _check_served(day, pools, solution)
+    check_served(day, pools, solution)
     best = _optimum(name)
-    value = _objective(day, pools, solution)
+    value = objective(day, pools, solution)
     assert value >= best - 1e-6 * max(1.0, best)
     if solution.status is SolveStatus.OPTIMAL:
         assert value == pytest.approx(best, rel=1e-6, abs=1e-9)

@@ -18,9 +18,9 @@ from fleetplan.planner.scenario.parts import HOURS
 from fleetplan.planner.scenario.scenario import Scenario
 from fleetplan.services.planning import plan_from_warehouse
 from fleetplan.warehouse.db import Warehouse
+from tests.support.day_brute_force import candidates, check_served, hours
 from tests.support.paths import ROOT
 from tests.support.planner_points import gpu, scenario
-from tests.test_planner_day import _candidates, _check_served, _hours
 
 
 def _day(warehouse, requests: int | None):
@@ -95,7 +95,7 @@ def test_the_nightly_job_is_spread_over_reserved_servers_idle_anyway(sample_ware
 # batch class takes all 3, so the nightly job's 6 server-hours go to 22:00, 00:00 and 01:00.
 TIGHT = scenario(
     [
-        {"name": "batch", "hourly_rps": _hours({23: 3})},
+        {"name": "batch", "hourly_rps": hours({23: 3})},
         {"name": "nightly", "daily_requests": 6 * 3600, "window_hours": [22, 2]},
     ],
     [gpu("rtx-4090", 0.3, commitment="on_demand", max_gpus=3)],
@@ -103,7 +103,7 @@ TIGHT = scenario(
 
 
 def test_the_spread_keeps_an_on_demand_offers_gpus_per_hour():
-    day, pools = _candidates(TIGHT)
+    day, pools = candidates(TIGHT)
     limits = DayLimits.of(day)
     batch = next(i for i, p in enumerate(pools) if p.traffic.name == "batch")
     nightly = next(i for i, p in enumerate(pools) if p.traffic.name == "nightly")
@@ -115,9 +115,9 @@ def test_the_spread_keeps_an_on_demand_offers_gpus_per_hour():
         {(batch, 23): 3.0, (nightly, 22): 3.0, (nightly, 0): 3.0},
     )
     layout = Layout(pools, range(len(pools)))
-    _check_served(day, pools, packed)
+    check_served(day, pools, packed)
     even = spread(layout, packed, limits)
-    _check_served(day, pools, even)
+    check_served(day, pools, even)
     night = {h: even.servers.get((nightly, h), 0) for h in (22, 23, 0, 1)}
     assert night == {22: 2, 23: 0, 0: 2, 1: 2}
     assert all(even.rates[(nightly, h)] == pytest.approx(2.0) for h in (22, 0, 1))

@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 
+from benchmarks.inputs.vllm_results import make_result
 from fleetplan.core.errors import InputError
 from fleetplan.core.strict import duplicate_key
 from fleetplan.warehouse.importers import ImportOptions
 from fleetplan.warehouse.ingest import ingest_paths
 from fleetplan.warehouse.preview import Status
 from fleetplan.warehouse.queries import benchmark_points
-from tests.support.vllm_results import make_result
 
 ROOT = Path(__file__).resolve().parents[1]
 FORMATS = ROOT / "tests" / "fixtures" / "formats"
@@ -240,12 +240,12 @@ def test_the_campaign_progress_and_a_run_metadata_cell_refuse_a_key_twice(tmp_pa
     """The collector's own progress file and a CSV's run_metadata cell are JSON read by fleetplan
     too: a key given twice there is refused, naming it, not taken last-wins."""
     from fleetplan.collectors.ray_campaign.resume import ResumeState
-    from fleetplan.warehouse.importers.csv_table import _metadata
+    from fleetplan.warehouse.importers.csv_table import metadata_cell
 
     progress = tmp_path / "campaign-c.json"
     progress.write_text('{"jobs": {}, "jobs": {"x": {"state": "done"}}}')
     with pytest.raises(InputError, match="unreadable campaign progress: the key 'jobs'"):
         ResumeState(progress, None, restart=False)
     with pytest.raises(InputError, match="row 2: the key 'campaign' is given twice"):
-        _metadata('{"campaign": "a", "campaign": "b"}', "row 2", "runs.csv")
-    assert _metadata('{"campaign": "a"}', "row 2", "runs.csv") == {"campaign": "a"}
+        metadata_cell('{"campaign": "a", "campaign": "b"}', "row 2", "runs.csv")
+    assert metadata_cell('{"campaign": "a"}', "row 2", "runs.csv") == {"campaign": "a"}

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.inputs.tables import typed_in_table
+from benchmarks.inputs.vllm_results import make_result
 from fleetplan.warehouse.db import Warehouse
 from tests.support.files import table_snapshot, write_json
 from tests.support.processes import fleetplan
-from tests.support.tables import typed_in_table
-from tests.support.vllm_results import make_result
 
 ROWS = 40_000  # about 29 MB of CSV: under the 32 MB limit, long enough to stop half way
 

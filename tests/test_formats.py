@@ -11,12 +11,13 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.inputs.shared_data import tool_outputs_dir
 from fleetplan.core.errors import InputError
 from fleetplan.warehouse.importers import FileInput, ImportOptions, parse
 from fleetplan.warehouse.ingest import ingest_paths
 from fleetplan.warehouse.preview import Status
 from fleetplan.warehouse.queries import benchmark_points
-from tests.support.paths import ROOT, tool_outputs_dir
+from tests.support.paths import ROOT
 
 FORMATS = ROOT / "tests" / "fixtures" / "formats"
 # In ../shared/data/tool-outputs (the `tool_outputs` fixture): files from the tools' repositories.

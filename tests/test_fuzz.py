@@ -15,13 +15,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from benchmarks.inputs.fuzzing import PAIRS, SHARED, mutate, seed_files
 from fleetplan.core.errors import FleetplanError
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.importers import FileInput, ImportOptions, parse
 from fleetplan.warehouse.ingest import ingest_file
 from fleetplan.warehouse.preview import Status
 from tests.support.files import table_snapshot
-from tests.support.fuzzing import PAIRS, SHARED, mutate, seed_files
 from tests.support.paths import ROOT
 
 SEEDS = seed_files()

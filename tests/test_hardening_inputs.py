@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from benchmarks.inputs.vllm_results import make_result
 from fleetplan.cli import main
 from fleetplan.core.errors import FileTooLargeError, InputError
 from fleetplan.core.files import read_bounded
@@ -19,7 +20,6 @@ from fleetplan.warehouse.importers import FileInput, ImportOptions, parse
 from fleetplan.warehouse.importers.document import count_values
 from tests.support.files import write_json
 from tests.support.processes import fleetplan
-from tests.support.vllm_results import make_result
 
 SCENARIO = "examples/chat-batch-qwen14b.json"
 

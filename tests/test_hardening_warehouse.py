@@ -7,12 +7,12 @@ import time
 
 import pytest
 
+from benchmarks.inputs.vllm_results import make_result
 from fleetplan.cli import main
 from fleetplan.core.errors import WarehouseBusyError, WarehouseDamagedError, WarehouseError
 from fleetplan.warehouse.db import Warehouse
 from tests.support.files import write_json
 from tests.support.processes import held_by_another_process
-from tests.support.vllm_results import make_result
 
 # Every command that takes --warehouse, with the arguments it needs besides.
 COMMANDS = [

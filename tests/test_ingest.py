@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.inputs.vllm_results import make_result
 from fleetplan.warehouse.importers import ImportOptions
 from fleetplan.warehouse.ingest import expand, ingest_paths
 from fleetplan.warehouse.preview import Status, preview_uploads
 from fleetplan.warehouse.queries import benchmark_points
 from tests.support.files import table_snapshot, write_json
 from tests.support.paths import ROOT
-from tests.support.vllm_results import make_result
 
 
 def ingest(wh, *paths, **options):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import random
 
 from fleetplan.planner.capacity.configuration import Capacity, Configuration
-from fleetplan.planner.capacity.intervals import _EPS, _wide, overlapping
+from fleetplan.planner.capacity.intervals import EPS, overlapping, wide
 
 
 def _pairwise(capacities):
@@ -16,9 +16,9 @@ def _pairwise(capacities):
         for j, b in enumerate(capacities):
             if i == j or a.traffic_class != b.traffic_class or a.high <= 0 or b.high <= 0:
                 continue
-            if not (_wide(a) or _wide(b)):
+            if not (wide(a) or wide(b)):
                 continue
-            if max(a.low, b.low) <= min(a.high, b.high) + _EPS:
+            if max(a.low, b.low) <= min(a.high, b.high) + EPS:
                 found.setdefault(i, []).append(j)
     return found
 

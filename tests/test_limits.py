@@ -12,11 +12,11 @@ import zlib
 
 import pytest
 
+from benchmarks.inputs.vllm_results import make_result
 from fleetplan.core.errors import FileTooLargeError, InputError
 from fleetplan.warehouse.importers import FileInput, ImportOptions, parse
 from tests.support.files import write_json
 from tests.support.processes import fleetplan
-from tests.support.vllm_results import make_result
 
 
 def read(name: str, data: bytes, **options):

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.inputs.shared_data import ionet_results_dir, tool_outputs_dir
 from fleetplan.core.load import LoadBasis, Reference, judge_level
-from tests.support.paths import ionet_results_dir, tool_outputs_dir
 
 
 def _inference_perf() -> Path:

@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.inputs.fuzzing import seed_files
 from fleetplan.core.errors import InputError
 from fleetplan.planner import GpuFacts, Scenario, plan
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.importers import FileInput, ImportOptions, ml_energy, parse
 from fleetplan.warehouse.importers.document import read_document
 from fleetplan.warehouse.queries import benchmark_points
-from tests.support.fuzzing import seed_files
 from tests.support.planner_points import gpu, scenario
 from tests.support.processes import fleetplan
 

@@ -10,6 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.inputs.fuzzing import seed_files
+from benchmarks.inputs.shared_data import tool_outputs_dir
+from benchmarks.inputs.vllm_results import make_result
 from fleetplan.core.contract import EnergyMethod
 from fleetplan.core.errors import InputError, NotResultsError
 from fleetplan.core.gpus import gpu_count_in_label
@@ -17,9 +20,6 @@ from fleetplan.warehouse.importers import FileInput, ImportOptions, parse
 from fleetplan.warehouse.ingest import ingest_paths
 from fleetplan.warehouse.preview import Status
 from fleetplan.warehouse.queries import benchmark_points
-from tests.support.fuzzing import seed_files
-from tests.support.paths import tool_outputs_dir
-from tests.support.vllm_results import make_result
 
 SHARED = tool_outputs_dir()
 needs_shared = pytest.mark.skipif(SHARED is None, reason="../shared/data/tool-outputs is absent")

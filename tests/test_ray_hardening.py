@@ -27,7 +27,7 @@ from fleetplan.warehouse.sample_data import IONET_FILE, sample_dir
 from tests.support.processes import fleetplan
 from tests.support.ray_campaign import TYPES, Driver, campaign_file, ray_node
 
-STREAM_SERVER = Path(__file__).parent / "support" / "stream_server.py"
+STREAM_SERVER = Path(__file__).parents[1] / "benchmarks" / "inputs" / "stream_server.py"
 STAMP = {"campaign": "fleet", "campaign_probe": "chat", "ray_node_id": "ab" * 28}
 
 

@@ -10,6 +10,7 @@ import json
 import duckdb
 import pytest
 
+from benchmarks.inputs.vllm_results import make_result
 from fleetplan.core.contract import RUN_FILE_FORMAT, RunFile
 from fleetplan.core.tabular import to_csv
 from fleetplan.warehouse.db import Warehouse
@@ -17,7 +18,6 @@ from fleetplan.warehouse.importers import FileInput, ImportOptions, parse
 from fleetplan.warehouse.ingest import Outcome, ingest_file
 from fleetplan.warehouse.preview import Status
 from fleetplan.warehouse.queries import benchmark_points
-from tests.support.vllm_results import make_result
 
 
 def test_an_integer_gpu_count_is_read_and_not_reported_as_ignored():

@@ -32,7 +32,7 @@ from tests.support.processes import fleetplan
 CHAT = {"name": "chat", "rate_rps": 10, "ttft_p99_ms": 500}
 
 
-def _run_file(rate: float, variant: str | None = None, engine: str = "vllm") -> dict:
+def run_file(rate: float, variant: str | None = None, engine: str = "vllm") -> dict:
     run = {
         "tool": "test",
         "engine": engine,
@@ -207,8 +207,8 @@ def test_a_class_never_measured_gets_the_exact_collect_command(tmp_path, sample_
 
 def test_ingest_stores_the_variant_a_file_lacks_and_refuses_another(tmp_path, warehouse_path):
     plain, labelled = tmp_path / "plain.json", tmp_path / "labelled.json"
-    plain.write_text(json.dumps(_run_file(4.0)))
-    labelled.write_text(json.dumps(_run_file(8.0, variant="eagle")))
+    plain.write_text(json.dumps(run_file(4.0)))
+    labelled.write_text(json.dumps(run_file(8.0, variant="eagle")))
     done = fleetplan(
         "ingest", "--warehouse", warehouse_path, str(plain), "--variant", "prefix-caching"
     )

@@ -10,6 +10,7 @@ import json
 import pandas as pd
 import pytest
 
+from benchmarks.inputs.vllm_results import dumps_appended, make_result
 from fleetplan.core.contract import RUN_FILE_FORMAT, RunFile
 from fleetplan.core.errors import InputError
 from fleetplan.services.upload_views import (
@@ -29,7 +30,6 @@ from fleetplan.warehouse.ingest import ingest_parsed
 from fleetplan.warehouse.labels import SYNTHETIC, label_traffic
 from fleetplan.warehouse.preview import Status, preview_uploads
 from fleetplan.warehouse.queries import benchmark_points, sources
-from tests.support.vllm_results import dumps_appended, make_result
 
 UNLABELLED = json.dumps(make_result(seed=5, model="acme/mine", metadata={})).encode()
 LABELLED = UploadLabels(

@@ -8,10 +8,10 @@ import math
 import numpy as np
 import pytest
 
+from benchmarks.inputs.vllm_results import dumps_appended, make_result
 from fleetplan.core.contract import StatsSource
 from fleetplan.core.errors import InputError, UnknownFormatError
 from fleetplan.warehouse.importers import FileInput, ImportOptions, parse
-from tests.support.vllm_results import dumps_appended, make_result
 
 
 def parse_bytes(data: bytes, name: str = "result.json", **options):

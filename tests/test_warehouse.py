@@ -102,8 +102,8 @@ def test_opening_waits_for_the_other_process_to_let_go(warehouse_path):
 def test_a_failure_inside_a_store_rolls_everything_back(warehouse, monkeypatch):
     import json
 
+    from benchmarks.inputs.vllm_results import make_result
     from fleetplan.warehouse import store
-    from tests.support.vllm_results import make_result
 
     data = json.dumps(make_result(detailed=False)).encode()
     parsed = parse(FileInput.from_bytes("a.json", data))
@@ -129,7 +129,7 @@ def test_a_failure_inside_a_store_rolls_everything_back(warehouse, monkeypatch):
 def test_delete_source_removes_its_runs_and_points(warehouse):
     import json
 
-    from tests.support.vllm_results import make_result
+    from benchmarks.inputs.vllm_results import make_result
 
     data = json.dumps(make_result(detailed=False)).encode()
     parsed = parse(FileInput.from_bytes("a.json", data))

@@ -7,10 +7,10 @@ import json
 import pandas as pd
 import pytest
 
+from benchmarks.inputs.shared_data import azure_traces_dir
 from fleetplan.core.errors import InputError
 from fleetplan.planner.scenario.scenario import TrafficClass
 from fleetplan.planner.scenario.workload import read_trace, workload
-from tests.support.paths import azure_traces_dir
 from tests.support.processes import fleetplan
 
 TRACES = ("AzureLLMInferenceTrace_code.csv", "AzureLLMInferenceTrace_conv.csv")

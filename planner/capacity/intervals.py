@@ -10,11 +10,11 @@ import numpy as np
 
 from fleetplan.planner.capacity.configuration import Capacity
 
-_EPS = 1e-9
+EPS = 1e-9
 
 
-def _wide(capacity: Capacity) -> bool:
-    return capacity.high - capacity.low > _EPS * max(capacity.high, 1.0)
+def wide(capacity: Capacity) -> bool:
+    return capacity.high - capacity.low > EPS * max(capacity.high, 1.0)
 
 
 def overlapping(capacities: Sequence[Capacity]) -> dict[int, list[int]]:
@@ -29,9 +29,9 @@ def overlapping(capacities: Sequence[Capacity]) -> dict[int, list[int]]:
     for members in by_class.values():
         low = np.array([capacities[i].low for i in members], dtype=float)
         high = np.array([capacities[i].high for i in members], dtype=float)
-        wide = np.array([_wide(capacities[i]) for i in members])
+        wide = np.array([wide(capacities[i]) for i in members])
         serves = high > 0
-        meet = np.maximum.outer(low, low) <= np.minimum.outer(high, high) + _EPS
+        meet = np.maximum.outer(low, low) <= np.minimum.outer(high, high) + EPS
         pairs = meet & np.logical_or.outer(wide, wide) & np.logical_and.outer(serves, serves)
         np.fill_diagonal(pairs, False)
         for a, b in zip(*np.nonzero(pairs), strict=True):
@@ -40,7 +40,7 @@ def overlapping(capacities: Sequence[Capacity]) -> dict[int, list[int]]:
 
 
 def _interval(capacity: Capacity) -> str:
-    if not _wide(capacity):
+    if not wide(capacity):
         return f"{capacity.low:.3g}"
     return f"{capacity.low:.3g} to {capacity.high:.3g}"
 

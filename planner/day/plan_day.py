@@ -56,7 +56,7 @@ def plan_day(
     )
     layout = Layout(candidates, range(len(candidates)))
     if solution.status is not SolveStatus.OPTIMAL and peak is not None and peak.has_plan:
-        solution = _better(layout, solution, _from_peak(candidates, peak), weights)
+        solution = _better(layout, solution, from_peak(candidates, peak), weights)
     solution = spread(layout, solution, limits)  # ties among hours: the even plan
     figures = _figures("recommended", layout, solution, carbon_known)
     compared = [_peak_figures(candidates, peak, carbon_known)]
@@ -100,7 +100,7 @@ def plan_day(
     )
 
 
-def _from_peak(pools: Sequence[DayPool], peak: Solution) -> DaySolution:
+def from_peak(pools: Sequence[DayPool], peak: Solution) -> DaySolution:
     """The peak program's fleet through the day, a plan of the day too: its reserved servers
     paid all day, each pool carrying its share of its class's rate in each hour (a volume: its
     even spread over its window), an on-demand pool renting the servers that share needs."""

@@ -14,7 +14,7 @@ from fleetplan.planner.peak.results import FleetPlan, PlanStatus
 from fleetplan.planner.scenario.parts import CarbonPrice
 from fleetplan.planner.scenario.scenario import Scenario
 
-_STATUS = {
+PLAN_STATUS = {
     SolveStatus.OPTIMAL: PlanStatus.OPTIMAL,
     SolveStatus.TIME_LIMIT: PlanStatus.TIME_LIMIT,
     SolveStatus.INFEASIBLE: PlanStatus.INFEASIBLE,
@@ -124,7 +124,7 @@ def fleet_of(candidates: Candidates, name: str, solution: Solution) -> FleetPlan
     """The program's answer as a `FleetPlan` named `name`."""
     pools = candidates.pools
     if not solution.has_plan:
-        status = _STATUS.get(solution.status, PlanStatus.ERROR)
+        status = PLAN_STATUS.get(solution.status, PlanStatus.ERROR)
         return FleetPlan(name=name, status=status, message=solution.message)
     chosen = [
         pool_plan(pool, servers, rate)
@@ -133,7 +133,7 @@ def fleet_of(candidates: Candidates, name: str, solution: Solution) -> FleetPlan
     ]
     return FleetPlan(
         name=name,
-        status=_STATUS[solution.status],
+        status=PLAN_STATUS[solution.status],
         message=solution.message,
         pools=chosen,
         totals=totals_of(chosen),

@@ -13,13 +13,21 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import sys
+from pathlib import Path
 
 from aiohttp import web
 
-try:
-    from tests.support.openai_stub import Words, end_stream, finish, openai_app, serve, sse
-except ModuleNotFoundError:  # run as a script (python tests/support/...): its folder is on the path
-    from openai_stub import Words, end_stream, finish, openai_app, serve, sse
+if not __package__:  # run as a script (python tests/support/...): the checkout's top on the path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from benchmarks.inputs.openai_stub import (
+    Words,
+    end_stream,
+    finish,
+    openai_app,
+    serve,
+    sse,
+)
 
 MODEL = "hostile"
 LIMIT_S = 60.0  # the longest any answer of this server lasts

@@ -216,13 +216,13 @@ def _run(group: dict[str, Any], position: int, source: FileInput) -> Run:
     if "source_sha256" not in values:
         values |= {"source_sha256": source.sha256, "source_index": position}
     if "metadata" in values:
-        values["metadata"] = _metadata(values["metadata"], f"row {group['row']}", source.name)
+        values["metadata"] = metadata_cell(values["metadata"], f"row {group['row']}", source.name)
     with validation(source.name, f"row {group['row']}"):
         provenance = Provenance(**group["provenance"]) if group["provenance"] else None
         return Run(**values, provenance=provenance, points=tuple(group["points"]))
 
 
-def _metadata(text: str, where: str, file: str) -> dict[str, Any]:
+def metadata_cell(text: str, where: str, file: str) -> dict[str, Any]:
     """The run_metadata cell: the JSON object `fleetplan benchmarks` wrote."""
     try:
         value = json.loads(text)

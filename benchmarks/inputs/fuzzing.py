@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tests.support.paths import ROOT, tool_outputs_dir
+from benchmarks.inputs.shared_data import ROOT, tool_outputs_dir
 
 FORMATS = ROOT / "tests" / "fixtures" / "formats"
 SHARED = tool_outputs_dir()  # other tools' files from their repositories, or None
@@ -19,7 +19,7 @@ REAL_CLIENTS = ROOT / "tests" / "fixtures" / "real_clients"  # fleetplan's own r
 def seed_files() -> dict[str, tuple[str, bytes]]:
     """One real file of every format: {label: (file name, bytes)}. LLMPerf's, and AIPerf's from
     its repository, come from ../shared/data/tool-outputs, when it is there."""
-    from tests.support.vllm_results import make_result
+    from benchmarks.inputs.vllm_results import make_result
 
     gap = FORMATS / "genai-perf-0.0.16"
     files = {
@@ -95,7 +95,7 @@ def _ml_energy_on_a_4090(folder: Path) -> tuple[str, bytes]:
 
 def _csv_table() -> bytes:
     """The template's example row as two load levels of a run typed in by hand."""
-    from tests.support.tables import typed_in_table
+    from benchmarks.inputs.tables import typed_in_table
 
     return typed_in_table(2).encode()
 

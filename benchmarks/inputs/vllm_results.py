@@ -73,8 +73,8 @@ def make_result(
         "tokenizer_id": model,
         "num_prompts": requests,
     }
-    result |= metadata if metadata is not None else {"gpu_name": "NVIDIA GeForce RTX 4090",
-                                                     "gpu_count": "1"}  # fmt: skip
+    default = {"gpu_name": "NVIDIA GeForce RTX 4090", "gpu_count": "1"}
+    result |= metadata if metadata is not None else default
     result |= {
         "request_rate": "inf" if numeric_rate == float("inf") else numeric_rate,
         "burstiness": 1.0,

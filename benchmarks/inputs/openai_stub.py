@@ -1,6 +1,6 @@
-"""What the test servers (`stream_server.py`, `hostile_server.py`) share: word tokens for
-`/tokenize` and `/detokenize`, the OpenAI-compatible routes, a stream's last chunks, and serving
-on 127.0.0.1. Each server keeps only what makes it itself (its delays, faults or lies)."""
+"""What the test servers (`stream_server.py` here, tests/support/`hostile_server.py`) share: word
+tokens for `/tokenize` and `/detokenize`, the OpenAI-compatible routes, a stream's last chunks, and
+serving on 127.0.0.1. Each server keeps only what makes it itself (its delays, faults or lies)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """A small OpenAI-compatible streaming server for tests, with set delays and faults.
 
-    python tests/support/stream_server.py --port 8123 --ttft-ms 50 --tpot-ms 10 [--slots K]
+    python benchmarks/inputs/stream_server.py --port 8123 --ttft-ms 50 --tpot-ms 10 [--slots K]
         [--fault ...]
 
 Tokens are words; `/tokenize` and `/detokenize` work on them. Each completion streams one token
@@ -29,8 +29,10 @@ from collections import deque
 from aiohttp import web
 
 try:
-    from tests.support.openai_stub import Words, end_stream, openai_app, serve, sse
-except ModuleNotFoundError:  # run as a script (python tests/support/...): its folder is on the path
+    from benchmarks.inputs.openai_stub import Words, end_stream, openai_app, serve, sse
+except (
+    ModuleNotFoundError
+):  # run as a script (python benchmarks/inputs/...): its folder is on the path
     from openai_stub import Words, end_stream, openai_app, serve, sse
 
 MODEL = "stream-test"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from fleetplan.collectors.prompts import _WORDS
+from fleetplan.collectors.prompts import WORDS
 
 
 def build_tiny_llama(folder: Path, *, seed: int = 0, max_positions: int = 4096) -> Path:
@@ -20,7 +20,7 @@ def build_tiny_llama(folder: Path, *, seed: int = 0, max_positions: int = 4096) 
 
     folder.mkdir(parents=True, exist_ok=True)
     rng = random.Random(seed)
-    corpus = [" ".join(rng.choices(_WORDS, k=64)) for _ in range(2000)]
+    corpus = [" ".join(rng.choices(WORDS, k=64)) for _ in range(2000)]
     tokenizer = Tokenizer(models.BPE(unk_token=None))
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tokenizer.decoder = decoders.ByteLevel()
