@@ -31,53 +31,20 @@ The model (the dashboard and the CSV say the same):
   hours / lifetime hours (calendar amortisation), unless switched off for existing hardware.
 - Objective: cost, carbon, or cost with a carbon price; ties go to fewer GPUs. A month is 730 h.
 
-Where things live (a module here imports the module that defines a name, never this package:
-that would be an import cycle through this file, which imports them all):
-- `scenario`: the input contract (a `Scenario` of traffic classes, GPU offers, sites, objective).
-- `capacity`: capacity of one server of a configuration for a class, by the scenario's rule:
-  `curve_capacity` (on the latency-against-load curve of `load_model`, whose levels, saturation
-  and queue form are in `curve_levels`) or `measured_capacity` (today's rule, and the latency
-  model's fallback); the types are in `levels`. To add a rule: a module
-  beside those two that returns `Capacity`s with their basis, a value of `scenario.CapacityRule`,
-  and its branch in `capacity._class_capacities`.
-- `economics`: a candidate pool's linear coefficients: $, kW and kgCO2e per server and per req/s.
-- `milp`: the mixed-integer program and its solve (per class first, jointly under limits).
-  To add a constraint (a limit such as a power cap in kW), as the budget and the carbon cap are:
-  its scenario field in `scenario` (validated, the unit in its name; None = no limit); its field
-  in `milp.Limits`, filled from the scenario in `fleets.scenario_limits`; its row in `milp`'s
-  constraints, from `economics.PoolEconomics`' per-server and per-req/s coefficients, and its
-  check on a solution in the same module; why a plan is infeasible under it in
-  `diagnosis.binding_limits`; the page's input in `app/plan_inputs.py` (`_limits`) through
-  `services.scenario_forms.scenario_settings`; tests in tests/test_planner.py: a scenario the
-  limit changes, one it makes infeasible, with the message naming the limit.
-- `results`: the output models (`Plan`, `FleetPlan`, `PoolPlan`, `Totals`, `ParetoPoint`, ...).
-- `pools`: pool arithmetic: a chosen pool's figures, and a fleet's totals.
-- `fleets`: a named fleet solved from the candidate pools under an objective and limits.
-- `baselines`: the simpler fleets a plan is compared with (all-H100, all-RTX-4090, the paper's
-  rule); to add one, add a `Baseline` there.
-- `frontier`: the cost/carbon Pareto sweep.
-- `diagnosis`: why a scenario is infeasible, and the notes a plan carries; `intervals`: where
-  capacity intervals overlap; `measure_hint`: the `fleetplan collect --find-capacity` command
-  for a class whose traffic was never measured.
-- `bounds`: a server's physical bounds (KV cache, decode bandwidth) from the model's shape and
-  the GPUs' memory and bandwidth: what no measured level may exceed.
-- `plan`: `plan()`, which runs the steps above in order.
-- A day (scenario version 2): `day_pools` (candidate pools with hourly coefficients, the day's
-  limits), `day_pruning` (pools and repeated hours no optimum needs), `day_cuts` (rounding cuts
-  on the demand rows), `day_lp` (the LP relaxation and reduced-cost fixing), `day` (the 24-hour
-  program, a large one by decomposition), `day_plan` (its
-  answer beside the peak plan and reserved-only), `day_results` (the output models) and
-  `day_report` (terminal text, the schedule CSV). `scenario_parts` holds the scenario's bounds,
-  offers and sites; `workload` turns a request log into classes.
-- `report` (the CSV's schema and digits, labels, a terminal summary; the dashboard's tables are
-  `services.plan_views`), `explain` (why this fleet, in words).
-- `availability` (servers needed for an attainment, the chance pools carry their load),
-  `availability_milp` (the cheapest fleet meeting attainment), `availability_plan` (a plan with
-  availability; `plan` dispatches to it only when a scenario has availability < 1 or an
-  attainment), `availability_report` (its words), `simulation` (`fleetplan simulate`).
-- `defaults` and `presets`: starting points for a new scenario (the dashboard's first plan).
-- `unit_costs` ($ per million tokens of one loaded server) and `paper_check` (the io.net
-  paper's claims recomputed): the paper's view of the data, beside the planner.
+Where things live: one sub-package per part, each above the ones it imports
+(tests/test_layout.py holds the floors; each `__init__` names its modules):
+- `scenario/`: the input contract (`Scenario`, its classes, offers and sites).
+- `curve/`: latency against load, a configuration's levels as a `LoadCurve`.
+- `capacity/`: a server's capacity for a class, by the scenario's rule, with its basis.
+- `solve/`: the solver kernel every program runs on (HiGHS, the tie-break, the status map).
+- `peak/`: the peak plan: coefficients, the program, fleets, baselines, frontier, diagnosis, and
+  the output models (`Plan`).
+- `report/`: a plan in a table and in words.
+- `day/`: a day scenario planned over its 24 hours.
+- `availability/`: fleets sized for servers that fail.
+- `paper/`: the io.net paper's claims recomputed (a check, not planning).
+- `plan` (planner/plan.py): `plan()`, which runs the steps in order.
+A module imports the module that defines a name, never this package (which imports `plan`).
 """
 
 from fleetplan.planner.peak.economics import EnergyBasis, GpuFacts

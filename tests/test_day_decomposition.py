@@ -18,9 +18,9 @@ from fleetplan.planner.day.hourly_pools import DayLimits
 from fleetplan.planner.day.program import solve_day
 from fleetplan.planner.day.pruning import identical_hours
 from fleetplan.planner.peak.fleets import objective_weights
-from fleetplan.planner.peak.program import SolveStatus
 from fleetplan.planner.scenario.parts import HOURS
 from fleetplan.planner.scenario.scenario import Scenario
+from fleetplan.planner.solve.kernel import SolveStatus
 from tests.support.day_brute_force import (
     FACTS,
     POINTS,

@@ -13,9 +13,9 @@ from fleetplan.planner.day import plan_day as day_plan
 from fleetplan.planner.day.hourly_pools import DayLimits
 from fleetplan.planner.day.layout import DaySolution, Layout, hourly, limit_rows, vector_of
 from fleetplan.planner.day.spread import spread
-from fleetplan.planner.peak.program import SolveStatus
 from fleetplan.planner.scenario.parts import HOURS
 from fleetplan.planner.scenario.scenario import Scenario
+from fleetplan.planner.solve.kernel import SolveStatus
 from fleetplan.services.planning import plan_from_warehouse
 from fleetplan.warehouse.db import Warehouse
 from tests.support.day_brute_force import candidates, check_served, hours

@@ -7,7 +7,7 @@ from __future__ import annotations
 import random
 
 from fleetplan.planner.capacity.configuration import Capacity, Configuration
-from fleetplan.planner.capacity.intervals import EPS, overlapping, wide
+from fleetplan.planner.capacity.intervals import EPS, is_wide, overlapping
 
 
 def _pairwise(capacities):
@@ -16,7 +16,7 @@ def _pairwise(capacities):
         for j, b in enumerate(capacities):
             if i == j or a.traffic_class != b.traffic_class or a.high <= 0 or b.high <= 0:
                 continue
-            if not (wide(a) or wide(b)):
+            if not (is_wide(a) or is_wide(b)):
                 continue
             if max(a.low, b.low) <= min(a.high, b.high) + EPS:
                 found.setdefault(i, []).append(j)

@@ -15,8 +15,8 @@ from fleetplan.planner import plan
 from fleetplan.planner.day.hourly_pools import DayLimits
 from fleetplan.planner.day.program import solve_day
 from fleetplan.planner.peak.fleets import objective_weights
-from fleetplan.planner.peak.program import SolveStatus
 from fleetplan.planner.scenario.scenario import Scenario
+from fleetplan.planner.solve.kernel import SolveStatus
 from fleetplan.services.planning import load_scenario, plan_from_warehouse
 from fleetplan.warehouse.db import Warehouse
 from tests.support.day_brute_force import (

@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from fleetplan.planner import GpuFacts, Scenario, plan
 from fleetplan.planner.capacity.configuration import Capacity, Configuration, Level
 from fleetplan.planner.peak.economics import EnergyBasis, PoolEconomics
-from fleetplan.planner.peak.program import Limits, SolveStatus, solve
+from fleetplan.planner.peak.program import Limits, solve
+from fleetplan.planner.solve.kernel import SolveStatus
 from tests.support.planner_points import gpu, level, points, scenario
 
 GPU_MODELS = ("rtx-4090", "h100-pcie")

@@ -26,7 +26,6 @@ from fleetplan.planner.peak.baselines import baselines as solve_baselines
 from fleetplan.planner.peak.diagnosis import plan_notes, unservable_classes
 from fleetplan.planner.peak.economics import GpuFacts, carbon_gaps, pool_economics
 from fleetplan.planner.peak.fleets import (
-    PLAN_STATUS,
     Candidates,
     objective_label,
     objective_weights,
@@ -123,7 +122,7 @@ def solve_available_fleet(
     except ValueError as error:
         return FleetPlan(name=name, status=PlanStatus.ERROR, message=str(error))
     if not solution.has_plan:
-        status = PLAN_STATUS.get(solution.status, PlanStatus.ERROR)
+        status = PlanStatus(solution.status)
         return FleetPlan(name=name, status=status, message=solution.message)
     chosen: list[PoolPlan] = []
     for pool, a, servers, rate in zip(
@@ -144,7 +143,7 @@ def solve_available_fleet(
     classes = [_attainment(c.name, need, chosen) for c, need in _classes(scenario, needs)]
     return FleetPlan(
         name=name,
-        status=PLAN_STATUS[solution.status],
+        status=PlanStatus(solution.status),
         message=solution.message,
         pools=chosen,
         totals=totals_of(chosen),

@@ -40,12 +40,11 @@ Ties go to fewer GPUs by a second solve among the optimal fleets, as in planner.
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import Bounds, LinearConstraint, OptimizeResult, milp
+from scipy.optimize import Bounds, OptimizeResult
 
 from fleetplan.planner.availability.probability import (
     PoolState,
@@ -55,7 +54,10 @@ from fleetplan.planner.availability.probability import (
     servers_needed,
 )
 from fleetplan.planner.peak.economics import PoolEconomics
-from fleetplan.planner.peak.program import Limits, SolveStatus, Weights
+from fleetplan.planner.peak.program import Limits, Weights
+from fleetplan.planner.peak.program import limit_rows as peak_limit_rows
+from fleetplan.planner.solve import kernel
+from fleetplan.planner.solve.kernel import Deadline, LimitRow, SolveStatus
 from fleetplan.planner.solve.rows import Rows
 
 # A pool's failures may use this share of the class's allowance (1 - attainment) at the first
@@ -130,11 +132,15 @@ class Program:
             if need.attainment is not None and not need.fallback:
                 logs = [(j, o.log_p) for j, o in enumerate(options) if o.pool in members]
                 rows.add(logs, math.log(need.attainment) - 1e-12, np.inf)
-        _limit_rows(rows, pools, options, limits, nz)
-        self.base = rows
+        kernel.add_limit_rows(rows, limit_rows(pools, options, limits))
         rate = [needs[p.capacity.traffic_class].rate_rps for p in pools]
-        self.bounds = Bounds(np.zeros(self.columns), np.array([1.0] * nz + rate))
-        self.integrality = np.array([1] * nz + [0] * npool)
+        self.program = kernel.Program(
+            objective=self.cost,
+            constraints=[rows.constraint()],
+            integrality=np.array([1] * nz + [0] * npool),
+            bounds=Bounds(np.zeros(self.columns), np.array([1.0] * nz + rate)),
+            fewest=self.gpus,
+        )
 
     def run(
         self,
@@ -144,24 +150,18 @@ class Program:
         fewest: bool,
         best: float | None,
     ) -> OptimizeResult:
-        constraints = [self.base.constraint()]
+        """The program with the fallback classes' cuts so far; `fewest` (with the optimum
+        `best`): the tie-break's solve, the fewest GPUs among the fleets no worse."""
+        extra = []
         if cuts:
-            extra = Rows(self.columns)
+            rows = Rows(self.columns)
             for cols, low in cuts:
-                extra.add([(j, 1.0) for j in cols], low, np.inf)
-            constraints.append(extra.constraint())
-        objective = self.cost
+                rows.add([(j, 1.0) for j in cols], low, np.inf)
+            extra.append(rows.constraint())
         if fewest and best is not None:
-            slack = max(1e-9, 1e-7 * abs(best))
-            constraints.append(LinearConstraint(self.cost, -np.inf, best + slack))
-            objective = self.gpus
-        return milp(
-            objective,
-            constraints=constraints,
-            integrality=self.integrality,
-            bounds=self.bounds,
-            options={"time_limit": time_limit_s, "mip_rel_gap": 1e-9},
-        )
+            extra.append(kernel.no_worse(self.program.objective, best))
+            return kernel.run(self.program, time_limit_s, objective=self.gpus, extra=extra)
+        return kernel.run(self.program, time_limit_s, extra=extra)
 
     def found(self, result: OptimizeResult) -> Found:
         servers = [0] * len(self.pools)
@@ -172,33 +172,23 @@ class Program:
         return Found(float(self.cost @ result.x), tuple(servers), rates)
 
 
-def _limit_rows(
-    rows: Rows,
-    pools: Sequence[PoolEconomics],
-    options: list[Option],
-    limits: Limits,
-    nz: int,
-) -> None:
-    """GPU limits, budget and carbon cap, on the options' servers and the pools' rates."""
-    for gpu_model, most in limits.max_gpus.items():
-        entries = [
-            (j, float(o.servers * pools[o.pool].gpus_per_server))
-            for j, o in enumerate(options)
-            if pools[o.pool].gpu_model == gpu_model
-        ]
-        if entries:
-            rows.add(entries, -np.inf, float(most))
-    if limits.budget_usd_per_hour is not None:
-        usd = [(j, o.servers * pools[o.pool].usd_per_server_hour) for j, o in enumerate(options)]
-        usd += [(nz + i, p.usd_per_rps_hour) for i, p in enumerate(pools)]
-        rows.add(usd, -np.inf, limits.budget_usd_per_hour)
-    if limits.carbon_cap_kg_per_hour is not None:
-        kg = [
-            (j, o.servers * (pools[o.pool].kg_per_server_hour or 0.0))
-            for j, o in enumerate(options)
-        ]
-        kg += [(nz + i, p.kg_per_rps_hour or 0.0) for i, p in enumerate(pools)]
-        rows.add(kg, -np.inf, limits.carbon_cap_kg_per_hour)
+def limit_rows(
+    pools: Sequence[PoolEconomics], options: list[Option], limits: Limits
+) -> list[LimitRow]:
+    """The peak program's limits (`peak.program.limit_rows`: GPUs per offer, budget, carbon
+    cap) on this program's columns: an option's servers stand for its pool's (z_o x n_o), the
+    pools' rates follow the options."""
+    nz = len(options)
+    rows = []
+    for limit in peak_limit_rows(pools, limits):
+        entries: list[tuple[int, float]] = []
+        for col, coef in limit.entries:
+            if col < len(pools):  # servers of pool `col`
+                entries += [(j, coef * o.servers) for j, o in enumerate(options) if o.pool == col]
+            else:  # the rate of pool col - len(pools)
+                entries.append((nz + col - len(pools), coef))
+        rows.append(LimitRow(limit.name, tuple(entries), limit.upper))
+    return rows
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,12 +220,12 @@ def solve_available(
         return AvailableSolution(
             SolveStatus.INFEASIBLE, f"no configuration can serve {', '.join(unserved)}"
         )
-    deadline = time.monotonic() + time_limit_s
+    deadline = Deadline(time_limit_s)
     if len(needs) > 1:  # classes are independent but for the limits: each alone first
         split = _per_class(pools, availability, needs, weights, time_limit_s, fewest_gpus)
         if split is not None and _within_limits(pools, split, limits):
             return split
-        time_limit_s = max(deadline - time.monotonic(), 0.001)
+        time_limit_s = deadline.left_at_least()
     return _solve_all(pools, availability, needs, weights, limits, time_limit_s, fewest_gpus)
 
 
@@ -249,10 +239,10 @@ def _per_class(
 ) -> AvailableSolution | None:
     """Each class solved alone, without limits; None where one has no optimal answer."""
     servers, rates = [0] * len(pools), [0.0] * len(pools)
-    deadline = time.monotonic() + time_limit_s
+    deadline = Deadline(time_limit_s)
     for name, need in needs.items():
         members = [i for i, p in enumerate(pools) if p.capacity.traffic_class == name]
-        left = deadline - time.monotonic()
+        left = deadline.left()
         if left <= 0:
             return None
         part = _solve_all(
@@ -274,19 +264,9 @@ def _per_class(
 def _within_limits(
     pools: Sequence[PoolEconomics], solution: AvailableSolution, limits: Limits
 ) -> bool:
-    tolerance = 1e-9
-    used: dict[str, int] = {}
-    cost = carbon = 0.0
-    for n, x, p in zip(solution.servers, solution.rates, pools, strict=True):
-        used[p.gpu_model] = used.get(p.gpu_model, 0) + n * p.gpus_per_server
-        cost += n * p.usd_per_server_hour + x * p.usd_per_rps_hour
-        carbon += n * (p.kg_per_server_hour or 0.0) + x * (p.kg_per_rps_hour or 0.0)
-    if any(used.get(g, 0) > most for g, most in limits.max_gpus.items()):
-        return False
-    if limits.budget_usd_per_hour is not None and cost > limits.budget_usd_per_hour + tolerance:
-        return False
-    carbon_cap = limits.carbon_cap_kg_per_hour
-    return carbon_cap is None or carbon <= carbon_cap + tolerance
+    """Whether a fleet found without the limits meets them (the peak program's rows)."""
+    vector = np.array([*solution.servers, *solution.rates], dtype=float)
+    return all(row.holds(vector) for row in peak_limit_rows(pools, limits))
 
 
 def _solve_all(
@@ -299,7 +279,7 @@ def _solve_all(
     fewest_gpus: bool,
 ) -> AvailableSolution:
     """Every class and limit in one program."""
-    deadline = time.monotonic() + time_limit_s
+    deadline = Deadline(time_limit_s)
     first = {i: _first_bound(p, availability[i], needs) for i, p in enumerate(pools)}
     solved = _solve_rounds(pools, availability, needs, first, weights, limits, deadline, False)
     if solved is None or isinstance(solved, AvailableSolution):
@@ -400,7 +380,7 @@ def _solve_rounds(
     bounds: dict[int, int | None],
     weights: Weights,
     limits: Limits,
-    deadline: float,
+    deadline: Deadline,
     fewest: bool,
     best: float | None = None,
 ) -> tuple[Found, int] | AvailableSolution | None:
@@ -410,19 +390,16 @@ def _solve_rounds(
     program = Program(pools, options, needs, weights, limits)
     cuts: list[tuple[list[int], float]] = []
     for rounds in range(1, MAX_CUT_ROUNDS + 1):
-        left = deadline - time.monotonic()
+        left = deadline.left()
         if left <= 0:
             return None
         result = program.run(cuts, left, fewest=fewest, best=best)
-        if result.status == 1:
+        infeasible = "no fleet within the limits serves every class at its attainment"
+        out = kernel.outcome(result, left, infeasible=infeasible)
+        if out.status is SolveStatus.TIME_LIMIT:
             return None
-        if result.status == 2:
-            return AvailableSolution(
-                SolveStatus.INFEASIBLE,
-                "no fleet within the limits serves every class at its attainment",
-            )
-        if result.status != 0 or result.x is None:
-            return AvailableSolution(SolveStatus.ERROR, f"the solver stopped: {result.message}")
+        if out.status is not SolveStatus.OPTIMAL:
+            return AvailableSolution(out.status, out.message)
         found = program.found(result)
         missing = _fallback_misses(pools, availability, needs, found)
         if not missing:

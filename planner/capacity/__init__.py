@@ -9,4 +9,7 @@
   and the GPUs' memory and bandwidth (`level_flags`).
 - `intervals`: where two configurations' capacity intervals overlap (the data cannot rank them).
 - `measure_hint`: the `fleetplan collect --find-capacity` command for a class nobody measured.
+
+To add a rule: a module beside `curve_rule` and `measured_rule` that returns `Capacity`s with their
+basis, a value of `scenario.scenario.CapacityRule`, and its branch in `rules.capacities`.
 """

@@ -13,7 +13,7 @@ from fleetplan.planner.capacity.configuration import Capacity
 EPS = 1e-9
 
 
-def wide(capacity: Capacity) -> bool:
+def is_wide(capacity: Capacity) -> bool:
     return capacity.high - capacity.low > EPS * max(capacity.high, 1.0)
 
 
@@ -29,7 +29,7 @@ def overlapping(capacities: Sequence[Capacity]) -> dict[int, list[int]]:
     for members in by_class.values():
         low = np.array([capacities[i].low for i in members], dtype=float)
         high = np.array([capacities[i].high for i in members], dtype=float)
-        wide = np.array([wide(capacities[i]) for i in members])
+        wide = np.array([is_wide(capacities[i]) for i in members])
         serves = high > 0
         meet = np.maximum.outer(low, low) <= np.minimum.outer(high, high) + EPS
         pairs = meet & np.logical_or.outer(wide, wide) & np.logical_and.outer(serves, serves)
@@ -40,7 +40,7 @@ def overlapping(capacities: Sequence[Capacity]) -> dict[int, list[int]]:
 
 
 def _interval(capacity: Capacity) -> str:
-    if not wide(capacity):
+    if not is_wide(capacity):
         return f"{capacity.low:.3g}"
     return f"{capacity.low:.3g} to {capacity.high:.3g}"
 

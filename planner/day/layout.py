@@ -12,8 +12,9 @@ import numpy as np
 from scipy.optimize import OptimizeResult
 
 from fleetplan.planner.day.hourly_pools import DayLimits, DayPool
-from fleetplan.planner.peak.program import LimitRow, SolveStatus
 from fleetplan.planner.scenario.parts import HOURS
+from fleetplan.planner.solve import kernel
+from fleetplan.planner.solve.kernel import LimitRow, SolveStatus
 
 _EPS = 1e-9
 
@@ -226,15 +227,12 @@ def fill_rates(layout: Layout, values: np.ndarray) -> np.ndarray:
 
 
 def solution_of(result: OptimizeResult, layout: Layout, time_limit_s: float) -> DaySolution:
-    if result.x is None:
-        if result.status == 1:
-            message = f"no plan found within the time limit of {time_limit_s:g} s"
-            return DaySolution(SolveStatus.TIME_LIMIT, message, {}, {}, {})
-        if result.status == 2:
-            message = "the limits leave no way to serve every class every hour"
-            return DaySolution(SolveStatus.INFEASIBLE, message, {}, {}, {})
-        return DaySolution(SolveStatus.ERROR, f"the solver stopped: {result.message}", {}, {}, {})
-    values = result.x
+    """scipy's answer (the kernel's `outcome`) as a `DaySolution` over the layout's columns."""
+    infeasible = "the limits leave no way to serve every class every hour"
+    out = kernel.outcome(result, time_limit_s, infeasible=infeasible)
+    if out.x is None:
+        return DaySolution(out.status, out.message, {}, {}, {})
+    values = out.x
     reserved = {u: round(values[j]) for u, j in layout.units.items() if round(values[j]) > 0}
     servers: dict[tuple[int, int], int] = {}
     rates: dict[tuple[int, int], float] = {}
@@ -250,15 +248,9 @@ def solution_of(result: OptimizeResult, layout: Layout, time_limit_s: float) -> 
         for copy in layout.copies[h]:  # the hours this one stands for
             servers[(i, copy)] = count
             rates[(i, copy)] = rate
-    gap = getattr(result, "mip_gap", None)
-    if result.status == 0:
-        return DaySolution(SolveStatus.OPTIMAL, "optimal", reserved, servers, rates, gap)
-    message = f"stopped at the time limit of {time_limit_s:g} s"
-    if gap is not None and math.isfinite(gap):
-        message += f" with a feasible plan that is not proven optimal (relative gap {gap:.2%})"
-    bound = getattr(result, "mip_dual_bound", None)
-    bound = float(bound) if bound is not None and math.isfinite(bound) else None
-    return DaySolution(SolveStatus.TIME_LIMIT, message, reserved, servers, rates, gap, bound)
+    return DaySolution(
+        out.status, out.message, reserved, servers, rates, out.mip_gap, out.dual_bound
+    )
 
 
 def limit_rows(layout: Layout, limits: DayLimits) -> list[LimitRow]:

@@ -20,19 +20,13 @@ from fleetplan.planner.day.program import solve_day
 from fleetplan.planner.day.results import DayFigures, DayPlan, Hour, Servers, Serving
 from fleetplan.planner.day.spread import spread
 from fleetplan.planner.peak.economics import PoolEconomics
-from fleetplan.planner.peak.program import Solution, SolveStatus, Weights
+from fleetplan.planner.peak.program import Solution, Weights
 from fleetplan.planner.peak.results import HOURS_PER_MONTH, PlanStatus
 from fleetplan.planner.scenario.parts import HOURS
 from fleetplan.planner.scenario.scenario import Scenario
+from fleetplan.planner.solve.kernel import SolveStatus
 
 DAYS_PER_MONTH = HOURS_PER_MONTH / HOURS  # 730 h / 24 = 30.4 days
-
-_STATUS = {
-    SolveStatus.OPTIMAL: PlanStatus.OPTIMAL,
-    SolveStatus.TIME_LIMIT: PlanStatus.TIME_LIMIT,
-    SolveStatus.INFEASIBLE: PlanStatus.INFEASIBLE,
-    SolveStatus.ERROR: PlanStatus.ERROR,
-}
 
 
 PEAK = "planned at its peak (every class at its peak rate all day, every server paid all day)"
@@ -71,7 +65,7 @@ def plan_day(
         alone_layout = Layout(everything_reserved, range(len(everything_reserved)))
         compared.append(_figures(RESERVED_ONLY, alone_layout, alone, carbon_known))
     if not solution.has_plan:
-        status = _STATUS[solution.status]
+        status = PlanStatus(solution.status)
         return DayPlan(
             status=status, message=solution.message, timezone=scenario.timezone, compared=compared
         )
@@ -82,7 +76,7 @@ def plan_day(
     ]
     peak_figures = compared[0]
     return DayPlan(
-        status=_STATUS[solution.status],
+        status=PlanStatus(solution.status),
         message=solution.message,
         timezone=scenario.timezone,
         optimality_gap=_gap(solution),
@@ -178,7 +172,7 @@ def _carbon_known(pools: Sequence[DayPool], used: set[int]) -> bool:
 
 
 def _figures(name: str, layout: Layout, solution: DaySolution, carbon_known: bool) -> DayFigures:
-    status = _STATUS[solution.status]
+    status = PlanStatus(solution.status)
     if not solution.has_plan:
         return DayFigures(name=name, status=status, message=solution.message)
     pools = layout.pools
@@ -211,7 +205,7 @@ def _peak_figures(
     """The peak program's fleet over the day: its servers paid every hour, each pool carrying its
     peak rate every hour (what the peak plan plans for), at each hour's prices and grid."""
     if peak is None or not peak.has_plan:
-        status = _STATUS[peak.status] if peak is not None else PlanStatus.INFEASIBLE
+        status = PlanStatus(peak.status) if peak is not None else PlanStatus.INFEASIBLE
         return DayFigures(name=PEAK, status=status, message=peak.message if peak else "no plan")
     cost = kg = 0.0
     known = carbon_known
@@ -229,7 +223,7 @@ def _peak_figures(
                 kg += y * server_kg + x * rps_kg
     return DayFigures(
         name=PEAK,
-        status=_STATUS[peak.status],
+        status=PlanStatus(peak.status),
         message=peak.message,
         cost_usd=cost,
         kgco2e=kg if known else None,

@@ -36,12 +36,11 @@ columns a no-worse plan can use (`day_lp.fixed`); a large day is planned by deco
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy.optimize import Bounds, LinearConstraint, OptimizeResult, milp
+from scipy.optimize import Bounds, OptimizeResult
 
 from fleetplan.planner.day.cuts import covering_cuts, tightened
 from fleetplan.planner.day.hourly_pools import DayLimits, DayPool
@@ -55,21 +54,21 @@ from fleetplan.planner.day.layout import (
 )
 from fleetplan.planner.day.pruning import identical_hours, undominated
 from fleetplan.planner.day.relaxation import fixed, relax
-from fleetplan.planner.peak.program import SolveStatus, Weights
+from fleetplan.planner.peak.program import Weights
 from fleetplan.planner.scenario.parts import HOURS
+from fleetplan.planner.solve import kernel
+from fleetplan.planner.solve.kernel import Deadline, Program, SolveStatus, Usable
 from fleetplan.planner.solve.rows import Rows
 
 _EPS = 1e-9
 
 
 @dataclass(frozen=True, slots=True)
-class _Program:
-    objective: np.ndarray
-    constraints: list[LinearConstraint]
-    integrality: np.ndarray
-    bounds: Bounds
-    gpu_hours: np.ndarray  # what the tie-break minimises
-    covering: bool = False  # rates not in the program: filled in over the chosen servers
+class DayProgram(Program):
+    """The kernel's program (its tie-break: the fewest GPU-hours), and whether the rates are
+    left out of it (`covering`: filled in over the chosen servers)."""
+
+    covering: bool = False
 
 
 def _demand_rows(layout: Layout, rows: Rows, covering: bool) -> np.ndarray:
@@ -96,7 +95,7 @@ def _demand_rows(layout: Layout, rows: Rows, covering: bool) -> np.ndarray:
     return upper_x
 
 
-def _program(layout: Layout, weights: Weights, limits: DayLimits) -> _Program:
+def _program(layout: Layout, weights: Weights, limits: DayLimits) -> DayProgram:
     pools, pairs, units = layout.pools, layout.pairs, layout.units
     objective = np.zeros(layout.columns)
     first_s, first_x = layout.s(0), layout.x(0)
@@ -130,8 +129,7 @@ def _program(layout: Layout, weights: Weights, limits: DayLimits) -> _Program:
         for j, ns in by_unit.items():
             rows.add([(layout.s(n), 1.0) for n in ns] + [(j, -1.0)], -np.inf, 0.0)
             upper_r[j] = max(upper_r[j], float(upper_s[ns].sum()))
-    for limit in limits_rows:
-        rows.add(list(limit.entries), -np.inf, limit.upper)
+    kernel.add_limit_rows(rows, limits_rows)
     gpu_hours = np.zeros(layout.columns)
     for unit, j in units.items():
         gpu_hours[j] = HOURS * unit[2]
@@ -142,7 +140,7 @@ def _program(layout: Layout, weights: Weights, limits: DayLimits) -> _Program:
     lower = np.zeros(layout.columns)
     upper = np.concatenate([upper_r, upper_s, np.zeros(len(pairs)) if covering else upper_x])
     bounds = Bounds(lower, upper)
-    return _Program(objective, [rows.constraint()], integrality, bounds, gpu_hours, covering)
+    return DayProgram(objective, [rows.constraint()], integrality, bounds, gpu_hours, covering)
 
 
 def solve_day(
@@ -154,7 +152,7 @@ def solve_day(
     fewest_gpus: bool = True,
 ) -> DaySolution:
     """Reserved servers, and servers and rates per pool and hour, serving every class's day."""
-    started = time.monotonic()
+    deadline = Deadline(time_limit_s)
     names = list(dict.fromkeys(p.traffic.name for p in pools))
     if not any(p.reserved for p in pools) and len(names) > 1:
         split = _per_class(pools, names, weights, time_limit_s, fewest_gpus)
@@ -165,7 +163,7 @@ def solve_day(
             vector = vector_of(layout, split)
             if all(row.holds(vector) for row in limit_rows(layout, limits)):
                 return split
-    left = max(time_limit_s - (time.monotonic() - started), 0.001)
+    left = deadline.left_at_least()
     return _solve(pools, undominated(pools, limits), weights, limits, left, fewest_gpus)
 
 
@@ -176,11 +174,11 @@ def _per_class(
     time_limit_s: float,
     fewest_gpus: bool,
 ) -> DaySolution:
-    deadline = time.monotonic() + time_limit_s
+    deadline = Deadline(time_limit_s)
     servers: dict[tuple[int, int], int] = {}
     rates: dict[tuple[int, int], float] = {}
     for name in names:
-        left = deadline - time.monotonic()
+        left = deadline.left()
         if left <= 0:
             return DaySolution(
                 SolveStatus.TIME_LIMIT, f"time limit of {time_limit_s:g} s reached", {}, {}, {}
@@ -202,7 +200,7 @@ def _solve(
     time_limit_s: float,
     fewest_gpus: bool,
 ) -> DaySolution:
-    started = time.monotonic()
+    deadline = Deadline(time_limit_s)
     hours = identical_hours(pools, members, limits)
     layout = Layout(pools, members, hours)
     if not layout.pairs:
@@ -212,11 +210,11 @@ def _solve(
         found = _decomposed(layout, program, hours, weights, limits, time_limit_s, fewest_gpus)
         if found is not None:
             return found
-    left = max(time_limit_s - (time.monotonic() - started), 0.001)
+    left = deadline.left_at_least()
     return _answer(layout, program, _run(program, left, fewest_gpus), time_limit_s)
 
 
-def _answer(layout: Layout, program: _Program, result: OptimizeResult, limit_s: float):
+def _answer(layout: Layout, program: DayProgram, result: OptimizeResult, limit_s: float):
     if program.covering and result.x is not None:
         result.x = fill_rates(layout, np.array(result.x, dtype=float))
     return solution_of(result, layout, limit_s)
@@ -230,7 +228,7 @@ PROVE = True  # step 3 of `_decomposed`; off, a large day stops at step 2 (its p
 
 def _decomposed(
     layout: Layout,
-    program: _Program,
+    program: DayProgram,
     hours: Sequence[Sequence[int]],
     weights: Weights,
     limits: DayLimits,
@@ -248,7 +246,7 @@ def _decomposed(
     Where it does not finish, the plan of step 2 (or the better one step 3 found) is kept with
     its gap to the best bound known. None where the steps give no plan (then the whole program
     is solved)."""
-    started = time.monotonic()
+    deadline = Deadline(time_limit_s)
     relaxed = relax(program.objective, program.constraints, program.bounds)
     if relaxed is not None and relaxed.status == 2:
         message = "the limits leave no way to serve every class every hour"
@@ -258,14 +256,14 @@ def _decomposed(
     used = sorted({i for n, (i, _h) in enumerate(layout.pairs) if relaxed.x[layout.s(n)] > 1e-6})
     sub = Layout(layout.pools, used, hours)
     subprogram = _program(sub, weights, limits)
-    left = time_limit_s - (time.monotonic() - started)
+    left = deadline.left()
     if left <= 0:
         return None
     found = _answer(sub, subprogram, _run(subprogram, left, fewest_gpus), time_limit_s)
     if not found.has_plan:
         return None
     bound = float(relaxed.fun)
-    left = time_limit_s - (time.monotonic() - started)
+    left = deadline.left()
     if left > 0 and PROVE:
         step2 = found
         proven, found, bound = _prove(layout, program, relaxed, found, left, fewest_gpus)
@@ -292,7 +290,7 @@ def _decomposed(
 
 def _prove(
     layout: Layout,
-    program: _Program,
+    program: DayProgram,
     relaxed: OptimizeResult,
     found: DaySolution,
     time_limit_s: float,
@@ -301,17 +299,17 @@ def _prove(
     """Step 3 of `_decomposed`: the whole program on the columns a plan no worse than `found`
     can use. Returns the proven optimum (`found` itself where it is one; else None), the best
     plan known, and the best lower bound known."""
-    started = time.monotonic()
+    deadline = Deadline(time_limit_s)
     value = float(program.objective @ vector_of(layout, found))
     bound = float(relaxed.fun)
-    usable = fixed(program.integrality, relaxed, value, program.bounds)
-    whole = _milp(program, program.objective, program.constraints, time_limit_s, usable)
+    columns = fixed(program.integrality, relaxed, value, program.bounds)
+    whole = kernel.run(program, time_limit_s, bounds=columns)
     if whole.status == 0:
-        if float(whole.fun) >= value - max(1e-9, 1e-7 * abs(value)):
+        if float(whole.fun) >= value - kernel.slack(value):
             return found, found, value
-        left = time_limit_s - (time.monotonic() - started)
+        left = deadline.left()
         if fewest_gpus and left > 0:
-            whole = _fewest(program, whole, left, usable, relaxed)
+            whole = kernel.tie_break(program, whole, left, usable=usable(program, columns, relaxed))
         proven = _answer(layout, program, whole, time_limit_s)
         return proven, proven, float(whole.fun)
     dual = getattr(whole, "mip_dual_bound", None)
@@ -322,57 +320,21 @@ def _prove(
     return None, found, bound
 
 
-def _milp(
-    program: _Program,
-    objective: np.ndarray,
-    constraints,
-    time_limit_s: float,
-    bounds: Bounds | None = None,
-):
-    return milp(
-        objective,
-        constraints=constraints,
-        integrality=program.integrality,
-        bounds=bounds or program.bounds,
-        options={"time_limit": time_limit_s, "mip_rel_gap": 1e-9},
-    )
+def _run(program: DayProgram, time_limit_s: float, fewest_gpus: bool) -> OptimizeResult:
+    """The program solved, then its tie-break (the kernel's), on the columns a plan no worse
+    than the optimum can use (`usable`)."""
+    return kernel.solve(program, time_limit_s, fewest=fewest_gpus, usable=usable(program))
 
 
-def _run(
-    program: _Program,
-    time_limit_s: float,
-    fewest_gpus: bool,
-    bounds: Bounds | None = None,
-    relaxed: OptimizeResult | None = None,
-) -> OptimizeResult:
-    """The program solved (within `bounds`, the program's own by default; `relaxed`: its LP
-    relaxation where known), then its tie-break (`_fewest`)."""
-    started = time.monotonic()
-    bounds = bounds or program.bounds
-    result = _milp(program, program.objective, program.constraints, time_limit_s, bounds)
-    left = time_limit_s - (time.monotonic() - started)
-    if result.status == 0 and left > 0 and fewest_gpus:
-        return _fewest(program, result, left, bounds, relaxed)
-    return result
+def usable(
+    program: DayProgram, bounds: Bounds | None = None, relaxed: OptimizeResult | None = None
+) -> Usable:
+    """The columns a plan of objective at most a ceiling can use: `bounds` (the program's own
+    by default) with those the LP relaxation's reduced costs rule out set to 0
+    (`relaxation.fixed`); the relaxation is solved when first needed, where not given."""
 
+    def within(ceiling: float) -> Bounds:
+        lp = relaxed or relax(program.objective, program.constraints, program.bounds)
+        return fixed(program.integrality, lp, ceiling, bounds or program.bounds)
 
-def _fewest(
-    program: _Program,
-    result: OptimizeResult,
-    time_limit_s: float,
-    bounds: Bounds,
-    relaxed: OptimizeResult | None,
-) -> OptimizeResult:
-    """Among the plans no worse than the optimum `result`, the fewest GPU-hours (a second,
-    lexicographic solve), on the columns such a plan can use (`day_lp.fixed`)."""
-    started = time.monotonic()
-    best = float(result.fun)
-    slack = max(1e-9, 1e-7 * abs(best))
-    no_worse = LinearConstraint(program.objective, -np.inf, best + slack)
-    relaxed = relaxed or relax(program.objective, program.constraints, program.bounds)
-    usable = fixed(program.integrality, relaxed, best + slack, bounds)
-    left = time_limit_s - (time.monotonic() - started)
-    if left <= 0:
-        return result
-    fewest = _milp(program, program.gpu_hours, [*program.constraints, no_worse], left, usable)
-    return fewest if fewest.status == 0 else result
+    return within

@@ -9,16 +9,10 @@ from dataclasses import dataclass, replace
 
 from fleetplan.planner.peak.economics import PoolEconomics
 from fleetplan.planner.peak.pools import pool_plan, totals_of
-from fleetplan.planner.peak.program import Limits, Solution, SolveStatus, Weights, solve
+from fleetplan.planner.peak.program import Limits, Solution, Weights, solve
 from fleetplan.planner.peak.results import FleetPlan, PlanStatus
 from fleetplan.planner.scenario.parts import CarbonPrice
 from fleetplan.planner.scenario.scenario import Scenario
-
-PLAN_STATUS = {
-    SolveStatus.OPTIMAL: PlanStatus.OPTIMAL,
-    SolveStatus.TIME_LIMIT: PlanStatus.TIME_LIMIT,
-    SolveStatus.INFEASIBLE: PlanStatus.INFEASIBLE,
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,7 +118,7 @@ def fleet_of(candidates: Candidates, name: str, solution: Solution) -> FleetPlan
     """The program's answer as a `FleetPlan` named `name`."""
     pools = candidates.pools
     if not solution.has_plan:
-        status = PLAN_STATUS.get(solution.status, PlanStatus.ERROR)
+        status = PlanStatus(solution.status)
         return FleetPlan(name=name, status=status, message=solution.message)
     chosen = [
         pool_plan(pool, servers, rate)
@@ -133,7 +127,7 @@ def fleet_of(candidates: Candidates, name: str, solution: Solution) -> FleetPlan
     ]
     return FleetPlan(
         name=name,
-        status=PLAN_STATUS[solution.status],
+        status=PlanStatus(solution.status),
         message=solution.message,
         pools=chosen,
         totals=totals_of(chosen),

@@ -27,6 +27,9 @@ HOURS_PER_MONTH = 730.0  # 8,760 h / 12
 
 
 class PlanStatus(StrEnum):
+    """A plan's status: the solver kernel's (`solve.kernel.SolveStatus`, whose every value is
+    one of these: `PlanStatus(status)` is the map), or a baseline without GPUs."""
+
     OPTIMAL = "optimal"
     TIME_LIMIT = "time_limit"
     INFEASIBLE = "infeasible"
