@@ -1,7 +1,7 @@
 """The Benchmarks page's figures: one line per series (a configuration, and apart from it the
 user's own runs of it) joining its load levels, one colour per series on every tab, log axes
 labelled in plain numbers, hover boxes with labels and units, outliers marked with their reason.
-Built from what `fleetplan.services.benchmark_views` / `energy_views` compute; the page passes
+Built from what `fleetplan.services.benchmark_tables` / `energy_tables` compute; the page passes
 each to `st.plotly_chart` with its key."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from fleetplan.app.charts import TARGET_COLOUR, distinct_colours, readable_log_axes, target_line
-from fleetplan.services.benchmark_views import PARETO_LABELS, YOURS, series_labels
-from fleetplan.services.energy_views import MEASURED, MODELLED
+from fleetplan.services.benchmark_tables import PARETO_LABELS, YOURS, series_labels
+from fleetplan.services.energy_tables import MEASURED, MODELLED
 
 QUESTIONED_COLOUR = "#D55E00"
 # The user's own runs: the same colour family would hide them, so a dashed line and open markers.
@@ -126,7 +126,7 @@ def latency_throughput_figure(
 
 
 def cost_latency_figure(costs: pd.DataFrame, *, colours: dict[str, str]) -> go.Figure:
-    """$ per million tokens against P99 TTFT (`benchmark_views.priced_points`): one line per
+    """$ per million tokens against P99 TTFT (`benchmark_tables.priced_points`): one line per
     series through its levels; stars where no other level is both cheaper and faster."""
     figure = go.Figure()
     for series, rows in _by_series(costs):
@@ -159,7 +159,7 @@ def cost_latency_figure(costs: pd.DataFrame, *, colours: dict[str, str]) -> go.F
 
 
 def energy_figure(energy: pd.DataFrame, *, colours: dict[str, str]) -> go.Figure:
-    """GPU energy per token against achieved throughput (`energy_views.energy_per_token`): a
+    """GPU energy per token against achieved throughput (`energy_tables.energy_per_token`): a
     solid line where measured, dashed with open markers where modelled; unknown levels absent."""
     figure = go.Figure()
     known = energy[energy["j_per_token"].notna()]

@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 from fleetplan.app.style import OKABE_ITO, log_ticks
 from fleetplan.planner.peak.results import FleetPlan, ParetoPoint
 from fleetplan.planner.report.table import gpus_text
-from fleetplan.services.load_views import (
+from fleetplan.services.load_tables import (
     CANNOT_TELL,
     FELL_BEHIND,
     KEPT_UP,

@@ -1,7 +1,7 @@
 """The day plan's chart: servers per configuration through the day, stacked (reserved serving
 solid, reserved idle pale, on demand hatched, in each GPU's colour as everywhere in the app),
 with each class's demand (req/s, right axis) and each site's grid intensity (gCO2e/kWh, a
-second right axis) drawn over it. Built from `services.day_views`' tables; the page draws it
+second right axis) drawn over it. Built from `services.day_tables`' tables; the page draws it
 with `st.plotly_chart`."""
 
 from __future__ import annotations

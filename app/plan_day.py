@@ -11,7 +11,7 @@ tables; `_renew_day`). What they make is kept on the page's base scenario (`s_ba
 peak tables' rows keep their day fields (`services.day_fields`) and a restart loses nothing; a
 change of a class's peak (or of the tables' shape) restarts the page's widgets
 (`plan_state.restart`), so that the Rate column shows the peak. Tables and checks:
-services.day_forms; what the plan shows: services.day_views.
+services.day_forms; what the plan shows: services.day_tables.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from fleetplan.planner.day.schedule import schedule_csv
 from fleetplan.planner.peak.results import Plan
 from fleetplan.planner.scenario.scenario import Scenario
 from fleetplan.services import day_forms as forms
-from fleetplan.services import day_views as views
+from fleetplan.services import day_tables
 from fleetplan.services.plain_text import plain
 from fleetplan.services.scenario_forms import page_message
 
@@ -270,8 +270,8 @@ def show_day(result: Plan) -> None:
         st.error(f"No day plan: {plain(day.message)}", icon=":material/block:")
     else:
         _day_headline(day)
-        servers = views.servers_through_the_day(day)
-        demand, grid = views.demand_through_the_day(day), views.grid_through_the_day(day)
+        servers = day_tables.servers_through_the_day(day)
+        demand, grid = day_tables.demand_through_the_day(day), day_tables.grid_through_the_day(day)
         st.plotly_chart(day_figure(servers, demand, grid), key="chart_day_servers")
         st.caption(
             "Bars: servers per configuration and offer in each hour: reserved and serving "
@@ -282,12 +282,12 @@ def show_day(result: Plan) -> None:
         )
     tabs = st.tabs(["Schedule", "Hours", "Compared with the peak"])
     with tabs[0]:
-        st.dataframe(views.schedule_view(day), hide_index=True, key="table_day_schedule")
+        st.dataframe(day_tables.schedule_view(day), hide_index=True, key="table_day_schedule")
     with tabs[1]:
-        st.dataframe(views.hours_view(day), hide_index=True, key="table_day_hours")
+        st.dataframe(day_tables.hours_view(day), hide_index=True, key="table_day_hours")
     with tabs[2]:
-        st.dataframe(views.comparison_view(day), hide_index=True, key="table_day_compared")
-        saving = views.saving_sentence(day)
+        st.dataframe(day_tables.comparison_view(day), hide_index=True, key="table_day_compared")
+        saving = day_tables.saving_sentence(day)
         if saving:
             st.markdown(plain(saving))
     st.subheader("The same scenario planned at its peak")

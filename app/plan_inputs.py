@@ -20,7 +20,7 @@ from fleetplan.planner.scenario.defaults import DEFAULT_CARBON_PRICE_USD_PER_T, 
 from fleetplan.planner.scenario.parts import CarbonPrice
 from fleetplan.planner.scenario.presets import PRESETS
 from fleetplan.planner.scenario.scenario import Scenario
-from fleetplan.services.energy_views import assumed_idle_notes
+from fleetplan.services.energy_tables import assumed_idle_notes
 from fleetplan.services.plain_text import plain
 from fleetplan.services.scenario_defaults import (
     describe_region,

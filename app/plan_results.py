@@ -22,9 +22,9 @@ from fleetplan.planner.report.explain import explain, trade_off
 from fleetplan.planner.report.table import gpus_text
 from fleetplan.planner.scenario.scenario import Scenario
 from fleetplan.services import exports, workbook
-from fleetplan.services.load_views import operating_points
+from fleetplan.services.load_tables import operating_points
 from fleetplan.services.plain_text import plain
-from fleetplan.services.plan_views import (
+from fleetplan.services.plan_tables import (
     capacities_view,
     energy_view,
     fleet_view,
@@ -111,7 +111,7 @@ def _headline(result: Plan) -> None:
         st.warning(f"Not proven optimal: {plain(result.message)}")
 
 
-# Display formats of the readable tables' columns (services.plan_views), by label.
+# Display formats of the readable tables' columns (services.plan_tables), by label.
 _FORMATS = {
     "Rate (req/s)": "%g",
     "Capacity/server (req/s)": "%g",
@@ -149,7 +149,7 @@ _HELP = {
 
 
 def readable_table(table: pd.DataFrame, key: str) -> None:
-    """A table of services.plan_views, with each column's format and help."""
+    """A table of services.plan_tables, with each column's format and help."""
     config = {}
     for label in table.columns:
         if label in _FORMATS:

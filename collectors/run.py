@@ -66,11 +66,11 @@ def run_collect(options: CollectOptions, *, out: Path, ingest: IngestOptions | N
     if ingest is not None:
         from fleetplan.warehouse.db import Warehouse  # DuckDB: loaded only when asked for
         from fleetplan.warehouse.ingest import ingest_paths
-        from fleetplan.warehouse.preview import Status
+        from fleetplan.warehouse.preview import FileStatus
 
         with Warehouse.open(ingest.warehouse, wait_s=ingest.wait_s) as warehouse:
             for outcome in ingest_paths(warehouse, [result.path]):
                 print(f"{outcome.status.value}: {outcome.message}")
-                if outcome.status is Status.REJECTED and code == EXIT_OK:
+                if outcome.status is FileStatus.REJECTED and code == EXIT_OK:
                     code = EXIT_PROBLEMS  # a rejected ingest is a problem, as on a campaign
     return code

@@ -226,7 +226,7 @@ def bisection_steps(low: float, high: float, tolerance: float) -> int:
 
 
 @dataclass(frozen=True, slots=True)
-class Verdict:
+class LevelVerdict:
     passed: bool
     verdict: str  # a few words ("passed", "fell behind", "misses TTFT", "cannot tell")
     reason: str
@@ -271,22 +271,24 @@ def _target(points: Sequence[Point], plan: SearchPlan, name: str, target: float)
     return judged.decision, judged.reason(name)
 
 
-def judge(points: Point | Sequence[Point], plan: SearchPlan, problem: str | None = None) -> Verdict:
+def judge(
+    points: Point | Sequence[Point], plan: SearchPlan, problem: str | None = None
+) -> LevelVerdict:
     """Whether a rate passes, from its runs so far (the last one measured last)."""
     runs = [points] if isinstance(points, Point) else list(points)
     point = runs[-1]
     if problem:
-        return Verdict(False, "not judged", problem)
+        return LevelVerdict(False, "not judged", problem)
     if point.failed or not point.complete:
         failed = f"{point.failed or 0} of {point.requests_sent} requests failed"
-        return Verdict(
+        return LevelVerdict(
             False, "requests failed", failed if point.failed else "the level was cut short"
         )
     load = judge_point(point)
     if load.stable is None:
-        return Verdict(False, "cannot tell", load.reason)
+        return LevelVerdict(False, "cannot tell", load.reason)
     if not load.stable:
-        return Verdict(False, "fell behind", load.reason)
+        return LevelVerdict(False, "fell behind", load.reason)
     decisions, clauses = {}, [load.reason]
     for name, target in (("TTFT", plan.ttft_p99_ms), ("TPOT", plan.tpot_p99_ms)):
         if target is not None:
@@ -295,11 +297,11 @@ def judge(points: Point | Sequence[Point], plan: SearchPlan, problem: str | None
     reason = "; ".join(clauses)
     misses = [name for name, decision in decisions.items() if decision == "misses"]
     if misses:
-        return Verdict(False, "misses " + ", ".join(misses), reason)
+        return LevelVerdict(False, "misses " + ", ".join(misses), reason)
     undecided = [name for name, decision in decisions.items() if decision == "cannot tell"]
     if undecided:
-        return Verdict(False, "cannot tell " + ", ".join(undecided), reason, undecided=True)
-    return Verdict(True, "passed", reason)
+        return LevelVerdict(False, "cannot tell " + ", ".join(undecided), reason, undecided=True)
+    return LevelVerdict(True, "passed", reason)
 
 
 # (rate, requests, levels expected in all) -> the level measured

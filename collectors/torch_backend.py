@@ -23,7 +23,7 @@ from fleetplan.collectors.suite import Suite, TokenShape
 from fleetplan.collectors.telemetry import Telemetry
 from fleetplan.core.contract import Point
 from fleetplan.core.errors import InputError
-from fleetplan.core.files import read_bounded
+from fleetplan.core.files import read_at_most
 from fleetplan.core.strict import load_json
 
 
@@ -34,7 +34,7 @@ def _load_model(options: CollectOptions, device: str, dtype: object) -> tuple[ob
     if options.torch.config:
         path = Path(options.torch.config)
         try:
-            data = read_bounded(path, limit=4 << 20)  # a regular file, bounded
+            data = read_at_most(path, limit=4 << 20)  # a regular file, bounded
             config_dict = load_json(data, file=str(path))  # a key twice: refused
         except (OSError, InputError) as error:
             raise CollectError(f"cannot read the model config {path}: {error}") from None

@@ -4,6 +4,7 @@ import gc
 import os
 import shutil
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -48,22 +49,65 @@ def warehouse(warehouse_path: Path):
 
 
 @pytest.fixture(scope="session")
-def _sample_warehouse_template(tmp_path_factory) -> Path:
+def sample_warehouse_template(tmp_path_factory) -> Path:
+    """The warehouse built from sample_data/, once per session: read it (read_only=True) or copy
+    it (`sample_warehouse_path`), never write it."""
     from fleetplan.warehouse.sample_data import build
 
     path = tmp_path_factory.mktemp("sample") / "sample.duckdb"
     with Warehouse.open(path) as wh:
         outcomes = list(build(wh))
     assert all(getattr(o, "status", "imported") == "imported" for o in outcomes[1:]), outcomes
+    path.chmod(0o444)  # a test that writes it fails, instead of changing the others' data
     return path
 
 
 @pytest.fixture
-def sample_warehouse_path(_sample_warehouse_template: Path, tmp_path: Path) -> Path:
+def sample_warehouse_path(sample_warehouse_template: Path, tmp_path: Path) -> Path:
     """A private copy of a warehouse built from sample_data/ (the build runs once per session)."""
     path = tmp_path / "sample.duckdb"
-    shutil.copy(_sample_warehouse_template, path)
+    shutil.copyfile(sample_warehouse_template, path)
     return path
+
+
+@dataclass(frozen=True)
+class SampleTables:
+    """The sample warehouse's tables, read once per session; each read gives a copy, so that no
+    test changes what another reads."""
+
+    frames: dict
+
+    def __getattr__(self, name: str):
+        try:
+            return self.frames[name].copy()
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __getitem__(self, name: str):
+        return getattr(self, name)
+
+
+@pytest.fixture(scope="session")
+def sample_tables(sample_warehouse_template: Path) -> SampleTables:
+    """`points`, `catalog`, `prices`, `regions` and `origins` of the sample warehouse."""
+    from fleetplan.warehouse.queries import (
+        benchmark_points,
+        gpu_catalog,
+        gpu_prices,
+        regions,
+        run_origins,
+    )
+
+    with Warehouse.open(sample_warehouse_template, read_only=True) as wh:
+        return SampleTables(
+            {
+                "points": benchmark_points(wh),
+                "catalog": gpu_catalog(wh),
+                "prices": gpu_prices(wh),
+                "regions": regions(wh),
+                "origins": run_origins(wh),
+            }
+        )
 
 
 @pytest.fixture
@@ -131,3 +175,12 @@ def ray_cluster():
     cluster.wait_for_nodes()
     yield cluster
     cluster.shutdown()
+
+
+@pytest.fixture
+def cli():
+    """`cli(*args, check=, env=, cwd=, input=)`: the `fleetplan` command run in this process
+    (tests/support/cli.py), answered as a finished process: a CompletedProcess."""
+    from tests.support.cli import run_cli
+
+    return run_cli

@@ -20,7 +20,7 @@ from fleetplan.warehouse.db import ENV_VAR
 from fleetplan.warehouse.queries import sources
 from tests.support.pages import open_tab, read_warehouse, seen
 from tests.support.paths import MAIN, ROOT
-from tests.support.processes import fleetplan, held_by_another_process
+from tests.support.processes import held_by_another_process
 
 PAGES = PAGE_PATHS
 
@@ -174,7 +174,7 @@ def test_busy_warehouse_is_a_message_not_a_stack_trace(monkeypatch, sample_wareh
 # -- Plan ---------------------------------------------------------------------------------------
 
 
-def test_default_plan_matches_the_command_line(monkeypatch, sample_warehouse_path, tmp_path):
+def test_default_plan_matches_the_command_line(cli, monkeypatch, sample_warehouse_path, tmp_path):
     at = run_app(monkeypatch, sample_warehouse_path)
     assert at.title[0].value == "Plan a fleet"
     scenario: Scenario = at.session_state["s_current"]
@@ -182,7 +182,7 @@ def test_default_plan_matches_the_command_line(monkeypatch, sample_warehouse_pat
     path = tmp_path / "scenario.json"
     path.write_text(scenario.model_dump_json())
     release_warehouse()  # DuckDB: one process per file; the CLI is another process
-    done = fleetplan(
+    done = cli(
         "plan",
         "--warehouse",
         sample_warehouse_path,
@@ -376,7 +376,7 @@ def test_upload_good_bad_and_duplicate_files(monkeypatch, sample_warehouse_path)
 LLMPERF_SUMMARY = "01-ai-Yi-1-5-34B-Chat_550_150_summary.json"
 
 
-def test_upload_reads_every_tool_format_with_a_preview(monkeypatch, sample_warehouse_path):
+def test_upload_reads_every_tool_format_with_a_preview(cli, monkeypatch, sample_warehouse_path):
     from benchmarks.inputs.shared_data import tool_outputs_dir
 
     formats = ROOT / "tests" / "fixtures" / "formats"
@@ -395,7 +395,7 @@ def test_upload_reads_every_tool_format_with_a_preview(monkeypatch, sample_wareh
             llmperf / "01-ai-Yi-1-5-34B-Chat_550_150_individual_responses.json",
         ]
     uploads = [(f.name, f.read_bytes(), "application/json") for f in files]
-    template = fleetplan("template", check=True).stdout.splitlines()
+    template = cli("template", check=True).stdout.splitlines()
     example = next(line for line in template if line.startswith("# ,"))
     header = next(line for line in template if not line.startswith("#")).split(",")
     row = dict(zip(header, next(csv.reader([example[2:]])), strict=True))

@@ -15,7 +15,7 @@ from streamlit.testing.v1 import AppTest
 
 from fleetplan.planner import Scenario
 from fleetplan.planner.day.schedule import schedule_rows
-from fleetplan.services.day_views import SCHEDULE_LABELS
+from fleetplan.services.day_tables import SCHEDULE_LABELS
 from fleetplan.services.planning import load_scenario, plan_from_warehouse
 from fleetplan.services.scenario_link import scenario_from_link, scenario_to_link
 from fleetplan.warehouse.db import Warehouse

@@ -18,7 +18,6 @@ from fleetplan.planner import Scenario
 from fleetplan.services.scenario_link import scenario_to_link
 from tests.support.pages import open_app, open_tab, seen
 from tests.support.paths import ROOT
-from tests.support.processes import fleetplan
 
 PLAN, BENCHMARKS = "views/plan.py", "views/benchmarks.py"
 
@@ -126,7 +125,7 @@ def scenario_files(default: Scenario) -> dict[str, dict]:
 
 
 def test_the_page_and_the_command_line_plan_every_scenario_file_alike(
-    monkeypatch, sample_warehouse_path, tmp_path
+    cli, monkeypatch, sample_warehouse_path, tmp_path
 ):
     at = open_app(monkeypatch, sample_warehouse_path)
     files = scenario_files(at.session_state["s_current"])
@@ -147,7 +146,7 @@ def test_the_page_and_the_command_line_plan_every_scenario_file_alike(
     for name, content in files.items():
         path = tmp_path / name
         path.write_text(json.dumps(content))
-        fleetplan(
+        cli(
             "plan",
             "--warehouse",
             sample_warehouse_path,
@@ -165,7 +164,7 @@ def test_the_page_and_the_command_line_plan_every_scenario_file_alike(
 
 
 def test_runs_without_a_dataset_label_do_not_stop_the_plan(
-    monkeypatch, sample_warehouse_path, tmp_path
+    cli, monkeypatch, sample_warehouse_path, tmp_path
 ):
     """The issue's dead end: a vLLM file without a dataset label, imported for the bundled model,
     made the page stop with "measured with several kinds of traffic". Now each class is planned
@@ -174,7 +173,7 @@ def test_runs_without_a_dataset_label_do_not_stop_the_plan(
     for seed, rate in ((31, 2.0), (32, 4.0)):
         run = tmp_path / f"vllm-{seed}.json"
         run.write_text(json.dumps(make_result(seed=seed, rate=rate, model=model)))
-        fleetplan("ingest", "--warehouse", sample_warehouse_path, run, check=True)
+        cli("ingest", "--warehouse", sample_warehouse_path, run, check=True)
     at = open_app(monkeypatch, sample_warehouse_path)
     shown: Scenario = at.session_state["s_current"]
     assert shown.model == model

@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from benchmarks.inputs.vllm_results import make_result
 from fleetplan.core.contract import RUN_FILE_FORMAT, RunFile
-from fleetplan.services.upload_views import RANDOM_TOKENS, UploadLabels
+from fleetplan.services.upload_tables import RANDOM_TOKENS, UploadLabels
 from fleetplan.warehouse.db import ENV_VAR
 from fleetplan.warehouse.importers import FileInput, parse
 from fleetplan.warehouse.queries import benchmark_points, sources

@@ -8,8 +8,6 @@ from pathlib import Path
 
 import yaml
 
-from tests.support.processes import fleetplan
-
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "chat-batch-qwen14b.json"
 
 
@@ -25,11 +23,11 @@ def _scenario(tmp_path: Path) -> Path:
 
 
 def test_plan_says_the_risk_writes_the_contract_and_a_router_config(
-    tmp_path, sample_warehouse_path
+    cli, tmp_path, sample_warehouse_path
 ):
     scenario = _scenario(tmp_path)
     out, config = tmp_path / "plan.json", tmp_path / "config.yaml"
-    done = fleetplan(
+    done = cli(
         "plan", "--warehouse", sample_warehouse_path, "--scenario", scenario,
         "--json", out, "--router", "litellm", "-o", config, check=True,
     )  # fmt: skip
@@ -44,21 +42,21 @@ def test_plan_says_the_risk_writes_the_contract_and_a_router_config(
         assert cls["attainment_target"] == 0.999 and cls["attainment"] >= 0.999
     deployments = yaml.safe_load(config.read_text())["model_list"]
     assert {d["model_name"] for d in deployments} == {"realtime", "batch"}
-    table = fleetplan(
+    table = cli(
         "plan", "--warehouse", sample_warehouse_path, "--scenario", scenario, "--router", "json",
         check=True,
     )  # fmt: skip
     assert '"classes"' in table.stdout and "FLEETPLAN_" in table.stdout
 
-    simulated = fleetplan("simulate", "--plan", out, "--hours", "300", "--seed", "3", check=True)
+    simulated = cli("simulate", "--plan", out, "--hours", "300", "--seed", "3", check=True)
     assert "95 % interval" in simulated.stdout
     assert "realtime" in simulated.stdout and "batch" in simulated.stdout
 
 
-def test_simulate_refuses_a_file_that_is_not_a_plan(tmp_path):
+def test_simulate_refuses_a_file_that_is_not_a_plan(cli, tmp_path):
     bad = tmp_path / "x.json"
     bad.write_text('{"not": "a plan"}')
-    done = fleetplan("simulate", "--plan", bad)
+    done = cli("simulate", "--plan", bad)
     assert done.returncode != 0 and "is not a fleetplan plan JSON" in done.stderr
-    missing = fleetplan("simulate", "--plan", tmp_path / "none.json")
+    missing = cli("simulate", "--plan", tmp_path / "none.json")
     assert missing.returncode != 0 and "cannot read" in missing.stderr

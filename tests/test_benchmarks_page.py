@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from benchmarks.inputs.vllm_results import make_result
 from fleetplan.app.style import log_ticks
-from fleetplan.services.benchmark_views import (
+from fleetplan.services.benchmark_tables import (
     PUBLISHED,
     YOURS,
     points_table,
@@ -20,8 +20,8 @@ from fleetplan.services.benchmark_views import (
     with_source_kind,
 )
 from fleetplan.services.capacity import LatencyTargets
-from fleetplan.services.energy_views import energy_per_token, power_figures
-from fleetplan.services.load_views import benchmark_curves
+from fleetplan.services.energy_tables import energy_per_token, power_figures
+from fleetplan.services.load_tables import benchmark_curves
 from fleetplan.services.outliers import outlier_reasons
 from fleetplan.warehouse import queries
 from fleetplan.warehouse.db import ENV_VAR, Warehouse

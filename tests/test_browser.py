@@ -11,7 +11,6 @@ import openpyxl
 import pytest
 
 from tests.support.browser import ARTIFACTS, screenshot, wait_rendered
-from tests.support.processes import fleetplan
 
 pytestmark = pytest.mark.slow  # a real Chromium (tests/support/browser.py)
 
@@ -46,7 +45,7 @@ COUNT_RUNS = """() => {
 
 
 def test_plan_runs_and_its_csv_download_is_the_clis(
-    dashboard_url, browser_page, tmp_path, sample_warehouse_path
+    cli, dashboard_url, browser_page, tmp_path, sample_warehouse_path
 ):
     page = browser_page
     page.goto(dashboard_url)
@@ -79,7 +78,7 @@ def test_plan_runs_and_its_csv_download_is_the_clis(
     # The CLI on the same scenario, against a copy of the same warehouse (the app holds its file).
     copy = tmp_path / "copy.duckdb"
     shutil.copy(sample_warehouse_path, copy)
-    fleetplan(
+    cli(
         "plan",
         "--warehouse",
         copy,

@@ -12,7 +12,6 @@ import pytest
 
 from benchmarks.inputs.vllm_results import make_result
 from tests.support.browser import ARTIFACTS, wait_rendered
-from tests.support.processes import fleetplan
 from tests.test_app_serving import served
 
 pytestmark = pytest.mark.slow  # a real Chromium (tests/support/browser.py)
@@ -96,7 +95,7 @@ def runs_shown(page) -> int:
 
 
 def test_the_command_line_ingests_while_the_dashboard_runs(
-    sample_warehouse_path, browser_page, tmp_path
+    cli, sample_warehouse_path, browser_page, tmp_path
 ):
     page = browser_page
     run = tmp_path / "measured-meanwhile.json"
@@ -105,9 +104,9 @@ def test_the_command_line_ingests_while_the_dashboard_runs(
         open_page(page, url, "data", "Data")
         before = runs_shown(page)
         # the dashboard has read the warehouse: it must have let go of the file
-        done = fleetplan("ingest", "--warehouse", sample_warehouse_path, "--wait", "5", run)
+        done = cli("ingest", "--warehouse", sample_warehouse_path, "--wait", "5", run)
         assert done.returncode == 0, done.stdout + done.stderr
-        exported = fleetplan("benchmarks", "--warehouse", sample_warehouse_path)
+        exported = cli("benchmarks", "--warehouse", sample_warehouse_path)
         assert exported.returncode == 0 and "acme/meanwhile" in exported.stdout, exported.stderr
         page.reload()
         wait_rendered(page, "Data")

@@ -50,7 +50,7 @@ def _shoot_tabs(page, prefix: str) -> None:
 
 
 def test_the_results_tabs_in_a_real_browser(
-    dashboard_url, page_1440, _sample_warehouse_template, tmp_path
+    dashboard_url, page_1440, sample_warehouse_template, tmp_path
 ):
     page = page_1440
     page.goto(dashboard_url)
@@ -68,7 +68,7 @@ def test_the_results_tabs_in_a_real_browser(
 
     # with every GPU's power known: carbon, the frontier and the trade-off sentence
     uploader = page.locator("[data-testid='stFileUploaderDropzoneInput']").last
-    uploader.set_input_files(str(_with_h100_power(_sample_warehouse_template, tmp_path)))
+    uploader.set_input_files(str(_with_h100_power(sample_warehouse_template, tmp_path)))
     page.wait_for_function(
         "() => document.querySelectorAll('[data-testid=\"stMetricValue\"]')[3]?.innerText"
         " !== 'unknown'",

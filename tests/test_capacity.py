@@ -12,31 +12,16 @@ import pytest
 
 from fleetplan.core.errors import InputError
 from fleetplan.services.capacity import CapacityQuery, LatencyTargets, capacity_report
-from fleetplan.warehouse.db import Warehouse
-from fleetplan.warehouse.queries import benchmark_points, gpu_catalog
 from tests.support.planner_points import level, points
-from tests.support.processes import fleetplan
 
 QWEN = "DeepSeek-R1-Distill-Qwen-14B"
 H100 = ("--model", QWEN, "--gpu", "h100-pcie", "--gpu-count", "1")
 
 
-@pytest.fixture(scope="module")
-def sample_points(_sample_warehouse_template) -> pd.DataFrame:
-    with Warehouse.open(_sample_warehouse_template, read_only=True) as warehouse:
-        return benchmark_points(warehouse)
-
-
-@pytest.fixture(scope="module")
-def sample_catalog(_sample_warehouse_template) -> pd.DataFrame:
-    with Warehouse.open(_sample_warehouse_template, read_only=True) as warehouse:
-        return gpu_catalog(warehouse)
-
-
 def test_a_capacity_between_levels_exits_0_and_its_json_is_the_service_s(
-    sample_warehouse_path, sample_points, sample_catalog
+    cli, sample_warehouse_path, sample_tables
 ):
-    done = fleetplan(
+    done = cli(
         "capacity", "--warehouse", sample_warehouse_path, *H100, "--ttft-p99", "46",
         "--format", "json",
     )  # fmt: skip
@@ -45,7 +30,7 @@ def test_a_capacity_between_levels_exits_0_and_its_json_is_the_service_s(
     query = CapacityQuery(
         model=QWEN, gpu="h100-pcie", gpu_count=1, targets=LatencyTargets(ttft_p99_ms=46)
     )
-    report = capacity_report(sample_points, query, sample_catalog)
+    report = capacity_report(sample_tables.points, query, sample_tables.catalog)
     assert printed == json.loads(report.model_dump_json())
     # between the 1 req/s level (44-46 ms) and the 4 req/s level (47 ms); today's rule: 1.04
     assert 1.04 < printed["capacity_rps"] < 4 and printed["basis"] == "interpolated"
@@ -61,8 +46,8 @@ def test_a_capacity_between_levels_exits_0_and_its_json_is_the_service_s(
     assert all(lv["source_file"].endswith(".json") and lv["reason"] for lv in printed["levels"])
 
 
-def test_the_text_report_reads_capacity_rule_saturation_and_levels(sample_warehouse_path):
-    done = fleetplan(
+def test_the_text_report_reads_capacity_rule_saturation_and_levels(cli, sample_warehouse_path):
+    done = cli(
         "capacity", "--warehouse", sample_warehouse_path, *H100, "--ttft-p99", "48",
         "--tpot-p99", "50",
     )  # fmt: skip
@@ -79,8 +64,8 @@ def test_the_text_report_reads_capacity_rule_saturation_and_levels(sample_wareho
     assert text.count("cannot tell: it ended within a drain") == 2
 
 
-def test_no_rate_meeting_the_targets_exits_2_with_the_reason(sample_warehouse_path):
-    done = fleetplan(
+def test_no_rate_meeting_the_targets_exits_2_with_the_reason(cli, sample_warehouse_path):
+    done = cli(
         "capacity", "--warehouse", sample_warehouse_path, *H100, "--ttft-p99", "10",
         "--format", "json",
     )  # fmt: skip
@@ -101,8 +86,8 @@ def test_no_rate_meeting_the_targets_exits_2_with_the_reason(sample_warehouse_pa
         ((*H100, "--dataset", "random"), "it was with: sharegpt"),
     ],
 )
-def test_bad_input_exits_1_naming_what_there_is(sample_warehouse_path, args, says):
-    done = fleetplan("capacity", "--warehouse", sample_warehouse_path, *args)
+def test_bad_input_exits_1_naming_what_there_is(cli, sample_warehouse_path, args, says):
+    done = cli("capacity", "--warehouse", sample_warehouse_path, *args)
     assert done.returncode == 1 and done.stdout == ""
     assert says in done.stderr and "Traceback" not in done.stderr
 

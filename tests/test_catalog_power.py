@@ -9,7 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from fleetplan.core.paths import sample_data_dir
-from fleetplan.services.energy_views import power_figures
+from fleetplan.services.energy_tables import power_figures
 from fleetplan.services.planning import plan_from_tables
 from fleetplan.services.scenario_defaults import default_scenario
 from fleetplan.warehouse import queries
@@ -99,7 +99,7 @@ def test_the_plan_pages_gpu_table_says_which_idle_power_is_assumed(sample_wareho
     beside the table; a figure the user typed over it is theirs, and the line goes."""
     import pandas as pd
 
-    from fleetplan.services.energy_views import assumed_idle_notes
+    from fleetplan.services.energy_tables import assumed_idle_notes
     from fleetplan.warehouse.db import Warehouse
     from fleetplan.warehouse.queries import gpu_catalog
 

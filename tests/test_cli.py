@@ -12,23 +12,23 @@ import requests
 
 from benchmarks.inputs.vllm_results import make_result
 from tests.support.files import write_json
-from tests.support.processes import fleetplan, held_by_another_process, served_dashboard
+from tests.support.processes import held_by_another_process, served_dashboard
 
 
-def test_ingest_then_export_round_trip(tmp_path, warehouse_path):
+def test_ingest_then_export_round_trip(cli, tmp_path, warehouse_path):
     folder = tmp_path / "in"
     folder.mkdir()
     for i, rate in enumerate((1, 2, 4)):
         write_json(folder / f"r{rate}.json", make_result(rate=rate, seed=i))
     (folder / "broken.json").write_text('{"duration": 3, "completed": 1, "request_rate": 1,')
-    done = fleetplan("ingest", "--warehouse", warehouse_path, folder)
+    done = cli("ingest", "--warehouse", warehouse_path, folder)
     assert done.returncode == 1, done
     assert "3 imported, 0 already present, 1 rejected" in done.stdout
     assert "rejected  " in done.stdout and "broken.json" in done.stdout
-    again = fleetplan("ingest", "--warehouse", warehouse_path, folder / "r1.json")
+    again = cli("ingest", "--warehouse", warehouse_path, folder / "r1.json")
     assert again.returncode == 0 and "0 imported, 1 already present" in again.stdout
 
-    exported = fleetplan("benchmarks", "--warehouse", warehouse_path, "--gpu", "4090", check=True)
+    exported = cli("benchmarks", "--warehouse", warehouse_path, "--gpu", "4090", check=True)
     rows = list(csv.DictReader(io.StringIO(exported.stdout)))
     assert [float(r["offered_rate_rps"]) for r in rows] == [1.0, 2.0, 4.0]
     for column in ("model", "gpu_model", "gpu_count", "request_throughput_rps",
@@ -39,71 +39,63 @@ def test_ingest_then_export_round_trip(tmp_path, warehouse_path):
     assert rows[0]["gpu_model"] == "rtx-4090" and rows[0]["source_file"] == "r1.json"
 
     as_json = json.loads(
-        fleetplan(
-            "benchmarks", "--warehouse", warehouse_path, "--format", "json", check=True
-        ).stdout
+        cli("benchmarks", "--warehouse", warehouse_path, "--format", "json", check=True).stdout
     )
     assert len(as_json) == 3 and as_json[0]["ttft_p99_ms"] == pytest.approx(
         float(rows[0]["ttft_p99_ms"])
     )
-    none = fleetplan("benchmarks", "--warehouse", warehouse_path, "--gpu", "h100-sxm", check=True)
+    none = cli("benchmarks", "--warehouse", warehouse_path, "--gpu", "h100-sxm", check=True)
     assert none.stdout.count("\n") == 1 and "no benchmark points match" in none.stderr
 
 
-def test_inf_rate_exports_as_inf(tmp_path, warehouse_path):
-    fleetplan("ingest", "--warehouse", warehouse_path,
+def test_inf_rate_exports_as_inf(cli, tmp_path, warehouse_path):
+    cli("ingest", "--warehouse", warehouse_path,
               write_json(tmp_path / "inf.json", make_result(rate="inf")), check=True)  # fmt: skip
-    rows = json.loads(
-        fleetplan("benchmarks", "--warehouse", warehouse_path, "--format", "json").stdout
-    )
+    rows = json.loads(cli("benchmarks", "--warehouse", warehouse_path, "--format", "json").stdout)
     assert rows[0]["offered_rate_rps"] == "inf"
-    text = fleetplan("benchmarks", "--warehouse", warehouse_path).stdout
+    text = cli("benchmarks", "--warehouse", warehouse_path).stdout
     assert next(csv.DictReader(io.StringIO(text)))["offered_rate_rps"] == "inf"
 
 
-def test_formula_names_are_stored_verbatim_and_neutralised_in_csv(tmp_path, warehouse_path):
+def test_formula_names_are_stored_verbatim_and_neutralised_in_csv(cli, tmp_path, warehouse_path):
     name = '=HYPERLINK("http://evil.example","click")'
-    fleetplan("ingest", "--warehouse", warehouse_path,
+    cli("ingest", "--warehouse", warehouse_path,
               write_json(tmp_path / "f.json", make_result(model=name)), check=True)  # fmt: skip
-    text = fleetplan("benchmarks", "--warehouse", warehouse_path, check=True).stdout
+    text = cli("benchmarks", "--warehouse", warehouse_path, check=True).stdout
     row = next(csv.DictReader(io.StringIO(text)))
     assert row["model"] == "'" + name
-    rows = json.loads(
-        fleetplan("benchmarks", "--warehouse", warehouse_path, "--format", "json").stdout
-    )
+    rows = json.loads(cli("benchmarks", "--warehouse", warehouse_path, "--format", "json").stdout)
     assert rows[0]["model"] == name
 
 
-def test_ingest_flags_fill_what_a_file_lacks(tmp_path, warehouse_path):
+def test_ingest_flags_fill_what_a_file_lacks(cli, tmp_path, warehouse_path):
     path = write_json(tmp_path / "nogpu.json", make_result(metadata={}))
-    refused = fleetplan("ingest", "--warehouse", warehouse_path, path)
+    refused = cli("ingest", "--warehouse", warehouse_path, path)
     assert refused.returncode == 1 and "--gpu" in refused.stdout
-    fleetplan("ingest", "--warehouse", warehouse_path, "--gpu", "NVIDIA H100 80GB HBM3",
+    cli("ingest", "--warehouse", warehouse_path, "--gpu", "NVIDIA H100 80GB HBM3",
               "--gpu-count", "8", path, check=True)  # fmt: skip
-    rows = json.loads(
-        fleetplan("benchmarks", "--warehouse", warehouse_path, "--format", "json").stdout
-    )
+    rows = json.loads(cli("benchmarks", "--warehouse", warehouse_path, "--format", "json").stdout)
     assert (rows[0]["gpu_model"], rows[0]["gpu_count"]) == ("h100-sxm", 8)
 
 
-def test_busy_warehouse_is_a_clear_message_not_a_traceback(tmp_path, warehouse_path):
-    fleetplan("ingest", "--warehouse", warehouse_path,
+def test_busy_warehouse_is_a_clear_message_not_a_traceback(cli, tmp_path, warehouse_path):
+    cli("ingest", "--warehouse", warehouse_path,
               write_json(tmp_path / "a.json", make_result()), check=True)  # fmt: skip
     with held_by_another_process(warehouse_path):
-        done = fleetplan("ingest", "--warehouse", warehouse_path, "--wait", "0.5",
+        done = cli("ingest", "--warehouse", warehouse_path, "--wait", "0.5",
                          write_json(tmp_path / "b.json", make_result(seed=3)))  # fmt: skip
         assert done.returncode == 3
         assert "in use by process" in done.stderr and "Traceback" not in done.stderr
-        exported = fleetplan("benchmarks", "--warehouse", warehouse_path)
+        exported = cli("benchmarks", "--warehouse", warehouse_path)
         assert exported.returncode == 3 and "in use" in exported.stderr
 
 
-def test_build_then_benchmarks_shows_the_sample_data(warehouse_path):
-    built = fleetplan("build", "--warehouse", warehouse_path, check=True)
+def test_build_then_benchmarks_shows_the_sample_data(cli, warehouse_path):
+    built = cli("build", "--warehouse", warehouse_path, check=True)
     assert "reference data:" in built.stdout and "130 run(s), 130 point(s)" in built.stdout
-    rebuilt = fleetplan("build", "--warehouse", warehouse_path, check=True)
+    rebuilt = cli("build", "--warehouse", warehouse_path, check=True)
     assert "already imported" in rebuilt.stdout
-    text = fleetplan(
+    text = cli(
         "benchmarks", "--warehouse", warehouse_path,
         "--model", "Meta-Llama-3-8B-Instruct", "--gpu", "NVIDIA-H100-PCIe",
     ).stdout  # fmt: skip
@@ -113,13 +105,13 @@ def test_build_then_benchmarks_shows_the_sample_data(warehouse_path):
     assert float(rows[0]["total_throughput_tps"]) == pytest.approx(4145.9, abs=0.05)
 
 
-def test_missing_warehouse_for_export_is_a_clear_message(tmp_path):
-    done = fleetplan("benchmarks", "--warehouse", tmp_path / "none.duckdb")
+def test_missing_warehouse_for_export_is_a_clear_message(cli, tmp_path):
+    done = cli("benchmarks", "--warehouse", tmp_path / "none.duckdb")
     assert done.returncode == 3 and "fleetplan build" in done.stderr
 
 
-def test_bad_flag_values_are_usage_errors(tmp_path):
-    done = fleetplan("ingest", "--gpu-count", "0", tmp_path)
+def test_bad_flag_values_are_usage_errors(cli, tmp_path):
+    done = cli("ingest", "--gpu-count", "0", tmp_path)
     assert done.returncode == 2 and "--gpu-count" in done.stderr
 
 

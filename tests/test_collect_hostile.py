@@ -22,9 +22,10 @@ from fleetplan.collectors.suite import standard_suite
 from fleetplan.core.contract import RunFile
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.ingest import ingest_paths
-from fleetplan.warehouse.preview import Status
+from fleetplan.warehouse.preview import FileStatus
 from tests.support import hostile_server
-from tests.support.processes import fleetplan, local_servers
+from tests.support.cli import run_cli
+from tests.support.processes import local_servers
 
 SERVER = Path(hostile_server.__file__)
 # Each test starts a hostile server and most a `fleetplan collect` against it: slow.
@@ -41,7 +42,7 @@ def hostile():
 def collect(url: str, out: Path, *options, model: str = hostile_server.MODEL, **kwargs):
     """A small collection: 8-token prompts, 4 tokens out, two levels of 6 requests, no warm-up
     (so half of each level's requests meet the server's mode)."""
-    return fleetplan("collect", "--backend", "openai", "--base-url", url, "--model", model,
+    return run_cli("collect", "--backend", "openai", "--base-url", url, "--model", model,
                      "--out", out, "--gpu", "rtx-4090", "--input-len", 8, "--output-len", 4,
                      "--rates", "8,inf", "--num-requests", 6, "--warmup", 0,
                      "--request-timeout", 3, *options, timeout=90, **kwargs)  # fmt: skip
@@ -286,7 +287,7 @@ def test_the_standard_suites_run_file_imports_with_the_default_limits(tmp_path):
     run_file = writer.write(_suite_runs(standard_suite(), SETUP, started))
     assert all(p.requests is not None for run in run_file.runs for p in run.points)
     outcome = _ingest(writer.path, tmp_path / "wh.duckdb")
-    assert outcome.status is Status.IMPORTED, outcome.message
+    assert outcome.status is FileStatus.IMPORTED, outcome.message
 
 
 def test_a_run_file_past_the_limits_keeps_its_statistics_and_says_which_logs_it_left_out(
@@ -302,7 +303,7 @@ def test_a_run_file_past_the_limits_keeps_its_statistics_and_says_which_logs_it_
     assert "left out of levels" in generation.metadata["request_log"]
     assert all(p.ttft_p99_ms is not None for p in generation.points)
     outcome = _ingest(writer.path, tmp_path / "wh.duckdb")
-    assert outcome.status is Status.IMPORTED, outcome.message
+    assert outcome.status is FileStatus.IMPORTED, outcome.message
 
 
 def test_a_rejected_ingest_after_a_collection_exits_1(hostile, tmp_path):

@@ -26,7 +26,7 @@ from fleetplan.collectors.search import (
 )
 from fleetplan.core.contract import RunFile
 from fleetplan.core.spread import judge_percentile
-from tests.support.processes import fleetplan
+from tests.support.cli import run_cli
 
 
 class SlotServer:
@@ -275,7 +275,7 @@ TTFT_TARGET_MS = 500.0
 
 def collect_openai(url, model, out, *options):
     """`fleetplan collect --backend openai` against `url`, on an "RTX 4090", writing to `out`."""
-    return fleetplan("collect", "--backend", "openai", "--base-url", url, "--model", model,
+    return run_cli("collect", "--backend", "openai", "--base-url", url, "--model", model,
                      "--out", out, "--gpu", "rtx-4090", *options, timeout=180)  # fmt: skip
 
 
@@ -385,8 +385,8 @@ def test_find_capacity_exits_2_when_even_the_lowest_rate_misses(stream_server, t
     assert len(run.points) == 1 and "misses 20 ms" in run.metadata["search_level_000"]
 
 
-def test_find_capacity_is_refused_for_the_torch_backend(tmp_path):
-    done = fleetplan("collect", "--backend", "torch", "--out", tmp_path, "--find-capacity",
+def test_find_capacity_is_refused_for_the_torch_backend(cli, tmp_path):
+    done = cli("collect", "--backend", "torch", "--out", tmp_path, "--find-capacity",
                      "--ttft-p99", 100)  # fmt: skip
     assert done.returncode == 3 and "torch backend runs a closed-loop" in done.stderr
     assert "Traceback" not in done.stderr

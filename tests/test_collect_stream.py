@@ -20,12 +20,13 @@ from fleetplan.collectors.vllm_server import free_port
 from fleetplan.core.contract import RunFile
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.queries import benchmark_points
-from tests.support.processes import fleetplan, interruptible
+from tests.support.cli import run_cli
+from tests.support.processes import interruptible
 
 
 def collect_openai(url, model, out, *options) -> subprocess.CompletedProcess:
     """`fleetplan collect --backend openai` against `url`, on an "RTX 4090", writing to `out`."""
-    return fleetplan("collect", "--backend", "openai", "--base-url", url, "--model", model,
+    return run_cli("collect", "--backend", "openai", "--base-url", url, "--model", model,
                      "--out", out, "--gpu", "rtx-4090", *options, timeout=180)  # fmt: skip
 
 

@@ -206,17 +206,16 @@ def test_every_format_goes_through_the_check(monkeypatch):
 @pytest.mark.slow  # imports every raw io.net file twice: about 10 s
 @needs_ionet
 def test_ingest_refuses_the_poisoned_file_and_the_warehouse_keeps_its_runs(
-    sample_warehouse_path, tmp_path
+    cli, sample_warehouse_path, tmp_path
 ):
-    from tests.support.processes import fleetplan
 
-    before = fleetplan("benchmarks", "--warehouse", sample_warehouse_path, check=True).stdout
+    before = cli("benchmarks", "--warehouse", sample_warehouse_path, check=True).stdout
     poisoned = ionet_file() | {"request_throughput": 1e6, "mean_ttft_ms": 1.0, "mean_tpot_ms": 1.0}
     path = tmp_path / FOUR_090
     path.write_text(json.dumps(poisoned))
-    done = fleetplan("ingest", "--warehouse", sample_warehouse_path, path)
+    done = cli("ingest", "--warehouse", sample_warehouse_path, path)
     assert done.returncode == 1, done
     assert "request throughput 1e+06 req/s" in done.stdout
     assert "completed requests 200 / duration 51.473 s" in done.stdout
-    after = fleetplan("benchmarks", "--warehouse", sample_warehouse_path, check=True).stdout
+    after = cli("benchmarks", "--warehouse", sample_warehouse_path, check=True).stdout
     assert after == before

@@ -12,9 +12,8 @@ from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.importers import FileInput, parse
 from fleetplan.warehouse.importers.csv_table import DERIVED, JUDGED
 from fleetplan.warehouse.ingest import ingest_paths
-from fleetplan.warehouse.preview import Status
+from fleetplan.warehouse.preview import FileStatus
 from fleetplan.warehouse.queries import benchmark_points
-from tests.support.processes import fleetplan
 
 
 def exported(warehouse_path) -> pd.DataFrame:
@@ -31,14 +30,14 @@ def comparable(frame: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def test_export_imports_back_losslessly(sample_warehouse_path, tmp_path):
-    text = fleetplan("benchmarks", "--warehouse", sample_warehouse_path, check=True).stdout
+def test_export_imports_back_losslessly(cli, sample_warehouse_path, tmp_path):
+    text = cli("benchmarks", "--warehouse", sample_warehouse_path, check=True).stdout
     path = tmp_path / "table.csv"
     path.write_text(text)
     fresh = tmp_path / "fresh.duckdb"
     with Warehouse.open(fresh) as wh:
         (outcome,) = ingest_paths(wh, [path])
-    assert outcome.status is Status.IMPORTED and outcome.points == 130
+    assert outcome.status is FileStatus.IMPORTED and outcome.points == 130
     before, after = comparable(exported(sample_warehouse_path)), comparable(exported(fresh))
     # the load columns are judged again at store, from the same figures: the same values
     assert set(LOAD_COLUMNS) == JUDGED and set(before.columns) >= JUDGED
@@ -47,7 +46,7 @@ def test_export_imports_back_losslessly(sample_warehouse_path, tmp_path):
     # and into the warehouse it came from: every run is already there
     with Warehouse.open(sample_warehouse_path) as wh:
         (again,) = ingest_paths(wh, [path])
-    assert again.status is Status.DUPLICATE and "already in the warehouse" in again.message
+    assert again.status is FileStatus.DUPLICATE and "already in the warehouse" in again.message
 
 
 def test_edited_load_columns_are_judged_again(sample_warehouse_path, tmp_path):
@@ -61,7 +60,7 @@ def test_edited_load_columns_are_judged_again(sample_warehouse_path, tmp_path):
     fresh = tmp_path / "fresh.duckdb"
     with Warehouse.open(fresh) as wh:
         (outcome,) = ingest_paths(wh, [path])
-    assert outcome.status is Status.IMPORTED
+    assert outcome.status is FileStatus.IMPORTED
     columns = list(LOAD_COLUMNS)
     again = comparable(exported(fresh))[columns]
     pd.testing.assert_frame_equal(comparable(frame)[columns], again, check_dtype=False)
@@ -88,8 +87,8 @@ def test_formula_names_survive_the_round_trip(tmp_path):
     assert run.points[0].offered_rate_rps == float("inf")
 
 
-def test_template_is_a_valid_empty_table_and_its_example_row_imports(tmp_path):
-    text = fleetplan("template", check=True).stdout
+def test_template_is_a_valid_empty_table_and_its_example_row_imports(cli, tmp_path):
+    text = cli("template", check=True).stdout
     with pytest.raises(InputError, match="no rows"):
         parse(FileInput.from_bytes("template.csv", text.encode()))
     lines = text.splitlines()
@@ -108,7 +107,7 @@ def test_template_is_a_valid_empty_table_and_its_example_row_imports(tmp_path):
         (lambda t: t.replace(",0,True,", ",0,maybe,", 1), "true or false"),
     ],
 )
-def test_bad_cells_name_the_row_and_column(sample_warehouse_path, edit, message):
-    text = fleetplan("benchmarks", "--warehouse", sample_warehouse_path, check=True).stdout
+def test_bad_cells_name_the_row_and_column(cli, sample_warehouse_path, edit, message):
+    text = cli("benchmarks", "--warehouse", sample_warehouse_path, check=True).stdout
     with pytest.raises(InputError, match=message):
         parse(FileInput.from_bytes("bad.csv", edit(text).encode()))

@@ -11,7 +11,7 @@ import pytest
 
 from fleetplan.planner.day import plan_day as day_plan
 from fleetplan.planner.day.hourly_pools import DayLimits
-from fleetplan.planner.day.layout import DaySolution, Layout, hourly, limit_rows, vector_of
+from fleetplan.planner.day.layout import DaySolution, Layout, day_limit_rows, hourly, vector_of
 from fleetplan.planner.day.spread import spread
 from fleetplan.planner.scenario.parts import HOURS
 from fleetplan.planner.scenario.scenario import Scenario
@@ -122,7 +122,7 @@ def test_the_spread_keeps_an_on_demand_offers_gpus_per_hour():
     assert night == {22: 2, 23: 0, 0: 2, 1: 2}
     assert all(even.rates[(nightly, h)] == pytest.approx(2.0) for h in (22, 0, 1))
     vector = vector_of(layout, even)
-    assert all(row.holds(vector) for row in limit_rows(layout, limits))
+    assert all(row.holds(vector) for row in day_limit_rows(layout, limits))
     before = vector_of(layout, packed)
     assert float(np.sum(vector[layout.s(0) : layout.x(0)])) == float(
         np.sum(before[layout.s(0) : layout.x(0)])

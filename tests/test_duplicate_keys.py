@@ -18,7 +18,7 @@ from fleetplan.core.errors import InputError
 from fleetplan.core.strict import duplicate_key
 from fleetplan.warehouse.importers import ImportOptions
 from fleetplan.warehouse.ingest import ingest_paths
-from fleetplan.warehouse.preview import Status
+from fleetplan.warehouse.preview import FileStatus
 from fleetplan.warehouse.queries import benchmark_points
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,7 +51,7 @@ def ingest(warehouse, folder: Path, options: ImportOptions = GPU) -> dict[str, A
 
 
 def assert_refused(outcome, name: str, path: str, key: str) -> None:
-    assert outcome.status == Status.REJECTED, outcome
+    assert outcome.status == FileStatus.REJECTED, outcome
     assert f"the key '{key}' is given twice in one object, at {path}" in outcome.message
     assert name in outcome.file
 
@@ -87,7 +87,7 @@ def test_a_key_twice_in_the_second_appended_vllm_level_names_that_level(warehous
 
 def test_the_same_vllm_levels_without_a_key_twice_import(warehouse, tmp_path):
     (tmp_path / "result.json").write_text("\n".join(json.dumps(v) for v in vllm_levels()))
-    assert ingest(warehouse, tmp_path)["result.json"].status == Status.IMPORTED
+    assert ingest(warehouse, tmp_path)["result.json"].status == FileStatus.IMPORTED
 
 
 GUIDELLM = FORMATS / "guidellm-0.8.1" / "benchmarks.json"
@@ -113,7 +113,7 @@ def test_a_guidellm_file_with_a_key_twice_is_refused(warehouse, tmp_path, path, 
 
 def test_the_guidellm_file_written_the_same_way_without_a_key_twice_imports(warehouse, tmp_path):
     (tmp_path / "benchmarks.json").write_text(twice(json.loads(GUIDELLM.read_text()), ()))
-    assert ingest(warehouse, tmp_path)["benchmarks.json"].status == Status.IMPORTED
+    assert ingest(warehouse, tmp_path)["benchmarks.json"].status == FileStatus.IMPORTED
 
 
 AIPERF = FORMATS / "aiperf-0.13.0"
@@ -145,7 +145,7 @@ def test_an_aiperf_per_request_line_with_a_key_twice_is_refused(warehouse, tmp_p
     records.write_text("\n".join(lines) + "\n")
     outcomes = ingest(warehouse, folder)
     outcome = outcomes["profile_export_aiperf.json"]
-    assert outcome.status == Status.REJECTED, outcomes
+    assert outcome.status == FileStatus.REJECTED, outcomes
     assert "profile_export.jsonl" in outcome.message
     assert (
         "value 5 (line 5): the key 'request_start_ns' is given twice in one object, "
@@ -157,7 +157,7 @@ def test_an_aiperf_per_request_line_with_a_key_twice_is_refused(warehouse, tmp_p
 def test_the_aiperf_folder_unchanged_imports(warehouse, tmp_path):
     folder = tmp_path / "aiperf"
     shutil.copytree(AIPERF, folder)
-    assert ingest(warehouse, folder)["profile_export_aiperf.json"].status == Status.IMPORTED
+    assert ingest(warehouse, folder)["profile_export_aiperf.json"].status == FileStatus.IMPORTED
 
 
 @pytest.mark.parametrize(
@@ -218,7 +218,7 @@ def test_a_key_twice_is_found_whatever_else_the_file_holds(text, path):
 
 
 def test_a_model_config_with_a_key_twice_is_refused_naming_it(tmp_path):
-    from fleetplan.services.bounds import architecture_from_file
+    from fleetplan.services.envelope import architecture_from_file
 
     path = tmp_path / "config.json"
     path.write_text('{"num_hidden_layers": 32, "num_hidden_layers": 2, "torch_dtype": "float16"}')

@@ -132,13 +132,13 @@ def test_two_ingests_at_once_both_land_once(tmp_path, big_file):
     assert counts(warehouse) == (3, 5002, 40002)
 
 
-def test_a_second_ingest_that_cannot_wait_long_enough_changes_nothing(tmp_path, big_file):
+def test_a_second_ingest_that_cannot_wait_long_enough_changes_nothing(cli, tmp_path, big_file):
     warehouse = tmp_path / "w.duckdb"
     first = ingest(warehouse, big_file)
     wait_for_line(first.stderr, "reading ")
     late = tmp_path / "late.json"
     write_json(late, make_result(rate=4, seed=4))
-    second = fleetplan("ingest", "--warehouse", warehouse, "--wait", "0", late)
+    second = cli("ingest", "--warehouse", warehouse, "--wait", "0", late)
     first.communicate(timeout=300)
     assert second.returncode != 0
     assert "is in use by process" in second.stderr and "Traceback" not in second.stderr

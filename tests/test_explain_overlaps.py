@@ -20,8 +20,8 @@ def _name(row) -> str:
     return f"{row.configuration} ({row.server})" if row.server else row.configuration
 
 
-def test_overlaps_are_said_per_planned_configuration_a_few_named(_sample_warehouse_template):
-    with Warehouse.open(_sample_warehouse_template, read_only=True) as warehouse:
+def test_overlaps_are_said_per_planned_configuration_a_few_named(sample_warehouse_template):
+    with Warehouse.open(sample_warehouse_template, read_only=True) as warehouse:
         points, catalog = benchmark_points(warehouse), gpu_catalog(warehouse)
     scenario = Scenario.model_validate_json(EXAMPLE.read_text())
     result = plan_from_tables(scenario, points, catalog, pareto_points=0)

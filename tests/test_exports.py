@@ -26,9 +26,6 @@ from fleetplan.services.scenario_forms import (
     sites_table,
 )
 from fleetplan.services.workbook import plan_xlsx
-from fleetplan.warehouse.db import Warehouse
-from fleetplan.warehouse.queries import benchmark_points, gpu_catalog, gpu_prices, regions
-from tests.support.processes import fleetplan
 
 # Sites filled from region presets (us-va's figures, and the US average at PUE 1.0); the H100
 # billed for its electricity (so its cost has an energy part), power from the scenario; the 4090
@@ -56,19 +53,8 @@ SCENARIO = {
 }
 
 
-@pytest.fixture(scope="module")
-def tables(_sample_warehouse_template):
-    with Warehouse.open(_sample_warehouse_template, read_only=True) as wh:
-        return {
-            "points": benchmark_points(wh),
-            "catalog": gpu_catalog(wh),
-            "prices": gpu_prices(wh),
-            "regions": regions(wh),
-        }
-
-
-def _scenario(tables) -> dict:
-    by_id = {r["region_id"]: r for r in tables["regions"].to_dict("records")}
+def _scenario(sample_tables) -> dict:
+    by_id = {r["region_id"]: r for r in sample_tables["regions"].to_dict("records")}
     sites = []
     for name, region, pue in (("datacenter", "us-va", None), ("consumer", "us", 1.0)):
         row = by_id[region]
@@ -129,12 +115,12 @@ def _read_csv(path) -> tuple[list[str], list[dict[str, str]]]:
 
 
 def test_the_cli_exports_carry_the_inputs_and_every_row_can_be_recomputed(
-    tmp_path, sample_warehouse_path, tables
+    cli, tmp_path, sample_warehouse_path, sample_tables
 ):
     path = tmp_path / "s.json"
-    path.write_text(json.dumps(_scenario(tables)))
+    path.write_text(json.dumps(_scenario(sample_tables)))
     out = {name: tmp_path / name for name in ("p.csv", "f.csv", "s.csv", "p.xlsx", "p.json")}
-    done = fleetplan("plan", "--warehouse", sample_warehouse_path, "--scenario", path,
+    done = cli("plan", "--warehouse", sample_warehouse_path, "--scenario", path,
                      "--csv", out["p.csv"], "--fleet-csv", out["f.csv"], "--sources-csv",
                      out["s.csv"], "--xlsx", out["p.xlsx"], "--json", out["p.json"],
                      check=True)  # fmt: skip
@@ -148,7 +134,9 @@ def test_the_cli_exports_carry_the_inputs_and_every_row_can_be_recomputed(
     pools = len(plan["recommended"]["pools"]) + sum(len(b["pools"]) for b in plan["baselines"])
     assert len(rows) == pools  # still one row per pool
     inputs = plan["inputs"]  # the inputs and their sources: in the JSON
-    assert Scenario.model_validate(inputs["scenario"]) == Scenario.model_validate(_scenario(tables))
+    assert Scenario.model_validate(inputs["scenario"]) == Scenario.model_validate(
+        _scenario(sample_tables)
+    )
     assert "unknown" not in set(rows["energy_basis"])  # every pool's power is computed
     for _, row in rows.iterrows():
         for column, value in _recompute(row, inputs).items():
@@ -201,15 +189,18 @@ def test_the_cli_exports_carry_the_inputs_and_every_row_can_be_recomputed(
     assert ("GPU offer h100-pcie", "idle_w", 60) in sheets["inputs"]
 
 
-def test_the_exports_stay_readable_with_hostile_names(tables, tmp_path):
-    raw = _scenario(tables)
+def test_the_exports_stay_readable_with_hostile_names(sample_tables, tmp_path):
+    raw = _scenario(sample_tables)
     # (a newline in a name is refused since issue 14: tests/test_hardening_inputs.py)
     raw["name"] = "#team, =sum(A1) plan; second part"
     raw["classes"][1]["name"] = "batch #2,=cmd"
     scenario = Scenario.model_validate(raw)
-    plan = plan_from_tables(scenario, tables["points"], tables["catalog"])
+    plan = plan_from_tables(scenario, sample_tables["points"], sample_tables["catalog"])
     inputs = plan_inputs(
-        scenario, catalog=tables["catalog"], prices=tables["prices"], regions=tables["regions"]
+        scenario,
+        catalog=sample_tables["catalog"],
+        prices=sample_tables["prices"],
+        regions=sample_tables["regions"],
     )
     text = plan_csv(plan)
     rows = list(csv.DictReader(io.StringIO(text, newline="")))
@@ -247,10 +238,12 @@ def test_a_default_name_follows_the_model(name, old, new, expected):
     assert follow_model(name, old_model=old, new_model=new) == expected
 
 
-def test_changing_the_model_on_the_page_renames_the_scenario(tables):
+def test_changing_the_model_on_the_page_renames_the_scenario(sample_tables):
     """The stale name: the page built the scenario from the previous one's name, which named
     the previous model; the exports carried it."""
-    raw = _scenario(tables) | {"name": "chatbot + batch eval on DeepSeek-R1-Distill-Qwen-14B"}
+    raw = _scenario(sample_tables) | {
+        "name": "chatbot + batch eval on DeepSeek-R1-Distill-Qwen-14B"
+    }
     base = Scenario.model_validate(raw)
     other = "meta-llama/Llama-3.1-8B-Instruct"
     changed = scenario_from_forms(

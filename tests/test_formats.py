@@ -15,7 +15,7 @@ from benchmarks.inputs.shared_data import tool_outputs_dir
 from fleetplan.core.errors import InputError
 from fleetplan.warehouse.importers import FileInput, ImportOptions, parse
 from fleetplan.warehouse.ingest import ingest_paths
-from fleetplan.warehouse.preview import Status
+from fleetplan.warehouse.preview import FileStatus
 from fleetplan.warehouse.queries import benchmark_points
 from tests.support.paths import ROOT
 
@@ -41,8 +41,8 @@ def test_llmperf_folder_imports_the_summary_with_its_requests(warehouse, tmp_pat
         Path(o.file).name: o
         for o in ingest_paths(warehouse, [folder], ImportOptions(gpu="NVIDIA A10G", gpu_count=4))
     }
-    assert outcomes[LLMPERF_SUMMARY].status is Status.IMPORTED
-    assert outcomes[LLMPERF_REQUESTS].status is Status.INCLUDED
+    assert outcomes[LLMPERF_SUMMARY].status is FileStatus.IMPORTED
+    assert outcomes[LLMPERF_REQUESTS].status is FileStatus.INCLUDED
     row = benchmark_points(warehouse).iloc[0]
     # figures as LLMPerf reported them in the summary
     assert row["request_throughput_rps"] == pytest.approx(24.32544640710275 / 60)
@@ -291,11 +291,11 @@ def test_aiperf_with_its_per_request_file_recomputes_latencies(folder, warehouse
         Path(o.file).name: o
         for o in ingest_paths(warehouse, [copy], ImportOptions(gpu="RTX 4090", gpu_count=1))
     }
-    assert outcomes["profile_export_aiperf.json"].status is Status.IMPORTED
-    assert outcomes["profile_export.jsonl"].status is Status.INCLUDED
-    assert outcomes["inputs.json"].status is Status.SKIPPED
-    assert outcomes["profile_export_aiperf.csv"].status is Status.SKIPPED
-    assert not [o for o in outcomes.values() if o.status is Status.REJECTED]
+    assert outcomes["profile_export_aiperf.json"].status is FileStatus.IMPORTED
+    assert outcomes["profile_export.jsonl"].status is FileStatus.INCLUDED
+    assert outcomes["inputs.json"].status is FileStatus.SKIPPED
+    assert outcomes["profile_export_aiperf.csv"].status is FileStatus.SKIPPED
+    assert not [o for o in outcomes.values() if o.status is FileStatus.REJECTED]
     assert not any("differs" in w for w in outcomes["profile_export_aiperf.json"].warnings)
     row = benchmark_points(warehouse).iloc[0]
     assert row["stats_source"] == "recomputed"
@@ -415,14 +415,14 @@ def test_vllm_bench_serve_appended_results_match_what_it_printed():
 # -- a whole folder of everything the tools wrote ----------------------------------------------
 
 
-def every_tool_folder() -> tuple[list[Path], dict[Status, int]]:
+def every_tool_folder() -> tuple[list[Path], dict[FileStatus, int]]:
     """The folders of every tool's files: fleetplan's own runs, and the files from the tools'
     repositories when ../shared/data/tool-outputs is there; with what they add to the counts."""
     shared = tool_outputs_dir()
     if shared is None:
         return [FORMATS], {}
     # aiperf-repo-example: two exports; llmperf: a summary with its per-request file
-    return [FORMATS, shared / AIPERF_REPO, shared / LLMPERF], {Status.IMPORTED: 3}
+    return [FORMATS, shared / AIPERF_REPO, shared / LLMPERF], {FileStatus.IMPORTED: 3}
 
 
 @pytest.mark.slow  # imports a folder of every tool's outputs: about 10 s
@@ -430,18 +430,18 @@ def test_folder_of_every_tool_imports_results_and_passes_over_the_rest(warehouse
     options = ImportOptions(gpu="RTX 4090", gpu_count=1)
     folders, shared = every_tool_folder()
     outcomes = list(ingest_paths(warehouse, folders, options))
-    by_status: dict[Status, list[str]] = {}
+    by_status: dict[FileStatus, list[str]] = {}
     for outcome in outcomes:
         root = next(f for f in folders if Path(outcome.file).is_relative_to(f))
         name = Path(outcome.file).relative_to(root if root == FORMATS else root.parent)
         by_status.setdefault(outcome.status, []).append(str(name))
     # the one refusal: vLLM's file says "cpu" while --gpu says RTX 4090
-    assert by_status.get(Status.REJECTED) == ["vllm-bench-serve-0.32.0/vllm-bench-serve.json"]
-    imported = by_status[Status.IMPORTED]
-    assert len(imported) == 8 + shared.get(Status.IMPORTED, 0), imported
+    assert by_status.get(FileStatus.REJECTED) == ["vllm-bench-serve-0.32.0/vllm-bench-serve.json"]
+    imported = by_status[FileStatus.IMPORTED]
+    assert len(imported) == 8 + shared.get(FileStatus.IMPORTED, 0), imported
     # GuideLLM's YAML report beside its JSON one is the same run in other bytes: present already
     yaml = [f"guidellm-{v}/benchmarks.yaml" for v in ("0.3.1", "0.4.0", "0.6.1")]
-    assert by_status[Status.DUPLICATE] == yaml
+    assert by_status[FileStatus.DUPLICATE] == yaml
     assert all(
         name.endswith(
             (
@@ -457,19 +457,19 @@ def test_folder_of_every_tool_imports_results_and_passes_over_the_rest(warehouse
     included = ["aiperf-0.13.0/profile_export.jsonl", "aiperf-0.2.0/profile_export.jsonl"]
     if shared:
         included.append(f"{LLMPERF}/{LLMPERF_REQUESTS}")
-    assert sorted(by_status[Status.INCLUDED]) == included
+    assert sorted(by_status[FileStatus.INCLUDED]) == included
     # notes and logs beside the results are listed as skipped, saying what they are, not read
     notes = [o for o in outcomes if o.file.endswith((".txt", ".md"))]
-    assert notes and all(o.status is Status.SKIPPED and "not read" in o.message for o in notes)
+    assert notes and all(o.status is FileStatus.SKIPPED and "not read" in o.message for o in notes)
     assert all(
         Path(name).name in {"inputs.json", "server_metrics_export.json", "profile_export.json"}
         or name.endswith((".csv", ".txt", ".md"))
-        for name in by_status[Status.SKIPPED]
+        for name in by_status[FileStatus.SKIPPED]
     )
     # again: every imported file is recognised as already present, nothing doubles
     points = len(benchmark_points(warehouse))
     again = list(ingest_paths(warehouse, folders, options))
-    assert sum(o.status is Status.DUPLICATE for o in again) == len(imported) + len(yaml)
+    assert sum(o.status is FileStatus.DUPLICATE for o in again) == len(imported) + len(yaml)
     assert len(benchmark_points(warehouse)) == points
 
 

@@ -20,7 +20,7 @@ from fleetplan.core.errors import FleetplanError
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.importers import FileInput, ImportOptions, parse
 from fleetplan.warehouse.ingest import ingest_file
-from fleetplan.warehouse.preview import Status
+from fleetplan.warehouse.preview import FileStatus
 from tests.support.files import table_snapshot
 from tests.support.paths import ROOT
 
@@ -111,10 +111,10 @@ def check(warehouse: Warehouse, file: FileInput, options: ImportOptions) -> str:
     before = table_snapshot(warehouse)
     outcome = ingest_file(warehouse, file, options)
     assert "unexpected error" not in outcome.message, outcome.message
-    if outcome.status is Status.IMPORTED:
+    if outcome.status is FileStatus.IMPORTED:
         return "imported"
     assert table_snapshot(warehouse) == before  # refused, skipped or already there
-    return "rejected" if outcome.status is Status.REJECTED else "unchanged"
+    return "rejected" if outcome.status is FileStatus.REJECTED else "unchanged"
 
 
 def record(name: str, counts: Counter[str], cases: int) -> None:

@@ -14,7 +14,7 @@ import pytest
 from benchmarks.inputs.vllm_results import make_result
 from fleetplan.cli import main
 from fleetplan.core.errors import FileTooLargeError, InputError
-from fleetplan.core.files import read_bounded
+from fleetplan.core.files import read_at_most
 from fleetplan.services.planning import load_scenario
 from fleetplan.warehouse.importers import FileInput, ImportOptions, parse
 from fleetplan.warehouse.importers.document import count_values
@@ -71,11 +71,11 @@ def test_plan_refuses_a_device_and_a_fifo_as_the_scenario(sample_warehouse_path,
 def test_a_read_stops_at_the_limit(tmp_path):
     path = tmp_path / "big.json"
     path.write_bytes(b" " * 2000)
-    assert read_bounded(path, limit=2000) == b" " * 2000
+    assert read_at_most(path, limit=2000) == b" " * 2000
     with pytest.raises(FileTooLargeError, match="over the"):
-        read_bounded(path, limit=1999)
+        read_at_most(path, limit=1999)
     with pytest.raises(InputError, match="a folder, not a file"):
-        read_bounded(tmp_path, limit=10)
+        read_at_most(tmp_path, limit=10)
     with pytest.raises(FileTooLargeError):
         load_scenario(path, max_bytes=1000)
 

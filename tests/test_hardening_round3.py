@@ -206,7 +206,7 @@ def test_a_link_with_more_choices_than_the_page_plans_is_refused_saying_the_boun
 )
 @pytest.mark.parametrize("command", ["ingest", "benchmarks"])
 def test_another_applications_database_is_refused_and_left_unchanged(
-    tmp_path, table, made_by, command
+    cli, tmp_path, table, made_by, command
 ):
     path = tmp_path / "theirs.duckdb"
     con = duckdb.connect(str(path))
@@ -215,24 +215,24 @@ def test_another_applications_database_is_refused_and_left_unchanged(
     before = path.read_bytes()
     sample = next((ROOT / "sample_data" / "benchmarks").glob("*.json"))
     extra = [sample] if command == "ingest" else []
-    done = fleetplan(command, "--warehouse", path, *extra)
+    done = cli(command, "--warehouse", path, *extra)
     assert done.returncode == 3, done.stderr
     assert "another application's DuckDB database" in done.stderr and table in done.stderr
     assert "Traceback" not in done.stderr
     assert path.read_bytes() == before
 
 
-def test_an_empty_duckdb_database_is_no_warehouse_to_read_but_one_to_fill(tmp_path):
+def test_an_empty_duckdb_database_is_no_warehouse_to_read_but_one_to_fill(cli, tmp_path):
     path = tmp_path / "new.duckdb"
     duckdb.connect(str(path)).close()
     before = path.read_bytes()
-    done = fleetplan("benchmarks", "--warehouse", path)
+    done = cli("benchmarks", "--warehouse", path)
     assert done.returncode == 3 and "Traceback" not in done.stderr
     assert "(an empty DuckDB database): build it with `fleetplan build`" in done.stderr
     assert path.read_bytes() == before
     sample = next((ROOT / "sample_data" / "benchmarks").glob("*.json"))
-    assert fleetplan("ingest", "--warehouse", path, sample).returncode == 0
-    assert fleetplan("benchmarks", "--warehouse", path).returncode == 0
+    assert cli("ingest", "--warehouse", path, sample).returncode == 0
+    assert cli("benchmarks", "--warehouse", path).returncode == 0
 
 
 def test_a_class_that_rounds_to_no_server_is_noted(sample_warehouse_path):
@@ -246,21 +246,21 @@ def test_a_class_that_rounds_to_no_server_is_noted(sample_warehouse_path):
     assert any(n.startswith(f"{name}: 1e-06 req/s rounds to no server") for n in result.notes)
 
 
-def test_a_link_out_of_an_ingested_folder_is_not_followed_nor_its_bytes_shown(tmp_path):
+def test_a_link_out_of_an_ingested_folder_is_not_followed_nor_its_bytes_shown(cli, tmp_path):
     secret = tmp_path / "secret"
     secret.write_text("root:$6$hashhashhash:19000:0:99999:7:::\n")
     folder = tmp_path / "results"
     folder.mkdir()
     (folder / "shadow.json").symlink_to(secret)
     (folder / "odd.json").write_text("root:$6$otherhash:19000\nuser:x\n")
-    done = fleetplan("ingest", "--warehouse", tmp_path / "wh.duckdb", folder)
+    done = cli("ingest", "--warehouse", tmp_path / "wh.duckdb", folder)
     assert "shadow.json" not in done.stdout and "not following" in done.stderr
     assert "odd.json" in done.stdout and "rejected" in done.stdout
     assert "hash" not in done.stdout + done.stderr
 
 
-def test_a_warehouse_path_over_the_systems_limit_is_a_message(tmp_path):
-    done = fleetplan("benchmarks", "--warehouse", tmp_path / ("w" * 300 + ".duckdb"))
+def test_a_warehouse_path_over_the_systems_limit_is_a_message(cli, tmp_path):
+    done = cli("benchmarks", "--warehouse", tmp_path / ("w" * 300 + ".duckdb"))
     assert done.returncode == 3 and "File name too long" in done.stderr
     assert "Traceback" not in done.stderr
 
@@ -291,10 +291,10 @@ def test_a_campaign_or_plan_that_is_no_regular_file_is_refused_without_reading_i
     assert "a pipe (FIFO), not a file: only regular files are read" in done.stderr
 
 
-def test_a_scenario_that_is_no_json_is_refused_without_echoing_its_bytes(tmp_path):
+def test_a_scenario_that_is_no_json_is_refused_without_echoing_its_bytes(cli, tmp_path):
     secret = tmp_path / "shadow"
     secret.write_text("root:$6$hashhashhash:19000:0:99999:7:::\n")
-    done = fleetplan("plan", "--scenario", secret)
+    done = cli("plan", "--scenario", secret)
     assert done.returncode != 0 and "Invalid JSON: expected value at line 1" in done.stderr
     assert "hash" not in done.stdout + done.stderr and "Traceback" not in done.stderr
     with pytest.raises(InputError) as caught:

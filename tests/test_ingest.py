@@ -11,7 +11,7 @@ import pytest
 from benchmarks.inputs.vllm_results import make_result
 from fleetplan.warehouse.importers import ImportOptions
 from fleetplan.warehouse.ingest import expand, ingest_paths
-from fleetplan.warehouse.preview import Status, preview_uploads
+from fleetplan.warehouse.preview import FileStatus, preview_uploads
 from fleetplan.warehouse.queries import benchmark_points
 from tests.support.files import table_snapshot, write_json
 from tests.support.paths import ROOT
@@ -24,14 +24,14 @@ def ingest(wh, *paths, **options):
 def test_same_file_twice_adds_nothing_and_says_so(warehouse, tmp_path):
     path = write_json(tmp_path / "r.json", make_result())
     (first,) = ingest(warehouse, path)
-    assert first.status is Status.IMPORTED and (first.runs, first.points) == (1, 1)
+    assert first.status is FileStatus.IMPORTED and (first.runs, first.points) == (1, 1)
     before = table_snapshot(warehouse)
     (second,) = ingest(warehouse, path)
-    assert second.status is Status.DUPLICATE and "already imported as r.json" in second.message
+    assert second.status is FileStatus.DUPLICATE and "already imported as r.json" in second.message
     copy = tmp_path / "renamed.json"
     shutil.copy(path, copy)
     (third,) = ingest(warehouse, copy)
-    assert third.status is Status.DUPLICATE
+    assert third.status is FileStatus.DUPLICATE
     assert table_snapshot(warehouse) == before
 
 
@@ -45,9 +45,9 @@ def test_folder_with_one_corrupt_file_lands_the_good_ones(warehouse, tmp_path):
     (folder / ".hidden.json").write_text("not even json")
     outcomes = {o.file.split("/")[-1]: o for o in ingest(warehouse, folder)}
     assert set(outcomes) == {"a.json", "b.json", "c.json"}
-    assert outcomes["c.json"].status is Status.REJECTED
+    assert outcomes["c.json"].status is FileStatus.REJECTED
     assert "truncated JSON" in outcomes["c.json"].message
-    assert outcomes["a.json"].status is outcomes["b.json"].status is Status.IMPORTED
+    assert outcomes["a.json"].status is outcomes["b.json"].status is FileStatus.IMPORTED
     assert len(benchmark_points(warehouse)) == 2
 
 
@@ -73,7 +73,7 @@ def test_bad_input_is_rejected_by_name_and_changes_nothing(warehouse, tmp_path, 
     bad = tmp_path / f"{case}.json"
     bad.write_text(text)
     (outcome,) = ingest(warehouse, bad)
-    assert outcome.status is Status.REJECTED
+    assert outcome.status is FileStatus.REJECTED
     assert outcome.file.endswith(f"{case}.json") and outcome.message
     assert table_snapshot(warehouse) == before
 
@@ -94,11 +94,11 @@ def test_unknown_keys_in_a_fleetplan_run_file_are_rejected(warehouse, tmp_path):
         ],
     }
     (outcome,) = ingest(warehouse, write_json(tmp_path / "run.json", run_file))
-    assert outcome.status is Status.REJECTED
+    assert outcome.status is FileStatus.REJECTED
     assert "runs.0.colour" in outcome.message and "Extra inputs" in outcome.message
     run_file["runs"][0].pop("colour")
     (outcome,) = ingest(warehouse, write_json(tmp_path / "run.json", run_file))
-    assert outcome.status is Status.IMPORTED
+    assert outcome.status is FileStatus.IMPORTED
 
 
 def test_a_run_file_is_all_or_nothing(warehouse, tmp_path):
@@ -109,7 +109,7 @@ def test_a_run_file_is_all_or_nothing(warehouse, tmp_path):
     bad_run = {**good_run, "points": [{"offered_rate_rps": 1.0, "completed": 5, "duration_s": 0}]}
     run_file = {"format": "fleetplan.runs", "format_version": 1, "runs": [good_run, bad_run]}
     (outcome,) = ingest(warehouse, write_json(tmp_path / "two.json", run_file))
-    assert outcome.status is Status.REJECTED and "runs.1.points.0.duration_s" in outcome.message
+    assert outcome.status is FileStatus.REJECTED and "runs.1.points.0.duration_s" in outcome.message
     assert table_snapshot(warehouse)["runs"] == []
 
 
@@ -119,10 +119,10 @@ def test_a_50_mb_file_is_refused_quickly_unless_the_limit_allows_it(warehouse, t
     path = write_json(tmp_path / "big.json", result)
     assert path.stat().st_size > 50e6
     (outcome,) = ingest(warehouse, path)
-    assert outcome.status is Status.REJECTED and "over the" in outcome.message
+    assert outcome.status is FileStatus.REJECTED and "over the" in outcome.message
     assert table_snapshot(warehouse)["sources"] == []
     (outcome,) = ingest(warehouse, path, max_file_bytes=80 * 1024 * 1024)
-    assert outcome.status is Status.IMPORTED
+    assert outcome.status is FileStatus.IMPORTED
 
 
 def test_unseen_gpu_label_is_stored_verbatim_and_flagged(warehouse, tmp_path):
@@ -145,7 +145,7 @@ def test_names_from_files_are_data(warehouse, tmp_path, name):
 
 def test_missing_path_is_reported(warehouse, tmp_path):
     (outcome,) = ingest(warehouse, tmp_path / "nope.json")
-    assert outcome.status is Status.REJECTED and "No such file" in outcome.message
+    assert outcome.status is FileStatus.REJECTED and "No such file" in outcome.message
 
 
 # -- one preview for the command line and the upload page ---------------------------------------
@@ -165,24 +165,25 @@ def test_upload_preview_and_command_line_sort_files_alike(warehouse, tmp_path):
     assert not table_snapshot(warehouse)["sources"]  # a preview stores nothing
     outcomes = list(ingest_paths(warehouse, [folder], options))
 
-    def seen(status: Status, message: str) -> tuple[Status, str]:
+    def seen(status: FileStatus, message: str) -> tuple[FileStatus, str]:
         return status, message.replace(f"{folder}/", "")
 
     as_uploaded = [
-        (p.file, Status.IMPORTED if p.status is Status.READY else p.status) for p in previews
+        (p.file, FileStatus.IMPORTED if p.status is FileStatus.READY else p.status)
+        for p in previews
     ]
     assert as_uploaded == [(Path(o.file).name, o.status) for o in outcomes]
     for preview, outcome in zip(previews, outcomes, strict=True):
-        if preview.status is not Status.READY:
+        if preview.status is not FileStatus.READY:
             assert seen(preview.status, preview.message) == seen(outcome.status, outcome.message)
     statuses = {p.file: p.status for p in previews}
-    assert statuses["profile_export.jsonl"] is Status.INCLUDED
-    assert statuses["inputs.json"] is Status.SKIPPED
-    assert statuses["bad.json"] is statuses["empty.json"] is Status.REJECTED
-    assert statuses["good.json"] is statuses["profile_export_aiperf.json"] is Status.READY
+    assert statuses["profile_export.jsonl"] is FileStatus.INCLUDED
+    assert statuses["inputs.json"] is FileStatus.SKIPPED
+    assert statuses["bad.json"] is statuses["empty.json"] is FileStatus.REJECTED
+    assert statuses["good.json"] is statuses["profile_export_aiperf.json"] is FileStatus.READY
     # after the ingest, the same bytes preview as duplicates, naming the file that brought them
     again = {p.file: p for p in preview_uploads(warehouse, uploads, options)}
-    assert again["good.json"].status is Status.DUPLICATE
+    assert again["good.json"].status is FileStatus.DUPLICATE
     assert again["good.json"].duplicate_of == "good.json"
 
 
@@ -190,9 +191,9 @@ def test_an_oversized_upload_is_refused_before_it_is_read(warehouse):
     data = json.dumps(make_result(seed=3)).encode()
     small = ImportOptions(max_file_bytes=100)
     (preview,) = preview_uploads(warehouse, [("big.json", data)], small)
-    assert preview.status is Status.REJECTED and "over the" in preview.message
+    assert preview.status is FileStatus.REJECTED and "over the" in preview.message
     # a per-request file over the limit refuses its summary, as on the command line
     pair = [("x_summary.json", b"{}"), ("x_individual_responses.json", data)]
     summary, companion = preview_uploads(warehouse, pair, small)
-    assert summary.status is Status.REJECTED and "its per-request file" in summary.message
-    assert companion.status is Status.INCLUDED
+    assert summary.status is FileStatus.REJECTED and "its per-request file" in summary.message
+    assert companion.status is FileStatus.INCLUDED

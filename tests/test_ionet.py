@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from fleetplan.warehouse.ingest import ingest_paths
-from fleetplan.warehouse.preview import Status
+from fleetplan.warehouse.preview import FileStatus
 from fleetplan.warehouse.queries import benchmark_points
 from fleetplan.warehouse.sample_data import IONET_FILE, rebuild_ionet, sample_dir
 
@@ -49,8 +49,8 @@ def _check_spot_figures(frame):
 def test_all_120_files_import_with_every_level(ionet_dir, warehouse):
     outcomes = list(ingest_paths(warehouse, [ionet_dir]))
     assert len(outcomes) == 120
-    assert {o.status for o in outcomes} == {Status.IMPORTED}, [
-        o for o in outcomes if o.status is not Status.IMPORTED
+    assert {o.status for o in outcomes} == {FileStatus.IMPORTED}, [
+        o for o in outcomes if o.status is not FileStatus.IMPORTED
     ]
     frame = benchmark_points(warehouse)
     assert len(frame) == 130  # ten files hold a repeated run
@@ -71,7 +71,7 @@ def test_all_120_files_import_with_every_level(ionet_dir, warehouse):
 def test_importing_the_raw_files_again_adds_nothing(ionet_dir, warehouse):
     list(ingest_paths(warehouse, [ionet_dir]))
     again = list(ingest_paths(warehouse, [ionet_dir]))
-    assert {o.status for o in again} == {Status.DUPLICATE}
+    assert {o.status for o in again} == {FileStatus.DUPLICATE}
     assert len(benchmark_points(warehouse)) == 130
 
 
@@ -105,6 +105,6 @@ def test_raw_files_after_sample_data_are_recognised_as_present(ionet_dir, sample
 
     with Warehouse.open(sample_warehouse_path) as wh:
         outcomes = list(ingest_paths(wh, sorted(ionet_dir.glob("*.json"))[:5]))
-        assert {o.status for o in outcomes} == {Status.DUPLICATE}
+        assert {o.status for o in outcomes} == {FileStatus.DUPLICATE}
         assert "ionet-aibc2025.json" in outcomes[0].message
         assert len(benchmark_points(wh)) == 130

@@ -9,7 +9,7 @@ import re
 from fleetplan.planner import Scenario
 from fleetplan.planner.capacity.configuration import carried_text
 from fleetplan.planner.report.table import rate_text
-from fleetplan.services.plan_views import levels_view
+from fleetplan.services.plan_tables import levels_view
 from fleetplan.services.planning import plan_from_tables
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.queries import benchmark_points, gpu_catalog
@@ -31,8 +31,8 @@ def test_carried_text_puts_the_proven_rate_first_and_the_whole_run_beside_it():
     assert carried_text(float("inf"), 5.0, 6.3) == "6.3 req/s achieved"
 
 
-def test_the_plan_page_level_of_a_kept_up_pool_is_no_contradiction(_sample_warehouse_template):
-    with Warehouse.open(_sample_warehouse_template, read_only=True) as warehouse:
+def test_the_plan_page_level_of_a_kept_up_pool_is_no_contradiction(sample_warehouse_template):
+    with Warehouse.open(sample_warehouse_template, read_only=True) as warehouse:
         points, catalog = benchmark_points(warehouse), gpu_catalog(warehouse)
     scenario = Scenario.model_validate_json(EXAMPLE.read_text())
     result = plan_from_tables(scenario, points, catalog, pareto_points=0)

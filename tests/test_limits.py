@@ -16,7 +16,6 @@ from benchmarks.inputs.vllm_results import make_result
 from fleetplan.core.errors import FileTooLargeError, InputError
 from fleetplan.warehouse.importers import FileInput, ImportOptions, parse
 from tests.support.files import write_json
-from tests.support.processes import fleetplan
 
 
 def read(name: str, data: bytes, **options):
@@ -90,17 +89,17 @@ def test_value_count_limit_is_configurable(monkeypatch):
         read("many.json", huge)  # under the limit: read, then refused as what it is
 
 
-def test_cli_refuses_an_oversized_file_before_reading_it(tmp_path, warehouse_path):
+def test_cli_refuses_an_oversized_file_before_reading_it(cli, tmp_path, warehouse_path):
     result = write_json(tmp_path / "r.json", make_result(rate=2, seed=1))
     bomb = tmp_path / "bomb.json.gz"
     bomb.write_bytes(gzip_bomb(100))
-    done = fleetplan("ingest", "--warehouse", warehouse_path, "--max-file-mb", "0.01", result, bomb)
+    done = cli("ingest", "--warehouse", warehouse_path, "--max-file-mb", "0.01", result, bomb)
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert "over the 0.01 MB limit (raise it with --max-file-mb" in done.stdout
     assert "0 imported, 0 already present, 2 rejected" in done.stdout
-    done = fleetplan("ingest", "--warehouse", warehouse_path, result, bomb)
+    done = cli("ingest", "--warehouse", warehouse_path, result, bomb)
     assert "expands past the 32 MB limit" in done.stdout
     assert "1 imported, 0 already present, 1 rejected" in done.stdout
     many = write_json(tmp_path / "many.json", {"benchmarks": list(range(20_000))})
-    done = fleetplan("ingest", "--warehouse", warehouse_path, "--max-values", "10000", many)
+    done = cli("ingest", "--warehouse", warehouse_path, "--max-values", "10000", many)
     assert "over the limit of 10,000 (raise it with --max-values" in done.stdout

@@ -20,7 +20,6 @@ from fleetplan.warehouse.importers import FileInput, ImportOptions, ml_energy, p
 from fleetplan.warehouse.importers.document import read_document
 from fleetplan.warehouse.queries import benchmark_points
 from tests.support.planner_points import gpu, scenario
-from tests.support.processes import fleetplan
 
 FOLDER = "ml-energy-leaderboard"
 CHAT_14B = "Qwen__Qwen3-14B__lm-arena-chat.json"
@@ -186,9 +185,9 @@ def test_a_malformed_file_is_refused_naming_the_field(changes, field, words):
     assert "bad.json" in str(error.value)
 
 
-def test_ingest_then_plan_on_the_measured_energy(tool_outputs, tmp_path):
+def test_ingest_then_plan_on_the_measured_energy(cli, tool_outputs, tmp_path):
     path = tmp_path / "wh.duckdb"
-    done = fleetplan("ingest", "--warehouse", path, "--gpu", "h100-sxm", tool_outputs / FOLDER)
+    done = cli("ingest", "--warehouse", path, "--gpu", "h100-sxm", tool_outputs / FOLDER)
     assert done.returncode == 0, done.stderr
     assert "2 imported" in done.stdout
     warehouse = Warehouse.open(path, read_only=True)

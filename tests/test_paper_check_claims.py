@@ -13,8 +13,6 @@ import pytest
 from fleetplan.planner.paper.basis import PAPER_COMMIT, PAPER_REPOSITORY, Verdict, paper_runs
 from fleetplan.planner.paper.check import check_paper
 from fleetplan.services.paper_check import paper_claims, published_points
-from fleetplan.warehouse.db import Warehouse
-from fleetplan.warehouse.queries import benchmark_points, gpu_catalog, run_origins
 
 RAW = Path("/work/shared/data/ionet-aibc2025/results")
 QWEN14 = "DeepSeek-R1-Distill-Qwen-14B"
@@ -22,18 +20,10 @@ RATED = {"h100-pcie": 350.0, "rtx-4090": 450.0}
 
 
 @pytest.fixture(scope="module")
-def sample(_sample_warehouse_template):
-    with Warehouse.open(_sample_warehouse_template, read_only=True) as wh:
-        return {
-            "points": benchmark_points(wh),
-            "catalog": gpu_catalog(wh),
-            "origins": run_origins(wh),
-        }
-
-
-@pytest.fixture(scope="module")
-def claims(sample):
-    found = paper_claims(sample["points"], sample["catalog"], sample["origins"])
+def claims(sample_tables):
+    found = paper_claims(
+        sample_tables["points"], sample_tables["catalog"], sample_tables["origins"]
+    )
     return {claim.key: claim for claim in found}
 
 
@@ -46,9 +36,9 @@ def test_throughput_is_judged_per_load_level_and_is_not_reproducible(claims):
     assert [round(v, 2) for v in qwen["share_requests"]] == [1.0, 0.95, 0.83, 0.67, 0.51]
 
 
-def test_throughput_range_found_in_the_data_is_reproducible(sample):
+def test_throughput_range_found_in_the_data_is_reproducible(sample_tables):
     """The verdict follows the data: scale the 4x 4090 runs so that levels give 62 % and 78 %."""
-    runs = sample["points"].copy()
+    runs = sample_tables["points"].copy()
     four = (runs["gpu_model"] == "rtx-4090") & (runs["gpu_count"] == 4)
     qwen = runs["model"].str.endswith(QWEN14)
     # Qwen-14B 4x at 8 req/s is 83.15 % and at 16 req/s 66.57 % of one H100.
@@ -80,8 +70,8 @@ def test_energy_shows_the_papers_comparison_then_the_corrected_one(claims):
     assert len(marked) == 1 and marked["model"].iloc[0] == QWEN14
 
 
-def test_energy_without_rated_powers_cannot_be_judged(sample):
-    claim = next(c for c in check_paper(sample["points"], {}) if c.key == "energy")
+def test_energy_without_rated_powers_cannot_be_judged(sample_tables):
+    claim = next(c for c in check_paper(sample_tables["points"], {}) if c.key == "energy")
     assert claim.verdict == Verdict.UNKNOWN and "3.09x" in claim.recomputed
 
 
@@ -126,15 +116,15 @@ def test_claims_are_plain_json_with_their_rows(claims):
         assert record["rows"] and json.loads(text)["verdict"] in {v.value for v in Verdict}
 
 
-def test_only_the_papers_runs_count(sample):
-    points = sample["points"]
+def test_only_the_papers_runs_count(sample_tables):
+    points = sample_tables["points"]
     assert paper_runs(points).shape[0] == points.shape[0]  # the bundled data is all the paper's
     foreign = points.assign(source_repository="github.com/someone/else")
     assert check_paper(foreign, RATED) == []
     older = points.assign(source_commit="0" * 40)
     assert check_paper(older, RATED) == []
     # Runs loaded by the user (not from the bundled data) are left out whatever they claim.
-    mine = dict.fromkeys(sample["origins"], "upload")
+    mine = dict.fromkeys(sample_tables["origins"], "upload")
     assert published_points(points, mine).empty
     assert PAPER_REPOSITORY in set(points["source_repository"])
     assert PAPER_COMMIT in set(points["source_commit"])

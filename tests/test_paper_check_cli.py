@@ -8,8 +8,8 @@ import json
 from fleetplan.services.paper_check import claims_from_warehouse, claims_json, paper_claims
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.queries import benchmark_points, counts, gpu_catalog
+from tests.support.cli import run_cli
 from tests.support.paths import ROOT
-from tests.support.processes import fleetplan
 
 SAMPLE_FILE = ROOT / "sample_data" / "benchmarks" / "ionet-aibc2025.json"
 IDS = [
@@ -25,7 +25,7 @@ IDS = [
 
 
 def _json(path) -> dict:
-    done = fleetplan("paper-check", "--warehouse", path, "--format", "json")
+    done = run_cli("paper-check", "--warehouse", path, "--format", "json")
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
@@ -41,8 +41,8 @@ def test_json_carries_each_claim_with_its_rows_as_the_page_builds_them(sample_wa
         assert json.loads(claims_json(claims_from_warehouse(wh))) == report
 
 
-def test_text_names_every_claim_its_verdict_and_rows(sample_warehouse_path):
-    done = fleetplan("paper-check", "--warehouse", sample_warehouse_path)
+def test_text_names_every_claim_its_verdict_and_rows(cli, sample_warehouse_path):
+    done = cli("paper-check", "--warehouse", sample_warehouse_path)
     assert done.returncode == 0, done.stderr
     for claim_id in IDS:
         assert f"[{claim_id}]" in done.stdout
@@ -52,21 +52,19 @@ def test_text_names_every_claim_its_verdict_and_rows(sample_warehouse_path):
     )
 
 
-def test_an_empty_warehouse_says_what_to_do(tmp_path):
+def test_an_empty_warehouse_says_what_to_do(cli, tmp_path):
     path = tmp_path / "empty.duckdb"
     Warehouse.open(path).close()
-    done = fleetplan("paper-check", "--warehouse", path)
+    done = cli("paper-check", "--warehouse", path)
     assert done.returncode == 0 and "fleetplan build" in done.stdout
     assert (
-        json.loads(fleetplan("paper-check", "--warehouse", path, "--format", "json").stdout)[
-            "claims"
-        ]
+        json.loads(cli("paper-check", "--warehouse", path, "--format", "json").stdout)["claims"]
         == []
     )
 
 
 def test_a_users_modified_copy_of_the_papers_file_changes_no_verdict(
-    sample_warehouse_path, tmp_path
+    cli, sample_warehouse_path, tmp_path
 ):
     before = _json(sample_warehouse_path)
     document = json.loads(SAMPLE_FILE.read_text())
@@ -85,7 +83,7 @@ def test_a_users_modified_copy_of_the_papers_file_changes_no_verdict(
     copy.write_text(json.dumps(document))
     with Warehouse.open(sample_warehouse_path, read_only=True) as wh:
         runs_before = counts(wh)["runs"]
-    done = fleetplan("ingest", "--warehouse", sample_warehouse_path, copy)
+    done = cli("ingest", "--warehouse", sample_warehouse_path, copy)
     assert done.returncode == 0, done.stdout + done.stderr
     with Warehouse.open(sample_warehouse_path, read_only=True) as wh:
         assert counts(wh)["runs"] > runs_before  # the copy is in the warehouse...

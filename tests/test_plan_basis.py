@@ -14,14 +14,11 @@ import pytest
 from fleetplan.planner import GpuFacts, Scenario, plan
 from fleetplan.planner.report.table import POOL_COLUMNS, summary
 from fleetplan.services.exports import plan_inputs, sources_table
-from fleetplan.services.plan_views import energy_view
+from fleetplan.services.plan_tables import energy_view
 from fleetplan.services.planning import plan_from_tables
 from fleetplan.services.scenario_defaults import default_scenario
-from fleetplan.warehouse.db import Warehouse
-from fleetplan.warehouse.queries import benchmark_points, gpu_catalog, gpu_prices, regions
 from tests.support.paths import MAIN, ROOT
 from tests.support.planner_points import gpu, level, points, scenario
-from tests.support.processes import fleetplan
 
 EXAMPLE = ROOT / "examples" / "chat-batch-qwen14b.json"
 FACTS = {
@@ -31,17 +28,6 @@ FACTS = {
 }
 POINTS = points(("h100-pcie", 1, [level(1, 1), level(4, 4)]))
 SITE = {"electricity_usd_per_kwh": 0.1, "grid_gco2_per_kwh": 300, "pue": 1.5}
-
-
-@pytest.fixture(scope="module")
-def tables(_sample_warehouse_template):
-    with Warehouse.open(_sample_warehouse_template, read_only=True) as wh:
-        return {
-            "points": benchmark_points(wh),
-            "catalog": gpu_catalog(wh),
-            "prices": gpu_prices(wh),
-            "regions": regions(wh),
-        }
 
 
 def test_energy_and_capacity_columns_say_their_basis():
@@ -84,62 +70,71 @@ def _two_sites(basis_dc: str | None, basis_home: str | None) -> Scenario:
     return Scenario.model_validate(raw | {"sites": sites})
 
 
-def test_a_plan_whose_sites_mix_grid_bases_warns(tables):
-    mixed = plan_from_tables(_two_sites("direct", "lifecycle"), tables["points"], tables["catalog"])
+def test_a_plan_whose_sites_mix_grid_bases_warns(sample_tables):
+    mixed = plan_from_tables(
+        _two_sites("direct", "lifecycle"), sample_tables["points"], sample_tables["catalog"]
+    )
     warning = [n for n in mixed.notes if n.startswith("grid carbon intensity mixes bases")]
     assert len(warning) == 1 and "direct: " in warning[0] and "lifecycle: " in warning[0]
     assert "grid carbon intensity mixes bases" in summary(mixed)
-    inputs = plan_inputs(_two_sites("direct", "lifecycle"), **_reference(tables))
+    inputs = plan_inputs(_two_sites("direct", "lifecycle"), **_reference(sample_tables))
     assert [s["grid_basis"] for s in inputs["sites"]] == ["direct", "lifecycle"]
     notes = sources_table(mixed, inputs).query("figure == 'note'")["value"]
     assert any(note.startswith("grid carbon intensity mixes bases") for note in notes)
     same = plan_from_tables(
-        _two_sites("lifecycle", "lifecycle"), tables["points"], tables["catalog"]
+        _two_sites("lifecycle", "lifecycle"), sample_tables["points"], sample_tables["catalog"]
     )
     assert not any("mixes bases" in n for n in same.notes)
 
 
-def test_the_default_scenario_carries_its_regions_bases_and_warns_of_the_mix(tables):
+def test_the_default_scenario_carries_its_regions_bases_and_warns_of_the_mix(sample_tables):
     # us-va (EPA eGRID, direct) for the datacenter, us (Ember, lifecycle) for homes
-    sc = default_scenario(tables["points"], tables["catalog"], tables["prices"], tables["regions"])
+    sc = default_scenario(
+        sample_tables["points"],
+        sample_tables["catalog"],
+        sample_tables["prices"],
+        sample_tables["regions"],
+    )
     assert {s.name: s.grid_basis for s in sc.sites} == {
         "datacenter": "direct",
         "consumer": "lifecycle",
     }
-    result = plan_from_tables(sc, tables["points"], tables["catalog"])
+    result = plan_from_tables(sc, sample_tables["points"], sample_tables["catalog"])
     assert any(n.startswith("grid carbon intensity mixes bases") for n in result.notes)
 
 
-def _reference(tables) -> dict[str, pd.DataFrame]:
-    return {k: tables[k] for k in ("catalog", "prices", "regions")}
+def _reference(sample_tables) -> dict[str, pd.DataFrame]:
+    return {k: sample_tables[k] for k in ("catalog", "prices", "regions")}
 
 
 def test_an_unknown_model_is_bad_input_naming_it_and_the_models_there_are(
-    tmp_path, sample_warehouse_path
+    cli, tmp_path, sample_warehouse_path
 ):
     raw = json.loads(EXAMPLE.read_text()) | {"model": "acme/no-such-model"}
     path = tmp_path / "unknown.json"
     path.write_text(json.dumps(raw))
-    done = fleetplan("plan", "--warehouse", sample_warehouse_path, "--scenario", path)
+    done = cli("plan", "--warehouse", sample_warehouse_path, "--scenario", path)
     assert done.returncode == 1, done.stderr  # bad input, not "infeasible" (2)
     assert "'acme/no-such-model'" in done.stderr
     assert "DeepSeek-R1-Distill-Qwen-14B" in done.stderr  # a model that is there
     assert "Traceback" not in done.stderr
 
 
-def test_an_offered_gpu_without_measurements_is_said_to_be_left_out(tables):
+def test_an_offered_gpu_without_measurements_is_said_to_be_left_out(sample_tables):
     raw = json.loads(EXAMPLE.read_text())
     offer = {"gpu_model": "l40s", "hourly_usd": 1.0, "site": raw["gpus"][0]["site"]}
     sc = Scenario.model_validate(raw | {"gpus": [*raw["gpus"], offer]})
-    result = plan_from_tables(sc, tables["points"], tables["catalog"])
+    result = plan_from_tables(sc, sample_tables["points"], sample_tables["catalog"])
     left_out = [n for n in result.notes if n.startswith("l40s is offered but has no benchmark")]
     assert len(left_out) == 1 and sc.model in left_out[0]
     assert "l40s is offered but has no benchmark results" in summary(result)
     assert "l40s" not in result.recommended.totals.gpus
 
 
-def test_the_text_report_has_no_stray_spaces(tables):
-    result = plan_from_tables(_two_sites(None, None), tables["points"], tables["catalog"])
+def test_the_text_report_has_no_stray_spaces(sample_tables):
+    result = plan_from_tables(
+        _two_sites(None, None), sample_tables["points"], sample_tables["catalog"]
+    )
     text = summary(result)
     assert "embodied" in text
     assert not re.search(r"\S +[,)]", text), [

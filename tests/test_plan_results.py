@@ -23,7 +23,7 @@ from fleetplan.planner.report.table import (
     share_text,
 )
 from fleetplan.planner.scenario.scenario import Scenario, TrafficClass
-from fleetplan.services.plan_views import (
+from fleetplan.services.plan_tables import (
     capacities_view,
     energy_view,
     fleet_view,
@@ -39,7 +39,7 @@ EXAMPLE = ROOT / "examples" / "chat-batch-qwen14b.json"
 
 
 @pytest.fixture(scope="module")
-def example_plan(_sample_warehouse_template) -> tuple[Plan, Scenario]:
+def example_plan(sample_tables) -> tuple[Plan, Scenario]:
     """The example scenario with every GPU's power known, so that carbon and its frontier are."""
     # at full capacity the cheapest fleet mixes GPUs: the frontier has a trade-off to show
     raw = json.loads(EXAMPLE.read_text()) | {"max_utilization": 1.0}
@@ -47,9 +47,7 @@ def example_plan(_sample_warehouse_template) -> tuple[Plan, Scenario]:
         if offer["gpu_model"] == "h100-pcie":
             offer |= {"idle_w": 60, "rated_w": 350}
     scenario = Scenario.model_validate(raw)
-    with Warehouse.open(_sample_warehouse_template, read_only=True) as wh:
-        points, catalog = benchmark_points(wh), gpu_catalog(wh)
-    return plan_from_tables(scenario, points, catalog), scenario
+    return plan_from_tables(scenario, sample_tables.points, sample_tables.catalog), scenario
 
 
 @pytest.mark.parametrize(
@@ -278,13 +276,13 @@ def _rounded_to_csv_digits(table) -> None:
 
 
 def test_the_level_behind_each_pool_says_what_traffic_it_was_measured_with(
-    _sample_warehouse_template,
+    sample_warehouse_template,
 ):
     """Next to each pool: the traffic its capacity rests on (issue 13: a class planned on data
     of another shape must say so next to its pool), the one kind the planner keeps for it."""
     from fleetplan.planner.capacity.rules import points_for_model, traffic_measured
 
-    with Warehouse.open(_sample_warehouse_template, read_only=True) as warehouse:
+    with Warehouse.open(sample_warehouse_template, read_only=True) as warehouse:
         points, catalog = benchmark_points(warehouse), gpu_catalog(warehouse)
     scenario = Scenario.model_validate_json(EXAMPLE.read_text())
     result = plan_from_tables(scenario, points, catalog, pareto_points=0)

@@ -34,7 +34,6 @@ from tests.support.day_brute_force import (
 )
 from tests.support.paths import ROOT
 from tests.support.planner_points import gpu, scenario
-from tests.support.processes import fleetplan
 
 
 @pytest.mark.parametrize("name", list(SMALL))
@@ -138,11 +137,11 @@ def test_on_demand_4090s_run_only_in_the_hours_they_are_needed(sample_warehouse_
 
 
 def test_plan_command_prints_the_day_and_writes_json_and_the_schedule_csv(
-    tmp_path, sample_warehouse_path
+    cli, tmp_path, sample_warehouse_path
 ):
     example = ROOT / "examples" / "day-chat-nightly.json"
     out = ["--json", tmp_path / "p.json", "--schedule-csv", tmp_path / "s.csv"]
-    done = fleetplan("plan", "--warehouse", sample_warehouse_path, "--scenario", example, *out)
+    done = cli("plan", "--warehouse", sample_warehouse_path, "--scenario", example, *out)
     assert done.returncode == 0, done.stderr
     assert "The day (hours of UTC)" in done.stdout and "Saving against the peak plan" in done.stdout
     data = json.loads((tmp_path / "p.json").read_text())["day"]
@@ -157,9 +156,9 @@ def test_plan_command_prints_the_day_and_writes_json_and_the_schedule_csv(
     assert {r["class"] for r in rows} == {"chat", "nightly eval"}
 
 
-def test_a_version_1_plan_json_has_no_day(tmp_path, sample_warehouse_path):
+def test_a_version_1_plan_json_has_no_day(cli, tmp_path, sample_warehouse_path):
     example = ROOT / "examples" / "chat-batch-qwen14b.json"
-    done = fleetplan("plan", "--warehouse", sample_warehouse_path, "--scenario", example,
+    done = cli("plan", "--warehouse", sample_warehouse_path, "--scenario", example,
                      "--json", tmp_path / "p.json")  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "day" not in json.loads((tmp_path / "p.json").read_text())
@@ -215,7 +214,7 @@ def test_a_bad_day_scenario_is_refused_naming_the_field(change, says):
     ],
 )
 def test_a_version_1_plan_is_byte_for_byte_what_it_was_before_version_2(
-    tmp_path, sample_warehouse_path, scenario_file, before
+    cli, tmp_path, sample_warehouse_path, scenario_file, before
 ):
     """The plan JSON of version 1 scenarios (the example, and test_planner_sample's) as main's
     `fleetplan plan --json` writes it on the bundled warehouse (first written before version 2
@@ -227,9 +226,7 @@ def test_a_version_1_plan_is_byte_for_byte_what_it_was_before_version_2(
     if scenario_file is None:
         path.write_text(json.dumps(SCENARIO))
     out = tmp_path / "p.json"
-    done = fleetplan(
-        "plan", "--warehouse", sample_warehouse_path, "--scenario", path, "--json", out
-    )
+    done = cli("plan", "--warehouse", sample_warehouse_path, "--scenario", path, "--json", out)
     assert done.returncode == 0, done.stderr
     assert out.read_bytes() == (ROOT / "tests" / "fixtures" / "plans" / before).read_bytes()
 

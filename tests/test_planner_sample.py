@@ -13,7 +13,6 @@ from fleetplan.planner.report.table import CSV_DIGITS
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.queries import benchmark_points
 from tests.support.paths import ROOT
-from tests.support.processes import fleetplan
 
 PAPER_PRICES = {"h100-pcie": 2.00, "rtx-4090": 0.25}
 
@@ -58,10 +57,10 @@ SCENARIO = {
 }
 
 
-def test_plan_command_prints_writes_csv_and_json(tmp_path, sample_warehouse_path):
+def test_plan_command_prints_writes_csv_and_json(cli, tmp_path, sample_warehouse_path):
     path = tmp_path / "s.json"
     path.write_text(json.dumps(SCENARIO))
-    done = fleetplan("plan", "--warehouse", sample_warehouse_path, "--scenario", path,
+    done = cli("plan", "--warehouse", sample_warehouse_path, "--scenario", path,
                      "--csv", tmp_path / "p.csv", "--json", tmp_path / "p.json")  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "Recommended fleet:" in done.stdout and "all-H100" in done.stdout
@@ -109,41 +108,41 @@ def _rounded(column: str, value: str) -> str:
     return repr(round(float(value), digits))
 
 
-def test_plan_command_exit_codes(tmp_path, sample_warehouse_path):
+def test_plan_command_exit_codes(cli, tmp_path, sample_warehouse_path):
     infeasible = {**SCENARIO, "classes": [{"name": "instant", "rate_rps": 1, "ttft_p99_ms": 5}]}
     path = tmp_path / "inf.json"
     path.write_text(json.dumps(infeasible))
-    done = fleetplan("plan", "--warehouse", sample_warehouse_path, "--scenario", path)
+    done = cli("plan", "--warehouse", sample_warehouse_path, "--scenario", path)
     assert done.returncode == 2
     assert "instant" in done.stderr and "Best P99 TTFT" in done.stderr
 
     bad = {**SCENARIO, "max_utilization": 2}
     path.write_text(json.dumps(bad))
-    done = fleetplan("plan", "--warehouse", sample_warehouse_path, "--scenario", path)
+    done = cli("plan", "--warehouse", sample_warehouse_path, "--scenario", path)
     assert done.returncode == 1 and "max_utilization" in done.stderr
     assert "Traceback" not in done.stderr
 
     path.write_text("{not json")
-    done = fleetplan("plan", "--warehouse", sample_warehouse_path, "--scenario", path)
+    done = cli("plan", "--warehouse", sample_warehouse_path, "--scenario", path)
     assert done.returncode == 1 and "Traceback" not in done.stderr
 
 
-def test_formula_class_names_are_neutralised_in_the_plan_csv(tmp_path, sample_warehouse_path):
+def test_formula_class_names_are_neutralised_in_the_plan_csv(cli, tmp_path, sample_warehouse_path):
     scenario = {**SCENARIO, "classes": [{"name": "=cmd|' /C calc'!A0", "rate_rps": 2.0}]}
     path = tmp_path / "s.json"
     path.write_text(json.dumps(scenario))
-    fleetplan("plan", "--warehouse", sample_warehouse_path, "--scenario", path,
+    cli("plan", "--warehouse", sample_warehouse_path, "--scenario", path,
               "--csv", tmp_path / "p.csv", check=True)  # fmt: skip
     row = plan_rows(tmp_path / "p.csv")[0]
     assert row["class"] == "'=cmd|' /C calc'!A0"
 
 
-def test_plan_command_takes_the_capacity_rule_and_says_which(tmp_path, sample_warehouse_path):
+def test_plan_command_takes_the_capacity_rule_and_says_which(cli, tmp_path, sample_warehouse_path):
     """The example scenario: the model's plan by default, today's with --capacity-rule measured
     (the pool table as before issue 12, tests/fixtures/plans)."""
     before = ROOT / "tests" / "fixtures" / "plans" / "chat-batch-qwen14b-before-issue-12.csv"
     raw = json.loads((ROOT / "examples" / "chat-batch-qwen14b.json").read_text())
-    model = fleetplan("plan", "--warehouse", sample_warehouse_path, "--scenario",
+    model = cli("plan", "--warehouse", sample_warehouse_path, "--scenario",
                       ROOT / "examples" / "chat-batch-qwen14b.json",
                       "--capacity-at", "mid")  # fmt: skip
     assert model.returncode == 0, model.stderr
@@ -155,7 +154,7 @@ def test_plan_command_takes_the_capacity_rule_and_says_which(tmp_path, sample_wa
     assert "saturation 8.83 req/s" in model.stdout and "P99 at 6.00" in model.stdout
     example = tmp_path / "example-at-1.json"  # before issue 12 the example planned at 1.0
     example.write_text(json.dumps({**raw, "max_utilization": 1.0}))
-    done = fleetplan("plan", "--warehouse", sample_warehouse_path, "--scenario", example,
+    done = cli("plan", "--warehouse", sample_warehouse_path, "--scenario", example,
                      "--capacity-rule", "measured", "--csv", tmp_path / "p.csv")  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "capacity rule: measured" in done.stdout and "(measured rule)" in done.stdout

@@ -16,16 +16,15 @@ import pytest
 from fleetplan.core.contract import RUN_FILE_FORMAT, Point, RequestLog, Run, RunFile
 from fleetplan.core.load import LoadBasis
 from fleetplan.planner.curve.load_curve import fit_curve
-from fleetplan.services.benchmark_views import points_table
+from fleetplan.services.benchmark_tables import points_table
 from fleetplan.warehouse import migrations
 from fleetplan.warehouse.columns import CANONICAL_COLUMNS, LOAD_COLUMNS
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.ingest import ingest_paths
 from fleetplan.warehouse.load import GROUP_COLUMNS
 from fleetplan.warehouse.migrations import MIGRATIONS
-from fleetplan.warehouse.preview import Status
+from fleetplan.warehouse.preview import FileStatus
 from fleetplan.warehouse.queries import benchmark_points
-from tests.support.processes import fleetplan
 
 QWEN = "DeepSeek-R1-Distill-Qwen-14B"
 BEFORE = "003_point_telemetry"  # the last migration before the load columns
@@ -169,7 +168,7 @@ def run_file(path, *points: Point, dataset: str = "chat", gpu_count: int = 1):
 def ingest(warehouse_path, *paths) -> None:
     with Warehouse.open(warehouse_path) as wh:
         outcomes = list(ingest_paths(wh, paths))
-    assert all(o.status is Status.IMPORTED for o in outcomes), outcomes
+    assert all(o.status is FileStatus.IMPORTED for o in outcomes), outcomes
 
 
 def table(warehouse_path, **filters) -> pd.DataFrame:
@@ -194,10 +193,10 @@ def test_a_fleetplan_run_with_send_times_is_judged_on_them(warehouse_path, tmp_p
     assert not {"requests", "start_s"} & point_columns(warehouse_path)  # the log is not stored
 
 
-def test_a_run_collected_from_a_streaming_server_stores_send_times(stream_server, tmp_path):
+def test_a_run_collected_from_a_streaming_server_stores_send_times(cli, stream_server, tmp_path):
     url = stream_server(ttft_ms=20, tpot_ms=2)
     warehouse = tmp_path / "wh.duckdb"
-    done = fleetplan(
+    done = cli(
         "collect", "--backend", "openai", "--base-url", url, "--model", "stream-test",
         "--out", tmp_path / "runs", "--gpu", "rtx-4090", "--input-len", 16, "--output-len", 8,
         "--rates", "8", "--num-requests", 40, "--ingest", "--warehouse", warehouse, timeout=180,
@@ -339,8 +338,8 @@ def test_the_table_and_the_load_model_judge_every_level_alike(sample_warehouse_p
     assert same["load_reason"].tolist() == filtered["load_reason"].tolist()
 
 
-def test_benchmarks_prints_the_load_columns(sample_warehouse_path):
-    done = fleetplan(
+def test_benchmarks_prints_the_load_columns(cli, sample_warehouse_path):
+    done = cli(
         "benchmarks", "--warehouse", sample_warehouse_path, "--format", "json", "--model", QWEN,
         "--gpu", "h100-pcie", check=True,
     )  # fmt: skip
@@ -356,7 +355,7 @@ def test_benchmarks_prints_the_load_columns(sample_warehouse_path):
     assert burst["stable"] is None and math.isclose(
         burst["sustained_rps"], 200 / (burst["duration_s"] - 4.0839), rel_tol=1e-3
     )
-    header = fleetplan("benchmarks", "--warehouse", sample_warehouse_path, check=True).stdout
+    header = cli("benchmarks", "--warehouse", sample_warehouse_path, check=True).stdout
     assert ",request_throughput_rps,sustained_rps,stable,load_basis,load_reason," in header
 
 

@@ -18,7 +18,7 @@ from fleetplan.core.errors import InputError, NotResultsError
 from fleetplan.core.gpus import gpu_count_in_label
 from fleetplan.warehouse.importers import FileInput, ImportOptions, parse
 from fleetplan.warehouse.ingest import ingest_paths
-from fleetplan.warehouse.preview import Status
+from fleetplan.warehouse.preview import FileStatus
 from fleetplan.warehouse.queries import benchmark_points
 
 SHARED = tool_outputs_dir()
@@ -44,13 +44,13 @@ def test_an_inference_perf_folder_imports_its_stages_with_the_servers_settings(w
         Path(o.file).name: o
         for o in ingest_paths(warehouse, [folder], ImportOptions(gpu="h100-sxm"))
     }
-    assert not [o for o in outcomes.values() if o.status is Status.REJECTED]
-    assert outcomes["stage_0_lifecycle_metrics.json"].status is Status.IMPORTED
-    assert outcomes["stage_1_lifecycle_metrics.json"].status is Status.IMPORTED
+    assert not [o for o in outcomes.values() if o.status is FileStatus.REJECTED]
+    assert outcomes["stage_0_lifecycle_metrics.json"].status is FileStatus.IMPORTED
+    assert outcomes["stage_1_lifecycle_metrics.json"].status is FileStatus.IMPORTED
     summary = outcomes["summary_lifecycle_metrics.json"]
-    assert summary.status is Status.SKIPPED and "not a level" in summary.message
+    assert summary.status is FileStatus.SKIPPED and "not a level" in summary.message
     for name in ("config.yaml", "exp-config.yaml", "profile.yaml"):
-        assert outcomes[name].status is Status.SKIPPED, outcomes[name]
+        assert outcomes[name].status is FileStatus.SKIPPED, outcomes[name]
         assert "not results" in outcomes[name].message
     rows = sorted(benchmark_points(warehouse).to_dict("records"), key=lambda r: r["level_index"])
     rows = sorted(rows, key=lambda r: r["configured_rate_rps"])
@@ -243,12 +243,11 @@ def test_a_vllm_file_whose_gpu_label_counts_its_gpus_needs_no_gpu_count():
     assert (run.gpu_model, run.gpu_count, run.gpu_label) == ("l40s", 4, "NVIDIA_L40S")
 
 
-def test_a_warehouse_made_by_ingest_alone_knows_its_gpus(tmp_path, warehouse_path):
-    from tests.support.processes import fleetplan
+def test_a_warehouse_made_by_ingest_alone_knows_its_gpus(cli, tmp_path, warehouse_path):
 
     path = tmp_path / "r.json"
     path.write_text(json.dumps(make_result(detailed=False) | {"gpu_name": "cpu"}))
-    done = fleetplan("ingest", "--warehouse", warehouse_path, path, "--gpu-count", "1")
+    done = cli("ingest", "--warehouse", warehouse_path, path, "--gpu-count", "1")
     assert done.returncode == 0, done
     import duckdb
 
@@ -260,13 +259,12 @@ def test_a_warehouse_made_by_ingest_alone_knows_its_gpus(tmp_path, warehouse_pat
     assert {"rtx-4090", "h100-sxm", "cpu"} <= gpus and power == (450.0,)
 
 
-def test_nothing_imported_leaves_no_warehouse_file_behind(tmp_path):
-    from tests.support.processes import fleetplan
+def test_nothing_imported_leaves_no_warehouse_file_behind(cli, tmp_path):
 
     target = tmp_path / "new.duckdb"
     notes = tmp_path / "notes.json"
     notes.write_text('{"hello": 1}')
-    done = fleetplan("ingest", "--warehouse", target, notes)
+    done = cli("ingest", "--warehouse", target, notes)
     assert done.returncode == 1 and "rejected" in done.stdout
     assert not target.exists()
 
@@ -282,14 +280,13 @@ def test_closed_loop_vllm_levels_are_not_bursts():
     assert math.isinf(point.configured_rate_rps)
 
 
-def test_cpu_runs_plan_and_say_their_energy_is_unknown(tmp_path, warehouse_path):
+def test_cpu_runs_plan_and_say_their_energy_is_unknown(cli, tmp_path, warehouse_path):
     from tests.support.paths import ROOT
-    from tests.support.processes import fleetplan
 
     runs = ROOT / "tests" / "fixtures" / "real_clients" / "vllm-rate"
     if not runs.is_dir():
         pytest.skip("the real clients' outputs are not here")
-    fleetplan("ingest", "--warehouse", warehouse_path, runs, check=True)
+    cli("ingest", "--warehouse", warehouse_path, runs, check=True)
     scenario = tmp_path / "cpu.json"
     scenario.write_text(
         json.dumps(
@@ -304,10 +301,10 @@ def test_cpu_runs_plan_and_say_their_energy_is_unknown(tmp_path, warehouse_path)
             }
         )
     )
-    done = fleetplan("plan", "--warehouse", warehouse_path, "--scenario", scenario)
+    done = cli("plan", "--warehouse", warehouse_path, "--scenario", scenario)
     assert done.returncode == 0, done
     assert "x 1x cpu" in done.stdout and "energy unknown" in done.stdout
-    capacity = fleetplan(
+    capacity = cli(
         "capacity",
         "--warehouse",
         warehouse_path,
@@ -348,10 +345,10 @@ def test_a_zip_of_a_tools_output_folder_previews_as_the_folder_imports(warehouse
         for o in ingest_paths(warehouse, [folder], CPU_OPTIONS)
     }
     # the same files with the same status (hidden files left out of both), ready is imported
-    same = {k: Status.IMPORTED if v is Status.READY else v for k, v in uploaded.items()}
+    same = {k: FileStatus.IMPORTED if v is FileStatus.READY else v for k, v in uploaded.items()}
     assert same == imported
-    assert list(same.values()).count(Status.IMPORTED) == 4
-    assert Status.REJECTED not in same.values()
+    assert list(same.values()).count(FileStatus.IMPORTED) == 4
+    assert FileStatus.REJECTED not in same.values()
 
 
 CPU_OPTIONS = ImportOptions(gpu="cpu", gpu_count=1)
@@ -375,7 +372,7 @@ def test_an_inference_perf_stage_takes_its_gpu_count_from_kubernetes_manifests(t
         Path(o.file).name: o
         for o in ingest_paths(warehouse, [tmp_path], ImportOptions(gpu="h100-sxm"))
     }
-    assert outcomes["stage_0_lifecycle_metrics.json"].status is Status.IMPORTED, outcomes
-    assert outcomes["manifests.yaml"].status is Status.SKIPPED
+    assert outcomes["stage_0_lifecycle_metrics.json"].status is FileStatus.IMPORTED, outcomes
+    assert outcomes["manifests.yaml"].status is FileStatus.SKIPPED
     (row,) = benchmark_points(warehouse).to_dict("records")
     assert (row["gpu_model"], row["gpu_count"]) == ("h100-sxm", 2)

@@ -24,39 +24,38 @@ from fleetplan.collectors.vllm_server import free_port
 from fleetplan.core.contract import RunFile
 from fleetplan.core.errors import InputError
 from fleetplan.warehouse.sample_data import IONET_FILE, sample_dir
-from tests.support.processes import fleetplan
 from tests.support.ray_campaign import TYPES, Driver, campaign_file, ray_node
 
 STREAM_SERVER = Path(__file__).parents[1] / "benchmarks" / "inputs" / "stream_server.py"
 STAMP = {"campaign": "fleet", "campaign_probe": "chat", "ray_node_id": "ab" * 28}
 
 
-def test_a_campaign_stamp_survives_the_benchmarks_csv_round_trip(tmp_path):
+def test_a_campaign_stamp_survives_the_benchmarks_csv_round_trip(cli, tmp_path):
     run_file = json.loads((sample_dir() / "benchmarks" / IONET_FILE).read_text())
     run_file["runs"] = run_file["runs"][:1]
     run_file["runs"][0]["metadata"] = {**run_file["runs"][0].get("metadata", {}), **STAMP}
     source = tmp_path / "stamped.json"
     source.write_text(json.dumps(run_file))
     first, second = tmp_path / "a.duckdb", tmp_path / "b.duckdb"
-    fleetplan("ingest", "--warehouse", first, source, check=True)
+    cli("ingest", "--warehouse", first, source, check=True)
     table = tmp_path / "table.csv"
-    fleetplan("benchmarks", "--warehouse", first, "-o", table, check=True)
+    cli("benchmarks", "--warehouse", first, "-o", table, check=True)
     rows = list(csv.DictReader(io.StringIO(table.read_text())))
     assert rows and all(json.loads(row["run_metadata"]).items() >= STAMP.items() for row in rows)
     exported = json.loads(
-        fleetplan("benchmarks", "--warehouse", first, "--format", "json", check=True).stdout
+        cli("benchmarks", "--warehouse", first, "--format", "json", check=True).stdout
     )
     assert json.loads(exported[0]["run_metadata"]).items() >= STAMP.items()
     # and back: the table imported into another warehouse carries the same stamp
-    fleetplan("ingest", "--warehouse", second, table, check=True)
-    again = list(csv.DictReader(io.StringIO(fleetplan("benchmarks", "--warehouse", second).stdout)))
+    cli("ingest", "--warehouse", second, table, check=True)
+    again = list(csv.DictReader(io.StringIO(cli("benchmarks", "--warehouse", second).stdout)))
     assert [json.loads(r["run_metadata"]) for r in again] == [
         json.loads(r["run_metadata"]) for r in rows
     ]
     # a cell that is not a JSON object is refused, naming the column
     broken = tmp_path / "broken.csv"
     broken.write_text(table.read_text().replace('"{""', '"[{""', 1))
-    refused = fleetplan("ingest", "--warehouse", tmp_path / "c.duckdb", broken)
+    refused = cli("ingest", "--warehouse", tmp_path / "c.duckdb", broken)
     assert refused.returncode == 1 and "run_metadata" in refused.stdout
 
 

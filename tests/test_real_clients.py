@@ -14,7 +14,7 @@ import pytest
 
 from fleetplan.warehouse.importers import ImportOptions
 from fleetplan.warehouse.ingest import ingest_paths
-from fleetplan.warehouse.preview import Status
+from fleetplan.warehouse.preview import FileStatus
 from fleetplan.warehouse.queries import benchmark_points
 from tests.support.paths import ROOT
 
@@ -51,11 +51,11 @@ def present(folder: str) -> Path:
 def test_a_whole_output_folder_imports_with_nothing_rejected(warehouse, folder):
     path = present(folder)
     outcomes = list(ingest_paths(warehouse, [path], CPU))
-    rejected = [(o.file, o.message) for o in outcomes if o.status is Status.REJECTED]
+    rejected = [(o.file, o.message) for o in outcomes if o.status is FileStatus.REJECTED]
     assert not rejected
     levels = len(manifest()["runs"][folder]["own"])
-    assert sum(o.points for o in outcomes if o.status is Status.IMPORTED) == levels
-    skipped = [o for o in outcomes if o.status is Status.SKIPPED]
+    assert sum(o.points for o in outcomes if o.status is FileStatus.IMPORTED) == levels
+    skipped = [o for o in outcomes if o.status is FileStatus.SKIPPED]
     # console.txt at least, and every one says what it is
     assert any(o.file.endswith("console.txt") and "not read" in o.message for o in skipped)
     assert all(o.message for o in skipped)

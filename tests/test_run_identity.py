@@ -16,7 +16,7 @@ from fleetplan.core.tabular import to_csv
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.importers import FileInput, ImportOptions, parse
 from fleetplan.warehouse.ingest import Outcome, ingest_file
-from fleetplan.warehouse.preview import Status
+from fleetplan.warehouse.preview import FileStatus
 from fleetplan.warehouse.queries import benchmark_points
 
 
@@ -55,9 +55,9 @@ def ingest(warehouse, name: str, data: bytes) -> Outcome:
     ],
 )
 def test_the_same_run_re_serialised_is_already_present(warehouse, copy, how):
-    assert ingest(warehouse, "r.json", COMPACT).status is Status.IMPORTED
+    assert ingest(warehouse, "r.json", COMPACT).status is FileStatus.IMPORTED
     again = ingest(warehouse, "copy.json", copy)
-    assert again.status is Status.DUPLICATE, (how, again.message)
+    assert again.status is FileStatus.DUPLICATE, (how, again.message)
     assert "already in the warehouse (from r.json)" in again.message
     assert warehouse.cursor().execute("SELECT count(*) FROM runs").fetchone() == (1,)
 
@@ -68,7 +68,7 @@ def test_a_changed_figure_is_another_run(warehouse):
     edited.pop("ttfts")  # statistics as stated, not recomputed from the requests
     edited.pop("itls")
     outcome = ingest(warehouse, "edited.json", json.dumps(edited).encode())
-    assert outcome.status is Status.IMPORTED, outcome.message
+    assert outcome.status is FileStatus.IMPORTED, outcome.message
 
 
 def test_a_row_claiming_another_files_checksum_does_not_block_that_file(warehouse, tmp_path):
@@ -82,9 +82,9 @@ def test_a_row_claiming_another_files_checksum_does_not_block_that_file(warehous
     table["source_index"] = 0
     with Warehouse.open(tmp_path / "fresh.duckdb") as fresh:
         forged = ingest(fresh, "forged.csv", to_csv(table).encode())
-        assert forged.status is Status.IMPORTED, forged.message
+        assert forged.status is FileStatus.IMPORTED, forged.message
         outcome = ingest_file(fresh, victim)
-        assert outcome.status is Status.IMPORTED, outcome.message
+        assert outcome.status is FileStatus.IMPORTED, outcome.message
         claimed = fresh.cursor().execute("SELECT origin_sha256 FROM runs").fetchall()
         assert claimed == [(victim.sha256,), (victim.sha256,)]  # kept as said, as provenance
 
@@ -95,7 +95,7 @@ def test_a_run_twice_in_one_file_is_stored_once(warehouse):
     document = json.loads(twice.model_dump_json())
     document["runs"] = [document["runs"][0], document["runs"][0] | {"source_index": 1}]
     outcome = ingest(warehouse, "twice.json", json.dumps(document).encode())
-    assert outcome.status is Status.IMPORTED and outcome.runs == 1, outcome.message
+    assert outcome.status is FileStatus.IMPORTED and outcome.runs == 1, outcome.message
     assert "1 run(s) already present were skipped" in outcome.message
 
 
@@ -135,4 +135,4 @@ def test_the_migration_gives_stored_runs_their_content_key(warehouse_path, tmp_p
         assert keys == {"a" * 16 + "-0": today[0], "b" * 16 + "-0": f"{today[0]}-{'b' * 16}-0"}
         # the run is now present by its content, from the first file
         outcome = ingest(wh, "third.json", gzip.compress(COMPACT))
-        assert outcome.status is Status.DUPLICATE and "(from" in outcome.message
+        assert outcome.status is FileStatus.DUPLICATE and "(from" in outcome.message

@@ -23,11 +23,10 @@ from fleetplan.planner.capacity.rules import capacities
 from fleetplan.planner.plan import plan
 from fleetplan.planner.report.table import pool_table
 from fleetplan.planner.scenario.scenario import Scenario
-from fleetplan.services.plan_views import capacities_view, fleet_view
+from fleetplan.services.plan_tables import capacities_view, fleet_view
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.queries import benchmark_points
 from tests.support.planner_points import gpu, level, points, scenario
-from tests.support.processes import fleetplan
 
 CHAT = {"name": "chat", "rate_rps": 10, "ttft_p99_ms": 500}
 
@@ -162,7 +161,9 @@ def test_overlapping_intervals_are_said_and_single_values_are_not_an_overlap():
     assert overlapping([_capacity("a", 5, 5), _capacity("b", 5, 5)]) == {}
 
 
-def test_the_capacity_end_is_a_scenario_field_and_a_plan_option(tmp_path, sample_warehouse_path):
+def test_the_capacity_end_is_a_scenario_field_and_a_plan_option(
+    cli, tmp_path, sample_warehouse_path
+):
     with pytest.raises(Exception, match="capacity_at"):
         Scenario.model_validate(scenario([CHAT], [gpu("h100-pcie", 2.0)], capacity_at="top"))
     sc = scenario(
@@ -173,7 +174,7 @@ def test_the_capacity_end_is_a_scenario_field_and_a_plan_option(tmp_path, sample
     path = tmp_path / "s.json"
     path.write_text(json.dumps(sc))
     out = tmp_path / "plan.json"
-    done = fleetplan(
+    done = cli(
         "plan", "--warehouse", sample_warehouse_path, "--scenario", str(path),
         "--capacity-at", "mid", "--json", str(out),
     )  # fmt: skip
@@ -187,7 +188,9 @@ def test_the_capacity_end_is_a_scenario_field_and_a_plan_option(tmp_path, sample
     assert pool["server"] == "vllm 0.8.5, float16, TP 1"
 
 
-def test_a_class_never_measured_gets_the_exact_collect_command(tmp_path, sample_warehouse_path):
+def test_a_class_never_measured_gets_the_exact_collect_command(
+    cli, tmp_path, sample_warehouse_path
+):
     sc = scenario(
         [{"name": "rag", "rate_rps": 5, "ttft_p99_ms": 800, "input_len": 2048, "output_len": 256}],
         [gpu("h100-pcie", 2.0)],
@@ -195,7 +198,7 @@ def test_a_class_never_measured_gets_the_exact_collect_command(tmp_path, sample_
     )
     path = tmp_path / "s.json"
     path.write_text(json.dumps(sc))
-    done = fleetplan("plan", "--warehouse", sample_warehouse_path, "--scenario", str(path))
+    done = cli("plan", "--warehouse", sample_warehouse_path, "--scenario", str(path))
     assert done.returncode == 2  # nothing to plan it on
     command = (
         "fleetplan collect --backend vllm --model deepseek-ai/DeepSeek-R1-Distill-Qwen-14B "
@@ -205,19 +208,17 @@ def test_a_class_never_measured_gets_the_exact_collect_command(tmp_path, sample_
     assert command in done.stdout
 
 
-def test_ingest_stores_the_variant_a_file_lacks_and_refuses_another(tmp_path, warehouse_path):
+def test_ingest_stores_the_variant_a_file_lacks_and_refuses_another(cli, tmp_path, warehouse_path):
     plain, labelled = tmp_path / "plain.json", tmp_path / "labelled.json"
     plain.write_text(json.dumps(run_file(4.0)))
     labelled.write_text(json.dumps(run_file(8.0, variant="eagle")))
-    done = fleetplan(
-        "ingest", "--warehouse", warehouse_path, str(plain), "--variant", "prefix-caching"
-    )
+    done = cli("ingest", "--warehouse", warehouse_path, str(plain), "--variant", "prefix-caching")
     assert done.returncode == 0, done.stderr
-    refused = fleetplan(
+    refused = cli(
         "ingest", "--warehouse", warehouse_path, str(labelled), "--variant", "prefix-caching"
     )
     assert refused.returncode == 1 and "--variant" in refused.stdout + refused.stderr
-    assert fleetplan("ingest", "--warehouse", warehouse_path, str(labelled)).returncode == 0
+    assert cli("ingest", "--warehouse", warehouse_path, str(labelled)).returncode == 0
     with Warehouse.open(warehouse_path, read_only=True) as warehouse:
         stored = benchmark_points(warehouse)
     assert sorted(stored["variant"]) == ["eagle", "prefix-caching"]
@@ -226,7 +227,7 @@ def test_ingest_stores_the_variant_a_file_lacks_and_refuses_another(tmp_path, wa
 
 def test_the_benchmarks_curves_draw_each_server_of_one_gpu_apart():
     from fleetplan.services.capacity import LatencyTargets
-    from fleetplan.services.load_views import benchmark_curves
+    from fleetplan.services.load_tables import benchmark_curves
 
     frame = _two_servers().assign(stable=True, load_basis=None, sustained_rps=None)
     curves = benchmark_curves(frame, targets=LatencyTargets(ttft_p99_ms=500))

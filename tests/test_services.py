@@ -15,7 +15,7 @@ from fleetplan.planner import Scenario
 from fleetplan.planner.scenario.defaults import DEFAULT_PRESET
 from fleetplan.planner.scenario.presets import PRESETS
 from fleetplan.planner.scenario.scenario import DEFAULT_HEADROOM
-from fleetplan.services.benchmark_views import (
+from fleetplan.services.benchmark_tables import (
     filter_choices,
     levels_meeting_ttft,
     load_curve_notes,
@@ -24,7 +24,7 @@ from fleetplan.services.benchmark_views import (
     select_points,
 )
 from fleetplan.services.capacity import CapacityQuery, LatencyTargets, capacity_report
-from fleetplan.services.load_views import (
+from fleetplan.services.load_tables import (
     CANNOT_TELL,
     KEPT_UP,
     benchmark_curves,
@@ -192,15 +192,11 @@ def test_default_price_is_the_papers_else_the_lowest():
 
 
 @pytest.fixture(scope="module")
-def sample(_sample_warehouse_template):
-    with Warehouse.open(_sample_warehouse_template, read_only=True) as wh:
-        yield {
-            "points": benchmark_points(wh),
-            "catalog": gpu_catalog(wh),
-            "prices": gpu_prices(wh),
-            "regions": regions(wh),
-            "plan": plan_from_warehouse(wh, _default(wh), pareto_points=0),
-        }
+def sample(sample_warehouse_template, sample_tables):
+    with Warehouse.open(sample_warehouse_template, read_only=True) as wh:
+        plan = plan_from_warehouse(wh, _default(wh), pareto_points=0)
+    tables = ("points", "catalog", "prices", "regions")
+    return {name: sample_tables[name] for name in tables} | {"plan": plan}
 
 
 def _default(wh: Warehouse) -> Scenario:

@@ -14,7 +14,7 @@ from scipy.optimize import OptimizeResult
 from fleetplan.planner.availability.program import ClassNeed, solve_available
 from fleetplan.planner.capacity.configuration import Capacity, Configuration, Level
 from fleetplan.planner.peak.economics import EnergyBasis, PoolEconomics
-from fleetplan.planner.peak.program import Limits, Weights, limit_rows, peak_program, solve
+from fleetplan.planner.peak.program import Limits, Weights, peak_limit_rows, peak_program, solve
 from fleetplan.planner.peak.results import PlanStatus
 from fleetplan.planner.solve import kernel
 from fleetplan.planner.solve.kernel import LimitRow, SolveStatus
@@ -132,7 +132,7 @@ def test_a_limit_on_a_named_offer_binds_in_the_availability_program():
     free = solve_available(pools, [1.0, 1.0], needs, weights=Weights(), limits=Limits())
     assert free.servers == (1, 0)
     limited = Limits(max_gpus={"h100 hourly": 0})
-    assert {row.name for row in limit_rows(pools, limited)} == {"max_gpus of h100 hourly"}
+    assert {row.name for row in peak_limit_rows(pools, limited)} == {"max_gpus of h100 hourly"}
     held = solve_available(pools, [1.0, 1.0], needs, weights=Weights(), limits=limited)
     assert held.status is SolveStatus.OPTIMAL and held.servers == (0, 1)
 

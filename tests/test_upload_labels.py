@@ -1,7 +1,7 @@
 """Uploads that never dead-end, without Streamlit: the user's labels (GPU, GPUs per server, traffic)
 fill what a file leaves out and are asked for by the page's field names; a run the warehouse
 holds already is previewed as present before import, whatever bytes bring it; what the Upload
-page shows of each file and run (fleetplan/services/upload_views.py)."""
+page shows of each file and run (fleetplan/services/upload_tables.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 from benchmarks.inputs.vllm_results import dumps_appended, make_result
 from fleetplan.core.contract import RUN_FILE_FORMAT, RunFile
 from fleetplan.core.errors import InputError
-from fleetplan.services.upload_views import (
+from fleetplan.services.upload_tables import (
     AS_THE_FILE_SAYS,
     RANDOM_TOKENS,
     UploadLabels,
@@ -28,7 +28,7 @@ from fleetplan.services.upload_views import (
 from fleetplan.warehouse.importers import FileInput, ImportOptions, parse
 from fleetplan.warehouse.ingest import ingest_parsed
 from fleetplan.warehouse.labels import SYNTHETIC, label_traffic
-from fleetplan.warehouse.preview import Status, preview_uploads
+from fleetplan.warehouse.preview import FileStatus, preview_uploads
 from fleetplan.warehouse.queries import benchmark_points, sources
 
 UNLABELLED = json.dumps(make_result(seed=5, model="acme/mine", metadata={})).encode()
@@ -44,7 +44,7 @@ def one(warehouse, data: bytes, options: ImportOptions, name: str = "mine.json")
 
 def test_a_file_without_gpu_asks_for_the_pages_fields_not_flags(warehouse):
     on_page = one(warehouse, UNLABELLED, UploadLabels().options())
-    assert on_page.status is Status.REJECTED
+    assert on_page.status is FileStatus.REJECTED
     assert "choose the GPU and GPUs per server above the upload" in on_page.message
     assert "--gpu" not in on_page.message
     # the command line keeps its flags
@@ -58,11 +58,11 @@ def test_a_file_without_gpu_asks_for_the_pages_fields_not_flags(warehouse):
 
 def test_labels_fill_the_run_and_are_stored(warehouse):
     preview = one(warehouse, UNLABELLED, LABELLED.options())
-    assert preview.status is Status.READY, preview.message
+    assert preview.status is FileStatus.READY, preview.message
     (run,) = preview.parsed.runs
     assert (run.gpu_model, run.gpu_count) == ("rtx-4090", 2)
     assert (run.dataset, run.input_len, run.output_len) == (SYNTHETIC, 170, 21)
-    assert ingest_parsed(warehouse, preview.parsed, origin="upload").status is Status.IMPORTED
+    assert ingest_parsed(warehouse, preview.parsed, origin="upload").status is FileStatus.IMPORTED
     stored = benchmark_points(warehouse)
     assert stored[["dataset", "input_len", "output_len"]].drop_duplicates().values.tolist() == [
         [SYNTHETIC, 170, 21]
@@ -72,7 +72,7 @@ def test_labels_fill_the_run_and_are_stored(warehouse):
 def test_random_tokens_need_both_lengths_named_as_on_the_page(warehouse):
     labels = UploadLabels(gpu="rtx-4090", gpu_count=1, dataset=RANDOM_TOKENS, input_len=100)
     preview = one(warehouse, UNLABELLED, labels.options())
-    assert preview.status is Status.REJECTED
+    assert preview.status is FileStatus.REJECTED
     assert "choose the Input tokens and Output tokens above the upload" in preview.message
 
 
@@ -115,15 +115,17 @@ def test_runs_already_present_are_said_so_before_import(warehouse):
     ingest_parsed(warehouse, first.parsed, origin="upload")
     # the same bytes: present by the file's identity
     again = one(warehouse, UNLABELLED, LABELLED.options())
-    assert again.status is Status.DUPLICATE and summary_row(again)["status"] == "already present"
+    assert (
+        again.status is FileStatus.DUPLICATE and summary_row(again)["status"] == "already present"
+    )
     # other bytes holding the same run: present by the run's identity, named by its file
     copy = one(warehouse, run_file_of(UNLABELLED, "mine.json"), ImportOptions(), "copy.json")
-    assert copy.status is Status.DUPLICATE, copy.message
+    assert copy.status is FileStatus.DUPLICATE, copy.message
     assert copy.duplicate_of == "mine.json" and "already in the warehouse" in copy.message
     assert summary_row(copy)["status"] == "already present"
     assert run_rows([copy])["in the warehouse"].tolist() == ["already present (from mine.json)"]
     # importing it anyway adds nothing (the store decides as the preview did)
-    assert ingest_parsed(warehouse, copy.parsed).status is Status.DUPLICATE
+    assert ingest_parsed(warehouse, copy.parsed).status is FileStatus.DUPLICATE
     assert list(sources(warehouse)["file_name"]) == ["mine.json"]
 
 
@@ -141,7 +143,7 @@ def test_a_file_with_some_runs_present_is_ready_and_says_which(warehouse):
         one(warehouse, json.dumps(wrapped).encode(), ImportOptions(), "first.json").parsed,
     )
     preview = one(warehouse, both, LABELLED.options(), "both.json")
-    assert preview.status is Status.READY and preview.present == {0: "first.json"}
+    assert preview.status is FileStatus.READY and preview.present == {0: "first.json"}
     assert "1 run(s) already present (from first.json) will be skipped" in preview.message
     assert summary_row(preview)["problem"] == "1 run(s) present"
     assert [p[0] for p in problems([preview])] == ["both.json"]
@@ -195,18 +197,15 @@ def test_file_ids_are_shortened_with_the_full_value_kept():
     assert table.loc[0, "source_id"] == sha and table.loc[0, "id"] == "aaaaaaaaaaaa…"
 
 
-def test_the_command_line_labels_the_same_way(tmp_path):
-    from tests.support.processes import fleetplan
+def test_the_command_line_labels_the_same_way(cli, tmp_path):
 
     path = tmp_path / "mine.json"
     path.write_bytes(UNLABELLED)
     warehouse = tmp_path / "wh.duckdb"
     args = ("ingest", "--warehouse", warehouse, path, "--gpu", "4090", "--gpu-count", "2")
-    refused = fleetplan(*args, "--dataset", "synthetic", "--input-len", "170")
+    refused = cli(*args, "--dataset", "synthetic", "--input-len", "170")
     assert refused.returncode == 1 and "give --input-len and --output-len" in refused.stdout
-    fleetplan(
-        *args, "--dataset", "synthetic", "--input-len", "170", "--output-len", "21", check=True
-    )
+    cli(*args, "--dataset", "synthetic", "--input-len", "170", "--output-len", "21", check=True)
     from fleetplan.warehouse.db import Warehouse
 
     with Warehouse.open(warehouse) as wh:

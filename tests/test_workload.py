@@ -11,7 +11,6 @@ from benchmarks.inputs.shared_data import azure_traces_dir
 from fleetplan.core.errors import InputError
 from fleetplan.planner.scenario.scenario import TrafficClass
 from fleetplan.planner.scenario.workload import read_trace, workload
-from tests.support.processes import fleetplan
 
 TRACES = ("AzureLLMInferenceTrace_code.csv", "AzureLLMInferenceTrace_conv.csv")
 
@@ -102,13 +101,13 @@ def test_a_bad_log_is_refused_naming_the_file(text, says):
     assert "bad.csv" in str(error.value)
 
 
-def test_workload_command_writes_classes(tmp_path, traces):
+def test_workload_command_writes_classes(cli, tmp_path, traces):
     out = tmp_path / "classes.json"
-    done = fleetplan("workload", traces / TRACES[0], "--class-by", "output", "-o", out)
+    done = cli("workload", traces / TRACES[0], "--class-by", "output", "-o", out)
     assert done.returncode == 0, done.stderr
     data = json.loads(out.read_text())
     assert len(data["classes"]) == 2 and data["workload"]["class_by"] == "output"
     bad = tmp_path / "bad.csv"
     bad.write_text("x\n1\n")
-    done = fleetplan("workload", bad)
+    done = cli("workload", bad)
     assert done.returncode == 1 and "bad.csv" in done.stderr

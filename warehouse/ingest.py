@@ -15,9 +15,9 @@ from fleetplan.core.errors import NotResultsError, WarehouseError
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.importers import FileInput, ImportOptions, ParsedFile, read_file
 from fleetplan.warehouse.preview import (
+    FileStatus,
     Loader,
     Preview,
-    Status,
     passed_over,
     preview_file,
     preview_files,
@@ -36,7 +36,7 @@ class Outcome:
     """What happened to one file."""
 
     file: str
-    status: Status
+    status: FileStatus
     message: str
     runs: int = 0
     points: int = 0
@@ -118,13 +118,13 @@ def ingest_parsed(warehouse: Warehouse, parsed: ParsedFile, *, origin: str = "cl
     earlier = find_source(warehouse, parsed.file.sha256)
     if earlier is not None:
         message = f"already imported as {earlier[0]} on {earlier[1]}: nothing added"
-        return Outcome(parsed.file.name, Status.DUPLICATE, message)
+        return Outcome(parsed.file.name, FileStatus.DUPLICATE, message)
     return _store(warehouse, parsed, origin)
 
 
 def _commit(warehouse: Warehouse, preview: Preview, origin: str) -> Outcome:
     """A preview's file stored when it is ready (just checked: no second duplicate lookup)."""
-    if preview.parsed is None or preview.status is not Status.READY:
+    if preview.parsed is None or preview.status is not FileStatus.READY:
         return Outcome(preview.file, preview.status, preview.message)
     try:
         return _store(warehouse, preview.parsed, origin)
@@ -132,7 +132,7 @@ def _commit(warehouse: Warehouse, preview: Preview, origin: str) -> Outcome:
         raise
     except Exception as error:  # a bug: the transaction is rolled back, the file refused
         log.exception("unexpected error storing %s", preview.file)
-        return Outcome(preview.file, Status.REJECTED, unexpected_error(error))
+        return Outcome(preview.file, FileStatus.REJECTED, unexpected_error(error))
 
 
 def _store(warehouse: Warehouse, parsed: ParsedFile, origin: str) -> Outcome:
@@ -151,7 +151,7 @@ def _store(warehouse: Warehouse, parsed: ParsedFile, origin: str) -> Outcome:
     if result.runs_added == 0:
         return Outcome(
             file.name,
-            Status.DUPLICATE,
+            FileStatus.DUPLICATE,
             f"its {result.runs_already_present} run(s) are already in the warehouse "
             f"(from {', '.join(result.present_in)}): nothing added",
         )
@@ -159,5 +159,10 @@ def _store(warehouse: Warehouse, parsed: ParsedFile, origin: str) -> Outcome:
     if result.runs_already_present:
         message += f"; {result.runs_already_present} run(s) already present were skipped"
     return Outcome(
-        file.name, Status.IMPORTED, message, result.runs_added, result.points_added, parsed.warnings
+        file.name,
+        FileStatus.IMPORTED,
+        message,
+        result.runs_added,
+        result.points_added,
+        parsed.warnings,
     )

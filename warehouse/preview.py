@@ -70,7 +70,7 @@ def passed_over(name: str) -> str | None:
     return f"{what} ({suffix}), not results: not read" if what else None
 
 
-class Status(StrEnum):
+class FileStatus(StrEnum):
     READY = "ready"  # would be imported (a preview's answer; an import says imported)
     IMPORTED = "imported"
     DUPLICATE = "duplicate"
@@ -84,7 +84,7 @@ class Preview:
     """What one file would bring, and why not when it would bring nothing."""
 
     file: str
-    status: Status
+    status: FileStatus
     message: str
     parsed: ParsedFile | None = None  # to store, when ready (to show, when its runs are present)
     duplicate_of: str | None = None  # the file(s) that brought the same bytes or runs before
@@ -187,14 +187,14 @@ def preview_files(
     summaries = {companion: summary for summary, companion in pairs.items()}
     for name, load in files:
         if name in summaries:
-            yield Preview(name, Status.INCLUDED, f"read together with {summaries[name]}")
+            yield Preview(name, FileStatus.INCLUDED, f"read together with {summaries[name]}")
             continue
         file_options = options
         if name in pairs:
             try:
                 data = loaders[pairs[name]](options).data
             except InputError as error:
-                yield Preview(name, Status.REJECTED, f"its per-request file: {error.detail}")
+                yield Preview(name, FileStatus.REJECTED, f"its per-request file: {error.detail}")
                 continue
             file_options = replace(options, companions={PurePath(pairs[name]).name: data})
         if beside := _context(name, loaders, options, context):
@@ -202,10 +202,10 @@ def preview_files(
         try:
             file = load(file_options)
         except NotResultsError as error:  # a log or notes beside the results: not read
-            yield Preview(name, Status.SKIPPED, error.detail)
+            yield Preview(name, FileStatus.SKIPPED, error.detail)
             continue
         except InputError as error:
-            yield Preview(name, Status.REJECTED, error.detail)
+            yield Preview(name, FileStatus.REJECTED, error.detail)
             continue
         yield preview_file(warehouse, file, file_options, read_duplicates=read_duplicates)
 
@@ -274,27 +274,27 @@ def preview_file(
             message = f"already imported as {earlier[0]} on {earlier[1]}: nothing added"
             shown = _parsed_if_readable(warehouse, file, options) if read_duplicates else None
             parsed, present = shown or (None, {})
-            return Preview(file.name, Status.DUPLICATE, message, parsed, earlier[0], present)
+            return Preview(file.name, FileStatus.DUPLICATE, message, parsed, earlier[0], present)
         parsed = label_traffic(parse(file, options), options)
         present = runs_present(warehouse, file.sha256, parsed.runs)
     except NotResultsError as error:
-        return Preview(file.name, Status.SKIPPED, error.detail)
+        return Preview(file.name, FileStatus.SKIPPED, error.detail)
     except InputError as error:
-        return Preview(file.name, Status.REJECTED, _naming_another(error, file.name))
+        return Preview(file.name, FileStatus.REJECTED, _naming_another(error, file.name))
     except WarehouseError:
         raise
     except Exception as error:  # a bug: the file is refused (nothing stored), not a traceback
         log.exception("unexpected error importing %s", file.name)
-        return Preview(file.name, Status.REJECTED, unexpected_error(error))
+        return Preview(file.name, FileStatus.REJECTED, unexpected_error(error))
     if present and len(present) == len(parsed.runs):
         holders = ", ".join(sorted(set(present.values())))
         message = f"its {len(present)} run(s) are already in the warehouse (from {holders})"
-        return Preview(file.name, Status.DUPLICATE, message, parsed, holders, present)
+        return Preview(file.name, FileStatus.DUPLICATE, message, parsed, holders, present)
     message = f"{parsed.points} point(s) in {len(parsed.runs)} run(s) via {parsed.importer}"
     if present:
         holders = ", ".join(sorted(set(present.values())))
         message += f"; {len(present)} run(s) already present (from {holders}) will be skipped"
-    return Preview(file.name, Status.READY, message, parsed, present=present)
+    return Preview(file.name, FileStatus.READY, message, parsed, present=present)
 
 
 def _parsed_if_readable(

@@ -1,5 +1,5 @@
 """Benchmarks: the measured points, filtered; throughput, latency, cost and energy charts;
-the table with provenance. What is shown is computed in `fleetplan.services.benchmark_views`."""
+the table with provenance. What is shown is computed in `fleetplan.services.benchmark_tables`."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from fleetplan.app.charts import METRIC_NAMES, load_curves_figure
 from fleetplan.app.plan_carry import carry_price, carry_targets, plan_price, plan_targets
 from fleetplan.app.style import series_colours
 from fleetplan.core.tabular import to_csv
-from fleetplan.services.benchmark_views import (
+from fleetplan.services.benchmark_tables import (
     filter_choices,
     levels_meeting_ttft,
     load_curve_notes,
@@ -27,7 +27,7 @@ from fleetplan.services.benchmark_views import (
     with_source_kind,
 )
 from fleetplan.services.capacity import LatencyTargets
-from fleetplan.services.energy_views import (
+from fleetplan.services.energy_tables import (
     MEASURED,
     MODELLED,
     UNKNOWN,
@@ -35,7 +35,7 @@ from fleetplan.services.energy_views import (
     figures_used,
     power_figures,
 )
-from fleetplan.services.load_views import benchmark_curves, curve_notes, traffic_shapes
+from fleetplan.services.load_tables import benchmark_curves, curve_notes, traffic_shapes
 from fleetplan.services.outliers import outlier_reasons
 from fleetplan.services.plain_text import plain
 from fleetplan.services.scenario_defaults import default_price

@@ -2,7 +2,7 @@
 each file holds, every problem in full and each run's token shapes, then store them (all or
 nothing per file); list and delete what was uploaded. What a file would bring is decided in
 warehouse.preview (the same as `fleetplan ingest`); what the page shows of it in
-fleetplan/services/upload_views.py; this page draws it."""
+fleetplan/services/upload_tables.py; this page draws it."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from fleetplan.app import data
 from fleetplan.core.files import megabytes
 from fleetplan.core.gpus import KNOWN_GPU_IDS
 from fleetplan.services.plain_text import plain
-from fleetplan.services.upload_views import (
+from fleetplan.services.upload_tables import (
     RANDOM_TOKENS,
     UploadLabels,
     dataset_choices,
@@ -26,7 +26,7 @@ from fleetplan.services.upload_views import (
 )
 from fleetplan.warehouse.importers import ImportOptions, ParsedFile
 from fleetplan.warehouse.ingest import ingest_parsed
-from fleetplan.warehouse.preview import Preview, Status, preview_rows, preview_uploads
+from fleetplan.warehouse.preview import FileStatus, Preview, preview_rows, preview_uploads
 from fleetplan.warehouse.store import delete_source
 
 st.title("Upload runs")
@@ -138,7 +138,7 @@ def upload() -> None:
     with data.holding() as warehouse:
         previews = preview_uploads(warehouse, [(f.name, f.getvalue()) for f in files], options)
     show_previews(previews, known_points)
-    ready = [p.parsed for p in previews if p.status is Status.READY and p.parsed is not None]
+    ready = [p.parsed for p in previews if p.status is FileStatus.READY and p.parsed is not None]
     if st.button(
         f"Import {len(ready)} file(s)", disabled=not ready, type="primary", key="w_upload_commit"
     ):
@@ -147,9 +147,9 @@ def upload() -> None:
         with data.holding(write=True) as warehouse:
             for parsed in ready:
                 outcome = ingest_parsed(warehouse, parsed, origin="upload")
-                kind = "ok" if outcome.status is Status.IMPORTED else "info"
+                kind = "ok" if outcome.status is FileStatus.IMPORTED else "info"
                 messages.append((kind, f"{outcome.file}: {outcome.message}"))
-                if outcome.status is Status.IMPORTED and outcome.file in ids:
+                if outcome.status is FileStatus.IMPORTED and outcome.file in ids:
                     done[ids[outcome.file]] = outcome.message
         messages += [("warn", warning) for warning in failed_requests(previews)]
         finish(messages)

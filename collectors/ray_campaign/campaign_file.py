@@ -50,7 +50,7 @@ from fleetplan.collectors.options import (
 )
 from fleetplan.core.contract import validation_message
 from fleetplan.core.errors import InputError
-from fleetplan.core.files import read_bounded
+from fleetplan.core.files import read_at_most
 from fleetplan.core.gpus import canonical_gpu
 from fleetplan.core.strict import load_json, load_yaml
 from fleetplan.core.text import PlainName
@@ -205,7 +205,7 @@ def load_campaign(path: Path) -> Campaign:
     """Read and check a campaign file; every probe's options are checked as each host will
     check them, so a mistake is reported before any host starts."""
     # a regular file, bounded (not /dev/zero, not a FIFO that never ends), as ingest reads
-    data = read_bounded(path, limit=MAX_CAMPAIGN_BYTES)
+    data = read_at_most(path, limit=MAX_CAMPAIGN_BYTES)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:

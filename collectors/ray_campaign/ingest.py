@@ -15,7 +15,7 @@ def ingest_finished(ingest: IngestOptions, out: Path, jobs: list[Job]) -> bool:
     """Loads the finished runs; False (saying how to load them later) when it cannot."""
     from fleetplan.warehouse.db import Warehouse  # DuckDB: loaded only when asked for
     from fleetplan.warehouse.ingest import ingest_paths
-    from fleetplan.warehouse.preview import Status
+    from fleetplan.warehouse.preview import FileStatus
 
     paths = [out / job.run_file for job in jobs if job.run_file]
     if not paths:
@@ -32,4 +32,4 @@ def ingest_finished(ingest: IngestOptions, out: Path, jobs: list[Job]) -> bool:
         return False
     for outcome in outcomes:
         report.out(f"{outcome.status.value}: {Path(outcome.file).name}: {outcome.message}")
-    return all(outcome.status is not Status.REJECTED for outcome in outcomes)
+    return all(outcome.status is not FileStatus.REJECTED for outcome in outcomes)

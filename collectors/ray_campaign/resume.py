@@ -12,7 +12,7 @@ from typing import Any
 from fleetplan.collectors.ray_campaign.campaign_file import Campaign
 from fleetplan.collectors.ray_campaign.jobs import Job
 from fleetplan.core.errors import InputError
-from fleetplan.core.files import read_bounded
+from fleetplan.core.files import read_at_most
 from fleetplan.core.strict import load_json
 
 
@@ -25,7 +25,7 @@ class ResumeState:
         self.jobs: dict[str, dict[str, Any]] = {}
         if path.exists() and not restart:
             try:
-                data = read_bounded(path, limit=64 << 20)
+                data = read_at_most(path, limit=64 << 20)
             except (OSError, InputError) as error:
                 raise InputError(f"unreadable campaign progress: {error}", file=str(path)) from None
             try:  # invalid JSON, or a key given twice: refused

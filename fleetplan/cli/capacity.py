@@ -138,7 +138,7 @@ def text(report: CapacityReport) -> str:
         *_level_lines(report),
     ]
     if report.bounds is not None:
-        lines += ["", *bounds_text(report)]
+        lines += ["", *envelope_text(report)]
     return "\n".join(lines) + "\n"
 
 
@@ -206,7 +206,7 @@ def _bound(value: float | None, digits: int = 1) -> str:
     return "unknown" if value is None else f"{value:,.{digits}f}"
 
 
-def bounds_text(report: CapacityReport) -> list[str]:
+def envelope_text(report: CapacityReport) -> list[str]:
     """The server's physical bounds, and the levels that claim more than they allow."""
     bounds = report.bounds
     assert bounds is not None

@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
     from fleetplan.core.errors import InputError
-    from fleetplan.core.files import read_bounded
+    from fleetplan.core.files import read_at_most
     from fleetplan.core.strict import load_json
     from fleetplan.planner.availability.simulation import report, simulate
     from fleetplan.planner.peak.results import Plan
@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
         )
         return EXIT_PROBLEMS
     try:
-        raw = load_json(read_bounded(args.plan, limit=64 << 20), file=args.plan)  # a file, bounded
+        raw = load_json(read_at_most(args.plan, limit=64 << 20), file=args.plan)  # a file, bounded
         raw.pop("inputs", None)
         plan = Plan.model_validate(raw)
         result = simulate(

@@ -43,11 +43,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from fleetplan.core.errors import InputError
-    from fleetplan.core.files import read_bounded
+    from fleetplan.core.files import read_at_most
     from fleetplan.planner.scenario.workload import read_trace, workload
 
     try:
-        raw = read_bounded(Path(args.trace), limit=MAX_TRACE_BYTES)
+        raw = read_at_most(Path(args.trace), limit=MAX_TRACE_BYTES)
         frame = read_trace(raw.decode("utf-8", errors="replace"), name=args.trace)
         result = workload(frame, args.class_by, source=Path(args.trace).name)
     except InputError as error:

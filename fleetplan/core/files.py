@@ -40,7 +40,7 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def read_bounded(path: str | os.PathLike[str], *, limit: int, advice: str = "") -> bytes:
+def read_at_most(path: str | os.PathLike[str], *, limit: int, advice: str = "") -> bytes:
     """The bytes of the regular file at `path`, refused when over `limit` bytes (InputError,
     FileTooLargeError), before reading when its size says so and while reading otherwise."""
     name = str(path)

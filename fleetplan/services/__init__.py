@@ -9,19 +9,19 @@ or warehouse/, and tested without a browser.
   page's label for every scenario field (messages name what the user sees).
 - `scenario_link`: a scenario in the Plan page's URL (compact, bounded, checked like a file).
 - `day_forms`, `day_fields`: the Plan page's day (scenario version 2) as tables and back, and a
-  day's fields kept through the peak tables' rows; `day_views`: a day plan as the page shows it.
+  day's fields kept through the peak tables' rows; `day_tables`: a day plan as the page shows it.
 - `traffic_shapes`: the kinds of traffic a model was measured with; a stated default for a class
   that names none.
 - `scenario_defaults`: a first scenario, workload presets and region figures for sites, from the
   warehouse's reference data.
-- `benchmark_views`: the Benchmarks page's filters, priced points and energy per level.
+- `benchmark_tables`: the Benchmarks page's filters, priced points and energy per level.
 - `outliers`: the levels a reader should question, each with its reason.
-- `energy_views`: energy per token per level, measured or modelled from the catalog's power.
-- `load_views`: the latency-against-load curves the Benchmarks and Plan pages draw.
-- `plan_views`: the Plan page's readable tables of a plan (fleet, energy, measured levels,
+- `energy_tables`: energy per token per level, measured or modelled from the catalog's power.
+- `load_tables`: the latency-against-load curves the Benchmarks and Plan pages draw.
+- `plan_tables`: the Plan page's readable tables of a plan (fleet, energy, measured levels,
   capacities), labelled and rounded for people (the CSV's schema is `planner.report.table`'s).
 - `paper_check`: the io.net paper's claims against the warehouse's points and catalog.
-- `upload_views`: the Upload page's labels (GPU, dataset) as import options, its summary, runs
+- `upload_tables`: the Upload page's labels (GPU, dataset) as import options, its summary, runs
   with their token shapes, problems in full and short file ids.
 - `capacity`: one configuration's capacity at P99 targets from its latency-against-load curve,
   with today's measured rule beside it (`fleetplan capacity`).

@@ -21,18 +21,18 @@ from fleetplan.core.errors import InputError
 from fleetplan.core.gpus import canonical_gpu
 from fleetplan.core.stats import finite_number
 from fleetplan.planner.capacity.configuration import SERVER, with_servers
-from fleetplan.planner.capacity.physical import Architecture, find_architecture, level_flags
+from fleetplan.planner.capacity.envelope import Architecture, find_architecture, level_flags
 from fleetplan.planner.capacity.rules import points_for_class, points_for_model
-from fleetplan.planner.curve.bound_flags import flagged
+from fleetplan.planner.curve.envelope_flags import flagged
 from fleetplan.planner.curve.levels import CurveLevel
 from fleetplan.planner.curve.load_curve import Basis, LoadCurve, fit_curve, measured_rule
 from fleetplan.planner.scenario.scenario import CapacityAt, TrafficClass
-from fleetplan.services.bounds import (
+from fleetplan.services.envelope import (
     architecture_from_file,
     bundled_architectures,
     hardware_of,
-    row_bounds,
-    with_bound_flags,
+    row_envelope,
+    with_envelope_flags,
 )
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.queries import benchmark_points, configurations, gpu_catalog
@@ -96,7 +96,7 @@ class CapacityLevel(_Schema):
     level_index: int
 
 
-class LevelBound(_Schema):
+class LevelEnvelope(_Schema):
     """A level of the configuration against its server's physical bounds."""
 
     run_id: str
@@ -109,8 +109,8 @@ class LevelBound(_Schema):
     flags: list[str]  # what the level claims beyond them; empty: nothing
 
 
-class ServerBounds(_Schema):
-    """The server's physical bounds (`planner.capacity.physical`), per level, and what they rest
+class ServerEnvelope(_Schema):
+    """The server's physical bounds (`planner.capacity.envelope`), per level, and what they rest
     on."""
 
     architecture: str | None  # where the model's figures come from; None: no architecture
@@ -118,7 +118,7 @@ class ServerBounds(_Schema):
     bandwidth_gb_s: float | None
     kv_tokens: float | None
     weights_fit: bool
-    levels: list[LevelBound]
+    levels: list[LevelEnvelope]
     flagged: int  # levels claiming more than a bound allows
     note: str | None = None  # why there are none, where there are none
 
@@ -143,7 +143,7 @@ class CapacityReport(_Schema):
     measured_rule_rps: float  # today's rule: the best achieved throughput among passing levels
     saturation_rps: float | None  # None: not reached in the data (`load_model.saturation_of`)
     levels: list[CapacityLevel]
-    bounds: ServerBounds | None = None  # None where no GPU catalog was given
+    bounds: ServerEnvelope | None = None  # None where no GPU catalog was given
 
 
 def _kept_up(stable: bool | None) -> KeptUp:
@@ -300,12 +300,12 @@ def capacity_report(
     """The capacity of the query's configuration, from benchmark points (any models); with the
     GPU catalog, its server's physical bounds and the levels that claim more."""
     rows = configuration_points(points, query)
-    if catalog is not None:  # a level over a physical bound is never stable (bound_flags)
-        rows = with_bound_flags(rows, catalog, _architectures(query, rows))
+    if catalog is not None:  # a level over a physical bound is never stable (envelope_flags)
+        rows = with_envelope_flags(rows, catalog, _architectures(query, rows))
     report = report_of(rows, query, fit_curve(rows))
     if catalog is None:
         return report
-    return report.model_copy(update={"bounds": server_bounds_of(rows, query, catalog)})
+    return report.model_copy(update={"bounds": server_envelope_of(rows, query, catalog)})
 
 
 def _architectures(query: CapacityQuery, rows: pd.DataFrame) -> dict[str, Architecture]:
@@ -319,9 +319,9 @@ def _architectures(query: CapacityQuery, rows: pd.DataFrame) -> dict[str, Archit
     return architectures
 
 
-def server_bounds_of(
+def server_envelope_of(
     rows: pd.DataFrame, query: CapacityQuery, catalog: pd.DataFrame
-) -> ServerBounds:
+) -> ServerEnvelope:
     """The physical bounds of the configuration's server at each of its levels."""
     model = str(rows["model"].iloc[0])
     architectures = _architectures(query, rows)
@@ -329,7 +329,7 @@ def server_bounds_of(
     hardware = hardware_of(catalog, str(rows["gpu_model"].iloc[0]))
     common = {"memory_gb": hardware.memory_gb, "bandwidth_gb_s": hardware.bandwidth_gb_s}
     if architecture is None:
-        return ServerBounds(
+        return ServerEnvelope(
             architecture=None,
             kv_tokens=None,
             weights_fit=True,
@@ -340,12 +340,12 @@ def server_bounds_of(
         )
     levels, kv_tokens, fits = [], None, True
     for row in rows.to_dict("records"):
-        bounds, _ = row_bounds(row, catalog, architectures)
+        bounds, _ = row_envelope(row, catalog, architectures)
         assert bounds is not None  # the architecture is there
         kv_tokens, fits = bounds.kv_tokens, bounds.fits
         offered = row.get("offered_rate_rps")
         levels.append(
-            LevelBound(
+            LevelEnvelope(
                 run_id=str(row["run_id"]),
                 level_index=int(row["level_index"]),
                 offered_rps=None if offered is None or pd.isna(offered) else float(offered),
@@ -365,7 +365,7 @@ def server_bounds_of(
     note = None
     if hardware.memory_gb is None:
         note = f"the GPU catalog has no memory figure for {hardware.gpu_model}: bounds unknown"
-    return ServerBounds(
+    return ServerEnvelope(
         architecture=architecture.source,
         kv_tokens=kv_tokens,
         weights_fit=fits,

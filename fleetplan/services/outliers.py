@@ -12,7 +12,7 @@ kind, and its saturation rate is never below a rate the server kept up with.
 
 Given the GPU catalog, a third kind: a level claiming more than its server can physically carry
 (more requests/s than its KV cache holds by Little's law, or more output tokens/s than decode
-bandwidth allows: `fleetplan.services.bounds`), never silently trusted.
+bandwidth allows: `fleetplan.services.envelope`), never silently trusted.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import pandas as pd
 
 from fleetplan.planner.curve.levels import OUTLIER_FACTOR, CurveLevel, outliers
 from fleetplan.planner.curve.load_curve import fit_curve
-from fleetplan.services.bounds import bound_reasons
+from fleetplan.services.envelope import envelope_reasons
 
 LevelKey = tuple[str, int]  # (run_id, level_index)
 _NAMES = {"ttft": "P99 TTFT", "tpot": "P99 TPOT"}
@@ -92,7 +92,7 @@ def outlier_reasons(points: pd.DataFrame, catalog: pd.DataFrame | None = None) -
     if points.empty:
         return reasons
     if catalog is not None:
-        reasons = bound_reasons(points, catalog)
+        reasons = envelope_reasons(points, catalog)
     servers = [c for c in SERVER_COLUMNS if c in points.columns]
     extra = ["source_kind"] if "source_kind" in points.columns else []
     keys = [*GROUP_COLUMNS, *servers, *extra]

@@ -35,7 +35,7 @@ T = TypeVar("T")
 POLL_S = 0.05  # how often a waiting or running plan checks whether it is still wanted
 WALL_S = 60.0  # a dashboard plan's whole time, all its solves together (each is limited to 10 s)
 # What the fork server imports once for every plan: the planner, and what SciPy imports only on
-# first use during a plan (seconds, paid by every process otherwise; benchmarks/plan_runner.py).
+# first use during a plan (seconds, paid by every process otherwise; benchmarks/plan_process.py).
 _PRELOAD = [
     "fleetplan.services.planning",
     "fleetplan.planner.availability.plan_available",  # imported by `plan` on first use

@@ -12,14 +12,14 @@ from pydantic import ValidationError
 
 from fleetplan.core.contract import validation_message
 from fleetplan.core.errors import FileTooLargeError, InputError
-from fleetplan.core.files import read_bounded
+from fleetplan.core.files import read_at_most
 from fleetplan.core.strict import refuse_duplicate_keys
 from fleetplan.planner.capacity.rules import configurations, points_for_model
 from fleetplan.planner.peak.economics import GpuFacts
 from fleetplan.planner.peak.results import Plan
 from fleetplan.planner.plan import plan
 from fleetplan.planner.scenario.scenario import Scenario
-from fleetplan.services.bounds import with_bound_flags
+from fleetplan.services.envelope import with_envelope_flags
 from fleetplan.services.scenario_forms import changed_fields, through_the_page
 from fleetplan.services.traffic_shapes import with_default_shapes
 from fleetplan.warehouse.db import Warehouse
@@ -61,7 +61,7 @@ def load_scenario(
     if isinstance(source, Path):
         name = name or str(source)
         # Read no further than the limit, and only a regular file (never /dev/zero, a FIFO).
-        source = read_bounded(source, limit=max_bytes or MAX_SCENARIO_BYTES)
+        source = read_at_most(source, limit=max_bytes or MAX_SCENARIO_BYTES)
     if max_bytes is not None and len(source) > max_bytes:
         raise FileTooLargeError(
             f"a scenario is small JSON; this file is over {max_bytes / 1e6:g} MB", file=name
@@ -104,8 +104,8 @@ def plan_from_tables(
     scenario: Scenario, points: pd.DataFrame, catalog: pd.DataFrame, **options: object
 ) -> Plan:
     """A plan from the warehouse's benchmark points and GPU catalog, as already read; a level
-    over its server's physical bounds never counts as stable (`planner.curve.bound_flags`)."""
-    points = with_bound_flags(points, catalog)
+    over its server's physical bounds never counts as stable (`planner.curve.envelope_flags`)."""
+    points = with_envelope_flags(points, catalog)
     return plan(scenario, points, facts_from_catalog(catalog), **options)
 
 

@@ -54,8 +54,7 @@ from fleetplan.planner.availability.probability import (
     servers_needed,
 )
 from fleetplan.planner.peak.economics import PoolEconomics
-from fleetplan.planner.peak.program import Limits, Weights
-from fleetplan.planner.peak.program import limit_rows as peak_limit_rows
+from fleetplan.planner.peak.program import Limits, Weights, peak_limit_rows
 from fleetplan.planner.solve import kernel
 from fleetplan.planner.solve.kernel import Deadline, LimitRow, SolveStatus
 from fleetplan.planner.solve.rows import Rows
@@ -132,7 +131,7 @@ class Program:
             if need.attainment is not None and not need.fallback:
                 logs = [(j, o.log_p) for j, o in enumerate(options) if o.pool in members]
                 rows.add(logs, math.log(need.attainment) - 1e-12, np.inf)
-        kernel.add_limit_rows(rows, limit_rows(pools, options, limits))
+        kernel.add_limit_rows(rows, option_limit_rows(pools, options, limits))
         rate = [needs[p.capacity.traffic_class].rate_rps for p in pools]
         self.program = kernel.Program(
             objective=self.cost,
@@ -172,10 +171,10 @@ class Program:
         return Found(float(self.cost @ result.x), tuple(servers), rates)
 
 
-def limit_rows(
+def option_limit_rows(
     pools: Sequence[PoolEconomics], options: list[Option], limits: Limits
 ) -> list[LimitRow]:
-    """The peak program's limits (`peak.program.limit_rows`: GPUs per offer, budget, carbon
+    """The peak program's limits (`peak.program.peak_limit_rows`: GPUs per offer, budget, carbon
     cap) on this program's columns: an option's servers stand for its pool's (z_o x n_o), the
     pools' rates follow the options."""
     nz = len(options)

@@ -5,7 +5,7 @@
   rule (`measured_rule`, also the curve's fallback).
 - `configuration`: what a capacity is made of: `Configuration` (GPU model x GPUs per server x
   server), the measured `Level` it rests on, and the `Capacity` interval itself.
-- `physical`: a server's physical bounds (KV cache, decode bandwidth) from the model's shape
+- `envelope`: a server's physical envelope (KV cache, decode bandwidth) from the model's shape
   and the GPUs' memory and bandwidth (`level_flags`).
 - `intervals`: where two configurations' capacity intervals overlap (the data cannot rank them).
 - `measure_hint`: the `fleetplan collect --find-capacity` command for a class nobody measured.

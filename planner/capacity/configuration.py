@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 import pandas as pd
 
 from fleetplan.core.load import JUDGED_FROM
-from fleetplan.planner.curve.bound_flags import BOUND_FLAG
+from fleetplan.planner.curve.envelope_flags import ENVELOPE_FLAG
 from fleetplan.planner.curve.load_curve import LoadCurve, fit_curve
 from fleetplan.planner.scenario.scenario import CapacityAt
 
@@ -35,7 +35,7 @@ CURVE_COLUMNS = (
     "stable",
     "load_basis",
     "load_reason",
-    BOUND_FLAG,  # a level over a physical bound is never stable (`bound_flags`)
+    ENVELOPE_FLAG,  # a level over a physical bound is never stable (`envelope_flags`)
 )
 BEHIND_FRACTION = 0.9  # achieved below this share of the offered rate: the server fell behind
 MEASURED_RULE = "measured rule"  # the basis of a capacity found by today's rule

@@ -3,7 +3,7 @@ fallback: the highest achieved request throughput among a configuration's measur
 P99 TTFT and P99 TPOT meet the class's targets (a missing target is no constraint; a missing
 measurement never passes a target), times the utilisation ceiling. No extrapolation beyond
 measured levels; 0 when no level passes. Levels marked incomplete (cut short, or with failed
-requests) are not used, nor levels over a physical bound (`bound_flags`).
+requests) are not used, nor levels over a physical bound (`envelope_flags`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from fleetplan.planner.capacity.configuration import (
     level_from_row,
     with_servers,
 )
-from fleetplan.planner.curve.bound_flags import flagged
+from fleetplan.planner.curve.envelope_flags import flagged
 from fleetplan.planner.scenario.scenario import TrafficClass
 
 
@@ -40,7 +40,7 @@ def _usable(points: pd.DataFrame) -> pd.DataFrame:
         (points["completed"] > 0)
         & points["request_throughput_rps"].notna()
         & complete
-        & ~flagged(points)  # over a physical bound: it measured something else (bound_flags)
+        & ~flagged(points)  # over a physical bound: it measured something else (envelope_flags)
     ].copy()
     usable["_ttft"] = _numeric(usable, "ttft_p99_ms")
     usable["_tpot"] = _numeric(usable, "tpot_p99_ms")

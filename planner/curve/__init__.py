@@ -7,5 +7,5 @@ against the request rate, to a saturation), and the rate it predicts within a ta
   and each metric's axis with its queue form.
 - `in_flight`: a closed loop's curve against log concurrency (`in_flight_axes`).
 - `monotone`: the monotone fits the axes use (`isotonic`, `Pchip`).
-- `bound_flags`: which levels claim more than their server's physical bounds (never stable).
+- `envelope_flags`: which levels claim more than their server's physical bounds (never stable).
 """

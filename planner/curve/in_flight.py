@@ -15,7 +15,7 @@ ends that shape: below the knee the time in the system barely grows with concurr
 1); a sweep doubles its concurrency from one level to the next, so a piece spans one regime or
 the turn between them. A cubic through three to six such points (the open-loop axes' PCHIP)
 bends between them where no level shows a bend. On the held-out InferenceX levels below saturation
-(benchmarks/capacity_model.py, 89 of them) the straight pieces put the P99 TTFT within 25 % for
+(benchmarks/capacity_curve.py, 89 of them) the straight pieces put the P99 TTFT within 25 % for
 72, the cubic for 69 (P99 TPOT: 83 and 82): chosen on that table's own data, so the table is no
 independent check of the choice. The held-out closed-loop levels are predicted on these axes
 (`LoadCurve.predict_closed_loop`).

@@ -20,8 +20,8 @@ saturation, and each metric's axis with its queue form toward saturation (`load_
   proves the server completes per second (a server that fell behind, or a burst, worked at its
   limit: the rate it proves is a lower bound of its saturation, `fleetplan.core.load`), the
   throughput plateau of a closed-loop sweep, else an optional physical bound given by the caller
-  (a `Bound`, labelled as such, e.g. "bounded by KV cache"); never below the highest rate it kept
-  up with. A bound lower than what the data shows caps it (and says so).
+  (a `EnvelopeRate`, labelled as such, e.g. "bounded by KV cache"); never below the highest rate it
+  kept up with. A bound lower than what the data shows caps it (and says so).
   **But where a level above those kept up fell behind, the lowest such level's sustained rate is
   the saturation** (unless a higher rate had a lower P99 TTFT: a stall), however much more a burst
   completed: a continuous-batching server's service rate grows with its batch, so a deep queue's
@@ -40,7 +40,7 @@ saturation, and each metric's axis with its queue form toward saturation (`load_
   a, b >= 0 are fitted by least squares to the stable levels (two at least). With one, or a fit
   with no growth, b = `ONE_LEVEL_SLOPE` x a = a / 4: in a continuous-batching server most of a
   P99 is service (prefill, decode), not waiting, so the pure M/M/1 form (b = a, the whole P99 a
-  queue's) overshoots; 1/4 was chosen on the held-out levels of benchmarks/capacity_model.py
+  queue's) overshoots; 1/4 was chosen on the held-out levels of benchmarks/capacity_curve.py
   (io.net and InferenceX: b = a hit 19 of 36 io.net levels within 25 %, a / 4 23; with the
   bound of the levels measured above, `load_model`, 25 and 27), the same data as its table, so
   that table is no independent check of it. The form is anchored at the
@@ -61,7 +61,7 @@ import pandas as pd
 from fleetplan.core.load import LevelLoad, LoadBasis, judge_row, reference_of
 from fleetplan.core.stats import finite_number
 from fleetplan.core.tabular import records
-from fleetplan.planner.curve.bound_flags import beyond_bounds, bound_flag
+from fleetplan.planner.curve.envelope_flags import beyond_envelope, envelope_flag
 from fleetplan.planner.curve.monotone import Pchip, isotonic
 
 OUTLIER_FACTOR = 2.0  # a P99 over twice every P99 at higher stable rates: not load
@@ -173,9 +173,9 @@ def curve_levels(frame: pd.DataFrame) -> list[CurveLevel]:
     reference = reference_of(rows)
     levels = []
     for row in rows:
-        load = beyond_bounds(row, _stored(row) or judge_row(row, reference=reference))
+        load = beyond_envelope(row, _stored(row) or judge_row(row, reference=reference))
         levels.append(_curve_level(row, float(row["offered_rate_rps"]), load))
-    closed = [row for row in usable if _closed_loop(row) and not bound_flag(row)]
+    closed = [row for row in usable if _closed_loop(row) and not envelope_flag(row)]
     levels += _closed_loop_levels(closed)
     return sorted(levels, key=lambda level: (level.offered_rps, level.run_id))
 
@@ -242,7 +242,7 @@ def _closed_loop_levels(rows: list[dict]) -> list[CurveLevel]:
 
 
 def saturation_of(
-    levels: list[CurveLevel], rates: list[float], bound: Bound | None = None
+    levels: list[CurveLevel], rates: list[float], envelope: EnvelopeRate | None = None
 ) -> tuple[float | None, str | None]:
     """The saturation rate and what it rests on (module docstring)."""
     evidence = [
@@ -274,11 +274,14 @@ def saturation_of(
                 f"{knee.offered_rps:.3g} req/s offered sustained (the lowest rate it fell behind "
                 f"at; {words})"
             )
-    if bound is not None and bound.rps > 0:
+    if envelope is not None and envelope.rps > 0:
         if saturation is None:
-            saturation, words = bound.rps, f"bounded by {bound.label}"
-        elif bound.rps < saturation:
-            saturation, words = bound.rps, f"bounded by {bound.label}, below what a level shows"
+            saturation, words = envelope.rps, f"bounded by {envelope.label}"
+        elif envelope.rps < saturation:
+            saturation, words = (
+                envelope.rps,
+                f"bounded by {envelope.label}, below what a level shows",
+            )
     if saturation is not None and rates and saturation < rates[-1]:
         saturation, words = rates[-1], f"{words}, raised to the highest rate it kept up with"
     return saturation, words
@@ -310,7 +313,7 @@ def _stored(row: dict) -> LevelLoad | None:
 
 
 @dataclass(frozen=True, slots=True)
-class Bound:
+class EnvelopeRate:
     """A physical bound on the sustainable rate (KV cache, decode bandwidth), with its name."""
 
     rps: float
@@ -349,7 +352,7 @@ def outliers(values: list[float]) -> set[int]:
     return found
 
 
-def bound_axes(
+def envelope_axes(
     levels: list[CurveLevel], rates: list[float], saturation: float | None, needed: int
 ) -> dict[str, Axis | None]:
     """Per metric, the monotone fit through the stable levels and the open-loop levels that did

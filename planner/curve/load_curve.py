@@ -57,10 +57,10 @@ from fleetplan.planner.curve.in_flight import in_flight_axes
 from fleetplan.planner.curve.levels import (
     CLOSED_LOOP_TTFT_FACTOR,
     Axis,
-    Bound,
     CurveLevel,
-    bound_axes,
+    EnvelopeRate,
     curve_levels,
+    envelope_axes,
     metric_axis,
     saturation_of,
 )
@@ -334,13 +334,13 @@ def _bisect(meets, low: float, high: float) -> float:
     return low
 
 
-def fit_curve(levels: pd.DataFrame, *, bound: Bound | None = None) -> LoadCurve:
+def fit_curve(levels: pd.DataFrame, *, envelope: EnvelopeRate | None = None) -> LoadCurve:
     """The curve of one configuration and traffic shape, from its rows of `benchmark_points`;
-    `bound`, where known, caps the saturation (or stands for it where the data shows none)."""
+    `envelope`, where known, caps the saturation (or stands for it where the data shows none)."""
     measured = curve_levels(levels)
     stable = [level for level in measured if level.stable]
     rates = sorted({level.offered_rps for level in stable})
-    saturation, words = saturation_of(measured, rates, bound)
+    saturation, words = saturation_of(measured, rates, envelope)
     # one stable level and a saturation above it: the queue form alone (M/M/1 from that level)
     needed = 1 if rates and saturation is not None and saturation > rates[-1] else MIN_STABLE_LEVELS
     if len(rates) < needed:
@@ -353,7 +353,7 @@ def fit_curve(levels: pd.DataFrame, *, bound: Bound | None = None) -> LoadCurve:
             tuple(measured), saturation, problem, no_axes, words, {}, in_flight_axes(measured)
         )
     axes = {metric: metric_axis(stable, metric, rates, needed) for metric in ("ttft", "tpot")}
-    beyond = bound_axes(measured, rates, saturation, needed)
+    beyond = envelope_axes(measured, rates, saturation, needed)
     in_flight = in_flight_axes(measured)
     return LoadCurve(tuple(measured), saturation, None, axes, words, beyond, in_flight)
 

@@ -253,7 +253,7 @@ def solution_of(result: OptimizeResult, layout: Layout, time_limit_s: float) -> 
     )
 
 
-def limit_rows(layout: Layout, limits: DayLimits) -> list[LimitRow]:
+def day_limit_rows(layout: Layout, limits: DayLimits) -> list[LimitRow]:
     """Every limit of the day, defined once: the solver's rows and the split's check."""
     rows = []
     for offer, max_gpus in limits.max_gpus.items():
@@ -269,19 +269,19 @@ def limit_rows(layout: Layout, limits: DayLimits) -> list[LimitRow]:
             ]
             if rented:
                 rows.append(LimitRow(f"max_gpus of {offer} at {h}:00", tuple(rented), max_gpus))
-    for kind, hourly_bound, daily_bound, what in (
+    for kind, hourly_limit, daily_limit, what in (
         ("usd", limits.budget_usd_per_hour, limits.budget_usd_per_day, "budget"),
         ("kg", limits.carbon_cap_kg_per_hour, limits.carbon_cap_kg_per_day, "carbon cap"),
     ):
-        if hourly_bound is None and daily_bound is None:
+        if hourly_limit is None and daily_limit is None:
             continue
         day: dict[int, float] = {}
         for h in layout.hours:
             terms = hour_terms(layout, h, kind)
-            if hourly_bound is not None:
-                rows.append(LimitRow(f"{what} at {h}:00", tuple(terms), hourly_bound))
+            if hourly_limit is not None:
+                rows.append(LimitRow(f"{what} at {h}:00", tuple(terms), hourly_limit))
             for col, coef in terms:
                 day[col] = day.get(col, 0.0) + coef * layout.weight[h]
-        if daily_bound is not None:
-            rows.append(LimitRow(f"{what} per day", tuple(day.items()), daily_bound))
+        if daily_limit is not None:
+            rows.append(LimitRow(f"{what} per day", tuple(day.items()), daily_limit))
     return rows

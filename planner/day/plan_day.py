@@ -17,7 +17,7 @@ import numpy as np
 from fleetplan.planner.day.hourly_pools import DayLimits, DayPool, day_pools
 from fleetplan.planner.day.layout import DaySolution, Layout, hourly, vector_of
 from fleetplan.planner.day.program import solve_day
-from fleetplan.planner.day.results import DayFigures, DayPlan, Hour, Servers, Serving
+from fleetplan.planner.day.results import DayFigures, DayPlan, HourPlan, Servers, Serving
 from fleetplan.planner.day.spread import spread
 from fleetplan.planner.peak.economics import PoolEconomics
 from fleetplan.planner.peak.program import Solution, Weights
@@ -257,7 +257,7 @@ def _hour(
     figures_by_hour: dict[str, np.ndarray],
     hour: int,
     carbon_known: bool,
-) -> Hour:
+) -> HourPlan:
     pools = layout.pools
     serving, demand, busy, rented = _serving(layout, solution, hour)
     for traffic in scenario.classes:
@@ -275,7 +275,7 @@ def _hour(
 
     energy_known = all(pools[i].econ.kw_per_server is not None for i in used)
     sites = {offer.site for offer in scenario.gpus}
-    return Hour(
+    return HourPlan(
         hour=hour,
         pools=sorted(serving, key=lambda s: (s.traffic_class, s.offer, s.gpus_per_server)),
         on_demand=[

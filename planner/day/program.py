@@ -47,8 +47,8 @@ from fleetplan.planner.day.hourly_pools import DayLimits, DayPool
 from fleetplan.planner.day.layout import (
     DaySolution,
     Layout,
+    day_limit_rows,
     fill_rates,
-    limit_rows,
     solution_of,
     vector_of,
 )
@@ -106,7 +106,7 @@ def _program(layout: Layout, weights: Weights, limits: DayLimits) -> DayProgram:
                 objective[:first_s] += weight * (layout.base[kind] @ layout.weight)
             objective[first_s:first_x] += weight * layout.server_coef[kind] * per_hour
             objective[first_x:] += weight * layout.rps_coef[kind] * per_hour
-    limits_rows = limit_rows(layout, limits)
+    limits_rows = day_limit_rows(layout, limits)
     # Where no carried req/s costs or emits anything the objective or a limit counts, the rates
     # need no columns: the servers' capacity covers the demand, and rates are filled in after.
     covering = not np.any(objective[layout.x(0) :]) and all(
@@ -161,7 +161,7 @@ def solve_day(
         if split.status is SolveStatus.OPTIMAL:
             layout = Layout(pools, range(len(pools)))
             vector = vector_of(layout, split)
-            if all(row.holds(vector) for row in limit_rows(layout, limits)):
+            if all(row.holds(vector) for row in day_limit_rows(layout, limits)):
                 return split
     left = deadline.left_at_least()
     return _solve(pools, undominated(pools, limits), weights, limits, left, fewest_gpus)

@@ -36,7 +36,7 @@ class Servers(_Out):
     gpus: int
 
 
-class Hour(_Out):
+class HourPlan(_Out):
     """One hour of the day: which servers serve which class, and what the hour costs."""
 
     hour: int = Field(description="0-23 in the scenario's timezone.")
@@ -85,7 +85,7 @@ class DayPlan(_Out):
     monthly_kgco2e: float | None = None
     gpu_hours: float | None = None
     reserved: list[Servers] = Field(default_factory=list)
-    schedule: list[Hour] = Field(default_factory=list)
+    schedule: list[HourPlan] = Field(default_factory=list)
     compared: list[DayFigures] = Field(default_factory=list)
     saving_vs_peak_usd: float | None = None
     saving_vs_peak_kgco2e: float | None = None

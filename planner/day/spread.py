@@ -7,7 +7,7 @@ same prices and grid. For each volume class and each pool (offer x configuration
 servers (and the requests they carry, shared evenly among them) move between the window hours
 whose coefficients are identical for that pool (price, electricity, grid, capacity), one at a
 time from the busiest hour to the idlest, until the counts differ by at most one. A move is
-made only where every limit still holds (`limit_rows`: an on-demand offer's GPUs in each hour,
+made only where every limit still holds (`day_limit_rows`: an on-demand offer's GPUs in each hour,
 budget and carbon cap per hour and per day) and, for reserved servers, where the hour has one
 idle; reserved counts never change. Cost, carbon, energy and GPU-hours stay what they were: the
 moved terms have the same coefficients in both hours. Deterministic: hours are taken in the
@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from fleetplan.planner.day.hourly_pools import DayLimits
-from fleetplan.planner.day.layout import KINDS, DaySolution, Layout, limit_rows, vector_of
+from fleetplan.planner.day.layout import KINDS, DaySolution, Layout, day_limit_rows, vector_of
 
 _TOLERANCE = 1e-9
 
@@ -31,7 +31,7 @@ class _State:
     def __init__(self, layout: Layout, solution: DaySolution, limits: DayLimits) -> None:
         self.layout = layout
         self.vector = vector_of(layout, solution)
-        self.rows = limit_rows(layout, limits)
+        self.rows = day_limit_rows(layout, limits)
         self.touching: dict[int, list[int]] = {}
         for r, row in enumerate(self.rows):
             for col, _coef in row.entries:

@@ -127,10 +127,10 @@ def _solve_per_class(
 
 def _within_limits(solution: Solution, pools: Sequence[PoolEconomics], limits: Limits) -> bool:
     vector = np.array([*solution.servers, *solution.rates], dtype=float)
-    return all(row.holds(vector) for row in limit_rows(pools, limits))
+    return all(row.holds(vector) for row in peak_limit_rows(pools, limits))
 
 
-def limit_rows(pools: Sequence[PoolEconomics], limits: Limits) -> list[LimitRow]:
+def peak_limit_rows(pools: Sequence[PoolEconomics], limits: Limits) -> list[LimitRow]:
     """The GPU limits (per offer), the budget ($/h) and the carbon cap (kgCO2e/h) as rows over
     the columns (y per pool, then x per pool)."""
     count = len(pools)
@@ -219,7 +219,7 @@ def _constraints(
         rows.add(served, rate, rate)
     for i, pool in enumerate(pools):  # a pool carries what it can: x_p - capacity_p * y_p <= 0
         rows.add([(count + i, 1.0), (i, -pool.capacity.capacity_rps)], -np.inf, 0.0)
-    kernel.add_limit_rows(rows, limit_rows(pools, limits))  # GPU limits, budget, carbon cap
+    kernel.add_limit_rows(rows, peak_limit_rows(pools, limits))  # GPU limits, budget, carbon cap
     return rows.constraint()
 
 

@@ -1,6 +1,6 @@
 """A plan as a table and as text: the CSV's schema (one row per pool, its columns and the digits
 each is rounded to), short labels for GPUs and rates, and the summary a terminal shows. The
-dashboard's readable tables are `fleetplan.services.plan_views`."""
+dashboard's readable tables are `fleetplan.services.plan_tables`."""
 
 from __future__ import annotations
 

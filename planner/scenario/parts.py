@@ -65,11 +65,11 @@ Hourly = Annotated[
     list[Annotated[float, Field(ge=0, allow_inf_nan=False)]],
     Field(min_length=HOURS, max_length=HOURS),
 ]
-Hour = Annotated[int, Field(ge=0, le=23)]
-HourEnd = Annotated[int, Field(ge=0, le=24)]
+HourOfDay = Annotated[int, Field(ge=0, le=23)]
+HourOfDayEnd = Annotated[int, Field(ge=0, le=24)]
 
 
-def bounded(low: float, high: float, *, strict_low: bool = False):
+def ranged(low: float, high: float, *, strict_low: bool = False):
     """A finite number from `low` (excluded when `strict_low`) to `high`."""
     if strict_low:
         return Annotated[float, Field(gt=low, le=high, allow_inf_nan=False)]
@@ -117,13 +117,13 @@ class GpuOffer(Schema):
         description="'reserved': servers paid every hour of the day (version 1's meaning); "
         "'on_demand': paid only in the hours a server runs; its max_gpus bounds each hour.",
     )
-    hourly_usd: bounded(0, MAX_HOURLY_USD) | None = Field(
+    hourly_usd: ranged(0, MAX_HOURLY_USD) | None = Field(
         default=None, description="Price per GPU-hour (USD), 0 to 1,000."
     )
-    purchase_usd: bounded(0, MAX_PURCHASE_USD) | None = Field(
+    purchase_usd: ranged(0, MAX_PURCHASE_USD) | None = Field(
         default=None, description="Price of one GPU (USD), 0 to 1,000,000."
     )
-    lifetime_years: bounded(MIN_LIFETIME_YEARS, MAX_LIFETIME_YEARS) | None = Field(
+    lifetime_years: ranged(MIN_LIFETIME_YEARS, MAX_LIFETIME_YEARS) | None = Field(
         default=None,
         description="Amortisation period of a purchase (and of embodied carbon), 0.1 to 50 years.",
     )
@@ -144,22 +144,22 @@ class GpuOffer(Schema):
         description="False for hardware that already exists and would sit idle (its manufacture "
         "is not caused by this fleet).",
     )
-    embodied_kgco2e: bounded(0, MAX_KGCO2E_PER_GPU) | None = Field(
+    embodied_kgco2e: ranged(0, MAX_KGCO2E_PER_GPU) | None = Field(
         default=None, description="Overrides the catalog (kg CO2e per GPU, 0 to 100,000)."
     )
-    host_embodied_kgco2e: bounded(0, MAX_KGCO2E_PER_HOST) | None = Field(
+    host_embodied_kgco2e: ranged(0, MAX_KGCO2E_PER_HOST) | None = Field(
         default=None,
         description="Embodied carbon of one server's host (chassis, CPUs, memory, storage; kg "
         "CO2e per server whatever its GPU count, 0 to 100,000). Overrides the catalog's host "
         "share per GPU x GPUs per server.",
     )
-    idle_w: bounded(0, MAX_GPU_W) | None = Field(
+    idle_w: ranged(0, MAX_GPU_W) | None = Field(
         default=None, description="Overrides the catalog (W per GPU, 0 to 10,000)."
     )
-    rated_w: bounded(0, MAX_GPU_W, strict_low=True) | None = Field(
+    rated_w: ranged(0, MAX_GPU_W, strict_low=True) | None = Field(
         default=None, description="Overrides the catalog (W per GPU, above 0, at most 10,000)."
     )
-    availability: bounded(MIN_AVAILABILITY, 1) = Field(
+    availability: ranged(MIN_AVAILABILITY, 1) = Field(
         default=1.0,
         description="The share of time one server of this offer is up (e.g. 0.95 for a "
         "decentralised host, 0.999 for a datacenter one), 0.01 to 1; 1: always up (plans as "
@@ -212,10 +212,10 @@ class Site(Schema):
     _day_fields = (("hourly_grid_gco2_per_kwh", None), ("hourly_electricity_usd_per_kwh", None))
 
     name: Name
-    electricity_usd_per_kwh: bounded(0, MAX_USD_PER_KWH) = Field(
+    electricity_usd_per_kwh: ranged(0, MAX_USD_PER_KWH) = Field(
         description="Electricity price (USD/kWh), 0 to 10."
     )
-    grid_gco2_per_kwh: bounded(0, MAX_GCO2_PER_KWH) = Field(
+    grid_gco2_per_kwh: ranged(0, MAX_GCO2_PER_KWH) = Field(
         description="Grid carbon intensity (gCO2e/kWh), 0 to 2,000."
     )
     pue: Annotated[float, Field(ge=1, le=5, allow_inf_nan=False)] = 1.0
@@ -256,7 +256,7 @@ class Site(Schema):
 
 
 class CarbonPrice(Schema):
-    carbon_price_usd_per_t: bounded(0, MAX_CARBON_PRICE_USD_PER_T) = Field(
+    carbon_price_usd_per_t: ranged(0, MAX_CARBON_PRICE_USD_PER_T) = Field(
         description="Price of a tonne of CO2e (USD), 0 to 1,000,000."
     )
 

@@ -24,16 +24,16 @@ from fleetplan.planner.scenario.parts import (
     SHAPES,
     CarbonPrice,
     GpuOffer,
-    Hour,
-    HourEnd,
     Hourly,
+    HourOfDay,
+    HourOfDayEnd,
     Name,
     Schema,
     Shape,
     Site,
     availability_asked,
-    bounded,
     in_range,
+    ranged,
     unique,
 )
 
@@ -55,7 +55,7 @@ class TrafficClass(Schema):
     _quiet_fields = (("attainment", None), ("fallback", False))
 
     name: Name
-    rate_rps: bounded(0, MAX_RATE_RPS, strict_low=True) | None = Field(
+    rate_rps: ranged(0, MAX_RATE_RPS, strict_low=True) | None = Field(
         default=None,
         description="Peak request rate to serve (requests/s), above 0 and at most 1,000,000. "
         "Required unless `hourly_rps` or `daily_requests` is given; with `hourly_rps` it is its "
@@ -73,12 +73,12 @@ class TrafficClass(Schema):
         f"({', '.join(f'{v:g}' for v in SHAPES['business-day'])} of the peak in hours 0-23), "
         f"'evening-peak' ({', '.join(f'{v:g}' for v in SHAPES['evening-peak'])}), 'flat' (1).",
     )
-    daily_requests: bounded(0, MAX_DAILY_REQUESTS, strict_low=True) | None = Field(
+    daily_requests: ranged(0, MAX_DAILY_REQUESTS, strict_low=True) | None = Field(
         default=None,
         description="A volume class (a nightly job, a backfill): this many requests a day, "
         "served inside `window_hours`; the planner chooses how many in each hour.",
     )
-    window_hours: tuple[Hour, HourEnd] | None = Field(
+    window_hours: tuple[HourOfDay, HourOfDayEnd] | None = Field(
         default=None,
         description="[start, end] hours of a volume class's window, end exclusive; it wraps "
         "past midnight when end <= start ([22, 6] is 22:00 to 06:00; [0, 0] the whole day, the "
@@ -92,10 +92,10 @@ class TrafficClass(Schema):
         description="Peak 1-minute rate over the hour's mean (`fleetplan workload`), 1 to 3,600; "
         "planned for only where the scenario's plan_bursts is true.",
     )
-    ttft_p99_ms: bounded(0, MAX_TTFT_MS, strict_low=True) | None = Field(
+    ttft_p99_ms: ranged(0, MAX_TTFT_MS, strict_low=True) | None = Field(
         default=None, description="P99 time to first token (ms), at most 3,600,000 (an hour)."
     )
-    tpot_p99_ms: bounded(0, MAX_TPOT_MS, strict_low=True) | None = Field(
+    tpot_p99_ms: ranged(0, MAX_TPOT_MS, strict_low=True) | None = Field(
         default=None, description="P99 time per output token (ms), at most 60,000 (a minute)."
     )
     dataset: Name | None = Field(default=None, description="Benchmark dataset of this traffic.")
@@ -238,16 +238,16 @@ class Scenario(Schema):
         "default: what the data proves), 'mid' (the rule's own estimate) or 'high' (the most "
         "it allows).",
     )
-    budget_usd_per_hour: bounded(0, MAX_PER_HOUR) | None = Field(
+    budget_usd_per_hour: ranged(0, MAX_PER_HOUR) | None = Field(
         default=None, description="The most the fleet may cost (USD/h), 0 to 1e9."
     )
-    carbon_cap_kg_per_hour: bounded(0, MAX_PER_HOUR) | None = Field(
+    carbon_cap_kg_per_hour: ranged(0, MAX_PER_HOUR) | None = Field(
         default=None, description="The most CO2e the fleet may emit (kg/h), 0 to 1e9."
     )
-    budget_usd_per_day: bounded(0, MAX_PER_DAY) | None = Field(
+    budget_usd_per_day: ranged(0, MAX_PER_DAY) | None = Field(
         default=None, description="The most the fleet may cost in a day (USD), 0 to 2.4e10."
     )
-    carbon_cap_kg_per_day: bounded(0, MAX_PER_DAY) | None = Field(
+    carbon_cap_kg_per_day: ranged(0, MAX_PER_DAY) | None = Field(
         default=None, description="The most CO2e the fleet may emit in a day (kg), 0 to 2.4e10."
     )
     plan_bursts: bool = Field(

@@ -18,11 +18,11 @@ How to add a constraint family (a power cap in kW, say): a family is rows over a
 columns. 1. Give the scenario the limit (validated, its unit in its name; None = no limit) and
 the program's limits their field (`peak.program.Limits`, `day.hourly_pools.DayLimits`). 2. Write
 its rows where the program writes its others, from the pools' coefficients (`PoolEconomics`'
-`kw_per_server` and `kw_per_rps`), as `LimitRow`s in the program's `limit_rows`: the solver then
-gets them as rows and the per-class answers are checked against them, with nothing else to
-change. 3. Say why a plan is infeasible under it in `peak.diagnosis.binding_limits`.
-tests/test_solve_kernel.py adds a power cap to the peak program this way, without touching
-the kernel, and checks that the answer meets it.
+`kw_per_server` and `kw_per_rps`), as `LimitRow`s in the program's own (`peak_limit_rows`,
+`day_limit_rows`): the solver then gets them as rows and the per-class answers are checked against
+them, with nothing else to change. 3. Say why a plan is infeasible under it in
+`peak.diagnosis.binding_limits`. tests/test_solve_kernel.py adds a power cap to the peak program
+this way, without touching the kernel, and checks that the answer meets it.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from fleetplan.core.errors import FileTooLargeError, InputError, NotResultsError, UnknownFormatError
-from fleetplan.core.files import megabytes, read_bounded
+from fleetplan.core.files import megabytes, read_at_most
 from fleetplan.warehouse.consistency import check_runs
 from fleetplan.warehouse.importers import (
     csv_table,
@@ -60,7 +60,7 @@ def refuse_large(name: str, size: int, options: ImportOptions, *, advice: str = 
 def read_file(path: Path, options: ImportOptions) -> FileInput:
     """Read a regular file whole, never past the size limit (fleetplan.core.files)."""
     advice = f" (raise it with --max-file-mb or ${MAX_FILE_ENV})"
-    data = read_bounded(path, limit=options.size_limit(), advice=advice)
+    data = read_at_most(path, limit=options.size_limit(), advice=advice)
     return FileInput.from_bytes(str(path), data)
 
 

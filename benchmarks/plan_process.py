@@ -6,7 +6,7 @@ Baseline, in the same run: `plan_on_the_page` called directly. Measured: the sam
 The first call through the runner starts the fork server (imports included) and is shown apart.
 Aim: the dashboard's re-plan stays fast (under 300 ms, benchmarks/app.py).
 
-    python benchmarks/plan_runner.py --repeat 10
+    python benchmarks/plan_process.py --repeat 10
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""benchmarks/capacity_model.py holds each interior level out and fits the rest: the rest must be
+"""benchmarks/capacity_curve.py holds each interior level out and fits the rest: the rest must be
 judged as `benchmark_points` would have judged it had that level never been measured (issue 19's
 accuracy aim). A judgement from a level's own send times (the request log is not stored, and it
 depends on no other level) stays; an estimate is made again against the quickest level left."""
@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.fixture(scope="module")
 def bench():
     spec = importlib.util.spec_from_file_location(
-        "capacity_model", ROOT / "benchmarks" / "capacity_model.py"
+        "capacity_model", ROOT / "benchmarks" / "capacity_curve.py"
     )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

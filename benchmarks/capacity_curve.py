@@ -22,7 +22,7 @@ model predicts at least 80 % of them, and its P99 TTFT is within 25 % for at lea
 A model that declines to predict (at or past the saturation the remaining levels show, or no
 curve) counts as "no prediction", never as a hit.
 
-Reproduce: `python benchmarks/capacity_model.py [--within 0.25] [--json OUT]`.
+Reproduce: `python benchmarks/capacity_curve.py [--within 0.25] [--json OUT]`.
 """
 
 from __future__ import annotations

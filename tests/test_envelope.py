@@ -1,5 +1,5 @@
-"""Physical bounds of a server (fleetplan/planner/bounds.py) and the levels they flag
-(fleetplan/services/bounds.py, the Benchmarks page's outliers, `fleetplan capacity`): the
+"""Physical bounds of a server (fleetplan/planner/envelope.py) and the levels they flag
+(fleetplan/services/envelope.py, the Benchmarks page's outliers, `fleetplan capacity`): the
 formulas against figures worked out by hand, the bundled table and a real config.json, and the
 bundled io.net levels, none of which claims more than its server can carry."""
 
@@ -12,39 +12,30 @@ import pytest
 
 from fleetplan.core.errors import InputError
 from fleetplan.core.paths import sample_data_dir
-from fleetplan.planner.capacity.physical import (
+from fleetplan.planner.capacity.envelope import (
     GIB,
     Hardware,
     architecture_from_config,
     estimated_parameters,
     level_flags,
-    server_bounds,
+    server_envelope,
 )
-from fleetplan.services.bounds import (
+from fleetplan.services.envelope import (
     architecture_from_file,
-    bound_reasons,
     bundled_architectures,
+    envelope_reasons,
 )
 from fleetplan.services.outliers import outlier_reasons
-from fleetplan.warehouse.db import Warehouse
-from fleetplan.warehouse.queries import benchmark_points, gpu_catalog
-from tests.support.processes import fleetplan
 
 LLAMA_CONFIG = sample_data_dir() / "models" / "llama-3.1-8b-config.json"
 LLAMA_8B = "meta-llama/meta-llama-3-8b-instruct"
 RTX_4090 = Hardware("rtx-4090", 24, 1008)
 
 
-@pytest.fixture(scope="module")
-def sample(_sample_warehouse_template) -> tuple[pd.DataFrame, pd.DataFrame]:
-    with Warehouse.open(_sample_warehouse_template, read_only=True) as warehouse:
-        return benchmark_points(warehouse), gpu_catalog(warehouse)
-
-
 def test_the_bounds_of_an_8b_model_on_one_4090_are_the_formulas_by_hand():
     arch = bundled_architectures()[LLAMA_8B]
     assert arch.kv_bytes_per_token == 2 * 32 * 8 * 128 * 2  # 128 KiB a token
-    bounds = server_bounds(
+    bounds = server_envelope(
         arch,
         RTX_4090,
         gpu_count=1,
@@ -70,8 +61,8 @@ def test_the_bounds_of_an_8b_model_on_one_4090_are_the_formulas_by_hand():
 def test_tensor_parallel_pools_memory_and_replicas_each_hold_the_weights():
     arch = bundled_architectures()[LLAMA_8B]
     common = {"input_tokens": 220, "output_tokens": 200, "tpot_mean_ms": 30}
-    tp2 = server_bounds(arch, RTX_4090, gpu_count=2, tensor_parallel_size=2, **common)
-    two_replicas = server_bounds(arch, RTX_4090, gpu_count=2, tensor_parallel_size=1, **common)
+    tp2 = server_envelope(arch, RTX_4090, gpu_count=2, tensor_parallel_size=2, **common)
+    two_replicas = server_envelope(arch, RTX_4090, gpu_count=2, tensor_parallel_size=1, **common)
     weights = 8.03e9 * 2
     assert tp2.kv_tokens == pytest.approx((2 * 24 * GIB - weights) / 131072)
     assert two_replicas.kv_tokens == pytest.approx(2 * (24 * GIB - weights) / 131072)
@@ -81,7 +72,7 @@ def test_tensor_parallel_pools_memory_and_replicas_each_hold_the_weights():
 
 def test_weights_that_do_not_fit_flag_every_level_of_the_server():
     arch = bundled_architectures()["meta-llama/meta-llama-3-70b-instruct"]
-    bounds = server_bounds(
+    bounds = server_envelope(
         arch, RTX_4090, gpu_count=1, tensor_parallel_size=1, input_tokens=200, output_tokens=200
     )
     assert not bounds.fits and bounds.sequences == 0
@@ -93,7 +84,7 @@ def test_weights_that_do_not_fit_flag_every_level_of_the_server():
 
 def test_a_level_over_a_bound_is_flagged_and_one_under_it_is_not():
     arch = bundled_architectures()[LLAMA_8B]
-    bounds = server_bounds(
+    bounds = server_envelope(
         arch,
         RTX_4090,
         gpu_count=1,
@@ -113,7 +104,7 @@ def test_a_level_over_a_bound_is_flagged_and_one_under_it_is_not():
 
 def test_unknown_memory_or_tokens_is_no_bound_and_says_what_is_missing():
     arch = bundled_architectures()[LLAMA_8B]
-    cpu = server_bounds(
+    cpu = server_envelope(
         arch,
         Hardware("cpu", None, None),
         gpu_count=1,
@@ -123,7 +114,7 @@ def test_unknown_memory_or_tokens_is_no_bound_and_says_what_is_missing():
     )
     assert cpu.rate_rps is None and cpu.output_tps is None and "cpu's memory" in cpu.unknown
     assert level_flags(cpu, request_throughput_rps=1e6, output_throughput_tps=1e9) == []
-    untold = server_bounds(
+    untold = server_envelope(
         arch, RTX_4090, gpu_count=1, tensor_parallel_size=1, input_tokens=None, output_tokens=9
     )
     assert untold.kv_tokens is not None and untold.sequences is None
@@ -156,16 +147,16 @@ def test_a_config_json_without_what_the_bounds_need_is_refused_naming_the_file(t
         )
 
 
-def test_every_bundled_model_has_an_architecture_and_no_bundled_level_is_flagged(sample):
-    points, catalog = sample
+def test_every_bundled_model_has_an_architecture_and_no_bundled_level_is_flagged(sample_tables):
+    points, catalog = sample_tables.points, sample_tables.catalog
     table = bundled_architectures()
     missing = {m for m in points["model"] if m.lower() not in table}
     assert not missing
-    assert bound_reasons(points, catalog).isna().all()
+    assert envelope_reasons(points, catalog).isna().all()
 
 
-def test_a_level_claiming_more_than_its_server_carries_is_questioned_on_the_page(sample):
-    points, catalog = sample
+def test_a_level_claiming_more_than_its_server_carries_is_questioned_on_the_page(sample_tables):
+    points, catalog = sample_tables.points, sample_tables.catalog
     rows = points[
         (points["model"] == "deepseek-ai/DeepSeek-R1-Distill-Llama-8B")
         & (points["gpu_model"] == "rtx-4090")
@@ -182,22 +173,22 @@ def test_a_level_claiming_more_than_its_server_carries_is_questioned_on_the_page
     assert pd.isna(without) or "bound" not in without
 
 
-def test_fleetplan_capacity_prints_the_bounds_and_takes_a_config_json(sample_warehouse_path):
+def test_fleetplan_capacity_prints_the_bounds_and_takes_a_config_json(cli, sample_warehouse_path):
     common = (
         "capacity", "--warehouse", sample_warehouse_path,
         "--model", "DeepSeek-R1-Distill-Llama-8B", "--gpu", "4090", "--gpu-count", "1",
     )  # fmt: skip
-    done = fleetplan(*common)
+    done = cli(*common)
     assert done.returncode == 0, done.stderr
     assert "Physical bounds" in done.stdout
     assert "KV cache 74,080 tokens per server" in done.stdout
     assert "0 level(s) claim more than a bound allows" in done.stdout
-    given = fleetplan(*common, "--model-config", str(LLAMA_CONFIG), "--format", "json")
+    given = cli(*common, "--model-config", str(LLAMA_CONFIG), "--format", "json")
     assert given.returncode == 0, given.stderr
     bounds = json.loads(given.stdout)["bounds"]
     assert bounds["architecture"].startswith("config.json given")
     assert bounds["flagged"] == 0 and bounds["levels"]
-    missing = fleetplan(*common, "--model-config", "/nonexistent/config.json")
+    missing = cli(*common, "--model-config", "/nonexistent/config.json")
     assert missing.returncode == 1
     assert "/nonexistent/config.json" in missing.stderr
 

@@ -22,7 +22,7 @@ from fleetplan.planner.capacity.rules import points_for_class, points_for_model
 from fleetplan.planner.curve.load_curve import LoadCurve, Metric, fit_curve
 from fleetplan.planner.peak.results import Plan
 from fleetplan.planner.scenario.scenario import Scenario
-from fleetplan.services.benchmark_views import series_label
+from fleetplan.services.benchmark_tables import series_label
 from fleetplan.services.capacity import LatencyTargets, describe_shape
 from fleetplan.services.outliers import level_outliers
 from fleetplan.warehouse.queries import configuration_label

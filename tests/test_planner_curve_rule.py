@@ -18,8 +18,6 @@ from fleetplan.planner.curve.load_curve import fit_curve
 from fleetplan.planner.report.table import POOL_COLUMNS, pool_table, summary
 from fleetplan.planner.scenario.scenario import TrafficClass
 from fleetplan.services.planning import plan_from_tables
-from fleetplan.warehouse.db import Warehouse
-from fleetplan.warehouse.queries import benchmark_points, gpu_catalog
 from tests.support.paths import ROOT
 from tests.support.planner_points import gpu, level, points, scenario
 
@@ -27,12 +25,6 @@ QWEN = "DeepSeek-R1-Distill-Qwen-14B"
 EXAMPLE = ROOT / "examples" / "chat-batch-qwen14b.json"
 # `fleetplan plan` on the example scenario before issue 12 (the pool table, baselines included)
 BEFORE = ROOT / "tests" / "fixtures" / "plans" / "chat-batch-qwen14b-before-issue-12.csv"
-
-
-@pytest.fixture(scope="module")
-def tables(_sample_warehouse_template):
-    with Warehouse.open(_sample_warehouse_template, read_only=True) as warehouse:
-        return benchmark_points(warehouse), gpu_catalog(warehouse)
 
 
 def h100_only(rate, ttft, rule):
@@ -57,14 +49,14 @@ def h100_only(rate, ttft, rule):
     ],
 )
 def test_a_target_between_two_levels_no_longer_costs_the_lower_level(
-    tables, ttft, measured_servers, model_servers, basis
+    sample_tables, ttft, measured_servers, model_servers, basis
 ):
     """H100 PCIe, Qwen-14B, 4 req/s: P99 TTFT 44-46 ms at 1 req/s, 47 ms at 4, 49-51 ms at 8.
     Today a 46 ms target takes the 1 req/s level (1.04 req/s achieved: 4 servers) and a 48 ms
     target the 4 req/s level (3.39 achieved, the drain counted: 2 servers). The curve finds the
     rate where the P99 reaches the target, between the levels; above 4 req/s (the 8 req/s level
     is too short to tell) to saturation by the queue form."""
-    points, catalog = tables
+    points, catalog = sample_tables.points, sample_tables.catalog
     servers = {}
     for rule in ("measured", "model"):
         result = plan_from_tables(h100_only(4, ttft, rule), points, catalog, baselines=False)
@@ -84,8 +76,8 @@ def test_a_target_between_two_levels_no_longer_costs_the_lower_level(
     assert servers == {"measured": measured_servers, "model": model_servers}
 
 
-def test_measured_rule_gives_todays_plan_of_the_example(tables):
-    points, catalog = tables
+def test_measured_rule_gives_todays_plan_of_the_example(sample_tables):
+    points, catalog = sample_tables.points, sample_tables.catalog
     raw = json.loads(EXAMPLE.read_text())  # before issue 12 the example planned at 1.0
     measured = Scenario.model_validate({**raw, "capacity_rule": "measured", "max_utilization": 1.0})
     table = pool_table(plan_from_tables(measured, points, catalog))
@@ -107,8 +99,8 @@ def test_measured_rule_gives_todays_plan_of_the_example(tables):
     assert set(table["capacity_basis"]) == {"measured rule"}
 
 
-def test_the_example_under_the_model_rule(tables):
-    points, catalog = tables
+def test_the_example_under_the_model_rule(sample_tables):
+    points, catalog = sample_tables.points, sample_tables.catalog
     at_full = {**json.loads(EXAMPLE.read_text()), "max_utilization": 1.0, "capacity_at": "mid"}
     result = plan_from_tables(Scenario.model_validate(at_full), points, catalog)
     pools = {p.traffic_class: p for p in result.recommended.pools}
@@ -137,8 +129,8 @@ def test_the_example_under_the_model_rule(tables):
     assert rows[("batch", "8x rtx-4090")].basis.startswith("model: measured: kept up at 4 req/s")
 
 
-def test_the_ceiling_is_headroom_on_the_curves_capacity(tables):
-    points, catalog = tables
+def test_the_ceiling_is_headroom_on_the_curves_capacity(sample_tables):
+    points, catalog = sample_tables.points, sample_tables.catalog
     raw = json.loads(EXAMPLE.read_text())
     result = plan_from_tables(
         Scenario.model_validate({**raw, "max_utilization": 0.5}), points, catalog

@@ -18,7 +18,7 @@ import pandas as pd
 from fleetplan.core.contract import Run
 from fleetplan.warehouse.importers import ImportOptions
 from fleetplan.warehouse.labels import SYNTHETIC
-from fleetplan.warehouse.preview import Preview, Status
+from fleetplan.warehouse.preview import FileStatus, Preview
 from fleetplan.warehouse.queries import configuration_label
 
 # The Dataset field's choices besides the warehouse's datasets: leave the file's word, or say
@@ -30,12 +30,12 @@ COMMON_DATASETS = ("sharegpt",)
 SHORT_ID_LENGTH = 12  # a sha256's first hex digits: unique among any warehouse's files in practice
 
 STATUS_LABELS = {
-    Status.READY: "ready",
-    Status.IMPORTED: "imported",
-    Status.DUPLICATE: "already present",
-    Status.REJECTED: "rejected",
-    Status.INCLUDED: "included",
-    Status.SKIPPED: "skipped",
+    FileStatus.READY: "ready",
+    FileStatus.IMPORTED: "imported",
+    FileStatus.DUPLICATE: "already present",
+    FileStatus.REJECTED: "rejected",
+    FileStatus.INCLUDED: "included",
+    FileStatus.SKIPPED: "skipped",
 }
 
 
@@ -82,7 +82,7 @@ def status_label(preview: Preview) -> str:
 def summary_row(preview: Preview) -> dict[str, object]:
     """One file's line in the summary table; its problem in full is in `problems`."""
     runs = preview.parsed.runs if preview.parsed else ()
-    if preview.status is Status.READY:
+    if preview.status is FileStatus.READY:
         note = f"{len(preview.warnings)} warning(s)" if preview.warnings else ""
         if preview.present:
             note = "; ".join(filter(None, [f"{len(preview.present)} run(s) present", note]))
@@ -105,7 +105,7 @@ def problems(previews: Sequence[Preview]) -> list[tuple[str, str, str]]:
     rejected, skipped or already present, and ready files with runs already present."""
     out = []
     for preview in previews:
-        if preview.status in (Status.READY, Status.INCLUDED) and not preview.present:
+        if preview.status in (FileStatus.READY, FileStatus.INCLUDED) and not preview.present:
             continue
         out.append((preview.file, status_label(preview), preview.message))
     return list(dict.fromkeys(out))  # one warning per file and model
@@ -116,7 +116,7 @@ def failed_requests(previews: Sequence[Preview]) -> list[str]:
     (its failures are measurements too), but the plan rests on the requests that completed."""
     out = []
     for preview in previews:
-        if preview.parsed is None or preview.status not in (Status.READY, Status.INCLUDED):
+        if preview.parsed is None or preview.status not in (FileStatus.READY, FileStatus.INCLUDED):
             continue
         for run in preview.parsed.runs:
             failed = [p.failed for p in run.points if p.failed]
@@ -193,7 +193,7 @@ def unlabelled_runs(previews: Sequence[Preview], points: pd.DataFrame) -> list[s
     )
     out = []
     for preview in previews:
-        if preview.status is not Status.READY or preview.parsed is None:
+        if preview.status is not FileStatus.READY or preview.parsed is None:
             continue
         for run in preview.parsed.runs:
             if run.dataset or run.input_len or run.output_len:

@@ -12,7 +12,7 @@ import pytest
 
 from fleetplan.core.contract import RequestLog
 from fleetplan.core.load import LoadBasis, judge_level
-from fleetplan.planner.curve.levels import CLOSED_LOOP_TTFT_FACTOR, Bound
+from fleetplan.planner.curve.levels import CLOSED_LOOP_TTFT_FACTOR, EnvelopeRate
 from fleetplan.planner.curve.load_curve import Basis, fit_curve, measured_rule
 from fleetplan.planner.curve.monotone import Pchip, isotonic
 from fleetplan.warehouse.db import Warehouse
@@ -118,7 +118,7 @@ def test_the_interval_says_what_is_measured_and_what_is_the_queue_form():
     alone = fit_curve(pd.DataFrame(rows)).interval(target_ttft_p99_ms=100, target_tpot_p99_ms=None)
     assert (alone.rps_low, alone.capacity_rps, alone.rps_high) == (4, 4, None)
     assert alone.words == "measured: kept up at 4 req/s; not measured above"
-    bounded = fit_curve(pd.DataFrame(rows), bound=Bound(10.0, "KV cache"))
+    bounded = fit_curve(pd.DataFrame(rows), envelope=EnvelopeRate(10.0, "KV cache"))
     assert bounded.saturation_rps == 10 and bounded.saturation_basis == "bounded by KV cache"
     capped = bounded.interval(target_ttft_p99_ms=100, target_tpot_p99_ms=None)
     assert capped.rps_high == 10 and "bounded by KV cache" in capped.words

@@ -11,15 +11,15 @@ from pathlib import Path
 import pytest
 
 from benchmarks.inputs.vllm_results import make_result
-from fleetplan.planner.curve.bound_flags import BOUND_FLAG
+from fleetplan.planner.curve.envelope_flags import ENVELOPE_FLAG
 from fleetplan.planner.curve.load_curve import fit_curve
 from fleetplan.planner.scenario.scenario import Scenario
-from fleetplan.services.bounds import with_bound_flags
 from fleetplan.services.capacity import CapacityQuery, capacity_report
+from fleetplan.services.envelope import with_envelope_flags
 from fleetplan.services.planning import plan_from_warehouse
 from fleetplan.warehouse.importers import ImportOptions
 from fleetplan.warehouse.ingest import ingest_paths
-from fleetplan.warehouse.preview import Status
+from fleetplan.warehouse.preview import FileStatus
 from fleetplan.warehouse.queries import benchmark_points, gpu_catalog
 from tests.support.planner_points import gpu, scenario
 
@@ -47,7 +47,7 @@ def points(warehouse, tmp_path: Path):
     for seed, rate in enumerate((1.0, 2.0, FORGED_RATE)):
         (folder / f"rate-{rate:g}.json").write_text(json.dumps(forged(rate, seed)))
     outcomes = list(ingest_paths(warehouse, [folder], ImportOptions(gpu="RTX 4090", gpu_count=1)))
-    assert all(o.status == Status.IMPORTED for o in outcomes), outcomes
+    assert all(o.status == FileStatus.IMPORTED for o in outcomes), outcomes
     return benchmark_points(warehouse)
 
 
@@ -59,8 +59,8 @@ def test_the_forged_level_imports_judged_stable_by_its_timings_alone(points):
 
 
 def test_the_planners_curve_calls_a_level_over_the_decode_bound_cannot_tell(warehouse, points):
-    flagged = with_bound_flags(points, gpu_catalog(warehouse))
-    reason = flagged.loc[flagged["offered_rate_rps"] == FORGED_RATE, BOUND_FLAG].iloc[0]
+    flagged = with_envelope_flags(points, gpu_catalog(warehouse))
+    reason = flagged.loc[flagged["offered_rate_rps"] == FORGED_RATE, ENVELOPE_FLAG].iloc[0]
     assert "decode-bandwidth bound" in reason
     curve = fit_curve(flagged)
     by_rate = {level.offered_rps: level for level in curve.levels}

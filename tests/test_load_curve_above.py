@@ -1,6 +1,6 @@
 """What the load curve predicts where the stable levels stop: the queue form bounded by the levels
 measured above them, and a closed loop predicted at its concurrency (issue 19's accuracy aim,
-benchmarks/capacity_model.py), on synthetic series and on real sweeps."""
+benchmarks/capacity_curve.py), on synthetic series and on real sweeps."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from fleetplan.planner.curve.load_curve import Basis, fit_curve
 from fleetplan.warehouse.columns import LOAD_COLUMNS
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.queries import benchmark_points
-from tests.test_load_model import level
+from tests.test_load_curve import level
 
 
 def test_a_level_measured_above_bounds_the_queue_form():

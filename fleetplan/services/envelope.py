@@ -1,4 +1,4 @@
-"""The physical bounds (`fleetplan.planner.capacity.physical`) of the warehouse's configurations,
+"""The physical bounds (`fleetplan.planner.capacity.envelope`) of the warehouse's configurations,
 and the levels that claim more than they allow.
 
 Architectures come from the bundled table (`sample_data/models/architectures.toml`) and from any
@@ -17,21 +17,21 @@ from pathlib import Path
 import pandas as pd
 
 from fleetplan.core.errors import InputError
-from fleetplan.core.files import read_bounded
+from fleetplan.core.files import read_at_most
 from fleetplan.core.paths import sample_data_dir
 from fleetplan.core.stats import finite_number
 from fleetplan.core.strict import load_json
-from fleetplan.planner.capacity.physical import (
+from fleetplan.planner.capacity.envelope import (
     Architecture,
-    Bounds,
+    Envelope,
     Hardware,
     architecture_from_config,
     architectures_from_table,
     find_architecture,
     level_flags,
-    server_bounds,
+    server_envelope,
 )
-from fleetplan.planner.curve.bound_flags import BOUND_FLAG
+from fleetplan.planner.curve.envelope_flags import ENVELOPE_FLAG
 
 TABLE = Path("models") / "architectures.toml"
 
@@ -49,7 +49,7 @@ def architecture_from_file(
     """`model`'s architecture from a Hugging Face config.json, served in `dtype` (the run's;
     the config's `torch_dtype` where None); an InputError names the file."""
     where = str(path)
-    data = read_bounded(path, limit=4 << 20)  # a regular file, bounded: a config is a few kB
+    data = read_at_most(path, limit=4 << 20)  # a regular file, bounded: a config is a few kB
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
@@ -84,12 +84,12 @@ def hardware_table(catalog: pd.DataFrame) -> dict[str, Hardware]:
     return {str(gpu): hardware_of(catalog, str(gpu)) for gpu in ids}
 
 
-def row_bounds(
+def row_envelope(
     row: dict,
     catalog: pd.DataFrame,
     architectures: dict[str, Architecture],
     hardware: dict[str, Hardware] | None = None,
-) -> tuple[Bounds | None, str]:
+) -> tuple[Envelope | None, str]:
     """The bounds of one `benchmark_points` row's server at its tokens and latencies, and what
     they rest on (or why there are none); `hardware`: the catalog's `hardware_table`, where a
     caller bounds many rows."""
@@ -101,7 +101,7 @@ def row_bounds(
     known = hardware.get(gpu_model) if hardware is not None else None
     hardware = known or hardware_of(catalog, gpu_model)
     tp = finite_number(row.get("tensor_parallel_size"))
-    bounds = server_bounds(
+    bounds = server_envelope(
         architecture,
         hardware,
         gpu_count=int(row.get("gpu_count") or 1),
@@ -115,7 +115,7 @@ def row_bounds(
     return bounds, architecture.source
 
 
-def bound_reasons(
+def envelope_reasons(
     points: pd.DataFrame,
     catalog: pd.DataFrame,
     architectures: dict[str, Architecture] | None = None,
@@ -126,7 +126,7 @@ def bound_reasons(
     reasons = pd.Series(None, index=points.index, dtype=object)
     hardware = hardware_table(catalog)
     for index, row in zip(points.index, points.to_dict("records"), strict=True):
-        bounds, _ = row_bounds(row, catalog, architectures, hardware)
+        bounds, _ = row_envelope(row, catalog, architectures, hardware)
         if bounds is None:
             continue
         architecture = find_architecture(architectures, str(row.get("model")))
@@ -146,20 +146,20 @@ def bound_reasons(
     return reasons
 
 
-def with_bound_flags(
+def with_envelope_flags(
     points: pd.DataFrame,
     catalog: pd.DataFrame,
     architectures: dict[str, Architecture] | None = None,
 ) -> pd.DataFrame:
-    """`points` with the column the planner reads (`planner.curve.bound_flags`): for each level,
+    """`points` with the column the planner reads (`planner.curve.envelope_flags`): for each level,
     what it claims beyond its server's physical bounds, so that such a level never counts as stable
     for capacity; None where nothing (or no bound is known)."""
     if points.empty:
-        return points.assign(**{BOUND_FLAG: pd.Series(dtype=object)})
-    return points.assign(**{BOUND_FLAG: bound_reasons(points, catalog, architectures)})
+        return points.assign(**{ENVELOPE_FLAG: pd.Series(dtype=object)})
+    return points.assign(**{ENVELOPE_FLAG: envelope_reasons(points, catalog, architectures)})
 
 
-def describe_bounds(bounds: Bounds | None, basis: str) -> str:
+def describe_envelope(bounds: Envelope | None, basis: str) -> str:
     """The bounds in a sentence, for a report."""
     if bounds is None:
         return f"unknown: {basis}"

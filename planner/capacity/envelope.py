@@ -97,7 +97,7 @@ class Hardware:
 
 
 @dataclass(frozen=True, slots=True)
-class Bounds:
+class Envelope:
     """The bounds of one server at one level's token shape; None where a figure is unknown
     (`unknown` says which)."""
 
@@ -240,7 +240,7 @@ def find_architecture(architectures: Mapping[str, Architecture], model: str) -> 
     return architectures.get(str(model).lower())
 
 
-def server_bounds(
+def server_envelope(
     architecture: Architecture,
     hardware: Hardware,
     *,
@@ -251,7 +251,7 @@ def server_bounds(
     e2el_mean_ms: float | None = None,
     ttft_mean_ms: float | None = None,
     tpot_mean_ms: float | None = None,
-) -> Bounds:
+) -> Envelope:
     """The bounds of one server at a level's mean tokens and latencies (module docstring)."""
     missing = []
     if hardware.memory_gb is None:
@@ -263,14 +263,14 @@ def server_bounds(
     tp = tensor_parallel_size or gpu_count
     replicas = max(gpu_count // tp, 1)
     if hardware.memory_gb is None:
-        return Bounds(None, None, None, None, "no bound", unknown="; ".join(missing))
+        return Envelope(None, None, None, None, "no bound", unknown="; ".join(missing))
     free = tp * hardware.memory_gb * GIB - architecture.weight_bytes
     if free <= 0:
-        return Bounds(0.0, 0.0, 0.0, 0.0, "weights do not fit", fits=False)
+        return Envelope(0.0, 0.0, 0.0, 0.0, "weights do not fit", fits=False)
     per_token = architecture.kv_bytes_per_token
     kv_tokens = replicas * free / per_token
     if input_tokens is None or output_tokens is None:
-        return Bounds(kv_tokens, None, None, None, "no bound", unknown="; ".join(missing))
+        return Envelope(kv_tokens, None, None, None, "no bound", unknown="; ".join(missing))
     context = input_tokens + output_tokens / 2
     sequences = kv_tokens / context
     output_tps = None
@@ -288,11 +288,13 @@ def server_bounds(
         held_ms = tpot_mean_ms * (output_tokens - 1)
         basis = "TPOT x (output tokens - 1), E2EL unknown"
         rate = sequences / (held_ms / 1000)
-    return Bounds(kv_tokens, sequences, rate, output_tps, basis, unknown="; ".join(missing) or None)
+    return Envelope(
+        kv_tokens, sequences, rate, output_tps, basis, unknown="; ".join(missing) or None
+    )
 
 
 def level_flags(
-    bounds: Bounds,
+    bounds: Envelope,
     *,
     request_throughput_rps: float | None,
     output_throughput_tps: float | None,
