@@ -53,13 +53,20 @@ format: $(VENV)/.installed-dev
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
+# Tests in two parts: every test that may share the machine, on every core (pytest-xdist); then
+# those that measure time or take every core, alone (marked serial: tests/support/slow.py). Both
+# parts always run; the target fails if either does. WORKERS=1 runs the first part in one process.
+WORKERS ?= auto
 test: lint
-	$(BIN)/python -m pytest
+	@status=0; \
+	$(BIN)/python -m pytest -n $(WORKERS) -m 'not serial' || status=$$?; \
+	$(BIN)/python -m pytest -m serial || status=$$?; \
+	exit $$status
 
 # The loop while working: the engine (vLLM, torch), browser (Chromium), Ray cluster and AppTest
 # tests, and every test that starts a process, are marked slow (pytest -m slow runs only those).
 test-fast: lint
-	$(BIN)/python -m pytest -m 'not slow'
+	$(BIN)/python -m pytest -n $(WORKERS) -m 'not slow'
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .ruff_cache

@@ -212,6 +212,7 @@ def test_load_curves_show_each_pool_at_its_planned_load(monkeypatch, sample_ware
     charts = {c.key: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
     for metric in ("ttft", "tpot"):
         drawn = traces(charts[f"chart_pool_{metric}"])
+        assert len(result.recommended.pools) > 0  # a loop over nothing asserts nothing
         for pool in result.recommended.pools:
             label = f"{pool.traffic_class} on {pool.gpus_per_server}x {pool.gpu_model}"
             assert drawn[label]["x"], label  # the configuration's curve

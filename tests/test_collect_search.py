@@ -118,6 +118,7 @@ def test_every_rate_whose_p99_decides_is_run_twice_and_one_that_fell_behind_once
     by_rate: dict[float, list] = {}
     for level in outcome.levels:
         by_rate.setdefault(level.rate_rps, []).append(level)
+    assert len(by_rate) > 0  # a loop over nothing asserts nothing
     for rate, levels in by_rate.items():
         first, *again = levels
         assert [level.run for level in levels] == list(range(1, len(levels) + 1))

@@ -51,6 +51,7 @@ def test_the_rounding_cuts_cut_off_no_integer_plan():
         for servers in itertools.product(range(8), repeat=len(caps)):
             if sum(c * s for c, s in zip(caps, servers, strict=True)) >= demand - 1e-12:
                 points += 1
+                assert len(rows) > 0  # a loop over nothing asserts nothing
                 for row, lower in rows:
                     assert sum(c * servers[col] for col, c in row) >= lower - 1e-9
         cheapest = max(range(len(caps)), key=lambda j: caps[j])

@@ -196,6 +196,7 @@ def test_guidellm_reports_match_what_guidellm_printed(folder, version, printed):
         assert point.offered_rate_rps == pytest.approx(sent)
         apart = abs(sent - point.configured_rate_rps) > 0.05 * point.configured_rate_rps
         assert any("configured at" in note for note in point.notes) == apart
+    assert len(run.points) > 0  # a loop over nothing asserts nothing
     for point, shown in zip(run.points, printed, strict=True):
         assert point.completed == point.requests_sent == shown["completed"] and point.failed == 0
         assert point.duration_s == near(*shown["duration"])
@@ -205,6 +206,7 @@ def test_guidellm_reports_match_what_guidellm_printed(folder, version, printed):
         assert point.request_throughput_rps == pytest.approx(shown["rps"], rel=0.03, abs=0.05)
         assert point.output_throughput_tps == pytest.approx(16 * point.completed / point.duration_s)
         for ours in ("ttft", "tpot"):  # GuideLLM's "ITL" is our TPOT
+            assert len(shown[ours]) > 0  # a loop over nothing asserts nothing
             for stat, value in shown[ours].items():
                 assert getattr(point, f"{ours}_{stat}_ms") == near(value, 1), (ours, stat)
         if "e2el_mean_s" in shown:
@@ -396,6 +398,7 @@ def test_vllm_bench_serve_appended_results_match_what_it_printed():
         (4.0, 3.98, 31.81, 159.83, (18.83, 16.80, 56.33), 6.12, 6.54),
         (8.0, 7.93, 63.44, 318.79, (14.36, 10.24, 75.06), 2.23, 2.23),
     ]
+    assert len(run.points) > 0  # a loop over nothing asserts nothing
     for point, (rate, rps, out, total, ttft, tpot, itl) in zip(run.points, printed, strict=True):
         # the rate it was asked for, and the rate its start_times say it really sent at
         assert (point.configured_rate_rps, point.burstiness, point.completed) == (rate, 1.0, 20)

@@ -105,6 +105,7 @@ def test_program_optimum_equals_exhaustive_search(instance):
             x for x, p in zip(solution.rates, pools, strict=True) if p.capacity.traffic_class == k
         ]
         assert sum(carried) == pytest.approx(rate, rel=1e-6)
+    assert len(solution.servers) > 0  # a loop over nothing asserts nothing
     for y, x, p in zip(solution.servers, solution.rates, pools, strict=True):
         assert x <= y * p.capacity.capacity_rps + 1e-6
 

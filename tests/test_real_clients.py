@@ -128,6 +128,7 @@ def test_the_tools_own_throughput_and_p99_ttft_level_by_level(warehouse, folder)
     # paired by P99 TTFT, which orders the levels alike in both
     stored = sorted((row["ttft_p99_ms"], row["request_throughput_rps"]) for row in rows)
     expected = sorted((level["ttft_p99_ms"], level["throughput_rps"]) for level in own)
+    assert len(stored) > 0  # a loop over nothing asserts nothing
     for (ttft, rps), (their_ttft, their_rps) in zip(stored, expected, strict=True):
         if not folder.startswith("guidellm"):  # GuideLLM's rate is a time average; ours is
             assert rps == pytest.approx(their_rps, rel=0.01)  # completed / its duration

@@ -37,6 +37,7 @@ def test_azure_trace_gives_classes_with_rates_lengths_and_burstiness(traces, tra
     assert short["input_tokens"]["p99"] <= median < long["input_tokens"]["p50"]
     # rates: requests per covered second, hour by hour, add up to the log's requests
     start, end = pd.Timestamp(result["workload"]["start"]), pd.Timestamp(result["workload"]["end"])
+    assert len(stats) > 0  # a loop over nothing asserts nothing
     for s in stats:
         assert s["hours_covered"] == sorted({start.hour, end.hour})
         first = start.floor("h") + pd.Timedelta(hours=1)
@@ -47,6 +48,7 @@ def test_azure_trace_gives_classes_with_rates_lengths_and_burstiness(traces, tra
         counted = sum(s["hourly_rps"][h] * seconds[h] for h in s["hours_covered"])
         assert counted == pytest.approx(s["requests"], rel=1e-4)
         assert s["burstiness"] >= 1.0
+    assert len(result["classes"]) > 0  # a loop over nothing asserts nothing
     for entry in result["classes"]:
         traffic = TrafficClass.model_validate(entry)  # a scenario's class as it stands
         assert traffic.burstiness == entry["burstiness"]
