@@ -2,7 +2,7 @@
 
 Safe by default for a server: headless (Streamlit asks nothing on stdin, so systemd, docker and
 nohup can start it), listening on 127.0.0.1 only, and with `--read-only` a deployment others
-reach can neither upload nor delete runs. Login is left to a reverse proxy (README).
+reach can neither upload nor delete runs. Login is left to a reverse proxy (docs/deployment.md).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--address",
         default="127.0.0.1",
         help="the address to listen on (default 127.0.0.1: this machine only; 0.0.0.0 = every "
-        "interface: put a login in front of it, see the README)",
+        "interface: put a login in front of it, see docs/deployment.md)",
     )
     app.add_argument(
         "--read-only",

@@ -62,7 +62,7 @@ def fleet_view(plan: Plan) -> pd.DataFrame:
             "Servers": p.servers,
             "GPUs": p.gpus,
             "Rate (req/s)": _sig(p.rate_rps),
-            # utilisation is the rate over the servers' full capacity (README, "One basis per
+            # utilisation is the rate over the servers' full capacity (docs/plan.md, "One basis per
             # figure"): that capacity beside it, the planned one (after the ceiling) apart
             "Full capacity/server (req/s)": _sig(p.full_capacity_rps_per_server),
             "Utilisation (%)": _fixed(p.utilization * 100, 1),

@@ -193,7 +193,7 @@ Objective = Literal["cost", "carbon"] | CarbonPrice
 CapacityRule = Literal["model", "measured"]
 CapacityAt = Literal["low", "mid", "high"]
 # Servers planned to carry at most 80 % of their capacity: room for traffic that bursts above its
-# planned peak and for the capacity model's error (README, "The utilisation ceiling").
+# planned peak and for the capacity model's error (docs/plan.md, "The utilisation ceiling").
 DEFAULT_HEADROOM = 0.8
 
 
