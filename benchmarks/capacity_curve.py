@@ -122,7 +122,7 @@ def live_series() -> list[tuple[str, tuple, pd.DataFrame]]:
     """fleetplan's own runs of the real clients against the CPU vLLM server (committed in
     tests/fixtures/real_clients by benchmarks/real_clients.py): each output folder one series
     (rate sweeps 2/4/8/16 req/s asked, concurrency sweeps 1/4/16; 60 requests per level)."""
-    from fleetplan.warehouse.importers import ImportOptions
+    from fleetplan.warehouse.importers.base import ImportOptions
     from fleetplan.warehouse.ingest import ingest_paths
 
     real = ROOT / "tests" / "fixtures" / "real_clients"

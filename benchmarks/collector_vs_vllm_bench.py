@@ -28,7 +28,8 @@ sys.path.insert(0, str(ROOT))
 from benchmarks.inputs.tiny_model import build_tiny_llama, cpu_server_command  # noqa: E402
 from fleetplan.collectors.vllm_server import free_port, managed_server  # noqa: E402
 from fleetplan.core.contract import RunFile  # noqa: E402
-from fleetplan.warehouse.importers import FileInput, parse  # noqa: E402
+from fleetplan.warehouse.importers.base import FileInput  # noqa: E402
+from fleetplan.warehouse.importers.registry import parse  # noqa: E402
 
 VLLM_TOOL = textwrap.dedent("""
     import sys, time
@@ -218,7 +219,7 @@ def main() -> None:
 
 
 def _options():
-    from fleetplan.warehouse.importers import ImportOptions
+    from fleetplan.warehouse.importers.base import ImportOptions
 
     return ImportOptions(gpu="cpu", gpu_count=1)  # the file does not say what ran the server
 

@@ -35,7 +35,8 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.inputs.fuzzing import mutate, seed_files  # noqa: E402
 from fleetplan.core.errors import FleetplanError  # noqa: E402
-from fleetplan.warehouse.importers import FileInput, ImportOptions, parse  # noqa: E402
+from fleetplan.warehouse.importers.base import FileInput, ImportOptions  # noqa: E402
+from fleetplan.warehouse.importers.registry import parse  # noqa: E402
 
 OPTIONS = ImportOptions(gpu="rtx-4090", gpu_count=1)
 

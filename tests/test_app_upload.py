@@ -13,7 +13,8 @@ from benchmarks.inputs.vllm_results import make_result
 from fleetplan.core.contract import RUN_FILE_FORMAT, RunFile
 from fleetplan.services.upload_tables import RANDOM_TOKENS, UploadLabels
 from fleetplan.warehouse.db import ENV_VAR
-from fleetplan.warehouse.importers import FileInput, parse
+from fleetplan.warehouse.importers.base import FileInput
+from fleetplan.warehouse.importers.registry import parse
 from fleetplan.warehouse.queries import benchmark_points, sources
 from tests.support.pages import read_warehouse, seen
 from tests.support.paths import MAIN

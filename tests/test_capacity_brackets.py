@@ -22,7 +22,7 @@ from benchmarks.capacity_brackets import (
 from benchmarks.capacity_table import verdict
 from fleetplan.planner.curve.load_curve import fit_curve
 from fleetplan.warehouse.db import Warehouse
-from fleetplan.warehouse.importers import ImportOptions
+from fleetplan.warehouse.importers.base import ImportOptions
 from fleetplan.warehouse.ingest import ingest_paths
 from fleetplan.warehouse.queries import benchmark_points
 from tests.support.paths import ROOT

@@ -15,7 +15,8 @@ from benchmarks.inputs.shared_data import ionet_results_dir, tool_outputs_dir
 from benchmarks.inputs.vllm_results import make_result
 from fleetplan.core.errors import InputError
 from fleetplan.warehouse.consistency import agree, contradiction
-from fleetplan.warehouse.importers import FileInput, ImportOptions, parse
+from fleetplan.warehouse.importers.base import FileInput, ImportOptions
+from fleetplan.warehouse.importers.registry import parse
 from fleetplan.warehouse.preview import companion_pairs
 from tests.support.paths import ROOT
 

@@ -9,8 +9,9 @@ from fleetplan.core.errors import InputError
 from fleetplan.core.tabular import to_csv
 from fleetplan.warehouse.columns import CANONICAL_COLUMNS, LOAD_COLUMNS
 from fleetplan.warehouse.db import Warehouse
-from fleetplan.warehouse.importers import FileInput, parse
+from fleetplan.warehouse.importers.base import FileInput
 from fleetplan.warehouse.importers.csv_table import DERIVED, JUDGED
+from fleetplan.warehouse.importers.registry import parse
 from fleetplan.warehouse.ingest import ingest_paths
 from fleetplan.warehouse.preview import FileStatus
 from fleetplan.warehouse.queries import benchmark_points

@@ -16,7 +16,7 @@ import pytest
 from benchmarks.inputs.vllm_results import make_result
 from fleetplan.core.errors import InputError
 from fleetplan.core.strict import duplicate_key
-from fleetplan.warehouse.importers import ImportOptions
+from fleetplan.warehouse.importers.base import ImportOptions
 from fleetplan.warehouse.ingest import ingest_paths
 from fleetplan.warehouse.preview import FileStatus
 from fleetplan.warehouse.queries import benchmark_points

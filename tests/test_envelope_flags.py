@@ -17,7 +17,7 @@ from fleetplan.planner.scenario.scenario import Scenario
 from fleetplan.services.capacity import CapacityQuery, capacity_report
 from fleetplan.services.envelope import with_envelope_flags
 from fleetplan.services.planning import plan_from_warehouse
-from fleetplan.warehouse.importers import ImportOptions
+from fleetplan.warehouse.importers.base import ImportOptions
 from fleetplan.warehouse.ingest import ingest_paths
 from fleetplan.warehouse.preview import FileStatus
 from fleetplan.warehouse.queries import benchmark_points, gpu_catalog

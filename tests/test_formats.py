@@ -13,7 +13,8 @@ import pytest
 
 from benchmarks.inputs.shared_data import tool_outputs_dir
 from fleetplan.core.errors import InputError
-from fleetplan.warehouse.importers import FileInput, ImportOptions, parse
+from fleetplan.warehouse.importers.base import FileInput, ImportOptions
+from fleetplan.warehouse.importers.registry import parse
 from fleetplan.warehouse.ingest import ingest_paths
 from fleetplan.warehouse.preview import FileStatus
 from fleetplan.warehouse.queries import benchmark_points

@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 from benchmarks.inputs.fuzzing import PAIRS, SHARED, mutate, seed_files
 from fleetplan.core.errors import FleetplanError
 from fleetplan.warehouse.db import Warehouse
-from fleetplan.warehouse.importers import FileInput, ImportOptions, parse
+from fleetplan.warehouse.importers.base import FileInput, ImportOptions
+from fleetplan.warehouse.importers.registry import parse
 from fleetplan.warehouse.ingest import ingest_file
 from fleetplan.warehouse.preview import FileStatus
 from tests.support.files import table_snapshot

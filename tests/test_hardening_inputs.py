@@ -16,8 +16,9 @@ from fleetplan.cli import main
 from fleetplan.core.errors import FileTooLargeError, InputError
 from fleetplan.core.files import read_at_most
 from fleetplan.services.planning import load_scenario
-from fleetplan.warehouse.importers import FileInput, ImportOptions, parse
+from fleetplan.warehouse.importers.base import FileInput, ImportOptions
 from fleetplan.warehouse.importers.document import count_values
+from fleetplan.warehouse.importers.registry import parse
 from tests.support.files import write_json
 from tests.support.processes import fleetplan
 

@@ -10,7 +10,9 @@ import inspect
 import pytest
 
 from fleetplan.core.errors import InputError
-from fleetplan.warehouse.importers import FORMATS, ImportOptions, base, registry
+from fleetplan.warehouse.importers import base, registry
+from fleetplan.warehouse.importers.base import ImportOptions
+from fleetplan.warehouse.importers.registry import FORMATS
 from tests.support.paths import ROOT
 
 IMPORTERS = ROOT / "warehouse" / "importers"
@@ -45,9 +47,17 @@ def test_names_are_unique():
     assert len({f.IMPORTER for f in FORMATS}) == len(FORMATS)
 
 
+def _dotted(path) -> str:
+    """A module of the importers package by its dotted name (`genai_perf/export.py`:
+    fleetplan.warehouse.importers.genai_perf.export)."""
+    parts = [p for p in path.relative_to(IMPORTERS).with_suffix("").parts if p != "__init__"]
+    return ".".join([PACKAGE, *parts])
+
+
 def _imported_modules(path) -> set[str]:
     """The modules a file imports from (`from X import y`: X, or X.y where y is a module)."""
     modules = {p.stem for p in IMPORTERS.glob("*.py") if p.stem != "__init__"}
+    modules |= {p.name for p in IMPORTERS.iterdir() if (p / "__init__.py").exists()}
     found = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom) and node.module:
@@ -64,8 +74,12 @@ PACKAGE = "fleetplan.warehouse.importers"
 
 @pytest.mark.parametrize(
     "path",
-    sorted(p for p in IMPORTERS.glob("*.py") if p.stem not in ("__init__", "registry")),
-    ids=lambda p: p.stem,
+    sorted(
+        p
+        for p in IMPORTERS.rglob("*.py")
+        if p.relative_to(IMPORTERS).stem != "registry" and p != IMPORTERS / "__init__.py"
+    ),
+    ids=lambda p: _dotted(p).removeprefix(f"{PACKAGE}."),
 )
 def test_format_modules_never_import_the_package_or_the_registry(path):
     """The package imports the registry, which imports the formats: a format importing either
@@ -81,10 +95,10 @@ def test_format_modules_never_import_the_package_or_the_registry(path):
 def test_no_format_is_left_out_of_the_registry():
     import importlib
 
-    paths = sorted(IMPORTERS.glob("*.py"))
+    paths = sorted(IMPORTERS.rglob("*.py"))
     assert len(paths) > 0  # a loop over nothing asserts nothing
     for path in paths:
-        module = importlib.import_module(f"{PACKAGE}.{path.stem}".removesuffix(".__init__"))
+        module = importlib.import_module(_dotted(path))
         if isinstance(module, base.Format):
             assert module in FORMATS, f"{path.stem} looks like a format but is not registered"
 

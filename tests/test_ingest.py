@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.inputs.vllm_results import make_result
-from fleetplan.warehouse.importers import ImportOptions
+from fleetplan.warehouse.importers.base import ImportOptions
 from fleetplan.warehouse.ingest import expand, ingest_paths
 from fleetplan.warehouse.preview import FileStatus, preview_uploads
 from fleetplan.warehouse.queries import benchmark_points

@@ -16,7 +16,7 @@ from fleetplan.core.spread import judge_runs
 from fleetplan.planner.curve.levels import CurveLevel, saturation_of
 from fleetplan.planner.curve.load_curve import fit_curve
 from fleetplan.warehouse.db import Warehouse
-from fleetplan.warehouse.importers import ImportOptions
+from fleetplan.warehouse.importers.base import ImportOptions
 from fleetplan.warehouse.ingest import ingest_paths
 from fleetplan.warehouse.queries import benchmark_points
 from tests.support.paths import ROOT

@@ -14,7 +14,8 @@ import pytest
 
 from benchmarks.inputs.vllm_results import make_result
 from fleetplan.core.errors import FileTooLargeError, InputError
-from fleetplan.warehouse.importers import FileInput, ImportOptions, parse
+from fleetplan.warehouse.importers.base import FileInput, ImportOptions
+from fleetplan.warehouse.importers.registry import parse
 from tests.support.files import write_json
 
 

@@ -16,8 +16,10 @@ from benchmarks.inputs.fuzzing import seed_files
 from fleetplan.core.errors import InputError
 from fleetplan.planner import GpuFacts, Scenario, plan
 from fleetplan.warehouse.db import Warehouse
-from fleetplan.warehouse.importers import FileInput, ImportOptions, ml_energy, parse
+from fleetplan.warehouse.importers import ml_energy
+from fleetplan.warehouse.importers.base import FileInput, ImportOptions
 from fleetplan.warehouse.importers.document import read_document
+from fleetplan.warehouse.importers.registry import parse
 from fleetplan.warehouse.queries import benchmark_points
 from tests.support.planner_points import gpu, scenario
 

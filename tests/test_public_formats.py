@@ -16,7 +16,8 @@ from benchmarks.inputs.vllm_results import make_result
 from fleetplan.core.contract import EnergyMethod
 from fleetplan.core.errors import InputError, NotResultsError
 from fleetplan.core.gpus import gpu_count_in_label
-from fleetplan.warehouse.importers import FileInput, ImportOptions, parse
+from fleetplan.warehouse.importers.base import FileInput, ImportOptions
+from fleetplan.warehouse.importers.registry import parse
 from fleetplan.warehouse.ingest import ingest_paths
 from fleetplan.warehouse.preview import FileStatus
 from fleetplan.warehouse.queries import benchmark_points

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from fleetplan.warehouse.importers import ImportOptions
+from fleetplan.warehouse.importers.base import ImportOptions
 from fleetplan.warehouse.ingest import ingest_paths
 from fleetplan.warehouse.preview import FileStatus
 from fleetplan.warehouse.queries import benchmark_points

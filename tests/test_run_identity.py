@@ -14,7 +14,8 @@ from benchmarks.inputs.vllm_results import make_result
 from fleetplan.core.contract import RUN_FILE_FORMAT, RunFile
 from fleetplan.core.tabular import to_csv
 from fleetplan.warehouse.db import Warehouse
-from fleetplan.warehouse.importers import FileInput, ImportOptions, parse
+from fleetplan.warehouse.importers.base import FileInput, ImportOptions
+from fleetplan.warehouse.importers.registry import parse
 from fleetplan.warehouse.ingest import Outcome, ingest_file
 from fleetplan.warehouse.preview import FileStatus
 from fleetplan.warehouse.queries import benchmark_points

@@ -17,7 +17,7 @@ from fleetplan.core.load import judge_level, judge_point
 from fleetplan.core.stats import trend_z
 from fleetplan.planner.curve.load_curve import fit_curve
 from fleetplan.warehouse.db import Warehouse
-from fleetplan.warehouse.importers import ImportOptions
+from fleetplan.warehouse.importers.base import ImportOptions
 from fleetplan.warehouse.ingest import ingest_paths
 from fleetplan.warehouse.queries import benchmark_points
 from tests.support.paths import ROOT

@@ -25,7 +25,8 @@ from fleetplan.services.upload_tables import (
     summary_row,
     unlabelled_runs,
 )
-from fleetplan.warehouse.importers import FileInput, ImportOptions, parse
+from fleetplan.warehouse.importers.base import FileInput, ImportOptions
+from fleetplan.warehouse.importers.registry import parse
 from fleetplan.warehouse.ingest import ingest_parsed
 from fleetplan.warehouse.labels import SYNTHETIC, label_traffic
 from fleetplan.warehouse.preview import FileStatus, preview_uploads

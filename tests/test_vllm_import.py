@@ -11,7 +11,8 @@ import pytest
 from benchmarks.inputs.vllm_results import dumps_appended, make_result
 from fleetplan.core.contract import StatsSource
 from fleetplan.core.errors import InputError, UnknownFormatError
-from fleetplan.warehouse.importers import FileInput, ImportOptions, parse
+from fleetplan.warehouse.importers.base import FileInput, ImportOptions
+from fleetplan.warehouse.importers.registry import parse
 
 
 def parse_bytes(data: bytes, name: str = "result.json", **options):

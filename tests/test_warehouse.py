@@ -10,7 +10,8 @@ import pytest
 from fleetplan.core.contract import LATENCY_FIELDS, Point
 from fleetplan.core.errors import WarehouseBusyError, WarehouseError
 from fleetplan.warehouse.db import ENV_VAR, Warehouse, resolve_path
-from fleetplan.warehouse.importers import FileInput, parse
+from fleetplan.warehouse.importers.base import FileInput
+from fleetplan.warehouse.importers.registry import parse
 from fleetplan.warehouse.migrations import MIGRATIONS
 from fleetplan.warehouse.store import SourceFile, delete_source, store_runs
 from tests.support.files import table_snapshot

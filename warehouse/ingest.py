@@ -13,7 +13,8 @@ from pathlib import Path
 
 from fleetplan.core.errors import NotResultsError, WarehouseError
 from fleetplan.warehouse.db import Warehouse
-from fleetplan.warehouse.importers import FileInput, ImportOptions, ParsedFile, read_file
+from fleetplan.warehouse.importers.base import FileInput, ImportOptions, ParsedFile
+from fleetplan.warehouse.importers.registry import read_file
 from fleetplan.warehouse.preview import (
     FileStatus,
     Loader,

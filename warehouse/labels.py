@@ -10,8 +10,7 @@ from dataclasses import replace
 
 from fleetplan.core.errors import InputError
 from fleetplan.core.text import plain_name
-from fleetplan.warehouse.importers import ImportOptions, ParsedFile
-from fleetplan.warehouse.importers.base import resolve
+from fleetplan.warehouse.importers.base import ImportOptions, ParsedFile, resolve
 
 SYNTHETIC = "synthetic"
 # The server's free label (`Run.variant`, `--variant`) is filled the same way: where a run has

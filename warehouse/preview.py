@@ -28,9 +28,9 @@ from pathlib import PurePath
 
 from fleetplan.core.errors import InputError, NotResultsError, WarehouseError
 from fleetplan.warehouse.db import Warehouse
-from fleetplan.warehouse.importers import FileInput, ImportOptions, ParsedFile, parse
+from fleetplan.warehouse.importers.base import FileInput, ImportOptions, ParsedFile
 from fleetplan.warehouse.importers.inference_perf import STAGE_NAME
-from fleetplan.warehouse.importers.registry import refuse_large
+from fleetplan.warehouse.importers.registry import parse, refuse_large
 from fleetplan.warehouse.labels import label_traffic
 from fleetplan.warehouse.store import find_source, runs_present
 

@@ -16,7 +16,8 @@ from pathlib import Path
 from fleetplan.core.contract import RUN_FILE_FORMAT, Provenance, RunFile
 from fleetplan.core.paths import sample_data_dir
 from fleetplan.warehouse.db import Warehouse
-from fleetplan.warehouse.importers import FileInput, ImportOptions, parse
+from fleetplan.warehouse.importers.base import FileInput, ImportOptions
+from fleetplan.warehouse.importers.registry import parse
 from fleetplan.warehouse.ingest import Outcome, ingest_paths
 from fleetplan.warehouse.reference import load_reference
 

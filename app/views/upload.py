@@ -24,7 +24,7 @@ from fleetplan.services.upload_tables import (
     summary_row,
     unlabelled_runs,
 )
-from fleetplan.warehouse.importers import ImportOptions, ParsedFile
+from fleetplan.warehouse.importers.base import ImportOptions, ParsedFile
 from fleetplan.warehouse.ingest import ingest_parsed
 from fleetplan.warehouse.preview import FileStatus, Preview, preview_rows, preview_uploads
 from fleetplan.warehouse.store import delete_source

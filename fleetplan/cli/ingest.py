@@ -56,7 +56,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from fleetplan.warehouse.db import Warehouse
-    from fleetplan.warehouse.importers import ImportOptions
+    from fleetplan.warehouse.importers.base import ImportOptions
     from fleetplan.warehouse.ingest import ingest_paths
 
     options = ImportOptions(

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from fleetplan.core.contract import Run
-from fleetplan.warehouse.importers import ImportOptions
+from fleetplan.warehouse.importers.base import ImportOptions
 from fleetplan.warehouse.labels import SYNTHETIC
 from fleetplan.warehouse.preview import FileStatus, Preview
 from fleetplan.warehouse.queries import configuration_label

@@ -15,7 +15,8 @@ Azure traces' are UTC).
 - Burstiness of an hour: its peak 1-minute rate (requests in the busiest whole minute / 60 s) over
   its mean rate; a class's is the highest of its hours'. `burstiness` in a class tells the planner
   how far above its hourly rate a class may run within the hour; with the scenario's
-  `plan_bursts: true` the planner serves that rate (docs/day-and-availability.md, "Workload from a trace").
+  `plan_bursts: true` the planner serves that rate (docs/day-and-availability.md, "Workload from a
+  trace").
 """
 
 from __future__ import annotations

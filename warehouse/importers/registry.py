@@ -16,7 +16,6 @@ from fleetplan.warehouse.consistency import check_runs
 from fleetplan.warehouse.importers import (
     csv_table,
     fleetplan_json,
-    genai_perf,
     guidellm,
     inference_perf,
     inferencex,
@@ -32,6 +31,7 @@ from fleetplan.warehouse.importers.base import (
     ParsedFile,
 )
 from fleetplan.warehouse.importers.document import Document, read_document, unpack
+from fleetplan.warehouse.importers.genai_perf import export as genai_perf
 from fleetplan.warehouse.importers.offered import rate_notes
 
 # Tried in this order on the file's content; the first whose `detect` says yes reads it.

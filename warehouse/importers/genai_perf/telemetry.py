@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from fleetplan.warehouse.importers.base import finite
-from fleetplan.warehouse.importers.genai_perf_metrics import Metric
+from fleetplan.warehouse.importers.genai_perf.metrics import Metric
 
 # AIPerf names them after its DCGM mapping (energy in MJ); older and forked exporters prefix them.
 _ENERGY_NAMES = ("energy_consumption", "nvidia_energy_consumption", "nvidia_total_gpu_energy")

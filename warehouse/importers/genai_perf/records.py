@@ -13,7 +13,7 @@ from fleetplan.core.errors import InputError
 from fleetplan.core.stats import RequestTimings
 from fleetplan.warehouse.importers.base import ImportOptions, build, finite
 from fleetplan.warehouse.importers.document import companion_values
-from fleetplan.warehouse.importers.genai_perf_metrics import TO_MS, is_request_record
+from fleetplan.warehouse.importers.genai_perf.metrics import TO_MS, is_request_record
 
 REQUESTS_FILE = "profile_export.jsonl"
 _NAMES = (

@@ -35,15 +35,15 @@ from fleetplan.warehouse.importers.base import (
     model_name,
 )
 from fleetplan.warehouse.importers.document import Document
-from fleetplan.warehouse.importers.genai_perf_metrics import (
+from fleetplan.warehouse.importers.genai_perf.metrics import (
     TO_MS,
     TO_S,
     Metric,
     is_request_record,
     summary_metrics,
 )
-from fleetplan.warehouse.importers.genai_perf_records import REQUESTS_FILE, from_records
-from fleetplan.warehouse.importers.genai_perf_telemetry import Telemetry, telemetry
+from fleetplan.warehouse.importers.genai_perf.records import REQUESTS_FILE, from_records
+from fleetplan.warehouse.importers.genai_perf.telemetry import Telemetry, telemetry
 from fleetplan.warehouse.importers.offered import send_rate
 
 IMPORTER = "genai-perf-aiperf"
