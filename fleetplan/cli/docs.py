@@ -308,7 +308,7 @@ def formats_section() -> Iterator[str]:
         "[import.md](import.md). In short, fleetplan reads " + READS + "."
     )
     for format_ in FORMATS:
-        module = format_.__name__.rpartition(".")[2]
+        module = format_.__name__.removeprefix("fleetplan.warehouse.importers.").replace(".", "/")
         doc = _what_it_reads(format_.__doc__ or "")
         path = f"../warehouse/importers/{module}.py"
         yield ""
