@@ -192,8 +192,8 @@ def test_default_plan_matches_the_command_line(cli, monkeypatch, sample_warehous
         tmp_path / "plan.json",
         check=True,
     )
-    cli = json.loads((tmp_path / "plan.json").read_text())
-    monthly = cli["recommended"]["totals"]["monthly_cost_usd"]
+    planned = json.loads((tmp_path / "plan.json").read_text())
+    monthly = planned["recommended"]["totals"]["monthly_cost_usd"]
     assert metrics["Cost per month"] == f"${monthly:,.0f}"
     assert "Recommended fleet" in done.stdout
     assert any("runs on" in md.value for md in at.markdown)  # the explanation

@@ -158,11 +158,11 @@ def test_the_page_and_the_command_line_plan_every_scenario_file_alike(
             tmp_path / f"{name}.plan.json",
             check=True,
         )
-        cli = json.loads((tmp_path / f"{name}.plan.json").read_text())
-        cli.pop("inputs")  # what the plan rests on, exported beside it (tests/test_exports.py)
+        planned = json.loads((tmp_path / f"{name}.plan.json").read_text())
+        planned.pop("inputs")  # what the plan rests on, exported beside it (tests/test_exports.py)
         page = on_the_page[name]
-        assert page["model"].endswith(cli["model"])  # the file may name the model short
-        assert {**page, "model": cli["model"]} == cli, name
+        assert page["model"].endswith(planned["model"])  # the file may name the model short
+        assert {**page, "model": planned["model"]} == planned, name
 
 
 def test_runs_without_a_dataset_label_do_not_stop_the_plan(
