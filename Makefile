@@ -59,14 +59,14 @@ format: $(VENV)/.installed-dev
 WORKERS ?= auto
 test: lint
 	@status=0; \
-	$(BIN)/python -m pytest -n $(WORKERS) -m 'not serial' || status=$$?; \
+	$(BIN)/python -m pytest -n $(WORKERS) --dist loadgroup -m 'not serial' || status=$$?; \
 	$(BIN)/python -m pytest -m serial || status=$$?; \
 	exit $$status
 
 # The loop while working: the engine (vLLM, torch), browser (Chromium), Ray cluster and AppTest
 # tests, and every test that starts a process, are marked slow (pytest -m slow runs only those).
 test-fast: lint
-	$(BIN)/python -m pytest -n $(WORKERS) -m 'not slow'
+	$(BIN)/python -m pytest -n $(WORKERS) --dist loadgroup -m 'not slow'
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .ruff_cache

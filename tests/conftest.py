@@ -135,12 +135,21 @@ def stream_server():
         yield start
 
 
-@pytest.fixture
-def browser_page():
-    """A page in a fresh headless Chromium at 1440x900 (tests/support/browser.py)."""
-    from tests.support.browser import browser_page as open_browser
+@pytest.fixture(scope="session")
+def chromium_browser():
+    """One headless Chromium for the session (each test gets a context of its own)."""
+    from tests.support.browser import chromium_browser as launch
 
-    with open_browser() as page:
+    with launch() as browser:
+        yield browser
+
+
+@pytest.fixture
+def browser_page(chromium_browser):
+    """A page at 1440x900 in a fresh browser context (tests/support/browser.py)."""
+    from tests.support.browser import browser_page as open_page
+
+    with open_page(chromium_browser) as page:
         yield page
 
 
@@ -158,10 +167,11 @@ def fresh_caches():
     gc.collect()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def ray_cluster():
     """A real local Ray cluster: a head and one worker node per GPU type in
-    tests/support/ray_campaign.TYPES, each declaring that type as a resource (no GPU here)."""
+    tests/support/ray_campaign.TYPES, each declaring that type as a resource (no GPU here). One
+    for the session: the Ray modules run on one xdist worker (their `xdist_group`)."""
     ray = pytest.importorskip("ray", reason="Ray is the cluster extra: pip install -e '.[cluster]'")
     if os.environ.get("CI"):  # in CI the extra is installed by `make test`: never skip there
         assert ray is not None

@@ -79,6 +79,7 @@ def test_an_input_survives_another_page_and_a_reload(dashboard_url, browser_page
     assert headroom(fresh).get_attribute("aria-valuetext") == "0.30"
     assert headline(fresh) == changed
     screenshot(fresh, "state-3-from-the-link.png", full_page=False)
+    fresh.close()  # its own context, in the session's browser
 
 
 def test_a_broken_link_shows_the_default_plan_and_says_why(dashboard_url, browser_page):

@@ -36,17 +36,32 @@ def chromium() -> str:
 
 
 @contextmanager
-def browser_page(viewport: dict[str, int] | None = None) -> Iterator:
-    """A Playwright page in a fresh headless Chromium (1440x900 unless told), downloads on."""
+def chromium_browser() -> Iterator:
+    """A headless Chromium driven by Playwright, for as long as the block runs."""
     from playwright.sync_api import sync_playwright
 
     executable = chromium()
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
         try:
-            yield browser.new_page(viewport=viewport or VIEWPORT, accept_downloads=True)
+            yield browser
         finally:
             browser.close()
+
+
+@contextmanager
+def browser_page(browser=None, viewport: dict[str, int] | None = None) -> Iterator:
+    """A Playwright page (1440x900 unless told, downloads on) in a context of its own: no
+    cookie, storage or cache of another page's; in `browser`, else in a fresh Chromium."""
+    if browser is None:
+        with chromium_browser() as fresh, browser_page(fresh, viewport) as page:
+            yield page
+        return
+    context = browser.new_context(viewport=viewport or VIEWPORT, accept_downloads=True)
+    try:
+        yield context.new_page()
+    finally:
+        context.close()
 
 
 # Streamlit marks its app element with the script's state ("running" while a run is under way,

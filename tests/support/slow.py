@@ -26,28 +26,22 @@ import pytest
 PROCESS_FIXTURES = frozenset({"stream_server", "dashboard_url", "browser_page", "ray_cluster"})
 
 # Modules that run alone, after the parallel part (`make test`: `pytest -n auto -m "not serial"`,
-# then `pytest -m serial`): what they measure is time itself, or they take every core, so that a
-# neighbour on the other core would change their answer. The vLLM engine on CPU (a client starved
-# of CPU reads many tokens at once: a stream that looks buffered), a Ray cluster, the browsers
-# (a Chromium and a dashboard each), and the clients' timings against the test servers.
+# then `pytest -m serial`): what they measure is time itself, so that a neighbour on the other
+# core would change their answer. The vLLM engine on CPU (its API server, starved of CPU, merges a
+# stream's tokens into one chunk: a stream that looks buffered), the clients' timings against the
+# test servers, and kill -9 and lock waits that run out.
 SERIAL_MODULES = frozenset(
     {
         "test_collect_engines",  # the vLLM engine
-        "test_ray_campaign",  # a Ray cluster
-        "test_ray_hardening",
-        "test_browser",  # Chromium and a dashboard
-        "test_browser_benchmarks",
-        "test_browser_hardening",
-        "test_browser_plan_day",
-        "test_browser_plan_results",
-        "test_browser_state",
-        "test_browser_upload",
         "test_collect_stream",  # the client's timings, to the millisecond
         "test_collect_search",  # a capacity search against the test server's knee
         "test_collect_interrupt",  # Ctrl-C between levels
         "test_durability",  # kill -9 mid-ingest, and a wait that runs out
     }
 )
+# Modules whose tests share one expensive fixture of the session: run on one xdist worker
+# (`--dist loadgroup`), so that the fixture is made once, not once per worker.
+GROUPS = {"test_ray_campaign": "ray", "test_ray_hardening": "ray"}
 
 
 def starters() -> tuple[object, ...]:
@@ -114,13 +108,16 @@ def calls_a_starter(function: object, known: tuple[object, ...]) -> bool:
 
 
 def mark_process_tests(items: list[pytest.Item]) -> None:
-    """Mark `slow` each test that starts a process (see the module's docstring), and `serial`
-    (and `slow`) each test of the `SERIAL_MODULES`."""
+    """Mark `slow` each test that starts a process (see the module's docstring), `serial` (and
+    `slow`) each test of the `SERIAL_MODULES`, and the `GROUPS`' tests with their xdist group."""
     known = starters()
     for item in items:
-        if item.module is not None and item.module.__name__.rsplit(".", 1)[-1] in SERIAL_MODULES:
+        module = item.module.__name__.rsplit(".", 1)[-1] if item.module is not None else ""
+        if module in SERIAL_MODULES:
             item.add_marker(pytest.mark.serial)
             item.add_marker(pytest.mark.slow)
+        if module in GROUPS:
+            item.add_marker(pytest.mark.xdist_group(GROUPS[module]))
         if item.get_closest_marker("slow") or not isinstance(item, pytest.Function):
             continue
         fixtures = item._fixtureinfo.name2fixturedefs  # the fixtures it uses, with theirs
