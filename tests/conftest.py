@@ -135,9 +135,11 @@ def stream_server():
         yield start
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def chromium_browser():
-    """One headless Chromium for the session (each test gets a context of its own)."""
+    """One headless Chromium for a module's tests, each in a context of its own. Not for the
+    session: Playwright's sync API keeps an event loop running in the thread while it is open,
+    and a command run in-process (`cli`) that calls asyncio.run() would meet it."""
     from tests.support.browser import chromium_browser as launch
 
     with launch() as browser:
@@ -167,11 +169,12 @@ def fresh_caches():
     gc.collect()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def ray_cluster():
     """A real local Ray cluster: a head and one worker node per GPU type in
     tests/support/ray_campaign.TYPES, each declaring that type as a resource (no GPU here). One
-    for the session: the Ray modules run on one xdist worker (their `xdist_group`)."""
+    per module (a test adds and removes nodes; Ray remembers them a while), and the Ray modules
+    run on one xdist worker (their `xdist_group`): never two clusters at once."""
     ray = pytest.importorskip("ray", reason="Ray is the cluster extra: pip install -e '.[cluster]'")
     if os.environ.get("CI"):  # in CI the extra is installed by `make test`: never skip there
         assert ray is not None

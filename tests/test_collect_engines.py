@@ -90,7 +90,7 @@ def test_openai_backend_against_a_real_vllm_server(vllm_url, tiny_model, tmp_pat
         # queues requests behind a starved API server, whose streams then come in one chunk
         "inf,2,4",
         "--num-requests",
-        16,
+        8,
         "--out",
         tmp_path / "runs",
         "--gpu",
@@ -107,7 +107,7 @@ def test_openai_backend_against_a_real_vllm_server(vllm_url, tiny_model, tmp_pat
     rates = [p.offered_rate_rps for p in run.points]
     assert rates == sorted(rates) and rates[-1] == float("inf")
     for point in run.points:
-        assert point.completed == 16 and point.failed == 0 and point.complete
+        assert point.completed == 8 and point.failed == 0 and point.complete
         assert point.input_tokens_mean == 48 and point.output_tokens_mean == STREAM_TOKENS
         assert set(point.requests.output_tokens) == {STREAM_TOKENS}
     with Warehouse.open(warehouse, read_only=True) as wh:

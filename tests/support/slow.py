@@ -29,19 +29,29 @@ PROCESS_FIXTURES = frozenset({"stream_server", "dashboard_url", "browser_page", 
 # then `pytest -m serial`): what they measure is time itself, so that a neighbour on the other
 # core would change their answer. The vLLM engine on CPU (its API server, starved of CPU, merges a
 # stream's tokens into one chunk: a stream that looks buffered), the clients' timings against the
-# test servers, and kill -9 and lock waits that run out.
+# test servers.
 SERIAL_MODULES = frozenset(
     {
         "test_collect_engines",  # the vLLM engine
         "test_collect_stream",  # the client's timings, to the millisecond
         "test_collect_search",  # a capacity search against the test server's knee
         "test_collect_interrupt",  # Ctrl-C between levels
-        "test_durability",  # kill -9 mid-ingest, and a wait that runs out
     }
 )
-# Modules whose tests share one expensive fixture of the session: run on one xdist worker
-# (`--dist loadgroup`), so that the fixture is made once, not once per worker.
-GROUPS = {"test_ray_campaign": "ray", "test_ray_hardening": "ray"}
+# Modules run on one xdist worker (`--dist loadgroup`): the Ray modules, each with a cluster of
+# its own, never two clusters at once; each browser module with one Chromium, not one a worker.
+GROUPS = {"test_ray_campaign": "ray", "test_ray_hardening": "ray"} | {
+    name: name
+    for name in (
+        "test_browser",
+        "test_browser_benchmarks",
+        "test_browser_hardening",
+        "test_browser_plan_day",
+        "test_browser_plan_results",
+        "test_browser_state",
+        "test_browser_upload",
+    )
+}
 
 
 def starters() -> tuple[object, ...]:
