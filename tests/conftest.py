@@ -117,6 +117,16 @@ def dashboard_url(sample_warehouse_path: Path) -> Iterator[str]:
         yield url
 
 
+@pytest.fixture(scope="module")
+def shared_dashboard_url(sample_warehouse_template: Path, tmp_path_factory) -> Iterator[str]:
+    """`fleetplan app` serving a copy of the sample warehouse for a module's tests, each in a
+    browser context (a Streamlit session) of its own: for tests that change no data."""
+    path = tmp_path_factory.mktemp("dashboard") / "sample.duckdb"
+    shutil.copyfile(sample_warehouse_template, path)
+    with served_dashboard(path) as (url, _):
+        yield url
+
+
 STREAM_SERVER = ROOT / "benchmarks" / "inputs" / "stream_server.py"
 
 
@@ -197,3 +207,11 @@ def cli():
     from tests.support.cli import run_cli
 
     return run_cli
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tmp_path_factory) -> Path:
+    """A tiny random-weight Llama and its tokenizer (benchmarks/inputs/tiny_model.py)."""
+    from benchmarks.inputs.tiny_model import build_tiny_llama
+
+    return build_tiny_llama(tmp_path_factory.mktemp("tiny-llama"))

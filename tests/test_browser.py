@@ -23,12 +23,12 @@ PAGES = {
 }
 
 
-def test_every_page_renders_in_a_real_browser(dashboard_url, browser_page):
+def test_every_page_renders_in_a_real_browser(shared_dashboard_url, browser_page):
     """Every page at 1440x900, screenshots in test-artifacts/page-*.png: the whole page, and what
     shows before any scrolling."""
     assert len(PAGES) > 0  # a loop over nothing asserts nothing
     for path, title in PAGES.items():
-        browser_page.goto(f"{dashboard_url}/{path}")
+        browser_page.goto(f"{shared_dashboard_url}/{path}")
         wait_rendered(browser_page, title)
         assert browser_page.locator("[data-testid='stException']").count() == 0, path
         screenshot(browser_page, f"page-{path or 'plan'}.png")
@@ -46,10 +46,10 @@ COUNT_RUNS = """() => {
 
 
 def test_plan_runs_and_its_csv_download_is_the_clis(
-    cli, dashboard_url, browser_page, tmp_path, sample_warehouse_path
+    cli, shared_dashboard_url, browser_page, tmp_path, sample_warehouse_path
 ):
     page = browser_page
-    page.goto(dashboard_url)
+    page.goto(shared_dashboard_url)
     wait_rendered(page, "Plan a fleet")
     page.get_by_text("Cost per month").first.wait_for()
     page.evaluate(COUNT_RUNS)
@@ -120,7 +120,7 @@ def test_plan_runs_and_its_csv_download_is_the_clis(
     screenshot(page, "plan-tighter.png")
 
 
-def test_the_load_curves_are_drawn_in_a_real_browser(dashboard_url, browser_page):
+def test_the_load_curves_are_drawn_in_a_real_browser(shared_dashboard_url, browser_page):
     """The Benchmarks page's curves and the Plan page's pools on them, as a user sees them."""
     page = browser_page
     ARTIFACTS.mkdir(exist_ok=True)
@@ -128,7 +128,7 @@ def test_the_load_curves_are_drawn_in_a_real_browser(dashboard_url, browser_page
         ("benchmarks", "Benchmarks", "Latency vs load", "benchmarks-latency-vs-load.png"),
         ("", "Plan a fleet", "Load curves", "plan-load-curves.png"),
     ):
-        page.goto(f"{dashboard_url}/{path}")
+        page.goto(f"{shared_dashboard_url}/{path}")
         wait_rendered(page, title)
         page.get_by_role("tab", name=tab).click()
         panel = page.get_by_role("tabpanel", name=tab)

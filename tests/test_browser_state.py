@@ -36,9 +36,9 @@ def headline(page) -> list[str]:
     return values.all_inner_texts()
 
 
-def test_an_input_survives_another_page_and_a_reload(dashboard_url, browser_page):
+def test_an_input_survives_another_page_and_a_reload(shared_dashboard_url, browser_page):
     page = browser_page
-    page.goto(dashboard_url)
+    page.goto(shared_dashboard_url)
     wait_rendered(page, PLAN)
     default = headline(page)
     handle = headroom(page)
@@ -82,20 +82,20 @@ def test_an_input_survives_another_page_and_a_reload(dashboard_url, browser_page
     fresh.close()  # its own context, in the session's browser
 
 
-def test_a_broken_link_shows_the_default_plan_and_says_why(dashboard_url, browser_page):
+def test_a_broken_link_shows_the_default_plan_and_says_why(shared_dashboard_url, browser_page):
     page = browser_page
-    page.goto(f"{dashboard_url}/?s=1.broken")
+    page.goto(f"{shared_dashboard_url}/?s=1.broken")
     wait_rendered(page, PLAN)
     page.get_by_text("link holds no plan that can be read").first.wait_for(timeout=10_000)
     assert headroom(page).get_attribute("aria-valuetext") == "0.80"
     assert page.locator("[data-testid='stException']").count() == 0
 
 
-def test_a_table_edit_and_a_region_survive_another_page(dashboard_url, browser_page):
+def test_a_table_edit_and_a_region_survive_another_page(shared_dashboard_url, browser_page):
     """The issue's own steps: the chat rate set to 20 in the Traffic classes table, a region
     preset applied; Benchmarks and back: 20 again, the region still chosen and described."""
     page = browser_page
-    page.goto(dashboard_url)
+    page.goto(shared_dashboard_url)
     wait_rendered(page, PLAN)
     classes = page.locator("[data-testid='stDataFrame']").first
     box = classes.bounding_box()
@@ -150,13 +150,15 @@ def gpu_price_cell(page) -> tuple[float, float]:
     return box["x"] + 33 + 85 + 59, box["y"] + 52
 
 
-def test_an_edit_typed_while_the_page_reruns_stays_where_it_was_typed(dashboard_url, browser_page):
+def test_an_edit_typed_while_the_page_reruns_stays_where_it_was_typed(
+    shared_dashboard_url, browser_page
+):
     """The issue's case: a price typed into the GPU table and a region preset's Apply while the
     page re-runs for it. The restart renewed every table (new keys), rebuilding the grid under
     the cursor; now only the Sites table is renewed, and the Site selector stays on the site the
     preset was applied to (it went back to the first)."""
     page = browser_page
-    page.goto(dashboard_url)
+    page.goto(shared_dashboard_url)
     wait_rendered(page, PLAN)
     page.wait_for_function("() => location.search.includes('s=')", timeout=60_000)
     wait_rendered(page, PLAN)

@@ -88,6 +88,7 @@ def exhaustive(pools, demand, max_gpus):
     return float(total_cost[ok].min()) if ok.any() else None
 
 
+@pytest.mark.slow  # solves 60 programs and their exhaustive searches: about 10 s
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(instances())
 def test_program_optimum_equals_exhaustive_search(instance):

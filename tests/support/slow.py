@@ -23,7 +23,9 @@ from collections.abc import Iterable
 import pytest
 
 # Fixtures that start a process: a test server, the dashboard, a browser, a Ray cluster.
-PROCESS_FIXTURES = frozenset({"stream_server", "dashboard_url", "browser_page", "ray_cluster"})
+PROCESS_FIXTURES = frozenset(
+    {"stream_server", "dashboard_url", "shared_dashboard_url", "browser_page", "ray_cluster"}
+)
 
 # Modules that run alone, after the parallel part (`make test`: `pytest -n auto -m "not serial"`,
 # then `pytest -m serial`): what they measure is time itself, so that a neighbour on the other

@@ -1,0 +1,130 @@
+"""Collectors on torch and transformers on this CPU (`--backend torch`, a batch-size sweep on a
+tiny random Llama or random weights from a config), and the GPU probe on a host without a GPU."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from importlib.util import find_spec
+from pathlib import Path
+
+import pytest
+
+from fleetplan.core.contract import RunFile
+from fleetplan.warehouse.db import Warehouse
+from fleetplan.warehouse.queries import benchmark_points
+from tests.support.paths import ROOT
+from tests.support.processes import fleetplan
+
+TORCH = pytest.mark.skipif(
+    find_spec("transformers") is None,
+    reason="transformers is not installed (`make test` installs it)",
+)
+
+
+def collect(*args) -> subprocess.CompletedProcess:
+    return fleetplan("collect", *args, timeout=900, cwd=ROOT)
+
+
+def only_run(folder: Path):
+    (path,) = folder.glob("*.json")
+    (run,) = RunFile.model_validate_json(path.read_bytes()).runs
+    return path, run
+
+
+@pytest.mark.slow
+@TORCH
+def test_torch_backend_sweeps_batch_sizes(tiny_model, tmp_path):
+    warehouse = tmp_path / "wh.duckdb"
+    done = collect(
+        "--backend",
+        "torch",
+        "--model",
+        tiny_model,
+        "--input-len",
+        32,
+        "--output-len",
+        8,
+        "--max-batch",
+        4,
+        "--out",
+        tmp_path / "runs",
+        "--gpu",
+        "cpu",
+        "--ingest",
+        "--warehouse",
+        warehouse,
+    )
+    assert done.returncode == 0, done.stderr
+    _, run = only_run(tmp_path / "runs")
+    assert run.engine == "transformers" and run.metadata["device"] == "cpu"
+    assert [p.max_concurrency for p in run.points] == [1, 2, 4]
+    for point in run.points:
+        assert point.offered_rate_rps is None and point.completed == point.max_concurrency
+        assert point.ttft_p50_ms > 0 and point.tpot_p50_ms > 0
+        assert point.energy_method.value == "none"
+    with Warehouse.open(warehouse, read_only=True) as wh:
+        assert list(benchmark_points(wh)["max_concurrency"]) == [1, 2, 4]
+
+
+@pytest.mark.slow
+@TORCH
+def test_torch_backend_measures_a_config_with_random_weights(tmp_path):
+    config = {
+        "model_type": "llama",
+        "vocab_size": 512,
+        "hidden_size": 128,
+        "intermediate_size": 256,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 2,
+        "num_key_value_heads": 2,
+        "max_position_embeddings": 512,
+    }
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    done = collect(
+        "--backend",
+        "torch",
+        "--config",
+        path,
+        "--input-len",
+        16,
+        "--output-len",
+        4,
+        "--max-batch",
+        2,
+        "--out",
+        tmp_path / "runs",
+        "--gpu",
+        "cpu",
+    )
+    assert done.returncode == 0, done.stderr
+    _, run = only_run(tmp_path / "runs")
+    assert run.model == "config (random weights)" and len(run.points) == 2
+
+
+@pytest.mark.slow  # imports torch and transformers: tens of seconds
+@TORCH
+def test_bundled_8b_config_is_an_8b_llama():
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    raw = json.loads((ROOT / "sample_data/models/llama-3.1-8b-config.json").read_text())
+    fields = {k: v for k, v in raw.items() if not k.startswith("_")}
+    config = AutoConfig.for_model(fields.pop("model_type"), **fields)
+    with torch.device("meta"):  # shapes only: no memory
+        model = AutoModelForCausalLM.from_config(config)
+    assert sum(p.numel() for p in model.parameters()) == pytest.approx(8.03e9, rel=0.001)
+
+
+def test_gpu_probe_says_clearly_when_there_is_no_gpu(tmp_path):
+    done = subprocess.run(
+        ["bash", str(ROOT / "benchmarks" / "gpu_probe.sh"), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"},
+    )
+    assert done.returncode != 0
+    assert "no CUDA GPU" in done.stderr or "missing" in done.stderr
