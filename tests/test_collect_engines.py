@@ -142,27 +142,3 @@ def test_vllm_backend_manages_its_own_server(tiny_model, tmp_path):
     command = run.metadata["engine_command"]  # its port tells it from the shared test server
     leftover = subprocess.run(["pgrep", "-f", "--", re.escape(command)], capture_output=True)
     assert leftover.returncode == 1, "the managed server is still running"
-
-
-@pytest.mark.slow
-@VLLM
-def test_vllm_backend_reports_a_server_that_cannot_start(tmp_path):
-    done = collect(
-        "--backend",
-        "vllm",
-        "--model",
-        tmp_path / "no-such-model",
-        *CPU_ENGINE_ARGS,
-        "--input-len",
-        8,
-        "--output-len",
-        4,
-        "--out",
-        tmp_path,
-        "--gpu",
-        "cpu",
-        "--startup-timeout",
-        300,
-    )
-    assert done.returncode == 3
-    assert "exited with code" in done.stderr and "log" in done.stderr

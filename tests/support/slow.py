@@ -28,18 +28,12 @@ PROCESS_FIXTURES = frozenset(
 )
 
 # Modules that run alone, after the parallel part (`make test`: `pytest -n auto -m "not serial"`,
-# then `pytest -m serial`): what they measure is time itself, so that a neighbour on the other
-# core would change their answer. The vLLM engine on CPU (its API server, starved of CPU, merges a
-# stream's tokens into one chunk: a stream that looks buffered), the clients' timings against the
-# test servers.
-SERIAL_MODULES = frozenset(
-    {
-        "test_collect_engines",  # the vLLM engine
-        "test_collect_stream",  # the client's timings, to the millisecond
-        "test_collect_search",  # a capacity search against the test server's knee
-        "test_collect_interrupt",  # Ctrl-C between levels
-    }
-)
+# then `pytest -m serial`): the vLLM engine on CPU, whose API server, starved of CPU by a
+# neighbour, merges a stream's tokens into one chunk (a stream that looks buffered: the level is
+# rightly refused). The clients' timings against the test servers (test_collect_stream,
+# test_collect_search) hold beside a neighbour and run in the parallel part.
+SERIAL_MODULES = frozenset({"test_collect_engines"})
+
 # Modules run on one xdist worker (`--dist loadgroup`): the Ray modules, each with a cluster of
 # its own, never two clusters at once; each browser module with one Chromium, not one a worker.
 GROUPS = {"test_ray_campaign": "ray", "test_ray_hardening": "ray"} | {

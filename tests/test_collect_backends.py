@@ -1,5 +1,7 @@
-"""Collectors on torch and transformers on this CPU (`--backend torch`, a batch-size sweep on a
-tiny random Llama or random weights from a config), and the GPU probe on a host without a GPU."""
+"""Collectors where no stream is timed: torch and transformers on this CPU (`--backend torch`, a
+batch-size sweep on a tiny random Llama or random weights from a config), the GPU probe on a host
+without a GPU, and `--backend vllm` with a server that cannot start. They share the machine
+(tests/test_collect_engines.py, the vLLM engine's streams, runs alone)."""
 
 from __future__ import annotations
 
@@ -17,6 +19,9 @@ from fleetplan.warehouse.queries import benchmark_points
 from tests.support.paths import ROOT
 from tests.support.processes import fleetplan
 
+VLLM = pytest.mark.skipif(
+    find_spec("vllm") is None, reason="vllm is not installed (`make test` installs it)"
+)
 TORCH = pytest.mark.skipif(
     find_spec("transformers") is None,
     reason="transformers is not installed (`make test` installs it)",
@@ -128,3 +133,27 @@ def test_gpu_probe_says_clearly_when_there_is_no_gpu(tmp_path):
     )
     assert done.returncode != 0
     assert "no CUDA GPU" in done.stderr or "missing" in done.stderr
+
+
+@pytest.mark.slow
+@VLLM
+def test_vllm_backend_reports_a_server_that_cannot_start(tmp_path):
+    done = collect(
+        "--backend",
+        "vllm",
+        "--model",
+        tmp_path / "no-such-model",
+        "--engine-arg=--gpu-memory-utilization=0.3",
+        "--input-len",
+        8,
+        "--output-len",
+        4,
+        "--out",
+        tmp_path,
+        "--gpu",
+        "cpu",
+        "--startup-timeout",
+        300,
+    )
+    assert done.returncode == 3
+    assert "exited with code" in done.stderr and "log" in done.stderr
