@@ -53,10 +53,11 @@ format: $(VENV)/.installed-dev
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-# Tests in two parts: every test that may share the machine, on every core (pytest-xdist); then
-# those that measure time or take every core, alone (marked serial: tests/support/slow.py). Both
-# parts always run; the target fails if either does. WORKERS=1 runs the first part in one process.
-WORKERS ?= auto
+# Tests in two parts: every test that may share the machine, on every core (pytest-xdist: one
+# worker more than the cores, as the tests spend much of their time waiting on the processes they
+# start); then the vLLM engine's, alone (marked serial: tests/support/slow.py). Both parts always
+# run; the target fails if either does. WORKERS=1 runs the first part in one process.
+WORKERS ?= $(shell $(PYTHON) -c 'import os; print((os.cpu_count() or 1) + 1)')
 test: lint
 	@status=0; \
 	$(BIN)/python -m pytest -n $(WORKERS) --dist loadgroup -m 'not serial' || status=$$?; \

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import time
 
 import pytest
@@ -132,3 +133,30 @@ def test_stopping_the_app_stops_its_server(sample_warehouse_path):
             time.sleep(0.5)
         else:
             pytest.fail(f"the dashboard still answers at {url} after `fleetplan app` stopped")
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (("plan", "--scenario", "examples/chat-batch-qwen14b.json"), 0),  # a plan
+        (("plan", "--scenario", "examples/no-such-file.json"), 1),  # bad input, a clear message
+        (("plan", "--capacity-at", "top"), 2),  # a usage error from argparse
+        (("--version",), 0),
+    ],
+)
+def test_the_command_in_process_answers_as_the_process_does(cli, sample_warehouse_path, args, code):
+    """The `cli` fixture (tests/support/cli.py) stands for `python -m fleetplan` in most tests:
+    the same exit code, stdout and stderr as the real process, for a plan, bad input, a usage
+    error and --version."""
+    from tests.support.paths import ROOT
+    from tests.support.processes import fleetplan
+
+    env = {**os.environ, "FLEETPLAN_WAREHOUSE": str(sample_warehouse_path)}
+    real = fleetplan(*args, env=env, cwd=ROOT)
+    here = cli(*args, env=env, cwd=ROOT)
+    assert real.returncode == code, real.stderr
+    assert (here.returncode, here.stdout, here.stderr) == (
+        real.returncode,
+        real.stdout,
+        real.stderr,
+    )
