@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
 import pandas as pd
 
 from fleetplan.core.errors import InputError
@@ -68,7 +69,23 @@ def same_kind(first: tuple, other: tuple) -> bool:
 
 
 def _near_column(column: pd.Series, wanted: int) -> pd.Series:
-    return column.map(lambda value: not pd.isna(value) and near_length(value, wanted)).astype(bool)
+    """`near_length(value, wanted)` for each value of `column`, as arrays (unknown: False)."""
+    values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+    with np.errstate(invalid="ignore"):
+        near = np.abs(values - wanted) <= np.maximum(
+            1.0, SHAPE_TOLERANCE * np.maximum(values, wanted)
+        )
+    return pd.Series(near, index=column.index)
+
+
+def _shapes(points: pd.DataFrame) -> list[tuple]:
+    """The (dataset, input_len, output_len) shapes among `points`, each once, in order (every
+    unknown one value, as pandas' drop_duplicates counts them)."""
+    columns = [points[name].tolist() for name in ("dataset", "input_len", "output_len")]
+    first: dict[tuple, tuple] = {}
+    for row in zip(*columns, strict=True):
+        first.setdefault(tuple(None if pd.isna(v) else v for v in row), row)
+    return list(first.values())
 
 
 def points_for_class(points: pd.DataFrame, traffic: TrafficClass) -> pd.DataFrame:
@@ -81,14 +98,11 @@ def points_for_class(points: pd.DataFrame, traffic: TrafficClass) -> pd.DataFram
         chosen = chosen[_near_column(chosen["input_len"], traffic.input_len)]
     if traffic.output_len is not None:
         chosen = chosen[_near_column(chosen["output_len"], traffic.output_len)]
-    shapes = chosen[["dataset", "input_len", "output_len"]].drop_duplicates()
-    found = list(shapes.itertuples(index=False, name=None))
-    if len(shapes) > 1 and all(same_kind(found[0], other) for other in found[1:]):
+    found = _shapes(chosen)
+    if len(found) > 1 and all(same_kind(found[0], other) for other in found[1:]):
         return chosen
-    if len(shapes) > 1:
-        described = "; ".join(
-            _shape(d, i, o) for d, i, o in shapes.itertuples(index=False, name=None)
-        )
+    if len(found) > 1:
+        described = "; ".join(_shape(d, i, o) for d, i, o in found)
         raise InputError(
             f"the model was measured with several kinds of traffic ({described}): say which one "
             f"class {traffic.name!r} is with `dataset` or `input_len`/`output_len`",
