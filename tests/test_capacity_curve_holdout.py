@@ -12,6 +12,8 @@ import pytest
 
 from fleetplan.planner.curve.load_curve import fit_curve
 
+pytestmark = pytest.mark.slow  # the hold-out over every series of the real sweeps: seconds a test
+
 ROOT = Path(__file__).resolve().parents[1]
 
 

@@ -17,6 +17,9 @@ from fleetplan.services.planning import load_scenario, plan_on_the_page
 from fleetplan.warehouse.queries import benchmark_points, gpu_catalog
 from tests.support import plan_jobs
 
+# each plan runs in a process of its own (the fork server's): seconds a test
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
