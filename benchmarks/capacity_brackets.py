@@ -25,11 +25,15 @@ from __future__ import annotations
 import argparse
 import math
 
-from benchmarks.capacity_options import floats
 from fleetplan.planner.curve.load_curve import LoadCurve
 
 TARGET_QUANTILES = (0.25, 0.5, 0.75)  # of the usable log P99 range: spread, none at an end
 FLAT = 1.5  # a rate-bracket curve whose P99 varies less than this factor: spread over it
+
+
+def floats(text: str) -> list[float]:
+    """A comma-separated option's numbers ("0.85,1.2")."""
+    return [float(part) for part in text.split(",") if part.strip()]
 
 
 class BracketError(ValueError):
@@ -72,7 +76,7 @@ def bracket_pairs(ctx: argparse.Namespace, curve: LoadCurve, target: float, capa
     label is the predicted P99 as a multiple of the target; a rate bracket's the multiple of C."""
     if ctx.bracket == "rate":
         pairs = [floats(ctx.multiples)] + ([[0.9, 1.1]] if ctx.tighten else [])
-        # labels as the table looks them up (`capacity_table._p99`): three significant digits
+        # labels as the table looks them up (`capacity_live._p99`): three significant digits
         return [tuple((f"{m:.3g}", m * capacity) for m in pair) for pair in pairs]
     margins = [ctx.margin] + ([ctx.margin / 2] if ctx.tighten else [])
     out = []

@@ -58,17 +58,16 @@ from benchmarks.capacity_brackets import (  # noqa: E402
     bracket_of,
     bracket_pairs,
     choose_targets,
+    floats,
     lost_requests,
     side_unit,
 )
-from benchmarks.capacity_options import arguments, floats  # noqa: E402
-from benchmarks.capacity_table import print_table  # noqa: E402
 from benchmarks.inputs.tiny_model import build_tiny_llama, cpu_server_command  # noqa: E402
 from fleetplan.collectors.vllm_server import free_port, managed_server  # noqa: E402
 from fleetplan.core import exits  # noqa: E402
 from fleetplan.core.contract import RunFile  # noqa: E402
 from fleetplan.core.errors import FleetplanError  # noqa: E402
-from fleetplan.core.spread import judge_runs  # noqa: E402
+from fleetplan.core.spread import DEFAULT_CONFIDENCE, judge_runs  # noqa: E402
 from fleetplan.planner.curve.load_curve import LoadCurve, fit_curve, measured_rule  # noqa: E402
 from fleetplan.warehouse.db import Warehouse  # noqa: E402
 from fleetplan.warehouse.queries import benchmark_points  # noqa: E402
@@ -84,6 +83,43 @@ VLLM_TOOL = (  # `vllm bench serve` (its console script fails here: see the deve
 
 class LiveError(FleetplanError):
     """A tool or the server failed; the message says which and ends with its output."""
+
+
+def arguments(description: str, argv: list[str] | None = None) -> argparse.Namespace:
+    """capacity_live.py's options, parsed (its docstring says what each step does)."""
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument("--targets", help="three P99 TTFT targets in ms (default: from the curve)")
+    p.add_argument("--requests", type=int, default=400, help="requests per validation level")
+    p.add_argument("--ladder", default="0.125,0.25,0.5,1,2", help="rates x burst throughput")
+    p.add_argument("--ladder-requests", type=int, default=120, help="least requests a level")
+    p.add_argument("--ladder-seconds", type=float, default=60.0, help="least arrivals a level")
+    p.add_argument("--burst-requests", type=int, default=64)
+    p.add_argument("--max-burst", type=float, default=20.0, help="req/s a shape may burst at")
+    p.add_argument("--input-len", type=int, help="fix the shape (with --output-len)")
+    p.add_argument("--output-len", type=int)
+    p.add_argument(
+        "--bracket",
+        choices=("latency", "rate"),
+        default="latency",
+        help="sides where the curve predicts target/(1+m), (1+m) x target; or rates",
+    )
+    p.add_argument("--margin", type=float, default=0.25, help="m of a latency bracket")
+    p.add_argument("--multiples", default="0.85,1.2", help="rate bracket: x the prediction")
+    p.add_argument("--tighten", action="store_true", help="also m/2 (rate: 0.9 x and 1.1 x)")
+    p.add_argument("--extrapolate", action="store_true", help="let the curve extrapolate")
+    p.add_argument("--control", action="store_true", help="each level with collect too")
+    p.add_argument("--checker", choices=("vllm", "collect"), default="vllm", help="check tool")
+    p.add_argument("--find-capacity", action="store_true", help="run collect --find-capacity")
+    p.add_argument("--tolerance", type=float, default=0.1, help="for --find-capacity")
+    p.add_argument("--base-url", help="use this running server (with --model DIR) instead")
+    p.add_argument("--model", help="the served model's folder (with --base-url)")
+    p.add_argument("--work", type=Path, help="folder for run files and logs (default: temp)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--max-runs", type=int, default=3, help="runs of a rate to decide a bracket")
+    p.add_argument("--min-runs", type=int, default=2, help="runs of a rate before it decides")
+    p.add_argument("--confidence", type=float, default=DEFAULT_CONFIDENCE, help="of the P99")
+    p.add_argument("--out", type=Path, help="write the figures as JSON here")
+    return p.parse_args(argv)
 
 
 def _tool(command: list[str], what: str, ok: tuple[int, ...] = (0,)) -> subprocess.CompletedProcess:
@@ -393,6 +429,74 @@ def main(argv: list[str] | None = None) -> int:
     except (FleetplanError, subprocess.TimeoutExpired) as error:
         print(f"capacity_live: {error}", file=sys.stderr)
         return exits.EXIT_CANNOT_START
+
+
+# The table and summary line: per target, the predicted capacity, the P99 TTFT at each side of its
+# brackets (pooled over the runs that decided it, and the rate it was measured at) and whether each
+# bracket held. A latency bracket's sides are labelled by the P99 the curve predicts there, as a
+# multiple of the target ("0.8T"); a rate bracket's by the multiple of the capacity ("0.85x").
+
+
+def _p99(row: dict, multiple: float) -> str:
+    """vLLM's P99 TTFT at this multiple (pooled over its runs, how many when more than one),
+    and fleetplan collect's after a slash (--control)."""
+    level = row["levels"].get(f"{multiple:.3g}", {})
+    figures = [level.get(key) for key in ("pooled_p99_ms", "control_p99_ttft_ms")]
+    shown = "/".join(f"{value:.0f}" for value in figures if value is not None) or "-"
+    if level.get("rate_rps"):
+        shown += f"@{level['rate_rps']:.2f}"
+    return shown + (f" ({level['runs']}r)" if level.get("runs", 1) > 1 else "")
+
+
+def verdict(bracket: dict, unit: str = "x") -> str:
+    """One bracket in words; `unit`: "T" where its sides are multiples of the target latency,
+    "x" where they are multiples of the capacity."""
+    sides = f"{bracket['low']:g}{unit}/{bracket['high']:g}{unit}"
+    if bracket["met"] and bracket["missed"]:
+        return f"{sides} yes"
+    if bracket.get("undecided"):
+        undecided = " and ".join(f"{float(m):g}{unit}" for m in bracket["undecided"])
+        return f"{sides} cannot tell at {undecided}"
+    low, high = "met" if bracket["met"] else "NOT met", "missed" if bracket["missed"] else "MET"
+    return f"{sides} NO ({low} low, {high} high)"
+
+
+def print_table(ctx: argparse.Namespace, rows: list[dict]) -> int:
+    """The table and the summary line; the exit code (every bracket held or not)."""
+    multiples = sorted({float(m) for row in rows for m in row["levels"]})
+    unit = side_unit(ctx)
+    head = f"{'target':>8} {'capacity':>8} {'basis':<12} {'rule':>6} "
+    head += " ".join(f"{f'P99@{m:.3g}{unit}':>17}" for m in multiples)
+    print("\n" + head + ("  find-cap" if ctx.find_capacity else "") + "  held")
+    brackets = [bracket for row in rows for bracket in row["brackets"]]
+    for row in rows:
+        line = f"{row['target_ms']:>6g}ms {row['capacity_rps']:>8.2f} {row['basis']:<12} "
+        line += f"{row['measured_rule_rps']:>6.2f} "
+        line += " ".join(f"{_p99(row, m):>17}" for m in multiples)
+        if "find_capacity" in row:
+            line += f"  {row['find_capacity']['capacity_rps'] or 0:8.2f}"
+        verdicts = [verdict(bracket, unit) for bracket in row["brackets"]]
+        print(line + "  " + ("; ".join(verdicts) or "no prediction"))
+    held = sum(bracket["met"] and bracket["missed"] for bracket in brackets)
+    undecided = sum(bool(bracket.get("undecided")) for bracket in brackets)
+    runs = sum(len(levels) for levels in ctx.measured.values())
+    print(
+        f"\nsummary: {held} of {len(brackets)} brackets held, {undecided} undecided after up to "
+        f"{ctx.max_runs} runs of a rate, at least {ctx.min_runs} ({runs} runs of "
+        f"{len(ctx.measured)} rates; each side judged on the {ctx.confidence:.0%} interval of a "
+        "bootstrap of its runs, then their per-request TTFTs; "
+        + (
+            f"sides where the curve predicts target / {1 + ctx.margin:g} and "
+            f"{1 + ctx.margin:g} x target, "
+            if ctx.bracket == "latency"
+            else f"sides at {ctx.multiples} x the capacity, "
+        )
+        + f"P99 TTFT from {'fleetplan collect' if ctx.checker == 'collect' else 'vllm bench serve'}"
+        f"{'/fleetplan collect' if ctx.control else ''}); shape {ctx.shape[0]}/{ctx.shape[1]} "
+        f"tokens, {ctx.requests} requests per level; {(time.monotonic() - ctx.started) / 60:.1f}"
+        " min"
+    )
+    return exits.EXIT_OK if brackets and held == len(brackets) else exits.EXIT_PROBLEMS
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ from benchmarks.capacity_brackets import (
     choose_targets,
     lost_requests,
 )
-from benchmarks.capacity_table import verdict
+from benchmarks.capacity_live import verdict
 from fleetplan.planner.curve.load_curve import fit_curve
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.importers.base import ImportOptions
