@@ -149,3 +149,50 @@ def test_the_highs_call_tie_break_and_status_map_exist_once():
         calls += [f"{path.name}: {word}" for word in ("mip_rel_gap", "1e-7 * abs") if word in text]
     kernel_only = {"kernel.py imports milp", "kernel.py: mip_rel_gap", "kernel.py: 1e-7 * abs"}
     assert set(calls) == kernel_only, calls
+
+
+def _covering() -> kernel.Program:
+    """min x + y with 2x + 3y >= 7.5 over integers 0..10: the optimum is 3 (x=0,y=3 or 1,2)."""
+    from scipy.optimize import Bounds, LinearConstraint
+
+    return kernel.Program(
+        objective=np.array([1.0, 1.0]),
+        constraints=[LinearConstraint(np.array([[2.0, 3.0]]), 7.5, np.inf)],
+        integrality=np.ones(2),
+        bounds=Bounds(np.zeros(2), np.full(2, 10.0)),
+    )
+
+
+@pytest.mark.parametrize(("cutoff", "expected"), [(2.5, False), (2.999, False), (3.5, True)])
+def test_a_cutoff_run_says_whether_anything_beats_it(cutoff, expected):
+    """`run(cutoff=)` prunes what cannot beat the cutoff; `improves` reads the answer: nothing
+    below 3 exists (whatever HiGHS reports, infeasible or an answer not below), 3 is below 3.5."""
+    result = kernel.run(_covering(), 10.0, cutoff=cutoff)
+    assert kernel.improves(result, cutoff) is expected
+    if expected:
+        assert result.fun == pytest.approx(3.0)
+
+
+def test_reduced_cost_fixing_keeps_every_plan_under_the_ceiling():
+    """`relaxation.fixed`: every integer point of objective at most the ceiling lies within the
+    tightened bounds (exhaustively, on a small program), and the bounds do tighten."""
+    from scipy.optimize import Bounds, LinearConstraint
+
+    from fleetplan.planner.day.relaxation import fixed, relax
+
+    cost = np.array([1.0, 1.6, 2.9, 4.1])
+    rows = [LinearConstraint(np.array([[1.0, 2.0, 3.5, 5.0]]), 9.0, np.inf)]
+    bounds = Bounds(np.zeros(4), np.full(4, 6.0))
+    relaxed = relax(cost, rows, bounds)
+    assert relaxed is not None and relaxed.status == 0
+    for ceiling in (relaxed.fun + 0.5, relaxed.fun + 2.0, relaxed.fun + 5.0):
+        tight = fixed(np.ones(4), relaxed, ceiling, bounds)
+        assert (tight.ub <= bounds.ub).all()
+        inside = 0
+        for point in itertools.product(range(7), repeat=4):
+            v = np.array(point, dtype=float)
+            if v @ rows[0].A[0] >= 9.0 and cost @ v <= ceiling:
+                inside += 1
+                assert (v <= tight.ub).all(), (ceiling, point, tight.ub)
+        assert inside > 0
+    assert (fixed(np.ones(4), relaxed, relaxed.fun + 0.5, bounds).ub < bounds.ub).any()

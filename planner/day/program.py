@@ -303,10 +303,12 @@ def _prove(
     value = float(program.objective @ vector_of(layout, found))
     bound = float(relaxed.fun)
     columns = fixed(program.integrality, relaxed, value, program.bounds)
-    whole = kernel.run(program, time_limit_s, bounds=columns)
-    if whole.status == 0:
-        if float(whole.fun) >= value - kernel.slack(value):
-            return found, found, value
+    cutoff = value - kernel.slack(value)  # only a plan better than `found` is of interest
+    whole = kernel.run(program, time_limit_s, bounds=columns, cutoff=cutoff)
+    better = kernel.improves(whole, cutoff)
+    if better is False:
+        return found, found, value
+    if better and whole.status == 0:
         left = deadline.left()
         if fewest_gpus and left > 0:
             whole = kernel.tie_break(program, whole, left, usable=usable(program, columns, relaxed))

@@ -43,7 +43,9 @@ def fixed(
         return bounds
     reduced = np.asarray(relaxed.lower.marginals, dtype=float)
     margin = 1e-6 * max(1.0, abs(ceiling))
-    out = (integrality == 1) & (relaxed.fun + reduced > ceiling + margin)
     upper_bounds = np.array(bounds.ub, dtype=float)
-    upper_bounds[out] = 0.0
+    lower_bounds = np.asarray(bounds.lb, dtype=float)
+    priced = (integrality == 1) & (reduced > 0) & (lower_bounds == 0)
+    most = np.floor((ceiling + margin - relaxed.fun) / reduced[priced] + 1e-9)
+    upper_bounds[priced] = np.minimum(upper_bounds[priced], np.maximum(most, 0.0))
     return Bounds(bounds.lb, upper_bounds)

@@ -5,7 +5,8 @@ scipy's status to the planner's.
 
 - `Program`: objective, constraint rows, integrality and variable bounds, and `fewest`: what
   the tie-break minimises (GPUs, or GPU-hours) among the answers no worse than the optimum.
-- `run`: the HiGHS call, the only one (a time limit, a relative gap of 1e-9).
+- `run`: the HiGHS call, the only one (a time limit, a relative gap of 1e-9; a `cutoff` where
+  only an answer better than a known one is wanted: `improves` reads its answer).
 - `solve`: `run`, then `tie_break` while time is left: a second, lexicographic solve (a small
   weight in one objective would be lost in the solver's tolerances).
 - `outcome`: scipy's answer as a status, a message and the values, for every program alike.
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
@@ -118,16 +120,38 @@ def run(
     objective: np.ndarray | None = None,
     extra: Sequence[LinearConstraint] = (),
     bounds: Bounds | None = None,
+    cutoff: float | None = None,
 ) -> OptimizeResult:
     """The program solved once by HiGHS (with another objective, more rows or tighter bounds
-    where given): the only call of scipy's `milp` in the planner."""
-    return milp(
-        program.objective if objective is None else objective,
-        constraints=[*program.constraints, *extra],
-        integrality=program.integrality,
-        bounds=program.bounds if bounds is None else bounds,
-        options={"time_limit": max(time_limit_s, 1e-3), "mip_rel_gap": MIP_REL_GAP},
-    )
+    where given): the only call of scipy's `milp` in the planner. `cutoff`: only answers of
+    objective below it are of interest (HiGHS's `objective_bound`: it prunes every branch that
+    cannot go below it, so it need not prove what is known already); read the answer with
+    `improves`."""
+    options = {"time_limit": max(time_limit_s, 1e-3), "mip_rel_gap": MIP_REL_GAP}
+    if cutoff is not None:
+        options["objective_bound"] = cutoff
+    with warnings.catch_warnings():  # scipy warns that it passes the cutoff to HiGHS verbatim
+        warnings.filterwarnings("ignore", "Unrecognized options", RuntimeWarning)
+        return milp(
+            program.objective if objective is None else objective,
+            constraints=[*program.constraints, *extra],
+            integrality=program.integrality,
+            bounds=program.bounds if bounds is None else bounds,
+            options=options,
+        )
+
+
+def improves(result: OptimizeResult, cutoff: float) -> bool | None:
+    """A `run` with `cutoff` read: True where it found an answer below the cutoff, False where
+    it proved there is none (it finished: every branch that could go below was explored, and
+    what it reports, if anything, is not below), None where it stopped before knowing."""
+    if result.status == 0:
+        return result.x is not None and float(result.fun) < cutoff
+    if result.status == 2:  # no answer below the cutoff at all
+        return False
+    if result.x is not None and float(result.fun) < cutoff:
+        return True
+    return None
 
 
 # What the tie-break may restrict its columns to, given the objective it must stay under (the
