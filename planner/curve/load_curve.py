@@ -46,6 +46,7 @@ import math
 from bisect import bisect_left
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
+from functools import cached_property
 from typing import Literal
 
 import numpy as np
@@ -125,11 +126,11 @@ class LoadCurve:
             "left once outliers (a P99 over twice those at higher rates) are set aside"
         )
 
-    @property
+    @cached_property  # read on every prediction; the curve is frozen
     def stable_rates(self) -> list[float]:
         return sorted({level.offered_rps for level in self.levels if level.stable})
 
-    @property
+    @cached_property
     def highest_stable_rps(self) -> float | None:
         rates = self.stable_rates
         return rates[-1] if rates else None
