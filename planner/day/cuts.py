@@ -18,6 +18,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+import numpy as np
+
 _EPS = 1e-9
 MAX_DIVISORS = 64  # MIR cuts per demand row, at most
 
@@ -48,14 +50,21 @@ def covering_cuts(
     entries: Sequence[tuple[int, float]], demand: float
 ) -> list[tuple[list[tuple[int, float]], float]]:
     """The MIR cuts of a demand row (after tightening), one per distinct capacity below the
-    demand (the largest MAX_DIVISORS of them)."""
+    demand (the largest MAX_DIVISORS of them): `mir` for every divisor at once, in arrays."""
     if demand <= _EPS or not entries:
         return []
-    row = tightened(entries, demand)
-    divisors = sorted({round(cap, 9) for _col, cap in row if cap < demand - _EPS}, reverse=True)
+    cols = np.array([col for col, _cap in entries])
+    caps = np.minimum(np.array([cap for _col, cap in entries], dtype=float), demand)
+    divisors = np.unique(np.round(caps[caps < demand - _EPS], 9))[::-1][:MAX_DIVISORS]
+    b = demand / divisors
+    f = b - np.floor(b)
+    keep = (f >= 1e-7) & (f <= 1 - 1e-7)
+    divisors, b, f = divisors[keep], b[keep], f[keep, None]
+    a = caps[None, :] / divisors[:, None]
+    whole = np.floor(a + 1e-12)
+    coef = whole + np.minimum(np.maximum(a - whole, 0.0), f) / f
     cuts = []
-    for t in divisors[:MAX_DIVISORS]:
-        cut = mir(row, demand, t)
-        if cut is not None:
-            cuts.append(cut)
+    for row, lower in zip(coef, np.ceil(b), strict=True):
+        kept = row > _EPS
+        cuts.append((list(zip(cols[kept].tolist(), row[kept].tolist(), strict=True)), float(lower)))
     return cuts

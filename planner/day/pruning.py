@@ -84,22 +84,17 @@ def _dominated_units(pools, usd, kg, free) -> set[int]:
     }
     for kind in ("usd", "kg"):
         better &= np.all(base[kind][:, None] <= base[kind][None, :] + 1e-12, axis=2)
-    for k in classes:
-        has = np.array([k in units[u] for u in names])
-        rows = [units[u].get(k, -1) for u in names]
+    for k in classes:  # a stands in for b where b serves k only if a serves k no worse
+        rows = np.array([units[u].get(k, -1) for u in names])
+        has = rows >= 0
         cap = np.array([pools[i].capacity if i >= 0 else 0.0 for i in rows])
-        ok = np.ones((count, count), dtype=bool)
-        present = [i for i in rows if i >= 0]
-        if present:
-            at = {i: n for n, i in enumerate(present)}
-            sub = np.array(present)
+        ok = np.broadcast_to(~has[None, :], (count, count)).copy()
+        if has.any():
+            sub = rows[has]
             fine = _no_worse(usd[sub], usd[sub]) & _no_worse(kg[sub], kg[sub])
-            for a in range(count):
-                for b in range(count):
-                    if has[b]:
-                        ok[a, b] = bool(
-                            has[a] and cap[a] >= cap[b] and fine[at[rows[a]], at[rows[b]]]
-                        )
+            fine &= cap[has][:, None] >= cap[has][None, :]
+            both = np.ix_(np.flatnonzero(has), np.flatnonzero(has))
+            ok[both] = fine
         better &= ok
     np.fill_diagonal(better, False)
     drop: set[int] = set()

@@ -18,11 +18,9 @@ class Rows:
         self.upper: list[float] = []
 
     def add(self, entries: list[tuple[int, float]], lower: float, upper: float) -> None:
-        row = len(self.lower)
-        for col, val in entries:
-            self.rows.append(row)
-            self.cols.append(col)
-            self.vals.append(val)
+        self.rows.extend([len(self.lower)] * len(entries))
+        self.cols.extend(col for col, _val in entries)
+        self.vals.extend(val for _col, val in entries)
         self.lower.append(lower)
         self.upper.append(upper)
 
