@@ -196,3 +196,34 @@ def test_reduced_cost_fixing_keeps_every_plan_under_the_ceiling():
                 assert (v <= tight.ub).all(), (ceiling, point, tight.ub)
         assert inside > 0
     assert (fixed(np.ones(4), relaxed, relaxed.fun + 0.5, bounds).ub < bounds.ub).any()
+
+
+STRAY_SCRIPT = """
+import os, sys
+from fleetplan.planner.solve import kernel
+print("before", flush=True)
+with kernel.without_stray_lines():
+    os.write(1, kernel.STRAY_LINE + b"kept 1\\n")
+    with kernel.without_stray_lines():
+        os.write(1, b"kept 2\\n" + kernel.STRAY_LINE)
+    print("kept 3", flush=True)
+    sys.stdout.write("kept 4\\n")
+print("after", flush=True)
+"""
+
+
+def test_the_stray_highs_line_never_reaches_standard_output():
+    """HiGHS 1.12 prints a debug line on descriptor 1 whatever its options: `run` solves inside
+    `without_stray_lines`, which passes on everything else written meanwhile, in order, also
+    from solves that overlap (nested here). A process of its own: its real standard output."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", STRAY_SCRIPT], capture_output=True, cwd=ROOT, timeout=120
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    assert done.stdout.decode() == "before\nkept 1\nkept 2\nkept 3\nkept 4\nafter\n"
+    tree = ast.parse((ROOT / "planner/solve/kernel.py").read_text())
+    run = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "run")
+    assert "without_stray_lines()" in ast.unparse(run)  # every HiGHS call passes through it

@@ -6,7 +6,8 @@ scipy's status to the planner's.
 - `Program`: objective, constraint rows, integrality and variable bounds, and `fewest`: what
   the tie-break minimises (GPUs, or GPU-hours) among the answers no worse than the optimum.
 - `run`: the HiGHS call, the only one (a time limit, a relative gap of 1e-9; a `cutoff` where
-  only an answer better than a known one is wanted: `improves` reads its answer).
+  only an answer better than a known one is wanted: `improves` reads its answer), without the
+  debug line HiGHS 1.12 prints on standard output (`without_stray_lines`).
 - `solve`: `run`, then `tie_break` while time is left: a second, lexicographic solve (a small
   weight in one objective would be lost in the solver's tolerances).
 - `outcome`: scipy's answer as a status, a message and the values, for every program alike.
@@ -29,9 +30,14 @@ this way, without touching the kernel, and checks that the answer meets it.
 from __future__ import annotations
 
 import math
+import os
+import sys
+import tempfile
+import threading
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
@@ -130,7 +136,8 @@ def run(
     options = {"time_limit": max(time_limit_s, 1e-3), "mip_rel_gap": MIP_REL_GAP}
     if cutoff is not None:
         options["objective_bound"] = cutoff
-    with warnings.catch_warnings():  # scipy warns that it passes the cutoff to HiGHS verbatim
+    with warnings.catch_warnings(), without_stray_lines():
+        # scipy warns that it passes the cutoff to HiGHS verbatim
         warnings.filterwarnings("ignore", "Unrecognized options", RuntimeWarning)
         return milp(
             program.objective if objective is None else objective,
@@ -139,6 +146,58 @@ def run(
             bounds=program.bounds if bounds is None else bounds,
             options=options,
         )
+
+
+# HiGHS 1.12 (scipy 1.17's) prints this debug line on standard output, whatever its options, when
+# it repairs an integer solution (ERGO-Code/HiGHS#2783, fixed after 1.12): in a plan's report, or
+# the LiteLLM config `plan --router` writes to standard output, it would be a stray line.
+STRAY_LINE = b"HighsMipSolverData::transformNewIntegerFeasibleSolution tmpSolver.run();\n"
+_stray = threading.Lock()
+_solving = {"depth": 0, "saved": None, "capture": None}
+
+
+@contextmanager
+def without_stray_lines() -> Iterator[None]:
+    """While HiGHS solves, the process's standard output (file descriptor 1) goes to a
+    temporary file; when the last solve in progress ends, it is restored and what was written
+    meanwhile is passed on without `STRAY_LINE`. Where descriptor 1 cannot be redirected (none
+    open) the solve runs as it is."""
+    with _stray:
+        if _solving["depth"] == 0:
+            try:
+                sys.stdout.flush()
+                saved = os.dup(1)
+            except (OSError, ValueError, AttributeError):
+                saved = None
+            capture = None
+            if saved is not None:
+                capture = tempfile.TemporaryFile()  # noqa: SIM115 (closed by _pass_on)
+                os.dup2(capture.fileno(), 1)
+            _solving.update(saved=saved, capture=capture)
+        _solving["depth"] += 1
+    try:
+        yield
+    finally:
+        with _stray:
+            _solving["depth"] -= 1
+            if _solving["depth"] == 0 and _solving["saved"] is not None:
+                _pass_on(_solving["saved"], _solving["capture"])
+                _solving.update(saved=None, capture=None)
+
+
+def _pass_on(saved: int, capture) -> None:
+    with suppress(OSError, ValueError, AttributeError):
+        sys.stdout.flush()
+    os.dup2(saved, 1)
+    os.close(saved)
+    capture.seek(0)
+    left = memoryview(capture.read().replace(STRAY_LINE, b""))
+    capture.close()
+    while left:
+        try:
+            left = left[os.write(1, left) :]
+        except OSError:  # standard output closed meanwhile (a broken pipe): nothing to write to
+            break
 
 
 def improves(result: OptimizeResult, cutoff: float) -> bool | None:
