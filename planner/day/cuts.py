@@ -15,7 +15,6 @@ any plan):
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -29,28 +28,12 @@ def tightened(entries: Sequence[tuple[int, float]], demand: float) -> list[tuple
     return [(col, min(cap, demand)) for col, cap in entries]
 
 
-def mir(entries: Sequence[tuple[int, float]], demand: float, t: float):
-    """The MIR inequality of sum cap * s >= demand divided by `t`: (entries, lower), or None
-    where it says nothing (demand / t whole)."""
-    b = demand / t
-    f = b - math.floor(b)
-    if f < 1e-7 or f > 1 - 1e-7:
-        return None
-    row = []
-    for col, cap in entries:
-        a = cap / t
-        whole = math.floor(a + 1e-12)
-        coef = whole + min(max(a - whole, 0.0), f) / f
-        if coef > _EPS:
-            row.append((col, coef))
-    return row, float(math.ceil(b))
-
-
 def covering_cuts(
     entries: Sequence[tuple[int, float]], demand: float
 ) -> list[tuple[list[tuple[int, float]], float]]:
     """The MIR cuts of a demand row (after tightening), one per distinct capacity below the
-    demand (the largest MAX_DIVISORS of them): `mir` for every divisor at once, in arrays."""
+    demand (the largest MAX_DIVISORS of them), each the rounding of the module's docstring,
+    all divisors at once in arrays; a divisor that divides the demand whole gives none."""
     if demand <= _EPS or not entries:
         return []
     cols = np.array([col for col, _cap in entries])

@@ -35,10 +35,11 @@ def relax(
 def fixed(
     integrality: np.ndarray, relaxed: OptimizeResult | None, ceiling: float, bounds: Bounds
 ) -> Bounds:
-    """`bounds` with every integer column no plan of objective <= `ceiling` can use set to 0
-    (reduced-cost fixing, exact: any plan's objective is at least the LP relaxation's optimum
-    plus each column's reduced cost times its value, so a column whose reduced cost alone lifts
-    the LP optimum above the ceiling is 0 in every such plan)."""
+    """`bounds` with every integer column bounded by what a plan of objective <= `ceiling` can
+    give it (reduced-cost fixing, exact: any plan's objective is at least the LP relaxation's
+    optimum plus each column's reduced cost times its value, so a column of reduced cost d > 0
+    is at most (ceiling - optimum) / d in every such plan; 0 where one unit alone lifts the
+    optimum above the ceiling)."""
     if relaxed is None or relaxed.status != 0 or relaxed.lower is None:
         return bounds
     reduced = np.asarray(relaxed.lower.marginals, dtype=float)
