@@ -198,9 +198,11 @@ def test_a_probe_without_a_url_for_a_type_the_cluster_has_stops_before_any_host_
 @pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_ctrl_c_keeps_each_hosts_partial_run_as_incomplete(ray_cluster, stream_server, tmp_path):
-    # 16 tokens at 20 ms, 10 requests at 2 req/s per level: Ctrl-C lands mid-level
+    # 16 tokens at 20 ms, 60 requests at 2 req/s in the first level (30 s): Ctrl-C lands mid-level
+    # on both hosts even when one starts many seconds after the other (as under a loaded CI)
     urls = {t: stream_server(ttft_ms=50, tpot_ms=20) for t in TYPES}
-    campaign, out = campaign_file(tmp_path, urls, name="halt"), tmp_path / "runs"
+    campaign = campaign_file(tmp_path, urls, name="halt", num_requests=60)
+    out = tmp_path / "runs"
     driver = Driver("--ray", ray_cluster.address, "--campaign", campaign, "--out", out)
     measuring: set[str] = set()
     while measuring != set(TYPES):  # the two hosts' lines come in either order

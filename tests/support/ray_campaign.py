@@ -55,7 +55,9 @@ class Driver:
         return self.process.returncode, out, "".join(self.seen)
 
 
-def campaign_file(tmp_path: Path, urls: dict[str, str], name: str = "fleet") -> Path:
+def campaign_file(
+    tmp_path: Path, urls: dict[str, str], name: str = "fleet", num_requests: int = 10
+) -> Path:
     campaign = {
         "name": name,
         "retries": 1,
@@ -68,7 +70,7 @@ def campaign_file(tmp_path: Path, urls: dict[str, str], name: str = "fleet") -> 
                 "input_len": 16,
                 "output_len": 16,
                 "rates": [2, "inf"],
-                "num_requests": 10,
+                "num_requests": num_requests,
                 "warmup": 1,
             }
         ],
