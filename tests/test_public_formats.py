@@ -13,7 +13,7 @@ import pytest
 from benchmarks.inputs.fuzzing import seed_files
 from benchmarks.inputs.shared_data import tool_outputs_dir
 from benchmarks.inputs.vllm_results import make_result
-from fleetplan.core.contract import EnergyMethod
+from fleetplan.core.contract import EnergyMethod, Point
 from fleetplan.core.errors import InputError, NotResultsError
 from fleetplan.core.gpus import gpu_count_in_label
 from fleetplan.warehouse.importers.base import FileInput, ImportOptions
@@ -196,28 +196,69 @@ def genai_perf_25(output_tps: float) -> bytes:
     return json.dumps(document).encode()
 
 
-def test_a_real_genai_perf_export_whose_figures_count_differently_imports_with_a_note():
-    data = genai_perf_25(25.8248)
+def genai_perf_export(
+    *, completed: int, output_tokens: float, rps: float, output_tps: float, sent_at: float
+) -> bytes:
+    """A GenAI-Perf 25.x profile export with these figures and no duration of its own."""
+    _name, data = seed_files()["genai-perf"]
+    document = json.loads(data)
+    document["request_count"]["avg"] = float(completed)
+    document["request_throughput"]["avg"] = rps
+    document["output_sequence_length"]["avg"] = output_tokens
+    document["output_token_throughput"]["avg"] = output_tps
+    document["input_config"]["perf_analyzer"]["stimulus"] = {"request_rate": sent_at}
+    document.pop("benchmark_duration", None)
+    return json.dumps(document).encode()
+
+
+def _imported(data: bytes) -> tuple[Point, tuple[str, ...]]:
     parsed = parse(
         FileInput.from_bytes("profile_export_genai_perf.json", data),
         ImportOptions(gpu="h100-sxm", gpu_count=1),
     )
-    point = parsed.runs[0].points[0]
-    # both figures kept as stated
-    assert point.output_throughput_tps == 25.8248 and point.output_tokens_mean == 124.394
+    return parsed.runs[0].points[0], parsed.warnings
+
+
+def test_a_real_genai_perf_export_whose_figures_count_differently_imports_with_a_note():
+    point, warnings = _imported(genai_perf_25(25.8248))
+    # the counts as stated; the output throughput a plan uses is theirs: 124.394 x 66 / 209.822
+    assert point.output_tokens_mean == 124.394
     assert point.completed == 66 and point.duration_s == pytest.approx(209.822)
+    assert point.output_throughput_tps == pytest.approx(124.394 * 66 / 209.822)
     (note,) = [n for n in point.notes if "output throughput" in n]
     assert "output throughput 25.8248 tok/s as the file states" in note and "both kept" in note
+    assert "fleetplan plans with 39.1284" in note
     assert "duration" not in note  # fleetplan's own derivation is not held against the file
-    assert any("output throughput 25.8248" in w for w in parsed.warnings)
+    assert any("output throughput 25.8248" in w for w in warnings)
 
 
-def test_a_genai_perf_throughput_no_counting_explains_is_still_refused():
-    with pytest.raises(InputError, match="contradicts itself"):
-        parse(
-            FileInput.from_bytes("profile_export_genai_perf.json", genai_perf_25(25824.8)),
-            ImportOptions(gpu="h100-sxm", gpu_count=1),
-        )
+@pytest.mark.parametrize(
+    ("completed", "tokens", "rps", "stated"),
+    [
+        (66, 124.394, 66 / 209.822, 25824.8),  # a thousand times the counts: still a note
+        (47, 73.5143, 0.470103, 12.0958),  # GenAI-Perf 25.07, openai/gpt-oss-20b (issue 32): 2.9x
+    ],
+)
+def test_a_genai_perf_output_throughput_apart_by_any_ratio_is_a_note(
+    completed, tokens, rps, stated
+):
+    data = genai_perf_export(
+        completed=completed, output_tokens=tokens, rps=rps, output_tps=stated, sent_at=rps
+    )
+    point, _warnings = _imported(data)
+    assert point.output_throughput_tps == pytest.approx(tokens * rps)
+    assert point.request_throughput_rps == pytest.approx(rps)
+    (note,) = point.notes
+    assert f"output throughput {stated:.6g} tok/s as the file states" in note
+    assert f"fleetplan plans with {tokens * rps:.6g}" in note
+
+
+def test_a_genai_perf_request_throughput_above_its_send_rate_is_refused():
+    data = genai_perf_export(
+        completed=66, output_tokens=124.394, rps=66 / 209.822 * 1000, output_tps=25.8, sent_at=0.3
+    )
+    with pytest.raises(InputError, match="no server completes requests faster than they are sent"):
+        _imported(data)
 
 
 # -- GPUs, the catalog and the warehouse -------------------------------------------------------

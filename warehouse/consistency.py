@@ -1,6 +1,6 @@
 """Figures a file states that contradict each other: a file whose figures are impossible is
-refused, naming both figures, before anything from it is stored; two stated figures that real
-tools produce apart (they count differently) are kept, with a note on the point.
+refused, naming the figures, before anything from it is stored; a stated figure that disagrees
+with the counts beside it is kept in a note, and the point plans with what the counts give.
 
 Checked once, on the canonical points every format produces (`fleetplan.warehouse.importers.
 registry.parse` calls `check_runs`), so every format gets the same checks. Only figures the file
@@ -10,23 +10,29 @@ the figures it was derived from, nor its own derivation.
 
 Refused (impossible, whatever the tool):
 - completed requests > requests sent;
+- counts that give no finite throughput;
 - for every statistic (mean, p50 ... p99): TTFT <= E2EL and TPOT <= E2EL (each request's first
   token and each of its token gaps come before its last token; order statistics keep that), and,
   where the duration is stated, no TTFT or E2EL longer than it;
 - a mean below (1 - q) x its q-quantile (p50, p90, p95, p99): latencies are never negative, so at
   least a fraction 1 - q of the requests take p_q or longer (Markov's inequality);
+- a mean or median TPOT under `_FASTEST_TPOT_MS` (10 us a token): faster than any GPU decodes;
+- more requests completed a second than their concurrency allows (Little's law: c / mean E2EL,
+  plus c over the window for its edges; refused beyond twice that), or than they were sent at
+  (refused beyond 3 x the offered rate, with 20 requests or more);
 - (percentiles out of order, negative or non-finite values: the data contract refuses those).
 
 Throughputs (request throughput = completed / duration; output throughput = output tokens (mean)
 x completed / duration, or x request throughput where the duration is derived; total throughput
 likewise with input + output tokens): within `_RELATIVE` (5 %, plus `_ABSOLUTE` 0.01 of the unit:
-a figure rounded to two decimals) they agree; apart by up to `_COUNTING` (a factor of 2) they are
-a note on the point, both kept: tools time their window and count tokens differently from the
-figures they state beside it (GenAI-Perf 25.01 and 25.07 count output tokens per request and per
-benchmark window differently: output throughput 25.8 tok/s beside 124.4 tokens x 0.315 req/s =
-39.1, a factor 1.52; AIPerf 0.13.0's throughputs are 3.1 % off its duration). More than a factor
-of 2 apart is no window or counting difference (a throughput of a million requests/s beside 200
-requests in 51 s): refused. tests/test_consistency.py checks that every real file still imports.
+a figure rounded to two decimals) they agree. Apart by more, whatever the ratio or direction,
+they disagree and nothing is refused: tools time their window and count tokens their own way
+(warm-up, drain, a stage's send window against its completion window; GenAI-Perf 25.07's output
+throughput is 12.1 tok/s beside 73.5 tokens x 0.470 req/s = 34.6, inference-perf 0.7.0's 51.7
+beside 77.7 x 1.61 = 125.5), so a stated figure is no forgery for being apart. The point keeps
+the stated figure in a note and holds, and plans with, the figure the counts give: a stated
+figure that disagrees with the counts is never the one a plan uses. tests/test_consistency.py
+checks that every real file imports.
 - not checked: TTFT + TPOT x (output tokens - 1) = E2EL holds per request, not between means
   (the mean of a product is not the product of means): one long fast request and a short slow
   one give a mean E2EL a quarter of the means' product (tests/test_vllm_import.py), so only a
@@ -35,14 +41,21 @@ requests in 51 s): refused. tests/test_consistency.py checks that every real fil
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from fleetplan.core.contract import LATENCY_STATS, Point, Run
 from fleetplan.core.errors import InputError
 
 _RELATIVE = 0.05
 _ABSOLUTE = 0.01
-_COUNTING = 2.0
+# The shortest time a GPU takes for one token of one stream (a decode step: every layer's
+# kernels, launched one after another, take some microseconds each): 10 us, 100,000 tokens/s.
+_FASTEST_TPOT_MS = 0.01
+_LITTLE_MARGIN = 2.0
+_SENT_MARGIN = 3.0
+_FEWEST_SENT = 20
 
 # What a person calls each figure, with its unit.
 _NAMES = {
@@ -60,8 +73,9 @@ _NAMES = {
 def check_runs(
     runs: Sequence[Run], *, file: str, derived: frozenset[str] = frozenset()
 ) -> tuple[list[Run], list[str]]:
-    """The runs, with a note on each point whose stated figures disagree (and those notes as
-    warnings); an InputError naming the two figures of the first impossible point."""
+    """The runs, each point planning with fleetplan's own throughputs where a stated one
+    disagrees (the stated figure kept in a note, and said as a warning); an InputError naming
+    the figures of the first impossible point."""
     checked, warnings = [], []
     for r, run in enumerate(runs):
         points = []
@@ -73,9 +87,13 @@ def check_runs(
                 raise InputError(
                     f"{where}: the file contradicts itself: {message}", file=file, field=field
                 )
-            notes = [n for _, n in disagreements(point, derived) if n not in point.notes]
+            own, notes = {}, []
+            for found in _disagreeing(point, derived):
+                own[found.field] = found.computed
+                if found.note not in point.notes:
+                    notes.append(found.note)
             warnings += [f"{where}: {note}" for note in notes]
-            points.append(point.model_copy(update={"notes": (*point.notes, *notes)}))
+            points.append(point.model_copy(update={**own, "notes": (*point.notes, *notes)}))
         checked.append(run.model_copy(update={"points": tuple(points)}))
     return checked, warnings
 
@@ -84,10 +102,13 @@ def contradiction(point: Point, derived: frozenset[str] = frozenset()) -> tuple[
     """(the field, what contradicts it) for the first impossible figure of a point, else None."""
     checks = (
         _counts(point),
-        _throughputs(point, derived, impossible=True),
+        _infinite(point, derived),
         _latency_order(point),
         _means(point),
+        _stream_speed(point),
         () if "duration_s" in derived else _within_duration(point),
+        _littles_law(point, derived),
+        _send_rate(point, derived),
     )
     for check in checks:
         problem = next(iter(check), None)
@@ -97,9 +118,9 @@ def contradiction(point: Point, derived: frozenset[str] = frozenset()) -> tuple[
 
 
 def disagreements(point: Point, derived: frozenset[str] = frozenset()) -> list[tuple[str, str]]:
-    """(field, note) for each pair of stated figures apart by more than rounding and less than
-    the impossible: both are kept, the note says so."""
-    return list(_throughputs(point, derived, impossible=False))
+    """(field, note) for each stated throughput apart from what the counts give by more than
+    rounding, whatever the ratio: both are kept, the note says which one a plan uses."""
+    return [(found.field, found.note) for found in _disagreeing(point, derived)]
 
 
 def agree(stated: float, computed: float) -> bool:
@@ -121,16 +142,32 @@ def _counts(point: Point) -> Iterable[tuple[str, str]]:
         )
 
 
-def _throughputs(
-    point: Point, derived: frozenset[str], *, impossible: bool
-) -> Iterable[tuple[str, str]]:
-    """Each stated throughput against what the stated counts give: beyond `_COUNTING` apart
-    (`impossible`), or beyond rounding but within it (not `impossible`)."""
+@dataclass(frozen=True, slots=True)
+class _Disagreement:
+    field: str
+    stated: float
+    computed: float  # what the counts give: the figure a plan uses
+    how: str
+
+    @property
+    def note(self) -> str:
+        return (
+            f"{_shown(self.field, self.stated)} as the file states, but {self.how} = "
+            f"{self.computed:.6g}: both kept, fleetplan plans with {self.computed:.6g} from the "
+            "counts (tools count their window and tokens differently)"
+        )
+
+
+def _expected(point: Point, derived: frozenset[str]) -> dict[str, tuple[float, str]]:
+    """What the stated counts give for each throughput: (figure, how it was computed).
+    Request throughput = completed / duration; output throughput = output tokens (mean) x
+    completed / duration (x request throughput where the duration is derived from it); total
+    throughput likewise with input + output tokens."""
     out_mean, in_mean = point.output_tokens_mean, point.input_tokens_mean
     if "duration_s" in derived:
         rps = point.request_throughput_rps
         if rps is None:
-            return
+            return {}
         per_second, basis = rps, _shown("request_throughput_rps", rps)
         expected = {}
     else:
@@ -147,27 +184,22 @@ def _throughputs(
                 (in_mean + out_mean) * per_second,
                 f"({_shown('input_tokens_mean', in_mean)} + output) x {basis}",
             )
-    for name, (computed, how) in expected.items():
+    return {name: value for name, value in expected.items() if name not in derived}
+
+
+def _disagreeing(point: Point, derived: frozenset[str]) -> Iterable[_Disagreement]:
+    """Each stated throughput apart from what the counts give by more than rounding."""
+    for name, (computed, how) in _expected(point, derived).items():
         stated = getattr(point, name)
-        if stated is None or name in derived or agree(stated, computed):
-            continue
-        if _counting_apart(stated, computed) == impossible:
-            if impossible:
-                yield name, f"{_shown(name, stated)}, but {how} = {computed:.6g}"
-            else:
-                yield (
-                    name,
-                    (
-                        f"{_shown(name, stated)} as the file states, but {how} = {computed:.6g} "
-                        "(tools count their window and tokens differently): both kept"
-                    ),
-                )
+        if stated is not None and math.isfinite(computed) and not agree(stated, computed):
+            yield _Disagreement(name, stated, computed, how)
 
 
-def _counting_apart(stated: float, computed: float) -> bool:
-    """More than `_COUNTING` apart: no window or token counting explains it."""
-    low, high = sorted((abs(stated), abs(computed)))
-    return high > _COUNTING * low + _ABSOLUTE
+def _infinite(point: Point, derived: frozenset[str]) -> Iterable[tuple[str, str]]:
+    """Counts that give no finite throughput (a duration of 1e-300 s): nothing to plan with."""
+    for name, (computed, how) in _expected(point, derived).items():
+        if not math.isfinite(computed):
+            yield name, f"{how} is not a finite number"
 
 
 def _latency_order(point: Point) -> Iterable[tuple[str, str]]:
@@ -202,6 +234,61 @@ def _means(point: Point) -> Iterable[tuple[str, str]]:
                     f"{metric.upper()} {value:.6g} ms (at least {1 - q:.0%} of the requests "
                     f"took {value:.6g} ms or longer)",
                 )
+
+
+def _stream_speed(point: Point) -> Iterable[tuple[str, str]]:
+    """A typical stream (mean or median TPOT) faster than any GPU decodes: `_FASTEST_TPOT_MS`."""
+    for stat in ("mean", "p50"):
+        value = getattr(point, f"tpot_{stat}_ms")
+        if value is not None and 0 < value < _FASTEST_TPOT_MS:
+            yield (
+                f"tpot_{stat}_ms",
+                f"{stat} TPOT {value:.6g} ms is a stream of {1000 / value:.3g} tokens/s, faster "
+                f"than any GPU decodes one ({_FASTEST_TPOT_MS:g} ms a token at the fastest)",
+            )
+
+
+def _rate(point: Point, derived: frozenset[str]) -> tuple[float | None, str]:
+    """The request throughput a plan would use, and the field it comes from."""
+    if "duration_s" in derived:
+        return point.request_throughput_rps, "request_throughput_rps"
+    return point.completed / point.duration_s, "duration_s"
+
+
+def _littles_law(point: Point, derived: frozenset[str]) -> Iterable[tuple[str, str]]:
+    """More requests a second than `max_concurrency` in flight can complete: by Little's law a
+    server with at most c requests in flight, each taking E2EL on average, completes at most
+    c / E2EL a second, and a window cut at warm-up or drain counts at most c more. Only a rate
+    above `_LITTLE_MARGIN` times that bound is refused: no window explains it."""
+    c, e2el = point.max_concurrency, point.e2el_mean_ms
+    rate, name = _rate(point, derived)
+    if c is None or not e2el or not rate:
+        return
+    bound = c / (e2el / 1000) + c / (point.completed / rate)
+    if rate > _LITTLE_MARGIN * bound:
+        yield (
+            name,
+            f"{rate:.6g} requests completed a second, but at most {c} in flight taking mean "
+            f"E2EL {e2el:.6g} ms complete {bound:.6g} a second, window edges included "
+            "(Little's law)",
+        )
+
+
+def _send_rate(point: Point, derived: frozenset[str]) -> Iterable[tuple[str, str]]:
+    """Requests completed much faster than they were sent: over a run, a server completes no
+    more than it is sent. Poisson arrivals of `_FEWEST_SENT` requests or more span well over a
+    third of their expected time, so only a rate `_SENT_MARGIN` times the offered one is
+    refused (fewer requests are not checked)."""
+    offered = point.offered_rate_rps
+    rate, name = _rate(point, derived)
+    if offered is None or math.isinf(offered) or not rate or point.completed < _FEWEST_SENT:
+        return
+    if rate > _SENT_MARGIN * offered:
+        yield (
+            name,
+            f"{rate:.6g} requests completed a second, but they were sent at {offered:.6g} a "
+            "second: no server completes requests faster than they are sent",
+        )
 
 
 def _within_duration(point: Point) -> Iterable[tuple[str, str]]:
