@@ -51,7 +51,11 @@ def show_preview(parsed: ParsedFile, label: str) -> None:
             st.warning(plain(warning))
         unknown = sorted({r.gpu_model for r in parsed.runs if not r.gpu_known})
         if unknown:
-            st.warning(f"GPU not recognised, kept as written: {plain(', '.join(unknown))}")
+            st.warning(
+                f"GPU not recognised, kept as written: {plain(', '.join(unknown))}. Choose the "
+                "GPU above the upload to name it (the file's label is kept beside it); no plan "
+                "can use a GPU fleetplan does not know."
+            )
         st.dataframe(pd.DataFrame(preview_rows(parsed)), hide_index=True)
 
 

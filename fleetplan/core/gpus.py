@@ -55,6 +55,71 @@ _AMBIGUOUS: tuple[tuple[str, str], ...] = (
     (r"^h100$", "H100 comes as PCIe (350 W), SXM (700 W) and NVL: say which"),
     (r"^a100$", "A100 comes with 40 GB and 80 GB, PCIe and SXM: say which"),
 )
+_FAMILY = re.compile(r"^(h100|a100)$")
+
+# Cloud accelerator names, matched whole (case aside). GKE's accelerator names (the node label
+# `cloud.google.com/gke-accelerator`, the `--accelerator type=` of `gcloud`; cloud.google.com/
+# kubernetes-engine/docs/concepts/gpus, "GPU models", 2025): "nvidia-h100-80gb" is A3 High's and
+# A3 Edge's H100 80GB SXM5, "nvidia-h100-mega-80gb" A3 Mega's (the same SXM5 GPU, more network).
+# "nvidia-tesla-a100" (A2 Standard) stays ambiguous; the others are read by the patterns below.
+_CLOUD_NAMES: dict[str, str] = {
+    "nvidia-h100-80gb": "h100-sxm",
+    "nvidia-h100-mega-80gb": "h100-sxm",
+    "nvidia-h200-141gb": "h200",
+    "nvidia-b200": "b200",
+    "nvidia-a100-80gb": "a100-80gb",
+    "nvidia-l4": "l4",
+    "nvidia-tesla-t4": "t4",
+}
+
+# Machine and instance types that fix the GPU and how many (matched whole, case aside):
+# (pattern, GPU id, count; None: the count is the pattern's group 1). Sources: Google Cloud's
+# accelerator-optimized machine family (cloud.google.com/compute/docs/accelerator-optimized-
+# machines: A2 Standard a2-highgpu-Ng / a2-megagpu-16g A100 40GB, A2 Ultra a2-ultragpu-Ng A100
+# 80GB, A3 a3-highgpu-Ng / a3-megagpu-8g / a3-edgegpu-8g H100 SXM5, a3-ultragpu-8g H200, a4-
+# highgpu-8g B200, G2 g2-standard-N L4); AWS's accelerated computing instances (aws.amazon.com/
+# ec2/instance-types: p4d A100 40GB, p4de A100 80GB, p5 H100, p5e/p5en H200, g5 A10G, g6 L4,
+# g6e L40S); Azure's NC H100 v5 (H100 NVL 94GB) and ND H100 v5 / ND H200 v5 series
+# (learn.microsoft.com/azure/virtual-machines/sizes).
+_G2_L4S = {"4": 1, "8": 1, "12": 1, "16": 1, "24": 2, "32": 1, "48": 4, "96": 8}
+_AWS_G_GPUS = {"": 1, "2": 1, "4": 1, "8": 1, "16": 1, "12": 4, "24": 4, "48": 8}
+_AWS_G_SIZES = r"(|2|4|8|12|16|24|48)xlarge"
+_MACHINES: tuple[tuple[str, str, int | None], ...] = (
+    (r"a2-highgpu-(1|2|4|8)g", "a100-40gb", None),
+    (r"a2-ultragpu-(1|2|4|8)g", "a100-80gb", None),
+    (r"a2-megagpu-16g", "a100-40gb", 16),
+    (r"a3-highgpu-(1|2|4|8)g", "h100-sxm", None),
+    (r"a3-(?:mega|edge)gpu-8g", "h100-sxm", 8),
+    (r"a3-ultragpu-8g", "h200", 8),
+    (r"a4-highgpu-8g", "b200", 8),
+    (r"p4d\.24xlarge", "a100-40gb", 8),
+    (r"p4de\.24xlarge", "a100-80gb", 8),
+    (r"p5\.48xlarge", "h100-sxm", 8),
+    (r"p5\.4xlarge", "h100-sxm", 1),
+    (r"p5en?\.48xlarge", "h200", 8),
+    (r"p6-b200\.48xlarge", "b200", 8),
+    (rf"g5\.{_AWS_G_SIZES}", "a10g", 0),  # 0: the size says how many (`_AWS_G_GPUS`)
+    (rf"g6\.{_AWS_G_SIZES}", "l4", 0),
+    (rf"g6e\.{_AWS_G_SIZES}", "l40s", 0),
+    (r"g2-standard-(4|8|12|16|24|32|48|96)", "l4", -1),  # -1: `_G2_L4S`
+    (r"standard_ncc?40ads_h100_v5", "h100-nvl", 1),
+    (r"standard_nc80adis_h100_v5", "h100-nvl", 2),
+    (r"standard_nd96isr_h100_v5", "h100-sxm", 8),
+    (r"standard_nd96isr_h200_v5", "h200", 8),
+)
+
+
+def machine_gpus(label: str) -> tuple[str, int] | None:
+    """(GPU id, GPUs) of a cloud machine or instance type ("a3-highgpu-8g": 8 h100-sxm,
+    "g6e.12xlarge": 4 l40s, "Standard_ND96isr_H100_v5": 8 h100-sxm), else None."""
+    text = label.strip().lower()
+    for pattern, gpu_id, count in _MACHINES:
+        match = re.fullmatch(pattern, text)
+        if match is not None:
+            table = {0: _AWS_G_GPUS, -1: _G2_L4S}.get(count)  # type: ignore[arg-type]
+            return gpu_id, table[match[1]] if table else count or int(match[1])
+    return None
+
 
 _NOISE = re.compile(r"\b(nvidia|geforce|tesla)\b")
 _SEPARATORS = re.compile(r"[\s_\-/]+")
@@ -114,6 +179,10 @@ def canonical_gpu(label: str) -> GpuIdentity:
     raw = label.strip()
     if raw in KNOWN_GPU_IDS:
         return GpuIdentity(label=raw, gpu_id=raw, known=True)
+    if (cloud := _CLOUD_NAMES.get(raw.lower())) is not None:
+        return GpuIdentity(label=raw, gpu_id=cloud, known=True)
+    if (machine := machine_gpus(raw)) is not None:
+        return GpuIdentity(label=raw, gpu_id=machine[0], known=True)
     text = _normalise(raw)
     for pattern, why in _AMBIGUOUS:
         if re.search(pattern, text):
@@ -143,11 +212,20 @@ _COUNT_IN_LABEL = re.compile(r"^\s*(\d{1,4})\s*[xX×]\s*(?=\S)(.+)$")
 
 def gpu_count_in_label(label: str) -> tuple[str, int] | None:
     """("NVIDIA_L40S", 4) from a label that states its count ("4xNVIDIA_L40S", "8x H100",
-    "2 x RTX 4090"), else None."""
+    "2 x RTX 4090"; a machine type: ("a3-highgpu-8g", 8)), else None."""
+    if (machine := machine_gpus(label)) is not None:
+        return label.strip(), machine[1]
     match = _COUNT_IN_LABEL.match(label)
     if match is None or int(match[1]) < 1:
         return None
     return match[2].strip(" _-"), int(match[1])
+
+
+def family_of(label: str) -> str | None:
+    """The family an ambiguous label names ("H100", GKE's "nvidia-tesla-a100": "a100"), else
+    None: a GPU of it (h100-sxm) names the variant, another GPU contradicts it."""
+    match = _FAMILY.match(_normalise(label))
+    return match[1] if match else None
 
 
 def plain_gpu_label(label: str) -> str:

@@ -33,7 +33,7 @@ from pydantic import ValidationError
 from fleetplan.core.contract import Run, validation_message
 from fleetplan.core.errors import InputError
 from fleetplan.core.files import MAX_FILE_MB_CEILING, MAX_VALUES_CEILING, limit_from_env
-from fleetplan.core.gpus import canonical_gpu, gpu_count_in_label
+from fleetplan.core.gpus import canonical_gpu, family_of, gpu_count_in_label
 from fleetplan.warehouse.importers.document import Document
 
 DEFAULT_MAX_FILE_MB = 32.0
@@ -349,8 +349,33 @@ def model_name(
     return chosen
 
 
-def _same_gpu(a: str, b: str) -> bool:
-    return canonical_gpu(a).gpu_id == canonical_gpu(b).gpu_id
+def gpu_named(
+    label: str | None, given: str | None, *, flag: str, file: str, field: str, where: str = ""
+) -> str | None:
+    """The canonical GPU of a file's label (`label`) and the user's (`given`, what `flag` is):
+    the file's where it resolves to one catalog GPU (the user's must be that GPU, spelt any
+    way); the user's where it does not (unknown, a family such as "H100", a cloud name fleetplan
+    has not learnt), so that any label can be named. Refused only where the label resolves to
+    another GPU, or names a family the user's GPU is not of."""
+    if label is None or given is None:
+        chosen = label if label is not None else given
+        return None if chosen is None else canonical_gpu(chosen).gpu_id
+    found, named = canonical_gpu(label), canonical_gpu(given)
+    family = family_of(label)
+    if found.known:
+        refused = named.gpu_id != found.gpu_id
+    else:
+        refused = family is not None and named.known and not named.gpu_id.startswith(f"{family}-")
+    if refused:
+        prefix = f"{where}: " if where else ""
+        what = f" ({found.gpu_id})" if found.known and found.gpu_id != label else ""
+        also = f", not a GPU of the {family.upper()} family" if family and not found.known else ""
+        raise InputError(
+            f"{prefix}the file says {label!r}{what} but {flag} says {given!r}{also}",
+            file=file,
+            field=field,
+        )
+    return found.gpu_id if found.known else named.gpu_id
 
 
 def hardware(
@@ -368,17 +393,17 @@ def hardware(
 ) -> tuple[str, str, int]:
     """(canonical GPU id, label as written, GPUs per server): the file's GPU (`label`) and count
     where it says, else what the user gave (`--gpu`, `--gpu-count`, or the upload page); asked
-    for, never guessed. A file's GPU that is not the user's is refused (the same GPU spelt
-    differently is no contradiction); so is a count that is not the user's when the file states
-    the server's count on purpose (`exact_count`; a count of GPUs that telemetry happened to see
-    is not). `field`/`count_field` name where the file would say them, `advice` how the tool
-    could have recorded them."""
+    for, never guessed. A label fleetplan cannot resolve (unknown, a family, a cloud's name) is
+    named by the user's GPU and kept as written; a file's GPU that resolves to another is
+    refused (`gpu_named`; the same GPU spelt differently is no contradiction); so is a count
+    that is not the user's when the file states the server's count on purpose (`exact_count`;
+    a count of GPUs that telemetry happened to see is not). `field`/`count_field` name where the
+    file would say them, `advice` how the tool could have recorded them."""
     if label is not None and (counted := gpu_count_in_label(label)) is not None:
         label, count = counted[0], count or counted[1]  # "4xNVIDIA_L40S": 4 L40S
     gpu_name = options.name_of("gpu")
-    label = resolve(
-        label, options.gpu, flag=gpu_name, file=file, field=field, where=where, same=_same_gpu
-    )
+    gpu_id = gpu_named(label, options.gpu, flag=gpu_name, file=file, field=field, where=where)
+    label = label if label is not None else options.gpu
     if exact_count:
         count_at = count_field or field
         count_name = options.name_of("gpu_count")
@@ -394,4 +419,4 @@ def hardware(
             file=file,
             field=field if label is None else count_field or field,
         )
-    return canonical_gpu(label).gpu_id, label, int(count)
+    return str(gpu_id), label, int(count)
