@@ -132,11 +132,15 @@ def context_names(name: str) -> dict[str, list[str]]:
     """Files a results file is read with, by the base name the format knows them by, each with
     where to look (first found wins), without being part of it (each is listed on its own, as
     skipped): inference-perf's stage reports are read with the tool's config.yaml beside them
-    and the experiment's exp-config.yaml or manifests.yaml beside them or one folder up."""
+    or up to two folders up (an experiment's folder of its own, the config above, as the
+    KubeCon NA 2025 demos lay it out: config.yaml, EXPERIMENT/manifests.yaml,
+    EXPERIMENT/results/stage_N_lifecycle_metrics.json), and the experiment's exp-config.yaml or
+    manifests.yaml beside them or one folder up."""
     path = PurePath(name)
     if not STAGE_NAME.match(path.name):
         return {}
-    places = {"config.yaml": [str(path.with_name("config.yaml"))]}
+    above = (path.parent, path.parent.parent, path.parent.parent.parent)
+    places = {"config.yaml": list(dict.fromkeys(str(folder / "config.yaml") for folder in above))}
     for base in ("exp-config.yaml", "manifests.yaml"):
         places[base] = [str(folder / base) for folder in (path.parent, path.parent.parent)]
     return places

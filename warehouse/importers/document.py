@@ -92,7 +92,11 @@ def read_document(data: bytes, *, name: str, max_values: int) -> Document:
             text = data.decode("utf-8-sig")
         except UnicodeDecodeError:
             raise json_error from None
-        head = "\n".join(line for line in text[:4096].splitlines() if not line.startswith("#"))
+        head = "\n".join(
+            line
+            for line in text[:4096].splitlines()
+            if line.strip() and not line.startswith("#")  # comments, blank lines (manifests)
+        )
         if _CSV_HEADER.search(head.split("\n", 1)[0] if head else ""):
             return Document("csv", [], text, data)
         if _YAML_START.match(head):

@@ -30,6 +30,7 @@ say it (`config.yaml`'s `server.model_name`; an experiment's `exp-config.yaml` `
 
 from __future__ import annotations
 
+import hashlib
 import re
 from pathlib import PurePath
 from typing import Any
@@ -79,6 +80,13 @@ def _lifecycle(value: Any) -> bool:
     )
 
 
+def _prometheus(report: dict) -> bool:
+    """inference-perf's report of the server's Prometheus metrics: the lifecycle report's shape
+    with rates where the client's latencies would be (`successes.queue_len`, no `latency`)."""
+    successes = report["successes"]
+    return "latency" not in successes and ("queue_len" in successes or "rate" in successes)
+
+
 def detect(document: Document) -> bool:
     return document.kind == "json" and len(document.values) == 1 and _lifecycle(document.values[0])
 
@@ -87,6 +95,14 @@ def parse(document: Document, source: FileInput, options: ImportOptions) -> Pars
     file = source.name
     report = document.values[0]
     load = Reader(report["load_summary"], file, "load_summary")
+    if _prometheus(report):
+        raise NotResultsError(
+            "inference-perf's Prometheus metrics (stage_N_prometheus_metrics.json, "
+            "summary_prometheus_metrics.json): the server's own counters scraped over the "
+            "stage, not a level's client measurements: its stage is imported from the "
+            "stage_N_lifecycle_metrics.json beside it",
+            file=file,
+        )
     if "requested_rate" not in load.obj and "achieved_rate" not in load.obj:
         raise NotResultsError(
             "inference-perf's summary over all stages (summary_lifecycle_metrics.json), not a "
@@ -97,12 +113,10 @@ def parse(document: Document, source: FileInput, options: ImportOptions) -> Pars
     stage = _stage_number(file)
     warnings: list[str] = []
     point = _point(report, load, file, _stage_load(context, stage, file), warnings)
-    model = model_name(
-        options,
-        file,
-        context.get("model"),
-        key="config.yaml: server.model_name",
-    )
+    model = model_name(options, file, context.get("model"), key=context["model_from"])
+    if context.get("model_note"):
+        warnings.append(context["model_note"])
+        point = point.model_copy(update={"notes": (*point.notes, context["model_note"])})
     gpu_model, label, count = hardware(
         options,
         file,
@@ -118,6 +132,8 @@ def parse(document: Document, source: FileInput, options: ImportOptions) -> Pars
         file,
         tool="inference-perf",
         engine=context.get("engine"),
+        engine_version=context.get("engine_version"),
+        variant=context.get("variant"),
         model=model,
         gpu_model=gpu_model,
         gpu_label=label,
@@ -220,24 +236,54 @@ def _mean(successes: Reader, key: str) -> float | None:
 
 
 def _context(options: ImportOptions, file: str) -> dict[str, Any]:
-    """What config.yaml, exp-config.yaml and manifests.yaml beside the results say."""
+    """What config.yaml, exp-config.yaml and manifests.yaml beside the results say. The model
+    the server ran (manifests, exp-config.yaml) wins over the name the client's config.yaml
+    gave its requests, and a disagreement is a note (`model_note`)."""
     found: dict[str, Any] = {}
     config = _yaml(options, "config.yaml", file)
     if isinstance(config, dict):
         found |= _from_config(config)
+    server: dict[str, Any] = {}
     experiment = _yaml(options, "exp-config.yaml", file)
     if isinstance(experiment, dict):
-        if isinstance(experiment.get("model"), str) and experiment["model"].strip():
-            found.setdefault("model", experiment["model"].strip())
-        tp = _whole(experiment.get("tensor_parallelism", experiment.get("tensor_parallel_size")))
-        if tp:
-            found["tp"] = tp
-            found.setdefault("gpu_count", tp)
-        found.setdefault("engine", "vllm" if "max_num_seqs" in experiment else None)
+        server |= _from_experiment(experiment)
     manifests = _yaml(options, "manifests.yaml", file, every=True)
     if manifests:
-        found |= {k: v for k, v in _from_manifests(manifests).items() if k not in found}
+        server |= {k: v for k, v in _from_manifests(manifests).items() if k not in server}
+    client_model = found.get("model")
+    found |= {k: v for k, v in server.items() if v is not None}
+    if "model" in server and client_model is not None and client_model != server["model"]:
+        found["model_note"] = (
+            f"config.yaml names the model {client_model!r} in its requests, the server's "
+            f"{server['model_from']} serves {server['model']!r}: the run is the server's model"
+        )
+    found.setdefault("model_from", "config.yaml: server.model_name")
     return found
+
+
+def _from_experiment(experiment: dict) -> dict[str, Any]:
+    """An experiment's exp-config.yaml (inference-sim): the model, its tensor parallelism (the
+    server's GPUs) and the engine's settings, which are the server's variant."""
+    found: dict[str, Any] = {}
+    if isinstance(experiment.get("model"), str) and experiment["model"].strip():
+        found |= {"model": experiment["model"].strip(), "model_from": "exp-config.yaml: model"}
+    tp = _whole(experiment.get("tensor_parallelism", experiment.get("tensor_parallel_size")))
+    if tp:
+        found |= {"tp": tp, "gpu_count": tp}
+    if "max_num_seqs" in experiment:
+        found["engine"] = "vllm"
+    settings = [
+        (key, value)
+        for key, value in experiment.items()
+        if key not in _NOT_VARIANT_KEYS and isinstance(value, str | int | float | bool)
+    ]
+    if settings:
+        found["variant"] = variant_of(settings)
+    return found
+
+
+# exp-config.yaml keys that are not the engine's settings (or are stored on their own)
+_NOT_VARIANT_KEYS = frozenset(("model", "tensor_parallelism", "tensor_parallel_size", "app"))
 
 
 def _yaml(options: ImportOptions, name: str, file: str, *, every: bool = False) -> Any:
@@ -305,11 +351,16 @@ def _stage_load(context: dict[str, Any], stage: int | None, file: str) -> dict[s
 
 
 def _from_manifests(documents: list[Any]) -> dict[str, Any]:
-    """GPUs per server and the GPU product from Kubernetes manifests (the first that says)."""
+    """What Kubernetes manifests say of the server (the first that says each): GPUs per server
+    (the `nvidia.com/gpu` limit), the GPU (the node selector's product or GKE accelerator
+    label), and from the engine's container (`engine_command`) its model, engine, version and
+    arguments (the server's variant)."""
     found: dict[str, Any] = {}
 
     def visit(value: Any) -> None:
         if isinstance(value, dict):
+            if "engine" not in found and (server := engine_command(value)) is not None:
+                found.update({k: v for k, v in server.items() if v is not None})
             for key, inner in value.items():
                 if key == "nvidia.com/gpu" and "gpu_count" not in found and _whole(inner):
                     found["gpu_count"] = _whole(inner)
@@ -323,10 +374,142 @@ def _from_manifests(documents: list[Any]) -> dict[str, Any]:
 
     for document in documents:
         visit(document)
+    if "model" in found:
+        found["model_from"] = "manifests.yaml"
     return found
 
 
-_GPU_LABEL_KEYS = frozenset(("nvidia.com/gpu.product", "cloud.google.com/gke-accelerator"))
+_GPU_LABEL_KEYS = frozenset(
+    (
+        "nvidia.com/gpu.product",
+        "cloud.google.com/gke-accelerator",
+        "node.kubernetes.io/instance-type",
+        "beta.kubernetes.io/instance-type",
+    )
+)
+_ENGINES = (("sglang", "sglang"), ("vllm", "vllm"), ("text-generation", "tgi"))
+_IMAGE_VERSION = re.compile(r":v?(\d+(?:\.\d+)+)(?:[-+.\w]*)$")
+# Engine arguments that are not the server's configuration (where it listens, its name, its
+# logs) or are stored on their own (the model, tensor parallelism).
+_NOT_VARIANT = frozenset(
+    (
+        "model",
+        "port",
+        "host",
+        "served-model-name",
+        "api-key",
+        "download-dir",
+        "disable-log-requests",
+        "disable-log-stats",
+        "uvicorn-log-level",
+        "tensor-parallel-size",
+        "tp",
+        "tp-size",
+        "trust-remote-code",
+    )
+)
+_ENV_VARIANT = re.compile(r"^(VLLM|SGLANG|SGL)_(?!.*(LOG|PORT|HOST|TOKEN|KEY|DIR|PATH|ROOT))")
+
+
+def engine_command(container: dict[str, Any]) -> dict[str, Any] | None:
+    """A Kubernetes container that runs an inference engine (its image, command or arguments
+    name vLLM, SGLang or TGI): {engine, engine_version, model, tp, variant}, else None.
+    `$(NAME)` in its arguments is the container's env variable NAME, as Kubernetes expands it."""
+    image = container.get("image") if isinstance(container.get("image"), str) else ""
+    command = [str(a) for a in (container.get("command") or []) if isinstance(a, str | int)]
+    args = [str(a) for a in (container.get("args") or []) if isinstance(a, str | int | float)]
+    if not isinstance(container.get("command") or [], list) or not isinstance(
+        container.get("args") or [], list
+    ):
+        return None
+    said = " ".join([image, *command, *args]).lower()
+    engine = next((name for word, name in _ENGINES if word in said), None)
+    if engine is None or not (image or command):
+        return None
+    env = {
+        str(item["name"]): str(item["value"])
+        for item in container.get("env") or []
+        if isinstance(item, dict) and "name" in item and isinstance(item.get("value"), str | int)
+    }
+    expand = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
+    if "-m" in command[:-1]:  # python -m MODULE: the interpreter's flag, not the engine's
+        at = command.index("-m")
+        command = command[:at] + command[at + 2 :]
+    words = [expand.sub(lambda m: env.get(m[1], m[0]), word) for word in [*command, *args]]
+    flags, positional = _flags(words)
+    model = flags.get("model") or flags.get("model-path") or _served(positional)
+    tp = _whole(flags.get("tensor-parallel-size", flags.get("tp", flags.get("tp-size"))))
+    settings = [(k, v) for k, v in flags.items() if k not in _NOT_VARIANT and k != "model-path"]
+    settings += [(name, value) for name, value in env.items() if _ENV_VARIANT.match(name)]
+    version = _IMAGE_VERSION.search(image)
+    return {
+        "engine": engine,
+        "engine_version": version[1] if version else None,
+        "model": model if isinstance(model, str) and model and "$(" not in model else None,
+        "tp": tp,
+        "variant": variant_of(settings) if settings else None,
+    }
+
+
+def _flags(words: list[str]) -> tuple[dict[str, str | bool], list[str]]:
+    """An engine's command line as {flag: value} (`--a=b`, `--a b`, `"--a b"` as one item,
+    `--switch`; underscores read as dashes, as the engines read them) and its positional
+    words."""
+    flags: dict[str, str | bool] = {}
+    positional: list[str] = []
+    pending: str | None = None
+    for word in words:
+        if word.startswith("-") and not _number(word):
+            name, _, value = word.lstrip("-").partition("=")
+            if not value and " " in name:
+                name, value = name.split(None, 1)
+            name = name.replace("_", "-")
+            flags[name] = value if value else True
+            pending = None if value else name
+        elif pending is not None:
+            flags[pending] = word
+            pending = None
+        else:
+            positional.append(word)
+    return flags, positional
+
+
+def _number(word: str) -> bool:
+    try:
+        float(word)
+    except ValueError:
+        return False
+    return True
+
+
+def _served(positional: list[str]) -> str | None:
+    """The model of `vllm serve MODEL`."""
+    if "serve" in positional and positional.index("serve") + 1 < len(positional):
+        return positional[positional.index("serve") + 1]
+    return None
+
+
+_LONGEST_VARIANT = 500  # the data contract's limit on a name
+
+
+def variant_of(settings: list[tuple[str, Any]]) -> str:
+    """The server's variant from its settings, as the engine's command line would write them
+    ("--max-num-seqs=128 --no-enable-prefix-caching"), in the order given; environment
+    variables as NAME=value. Longer than a name may be: cut, with a digest of the whole."""
+    words = []
+    for key, value in settings:
+        if key.isupper():
+            words.append(f"{key}={value}")
+        elif value is True:
+            words.append(f"--{key.replace('_', '-')}")
+        else:
+            shown = str(value).lower() if isinstance(value, bool) else " ".join(str(value).split())
+            words.append(f"--{key.replace('_', '-')}={shown}")
+    text = " ".join(words)
+    if len(text) <= _LONGEST_VARIANT:
+        return text
+    digest = hashlib.sha256(text.encode()).hexdigest()[:12]
+    return f"{text[: _LONGEST_VARIANT - 30].rstrip()} ... sha256:{digest}"
 
 
 def _fixed(distribution: Any) -> int | None:

@@ -8,6 +8,7 @@ A new format is added to `FORMATS` here; where it goes in the order matters only
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from fleetplan.core.errors import FileTooLargeError, InputError, NotResultsError, UnknownFormatError
@@ -199,6 +200,15 @@ def _not_results(value: object) -> str | None:
         return (
             "perf_analyzer's raw profile (GenAI-Perf's profile_export.json): import "
             "profile_export_genai_perf.json from the same run"
+        )
+    if (
+        keys
+        and all(re.fullmatch(r"Report \d+", str(k)) for k in keys)
+        and all(isinstance(v, str) for v in value.values())
+    ):
+        return (
+            "inference-perf's analysis legend (analyzed_reports_legend.json): which report is "
+            "which results folder, not results"
         )
     if {"metrics_phase", "aiperf_version"} <= keys or (
         "aiperf_version" in keys and "request_throughput" not in keys and "metrics" in keys
