@@ -22,6 +22,7 @@ from fleetplan.warehouse.importers import (
     inferencex,
     llmperf,
     ml_energy,
+    sglang_bench,
     vllm_json,
 )
 from fleetplan.warehouse.importers.base import (
@@ -40,6 +41,7 @@ FORMATS: tuple[Format, ...] = (
     fleetplan_json,
     inference_perf,
     inferencex,  # before vllm_json: its trimmed layout has vLLM's keys, in seconds
+    sglang_bench,  # before vllm_json: SGLang's benchmark is a fork of vLLM's, keys renamed
     vllm_json,
     guidellm,
     llmperf,
@@ -91,9 +93,10 @@ def parse(file: FileInput, options: ImportOptions | None = None) -> ParsedFile:
 
 
 READS = (
-    "vLLM `bench serve` results, GuideLLM reports, LLMPerf results, GenAI-Perf/AIPerf exports, "
-    "inference-perf stage reports, InferenceX results, ML.ENERGY leaderboard model files, "
-    "fleetplan run files and the CSV table of `fleetplan benchmarks`"
+    "vLLM `bench serve` results, SGLang `bench_serving` JSONL, GuideLLM reports, LLMPerf "
+    "results, GenAI-Perf/AIPerf exports, inference-perf stage reports, InferenceX results, "
+    "ML.ENERGY leaderboard model files, fleetplan run files and the CSV table of "
+    "`fleetplan benchmarks`"
 )
 
 

@@ -1,0 +1,175 @@
+"""SGLang's serving benchmark (`python -m sglang.bench_serving`, `sglang.benchmark.serving`): its
+`--output-file` JSONL, one JSON object per line per run, appended (sgl-project/sglang,
+`python/sglang/benchmark/serving.py`, the `result` dict written with `json.dumps`).
+
+Every key set seen is read: the 2024 one (18 keys: `mean_e2e_latency_ms`, `median_ttft_ms`,
+`median_itl_ms`, `output_throughput`, no request throughput and no p99) and the current one
+(sglang 0.5: mean/median/p90/p95/p99 of `e2e_latency`, `ttft`, `tpot`, `itl`, the four
+throughputs, `server_info`). By definition (the same code as vLLM's benchmark it forked):
+`e2e_latency` is our E2EL, `ttft` our TTFT, `tpot` (latency - TTFT) / (output tokens - 1) per
+request our TPOT, `itl` the gaps between streamed chunks pooled over requests our ITL; `std_*`
+is not stored. `request_rate` is the configured rate (Python's `inf`, written as the bare token
+`Infinity`: every request at once); with `max_concurrency` and an unlimited rate a level is
+closed-loop at that concurrency. `concurrency` (summed latencies / duration, the mean in
+flight) and `accept_length` (speculative decoding) are not stored. A trace replay
+(`request_rate` "trace") has no rate of its own: refused, naming it.
+
+The file names no GPU (`--gpu`, `--gpu-count`). The model, tensor parallelism and engine version
+come from `server_info` (the server's `/server_info`, SGLang servers only: `model_path`,
+`tp_size`, `dp_size`, `pp_size`, `version`), else `--model`. Random prompts of fixed lengths
+(`random_range_ratio` 1) are synthetic traffic with those lengths; other random prompts are
+"random", their measured means kept on each level. Read as a vLLM result once renamed
+(`vllm_json` groups the lines into runs and levels).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from fleetplan.core.contract import Run
+from fleetplan.core.errors import InputError
+from fleetplan.warehouse.importers import vllm_json
+from fleetplan.warehouse.importers.base import FileInput, ImportOptions, Parsed, Reader
+from fleetplan.warehouse.importers.document import Document
+
+IMPORTER = "sglang-bench-serving"
+VERSION = "1"
+
+# Keys only SGLang's benchmark writes (vLLM's says `e2el` and `total_token_throughput`).
+_SIGNATURE = frozenset(
+    (
+        "mean_e2e_latency_ms",
+        "median_e2e_latency_ms",
+        "total_output_tokens_retokenized",
+        "random_range_ratio",
+    )
+)
+_RENAMED = {"total_throughput": "total_token_throughput"}
+# SGLang's keys that are not results fleetplan stores, said once.
+_NOT_STORED = (
+    "concurrency",
+    "accept_length",
+    "total_output_tokens_retokenized",
+    "total_input_text_tokens",
+    "total_input_vision_tokens",
+    "input_throughput",
+    "max_output_tokens_per_s",
+    "max_concurrent_requests",
+    "sharegpt_output_len",
+    "random_input_len",
+    "random_output_len",
+    "random_range_ratio",
+    "server_info",
+    "tag",
+    "cache_report",
+    "goodput_slos_ms",
+    "request_goodput",
+    "slo_attainment",
+    "slo_attainment_by_metric",
+    "generated_texts",
+    "cached_tokens",
+    "cached_tokens_details",
+)
+
+
+def _sglang(value: Any) -> bool:
+    return isinstance(value, dict) and "backend" in value and bool(_SIGNATURE & value.keys())
+
+
+def detect(document: Document) -> bool:
+    return (
+        document.kind == "json"
+        and bool(document.values)
+        and all(_sglang(value) for value in document.values)
+    )
+
+
+def parse(document: Document, source: FileInput, options: ImportOptions) -> Parsed:
+    file = source.name
+    renamed, shapes = [], []
+    for index, line in enumerate(document.values):
+        where = f"run {index + 1} of {len(document.values)}"
+        renamed.append(_as_vllm(line, file, where))
+        shapes.append(_traffic(line))
+    runs, warnings, derived = vllm_json.parse(Document("json", renamed, "", b""), source, options)
+    # vllm_json makes one run of consecutive lines with one setup: their traffic is the first's
+    firsts, at = [], 0
+    for run in runs:
+        firsts.append(shapes[at])
+        at += len(run.points)
+    shaped = [_shape(run, shape) for run, shape in zip(runs, firsts, strict=True)]
+    found = sorted({key for line in document.values for key in line if key in _NOT_STORED})
+    notes = [f"not stored (none of fleetplan's figures, or read above): {', '.join(found)}"]
+    return Parsed(shaped, [*notes, *warnings] if found else warnings, derived)
+
+
+def _as_vllm(line: dict, file: str, where: str) -> dict[str, Any]:
+    """The line in vLLM's result keys: `e2e_latency` as `e2el`, the rate as vLLM writes it, the
+    server's model and parallelism from `server_info`."""
+    out: dict[str, Any] = {}
+    for key, value in line.items():
+        if key in _NOT_STORED:
+            continue
+        key = _RENAMED.get(key, key).replace("_e2e_latency_ms", "_e2el_ms")
+        out[key] = value
+    lengths = [line.get(f"random_{k}") for k in ("input_len", "output_len", "range_ratio")]
+    if line.get("dataset_name", "").startswith("random") and any(n is not None for n in lengths):
+        # a run is one traffic: lines of other random lengths are other runs (vllm_json groups
+        # lines by their setup, text values included)
+        out["random_lengths"] = "input {} output {} range ratio {}".format(*lengths)
+    rate = line.get("request_rate")
+    if rate == "trace":
+        raise InputError(
+            f"{where}: a trace replay (request_rate 'trace'): its requests were sent at the "
+            "trace's times, not at a rate fleetplan can store for the level",
+            file=file,
+            field="request_rate",
+        )
+    if isinstance(rate, float) and math.isinf(rate) and rate > 0:
+        out["request_rate"] = "inf"
+    completed, duration = line.get("completed"), line.get("duration")
+    if "request_throughput" not in line and _positive(completed) and _positive(duration):
+        # the 2024 key set states none: the counts over the duration, as fleetplan plans with
+        out["request_throughput"] = completed / duration
+    info = line.get("server_info")
+    if isinstance(info, dict):
+        server = Reader(info, file, f"{where}: server_info")
+        model = server.text("model_path") or server.text("served_model_name")
+        if model and "model_id" not in out:
+            out["model_id"] = model
+        tp = server.positive_int_text("tp_size")
+        if tp:
+            out["tensor_parallel_size"] = tp
+            gpus = tp * (server.positive_int_text("pp_size") or 1)
+            dp = server.positive_int_text("dp_size") or 1
+            out["gpu_count"] = str(gpus if info.get("enable_dp_attention") else gpus * dp)
+        if version := server.text("version"):
+            out["engine_version"] = version
+    return out
+
+
+def _positive(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and 0 < value < math.inf
+
+
+def _traffic(line: dict) -> dict[str, Any]:
+    """The traffic a line was measured with: synthetic of fixed lengths where the random
+    prompts had one length (`random_range_ratio` 1), else the dataset's name."""
+    name = line.get("dataset_name")
+    if not isinstance(name, str) or not name:
+        return {}
+    lengths = [line.get("random_input_len"), line.get("random_output_len")]
+    fixed = line.get("random_range_ratio") == 1 and all(
+        isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in lengths
+    )
+    if name.startswith("random") and fixed:
+        return {"dataset": "synthetic", "input_len": lengths[0], "output_len": lengths[1]}
+    return {"dataset": name}
+
+
+def _shape(run: Run, traffic: dict[str, Any]) -> Run:
+    backend = run.metadata.get("backend", "")
+    engine = "sglang" if backend.startswith("sglang") else backend or None
+    update: dict[str, Any] = {"tool": "sglang bench_serving", "engine": engine, **traffic}
+    return run.model_copy(update=update)
