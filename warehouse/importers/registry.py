@@ -23,6 +23,7 @@ from fleetplan.warehouse.importers import (
     llmperf,
     ml_energy,
     sglang_bench,
+    trtllm_bench,
     vllm_json,
 )
 from fleetplan.warehouse.importers.base import (
@@ -47,6 +48,7 @@ FORMATS: tuple[Format, ...] = (
     llmperf,
     genai_perf,
     ml_energy,
+    trtllm_bench,
     csv_table,
 )
 
@@ -95,6 +97,7 @@ def parse(file: FileInput, options: ImportOptions | None = None) -> ParsedFile:
 READS = (
     "vLLM `bench serve` results, SGLang `bench_serving` JSONL, GuideLLM reports, LLMPerf "
     "results, GenAI-Perf/AIPerf exports, inference-perf stage reports, InferenceX results, "
+    "trtllm-bench reports, "
     "ML.ENERGY leaderboard model files, fleetplan run files and the CSV table of "
     "`fleetplan benchmarks`"
 )
