@@ -4,65 +4,15 @@ of its `result` dict: Python's inf as the bare token `Infinity`)."""
 
 from __future__ import annotations
 
-import json
 import math
 
 import pytest
 
 from benchmarks.inputs.shared_data import tool_outputs_dir
+from benchmarks.inputs.tool_reports import sglang_jsonl, sglang_line
 from fleetplan.core.errors import InputError
 from fleetplan.warehouse.importers.base import FileInput, ImportOptions
 from fleetplan.warehouse.importers.registry import parse
-
-
-def current(rate: float, *, concurrency: int | None = None, seed: int = 0, **changes) -> dict:
-    """A line of sglang 0.5's key set: 200 requests of fixed random lengths 512/128."""
-    load = min(rate, concurrency or 40)
-    completed, duration = 200, 200 / load * 1.04 + seed * 0.01
-    ttft, tpot = 40.0 + load, 2.0 + 0.05 * load
-    e2e = ttft + tpot * 127
-    line = {
-        "tag": None,
-        "backend": "sglang-oai",
-        "dataset_name": "random",
-        "request_rate": rate,
-        "max_concurrency": concurrency,
-        "sharegpt_output_len": None,
-        "random_input_len": 512,
-        "random_output_len": 128,
-        "random_range_ratio": 1.0,
-        "server_info": {
-            "model_path": "Qwen/Qwen3-8B",
-            "tp_size": 2,
-            "dp_size": 1,
-            "version": "0.5.23",
-            "enable_dp_attention": False,
-        },
-        "duration": duration,
-        "completed": completed,
-        "total_input_tokens": 512 * completed,
-        "total_input_text_tokens": 512 * completed,
-        "total_input_vision_tokens": 0,
-        "total_output_tokens": 128 * completed,
-        "total_output_tokens_retokenized": 128 * completed - 3,
-        "request_throughput": completed / duration,
-        "input_throughput": 512 * completed / duration,
-        "output_throughput": 128 * completed / duration,
-        "total_throughput": 640 * completed / duration,
-        "concurrency": e2e / 1000 * completed / duration,
-        "accept_length": None,
-        "max_output_tokens_per_s": 2000.0,
-        "max_concurrent_requests": 40,
-    }
-    for metric, mean in (("e2e_latency", e2e), ("ttft", ttft), ("tpot", tpot), ("itl", tpot)):
-        for stat, factor in (("mean", 1), ("median", 0.95), ("std", 0.2), ("p90", 1.4)):
-            line[f"{stat}_{metric}_ms"] = mean * factor
-        line[f"p95_{metric}_ms"], line[f"p99_{metric}_ms"] = mean * 1.6, mean * 2.1
-    return line | changes
-
-
-def jsonl(*lines: dict) -> bytes:
-    return "".join(json.dumps(line) + "\n" for line in lines).encode()
 
 
 def parsed(data: bytes, **options):
@@ -72,7 +22,7 @@ def parsed(data: bytes, **options):
 
 
 def test_a_rate_sweep_is_one_run_of_levels_with_the_servers_model_and_gpus():
-    data = jsonl(current(2.0), current(4.0), current(8.0))
+    data = sglang_jsonl(sglang_line(2.0), sglang_line(4.0), sglang_line(8.0))
     result = parsed(data, gpu="h100-sxm")
     assert result.importer == "sglang-bench-serving"
     (run,) = result.runs
@@ -90,7 +40,7 @@ def test_a_rate_sweep_is_one_run_of_levels_with_the_servers_model_and_gpus():
     assert (run.dataset, run.input_len, run.output_len) == ("synthetic", 512, 128)
     assert [p.offered_rate_rps for p in run.points] == [2.0, 4.0, 8.0]
     point = run.points[0]
-    line = current(2.0)
+    line = sglang_line(2.0)
     assert point.e2el_p99_ms == pytest.approx(line["p99_e2e_latency_ms"])
     assert point.ttft_p50_ms == pytest.approx(line["median_ttft_ms"])
     assert point.tpot_p90_ms == pytest.approx(line["p90_tpot_ms"])
@@ -101,7 +51,9 @@ def test_a_rate_sweep_is_one_run_of_levels_with_the_servers_model_and_gpus():
 
 
 def test_an_unlimited_rate_with_max_concurrency_is_a_closed_loop_written_as_infinity():
-    data = jsonl(current(math.inf, concurrency=16), current(math.inf, concurrency=64))
+    data = sglang_jsonl(
+        sglang_line(math.inf, concurrency=16), sglang_line(math.inf, concurrency=64)
+    )
     assert b"Infinity" in data  # as Python's json.dumps writes inf
     (run,) = parsed(data, gpu="h100-sxm").runs
     # a closed loop at its concurrency, not a burst: no rate of its own
@@ -110,7 +62,7 @@ def test_an_unlimited_rate_with_max_concurrency_is_a_closed_loop_written_as_infi
 
 def test_the_2024_key_set_imports_and_plans_with_the_counts():
     old = {
-        key: current(4.0)[key]
+        key: sglang_line(4.0)[key]
         for key in (
             "backend",
             "dataset_name",
@@ -131,7 +83,9 @@ def test_the_2024_key_set_imports_and_plans_with_the_counts():
             "completed",
         )
     } | {"backend": "sglang", "random_range_ratio": 0.0}
-    (run,) = parsed(jsonl(old), gpu="h200", gpu_count=8, model="meta-llama/Llama-3.3-70B").runs
+    (run,) = parsed(
+        sglang_jsonl(old), gpu="h200", gpu_count=8, model="meta-llama/Llama-3.3-70B"
+    ).runs
     (point,) = run.points
     assert (run.model, run.gpu_count, run.dataset, run.input_len) == (
         "meta-llama/Llama-3.3-70B",
@@ -144,20 +98,22 @@ def test_the_2024_key_set_imports_and_plans_with_the_counts():
 
 
 def test_lines_of_other_random_lengths_are_other_runs():
-    data = jsonl(current(4.0), current(4.0, random_input_len=2048, total_input_tokens=2048 * 200))
+    data = sglang_jsonl(
+        sglang_line(4.0), sglang_line(4.0, random_input_len=2048, total_input_tokens=2048 * 200)
+    )
     runs = parsed(data, gpu="h100-sxm").runs
     assert [(r.input_len, r.output_len) for r in runs] == [(512, 128), (2048, 128)]
 
 
 def test_a_trace_replay_is_refused_naming_it():
     with pytest.raises(InputError, match="a trace replay") as caught:
-        parsed(jsonl(current(4.0, request_rate="trace")), gpu="h100-sxm")
+        parsed(sglang_jsonl(sglang_line(4.0, request_rate="trace")), gpu="h100-sxm")
     assert caught.value.field == "request_rate"
 
 
 def test_no_gpu_is_asked_for():
     with pytest.raises(InputError, match="--gpu"):
-        parsed(jsonl(current(4.0)))
+        parsed(sglang_jsonl(sglang_line(4.0)))
 
 
 SHARED = tool_outputs_dir() / "sglang-h200-benchmarks" if tool_outputs_dir() else None

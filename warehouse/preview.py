@@ -30,6 +30,7 @@ from fleetplan.core.errors import InputError, NotResultsError, WarehouseError
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.importers.base import FileInput, ImportOptions, ParsedFile
 from fleetplan.warehouse.importers.inference_perf import STAGE_NAME
+from fleetplan.warehouse.importers.llmd_report import PARTIAL_NAME
 from fleetplan.warehouse.importers.registry import parse, refuse_large
 from fleetplan.warehouse.labels import label_traffic
 from fleetplan.warehouse.store import find_source, runs_present
@@ -137,6 +138,10 @@ def context_names(name: str) -> dict[str, list[str]]:
     EXPERIMENT/results/stage_N_lifecycle_metrics.json), and the experiment's exp-config.yaml or
     manifests.yaml beside them or one folder up."""
     path = PurePath(name)
+    if (partial := PARTIAL_NAME.match(path.name)) is not None:
+        # llm-d's report of an inference-perf stage: the same level as the stage's own report
+        lifecycle = f"stage_{partial[1]}_lifecycle_metrics.json"
+        return {lifecycle: [str(path.with_name(lifecycle))]}
     if not STAGE_NAME.match(path.name):
         return {}
     above = (path.parent, path.parent.parent, path.parent.parent.parent)

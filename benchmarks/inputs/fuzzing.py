@@ -19,6 +19,13 @@ REAL_CLIENTS = ROOT / "tests" / "fixtures" / "real_clients"  # fleetplan's own r
 def seed_files() -> dict[str, tuple[str, bytes]]:
     """One real file of every format: {label: (file name, bytes)}. LLMPerf's, and AIPerf's from
     its repository, come from ../shared/data/tool-outputs, when it is there."""
+    from benchmarks.inputs.tool_reports import (
+        REAL_CLIENTS_PARTIAL,
+        llmd_report,
+        sglang_jsonl,
+        sglang_line,
+        trtllm_report,
+    )
     from benchmarks.inputs.vllm_results import make_result
 
     gap = FORMATS / "genai-perf-0.0.16"
@@ -33,6 +40,16 @@ def seed_files() -> dict[str, tuple[str, bytes]]:
     if (REAL_CLIENTS / "inference-perf-rate").is_dir():  # fleetplan's own run of it
         stage = REAL_CLIENTS / "inference-perf-rate" / "stage_0_lifecycle_metrics.json"
         files["inference-perf"] = (stage.name, stage.read_bytes())
+        partial = (REAL_CLIENTS / "inference-perf-rate" / REAL_CLIENTS_PARTIAL).read_bytes()
+        files["llm-d-report"] = ("br.yaml", llmd_report(partial, accelerator=False))
+    # written the way the tools write them (benchmarks.inputs.tool_reports), the GPU the fuzz's
+    files["sglang"] = (
+        "sglang.jsonl",
+        sglang_jsonl(
+            *(sglang_line(r, server_info={"model_path": "Qwen/Qwen3-8B"}) for r in (2.0, 4.0))
+        ),
+    )
+    files["trtllm-bench"] = ("report.json", json.dumps(trtllm_report(), indent=4).encode())
     if SHARED is not None:
         files |= _inferencex(SHARED)
         files["llmperf"] = next(_files(SHARED / "llmperf-2023-08-31", "*_summary.json"))

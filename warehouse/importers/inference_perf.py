@@ -391,7 +391,7 @@ _ENGINES = (("sglang", "sglang"), ("vllm", "vllm"), ("text-generation", "tgi"))
 _IMAGE_VERSION = re.compile(r":v?(\d+(?:\.\d+)+)(?:[-+.\w]*)$")
 # Engine arguments that are not the server's configuration (where it listens, its name, its
 # logs) or are stored on their own (the model, tensor parallelism).
-_NOT_VARIANT = frozenset(
+NOT_VARIANT = frozenset(
     (
         "model",
         "port",
@@ -439,7 +439,7 @@ def engine_command(container: dict[str, Any]) -> dict[str, Any] | None:
     flags, positional = _flags(words)
     model = flags.get("model") or flags.get("model-path") or _served(positional)
     tp = _whole(flags.get("tensor-parallel-size", flags.get("tp", flags.get("tp-size"))))
-    settings = [(k, v) for k, v in flags.items() if k not in _NOT_VARIANT and k != "model-path"]
+    settings = [(k, v) for k, v in flags.items() if k not in NOT_VARIANT and k != "model-path"]
     settings += [(name, value) for name, value in env.items() if _ENV_VARIANT.match(name)]
     version = _IMAGE_VERSION.search(image)
     return {

@@ -20,6 +20,7 @@ from fleetplan.warehouse.importers import (
     guidellm,
     inference_perf,
     inferencex,
+    llmd_report,
     llmperf,
     ml_energy,
     sglang_bench,
@@ -49,6 +50,7 @@ FORMATS: tuple[Format, ...] = (
     genai_perf,
     ml_energy,
     trtllm_bench,
+    llmd_report,
     csv_table,
 )
 
@@ -97,7 +99,7 @@ def parse(file: FileInput, options: ImportOptions | None = None) -> ParsedFile:
 READS = (
     "vLLM `bench serve` results, SGLang `bench_serving` JSONL, GuideLLM reports, LLMPerf "
     "results, GenAI-Perf/AIPerf exports, inference-perf stage reports, InferenceX results, "
-    "trtllm-bench reports, "
+    "trtllm-bench reports, llm-d benchmark reports, "
     "ML.ENERGY leaderboard model files, fleetplan run files and the CSV table of "
     "`fleetplan benchmarks`"
 )

@@ -1,0 +1,188 @@
+"""Result files of SGLang's `bench_serving`, trtllm-bench and llm-d-benchmark, written the way each
+tool's writer builds them (fleetplan has no real run of these tools): SGLang 0.5.23's
+`sglang/benchmark/serving.py` (`json.dumps` of its `result` dict, one line per run), TensorRT-LLM's
+`tensorrt_llm/bench/dataclasses/reporting.py` (ReportUtility.get_statistics_dict at commit
+2787769c), and llm-d-benchmark's schema_v0_2.py `scenario` block. Tests and the fuzz seeds
+(`benchmarks.inputs.fuzzing`) read them."""
+
+from __future__ import annotations
+
+import json
+
+import yaml
+
+REAL_CLIENTS_PARTIAL = "inference-perf.partial.stage_1.yaml"
+
+
+def sglang_line(rate: float, *, concurrency: int | None = None, seed: int = 0, **changes) -> dict:
+    """A line of sglang 0.5's key set: 200 requests of fixed random lengths 512/128."""
+    load = min(rate, concurrency or 40)
+    completed, duration = 200, 200 / load * 1.04 + seed * 0.01
+    ttft, tpot = 40.0 + load, 2.0 + 0.05 * load
+    e2e = ttft + tpot * 127
+    line = {
+        "tag": None,
+        "backend": "sglang-oai",
+        "dataset_name": "random",
+        "request_rate": rate,
+        "max_concurrency": concurrency,
+        "sharegpt_output_len": None,
+        "random_input_len": 512,
+        "random_output_len": 128,
+        "random_range_ratio": 1.0,
+        "server_info": {
+            "model_path": "Qwen/Qwen3-8B",
+            "tp_size": 2,
+            "dp_size": 1,
+            "version": "0.5.23",
+            "enable_dp_attention": False,
+        },
+        "duration": duration,
+        "completed": completed,
+        "total_input_tokens": 512 * completed,
+        "total_input_text_tokens": 512 * completed,
+        "total_input_vision_tokens": 0,
+        "total_output_tokens": 128 * completed,
+        "total_output_tokens_retokenized": 128 * completed - 3,
+        "request_throughput": completed / duration,
+        "input_throughput": 512 * completed / duration,
+        "output_throughput": 128 * completed / duration,
+        "total_throughput": 640 * completed / duration,
+        "concurrency": e2e / 1000 * completed / duration,
+        "accept_length": None,
+        "max_output_tokens_per_s": 2000.0,
+        "max_concurrent_requests": 40,
+    }
+    for metric, mean in (("e2e_latency", e2e), ("ttft", ttft), ("tpot", tpot), ("itl", tpot)):
+        for stat, factor in (("mean", 1), ("median", 0.95), ("std", 0.2), ("p90", 1.4)):
+            line[f"{stat}_{metric}_ms"] = mean * factor
+        line[f"p95_{metric}_ms"], line[f"p99_{metric}_ms"] = mean * 1.6, mean * 2.1
+    return line | changes
+
+
+def sglang_jsonl(*lines: dict) -> bytes:
+    return "".join(json.dumps(line) + "\n" for line in lines).encode()
+
+
+def percentiles(average: float) -> dict:
+    return {
+        "p50": average * 0.95,
+        "p90": average * 1.3,
+        "p95": average * 1.45,
+        "p99": average * 1.8,
+        "minimum": average * 0.4,
+        "maximum": average * 2.2,
+        "average": average,
+    }
+
+
+def trtllm_report(
+    *, issue_rate: float = 1e9, in_flight: float = 380.0, streaming: bool = True
+) -> dict:
+    """A throughput run of 1,000 requests of 128/128 tokens over 10 s on one GPU."""
+    document = {
+        "engine": {
+            "model": "meta-llama/Llama-3.1-8B-Instruct",
+            "model_path": "None",
+            "engine_dir": "None",
+            "version": "1.0.0",
+            "backend": "Pytorch",
+            "dtype": "bfloat16",
+            "kv_cache_dtype": None,
+            "quantization": "FP8",
+        },
+        "world_info": {
+            "tp_size": 1,
+            "pp_size": 1,
+            "ep_size": 1,
+            "world_size": 1,
+            "max_batch_size": 512,
+            "max_num_tokens": 2048,
+            "scheduling_policy": "GUARANTEED_NO_EVICT",
+            "kv_cache_percentage": 0.9,
+            "issue_rate": issue_rate,
+        },
+        "request_info": {
+            "num_requests": 1000,
+            "avg_num_concurrent_requests": in_flight,
+            "avg_input_length": 128.0,
+            "avg_output_length": 128.0,
+        },
+        "performance": {
+            "total_latency_ms": 10000.0,
+            "avg_request_latency_ms": 3800.0,
+            "request_throughput_req_s": 100.0,
+            "system_output_throughput_tok_s": 12800.0,
+            "system_total_throughput_tok_s": 25600.0,
+            "output_throughput_per_user_tok_s": 33.7,
+            "output_throughput_per_gpu_tok_s": 12800.0,
+            "request_latency_percentiles_ms": percentiles(3800.0),
+        },
+        "dataset": {
+            "isl_stats": {"p50": 128, "minimum": 128, "maximum": 128, "average": 128.0},
+            "osl_stats": {"p50": 128, "minimum": 128, "maximum": 128, "average": 128.0},
+            "num_requests": 1000,
+            "dataset_path": "/tmp/synthetic_128_128.txt",
+        },
+    }
+    if streaming:
+        document["streaming_metrics"] = {
+            "token_output_speed_tok_s": 35.0,
+            "avg_ttft_ms": 400.0,
+            "avg_tpot_ms": 26.8,
+            "tpot_percentiles": percentiles(26.8),
+            "ttft_percentiles": percentiles(400.0),
+            "gen_tps_percentiles": percentiles(35.0),
+        }
+    return document
+
+
+LLMD_SCENARIO = {
+    "load": {
+        "metadata": {"schema_version": "0.0.1"},
+        "standardized": {
+            "tool": "inference-perf",
+            "tool_version": "0.7.0",
+            "stage": 1,
+            "rate_qps": 4.0,
+            "input_seq_len": {"distribution": "fixed", "value": 128},
+            "output_seq_len": {"distribution": "fixed", "value": 16},
+            "source": "random",
+        },
+    },
+    "stack": [
+        {
+            "metadata": {"schema_version": "0.0.1", "label": "decode"},
+            "standardized": {
+                "kind": "inference_engine",
+                "tool": "vllm",
+                "tool_version": "0.11.0",
+                "role": "replica",
+                "replicas": 2,
+                "model": {"name": "meta-llama/Llama-3.1-8B-Instruct"},
+                "accelerator": {
+                    "model": "nvidia-h100-80gb",
+                    "count": 1,
+                    "parallelism": {"tp": 1, "dp": 1, "pp": 1, "ep": 1},
+                },
+            },
+            "native": {
+                "args": {"--max-num-seqs": 128, "--enable-prefix-caching": None, "--port": 8000},
+                "envars": {},
+            },
+        }
+    ],
+}
+
+
+def llmd_report(partial: bytes, *, accelerator: bool = True) -> bytes:
+    """inference-perf 0.7.0's own report of a stage (`partial`: its
+    inference-perf.partial.stage_N.yaml) with the scenario block llm-d's harness adds; its
+    stack without the accelerator (the GPU for the user to say) where `accelerator` is False."""
+    document = yaml.safe_load(partial)
+    scenario = json.loads(json.dumps(LLMD_SCENARIO))
+    if not accelerator:
+        for component in scenario["stack"]:
+            component["standardized"].pop("accelerator")
+    document["scenario"] = scenario
+    return yaml.safe_dump(document, sort_keys=False).encode()

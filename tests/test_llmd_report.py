@@ -1,0 +1,148 @@
+"""llm-d-benchmark's benchmark report (YAML), versions 0.1 and 0.2/0.2.1. The 0.2.1 report here
+is real: inference-perf 0.7.0 wrote it beside its own stage report
+(tests/fixtures/real_clients/inference-perf-rate/inference-perf.partial.stage_N.yaml); it states
+no load of its own, so the scenario block llm-d's harness adds (scenario.load, scenario.stack,
+as llmdbenchmark/analysis/benchmark_report/schema_v0_2.py defines them) is added to it here."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+
+from benchmarks.inputs.tool_reports import LLMD_SCENARIO
+from fleetplan.core.errors import InputError
+from fleetplan.warehouse.importers.base import FileInput, ImportOptions
+from fleetplan.warehouse.importers.registry import parse
+from tests.support.paths import ROOT
+
+REAL = ROOT / "tests" / "fixtures" / "real_clients" / "inference-perf-rate"
+PARTIAL = "inference-perf.partial.stage_1.yaml"
+LIFECYCLE = "stage_1_lifecycle_metrics.json"
+
+
+def real_report() -> dict:
+    return yaml.safe_load((REAL / PARTIAL).read_text())
+
+
+def parsed(document: dict, name: str = "br.yaml", companions=None, **options):
+    data = yaml.safe_dump(document, sort_keys=False).encode()
+    return parse(
+        FileInput.from_bytes(name, data),
+        ImportOptions(companions=companions or {}, **options),
+    )
+
+
+def test_inference_perfs_own_report_beside_its_stage_is_skipped():
+    companions = {LIFECYCLE: (REAL / LIFECYCLE).read_bytes()}
+    with pytest.raises(InputError, match=r"the same stage as the stage_1_lifecycle_metrics\.json"):
+        parsed(real_report(), PARTIAL, companions, gpu="h100-sxm")
+
+
+def test_a_report_that_does_not_say_its_load_is_refused_saying_what_to_import():
+    with pytest.raises(InputError, match="does not say its load") as caught:
+        parsed(real_report(), gpu="h100-sxm", gpu_count=1, model="m")
+    assert "stage_N_lifecycle_metrics.json" in str(caught.value)
+
+
+def test_a_v0_2_report_is_one_level_with_its_server_from_the_stack():
+    result = parsed(real_report() | {"scenario": LLMD_SCENARIO})
+    assert result.importer == "llm-d-benchmark-report"
+    (run,) = result.runs
+    assert (run.model, run.gpu_model, run.gpu_label, run.gpu_count) == (
+        "meta-llama/Llama-3.1-8B-Instruct",
+        "h100-sxm",
+        "nvidia-h100-80gb",
+        2,  # one GPU a replica, two replicas
+    )
+    assert (run.engine, run.engine_version, run.variant) == (
+        "vllm",
+        "0.11.0",
+        "--max-num-seqs=128 --enable-prefix-caching",
+    )
+    assert (run.dataset, run.input_len, run.output_len) == ("synthetic", 128, 16)
+    (point,) = run.points
+    stage = json.loads((REAL / LIFECYCLE).read_text())
+    latency = stage["successes"]["latency"]
+    # the same figures as inference-perf's own stage report, seconds to ms
+    assert point.ttft_p99_ms == pytest.approx(latency["time_to_first_token"]["p99"] * 1000)
+    assert point.tpot_p50_ms == pytest.approx(latency["time_per_output_token"]["median"] * 1000)
+    assert point.e2el_mean_ms == pytest.approx(latency["request_latency"]["mean"] * 1000)
+    assert point.itl_p90_ms == pytest.approx(latency["inter_token_latency"]["p90"] * 1000)
+    assert point.completed == stage["successes"]["count"] and point.failed == 0
+    assert (point.configured_rate_rps, point.offered_rate_rps) == (4.0, 4.0)
+    # the duration is run.time.duration ("PT...S"), the plan's request throughput the counts'
+    assert point.request_throughput_rps == pytest.approx(point.completed / point.duration_s)
+
+
+def test_a_v0_2_report_with_milliseconds_and_a_concurrency_cap():
+    document = real_report() | {"scenario": LLMD_SCENARIO}
+    ttft = document["results"]["request_performance"]["aggregate"]["latency"]["time_to_first_token"]
+    seconds_p99 = ttft["p99"]
+    ttft |= {k: v * 1000 for k, v in ttft.items() if isinstance(v, float)} | {"units": "ms"}
+    load = document["scenario"]["load"]["standardized"]
+    load |= {"concurrency": 16, "rate_qps": float("inf")}
+    (point,) = parsed(document).runs[0].points
+    assert point.ttft_p99_ms == pytest.approx(seconds_p99 * 1000)
+    assert (point.max_concurrency, point.offered_rate_rps) == (16, None)
+
+
+def test_a_latency_in_units_fleetplan_cannot_read_is_refused_naming_them():
+    document = real_report() | {"scenario": LLMD_SCENARIO}
+    latency = document["results"]["request_performance"]["aggregate"]["latency"]
+    latency["request_latency"]["units"] = "fortnights"
+    with pytest.raises(InputError, match="fortnights"):
+        parsed(document)
+
+
+def test_a_v0_1_report_reads_its_load_from_the_harness_configuration():
+    document = {
+        "version": "0.1",
+        "scenario": {
+            "model": {"name": "unknown"},
+            "load": {
+                "name": "inference-perf",
+                "metadata": {"stage": 0},
+                "args": {
+                    "server": {"type": "vllm", "model_name": "openai/gpt-oss-120b"},
+                    "data": {
+                        "type": "random",
+                        "input_distribution": {"mean": 5000.0, "std_dev": 0.0},
+                        "output_distribution": {"mean": 250.0, "std_dev": 0.0},
+                    },
+                    "load": {"type": "constant", "stages": [{"rate": 45.0, "duration": 120}]},
+                },
+            },
+        },
+        "metrics": {
+            "time": {"duration": 120.0},
+            "requests": {
+                "total": 5400,
+                "failures": 0,
+                "input_length": {"units": "count", "mean": 5151.4},
+                "output_length": {"units": "count", "mean": 281.0},
+            },
+            "latency": {
+                "time_to_first_token": {"units": "s", "mean": 1.44, "p99": 3.1},
+                "request_latency": {"units": "s", "mean": 3.54, "p99": 7.2},
+                "time_per_output_token": {"units": "s/token", "mean": 0.0083},
+            },
+            "throughput": {
+                "requests_per_sec": 45.0,
+                "output_tokens_per_sec": 12645.0,
+                "total_tokens_per_sec": 244458.0,
+            },
+        },
+    }
+    (run,) = parsed(document, gpu="h200", gpu_count=16).runs
+    assert (run.model, run.engine, run.dataset, run.input_len, run.output_len) == (
+        "openai/gpt-oss-120b",
+        "vllm",
+        "synthetic",
+        5000,
+        250,
+    )
+    (point,) = run.points
+    assert point.offered_rate_rps == 45.0 and point.duration_s == 120.0
+    assert point.ttft_p99_ms == pytest.approx(3100.0) and point.tpot_mean_ms == pytest.approx(8.3)
