@@ -25,7 +25,8 @@ from tests.support.planner_points import gpu, scenario
 
 MODEL = "meta-llama/Llama-3.1-8B"  # in the bundled architectures table
 FORGED_RATE = 4.0
-FORGE = 5000  # each request says it made 5,000 times the tokens it streamed
+FORGE = 300  # each request says it made 300 times the tokens it streamed (5,000 times would
+# be a stream faster than any GPU decodes: refused at import, tests/test_consistency.py)
 
 
 def forged(rate: float, seed: int) -> dict:
@@ -55,7 +56,7 @@ def test_the_forged_level_imports_judged_stable_by_its_timings_alone(points):
     # what the warehouse's judgement sees: it kept up (the timings are real, the tokens are not)
     forged_row = points[points["offered_rate_rps"] == FORGED_RATE].iloc[0]
     assert bool(forged_row["stable"]) is True
-    assert forged_row["output_throughput_tps"] > 100_000
+    assert forged_row["output_throughput_tps"] > 6_000
 
 
 def test_the_planners_curve_calls_a_level_over_the_decode_bound_cannot_tell(warehouse, points):

@@ -266,8 +266,13 @@ def report_of(rows: pd.DataFrame, query: CapacityQuery, curve: LoadCurve) -> Cap
     )
     low = interval.rps_low if interval.rps_low is not None else estimate.capacity_rps
     high = interval.rps_high if interval.rps_high is not None else max(low, estimate.capacity_rps)
-    mid = min(max(estimate.capacity_rps, low), high)
+    # "mid" as the planner plans it: the interval's estimate (the queue form up to a saturation
+    # the levels measured, such as a closed loop's plateau), or with --extrapolate the curve's
+    mid = interval.capacity_rps if not query.extrapolate else estimate.capacity_rps
+    mid = min(max(mid, low), high)
     value = {"low": low, "mid": mid, "high": high}[query.capacity_at]
+    if query.capacity_at == "mid" and not query.extrapolate and interval.capacity_rps > 0:
+        estimate = interval  # what the mid end rests on, and the P99s predicted there
     return CapacityReport(
         model=str(first["model"]),
         gpu_model=str(first["gpu_model"]),
