@@ -23,11 +23,14 @@ def test_detection_order_is_unchanged():
         "fleetplan-runs",
         "inference-perf",
         "inferencex",
+        "sglang-bench-serving",
         "vllm-serve-json",
         "guidellm",
         "llmperf",
         "genai-perf-aiperf",
         "ml-energy",
+        "trtllm-bench",
+        "llm-d-benchmark-report",
         "csv-table",
     ]
 

@@ -19,7 +19,9 @@ def typed_in_table(rows: int, levels: int = 8) -> str:
     writer.writerow(header)
     for i in range(rows):
         row = dict(zip(header, example, strict=True))
-        row |= {"model": f"model-{i // levels}", "offered_rate_rps": str(i % levels + 1)}
+        # rates about the example row's own throughput (200 requests in 19 s), so that no level
+        # completes requests faster than they were sent (warehouse.consistency)
+        row |= {"model": f"model-{i // levels}", "offered_rate_rps": str(i % levels + 10)}
         row |= {"source_sha256": "", "source_index": "", "source_file": ""}
         writer.writerow([row[column] for column in header])
     return out.getvalue()
