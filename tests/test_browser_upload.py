@@ -117,3 +117,42 @@ def test_an_unlabelled_upload_is_labelled_imported_and_planned_on(
     # the page scrolls inside Streamlit's own container: bring the plan's figures into view
     page.locator("[data-testid='stMetric']").first.scroll_into_view_if_needed()
     page.screenshot(path=str(ARTIFACTS / "plan-on-upload.png"))
+
+
+def test_a_gpu_label_fleetplan_cannot_resolve_is_named_on_the_page(
+    dashboard_url, browser_page, tmp_path
+):
+    """A file whose GPU is a name of its own ("gpu-pool-7", as a cluster's node pool may call
+    it): kept as written and flagged, then named by the page's GPU field (issue 32, item 2)."""
+    lines = []
+    for line in VLLM_FILE.read_text().splitlines():
+        result = json.loads(line) | {"gpu_name": "gpu-pool-7", "gpu_count": "1"}
+        lines.append(json.dumps(result | {"dataset_name": "random"}))
+    path = tmp_path / "pool-run.json"
+    path.write_text("\n".join(lines) + "\n")
+    page = browser_page
+    page.set_viewport_size({"width": 1440, "height": 900})
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.goto(dashboard_url)
+    wait_rendered(page, "Plan a fleet")
+    page.get_by_role("link", name="Upload runs").click()
+    wait_rendered(page, "Upload runs")
+    page.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(str(path))
+    page.get_by_role("button", name="Import 1 file(s)").wait_for(timeout=60_000)
+    settle(page, "Upload runs")
+    for expander in page.locator("[data-testid='stExpander'] summary").all():
+        expander.click()  # the per-file details: its warnings
+    page.get_by_text("GPU not recognised, kept as written: gpu-pool-7").wait_for(timeout=30_000)
+    page.screenshot(path=str(ARTIFACTS / "upload-unresolved-gpu.png"), full_page=True)
+
+    choose(page, "GPU", "h100-sxm")
+    settle(page, "Upload runs")
+    page.get_by_role("button", name="Import 1 file(s)").wait_for(timeout=60_000)
+    for expander in page.locator("[data-testid='stExpander'] summary").all():
+        expander.click()
+    page.wait_for_timeout(500)
+    assert page.get_by_text("GPU not recognised").count() == 0  # named now
+    page.get_by_role("button", name="Import 1 file(s)").click()
+    page.get_by_text("pool-run.json: 1 run(s)").wait_for(timeout=60_000)
+    settle(page, "Upload runs")
+    page.screenshot(path=str(ARTIFACTS / "upload-named-gpu.png"), full_page=True)

@@ -32,11 +32,13 @@ from fleetplan.warehouse.store import delete_source
 st.title("Upload runs")
 options_limit = ImportOptions().size_limit()
 st.caption(
-    "vLLM `bench serve` / `benchmark_serving.py` JSON, GuideLLM reports (JSON, YAML), LLMPerf "
-    "results (the summary with its per-request file), GenAI-Perf and AIPerf exports (the JSON, "
-    "with AIPerf's per-request JSONL beside it), inference-perf stage reports, InferenceX "
-    "results, fleetplan run files and the CSV table of `fleetplan benchmarks` / `fleetplan "
-    "template`; gzip-compressed too, or a tool's whole output folder as one zip (what is not "
+    "vLLM `bench serve` / `benchmark_serving.py` JSON, SGLang `bench_serving` JSONL, "
+    "`trtllm-bench` reports, GuideLLM reports (JSON, YAML), LLMPerf results (the summary with "
+    "its per-request file), GenAI-Perf and AIPerf exports (the JSON, with AIPerf's per-request "
+    "JSONL beside it), inference-perf stage reports (with their configs and Kubernetes "
+    "manifests), llm-d benchmark reports, InferenceX and ML.ENERGY results, fleetplan run files "
+    "and the CSV table of `fleetplan benchmarks` / `fleetplan template`; gzip-compressed too, "
+    "or a tool's whole output folder as one zip (what is not "
     "results is listed as skipped). The format is read from the content. Files up to "
     f"{megabytes(options_limit)}; each file is stored whole or not at all."
 )
