@@ -60,20 +60,23 @@ def settle(page, title: str) -> None:
     assert page.locator("[data-testid='stException']").count() == 0
 
 
-def test_an_unlabelled_upload_is_labelled_imported_and_planned_on(
-    dashboard_url, browser_page, tmp_path
-):
-    page = browser_page
+def open_upload(page, dashboard_url: str, path) -> None:
+    """The Upload page reached through the navigation, as a user goes, with `path` uploaded."""
     page.set_viewport_size({"width": 1440, "height": 900})
     ARTIFACTS.mkdir(exist_ok=True)
-    # through the navigation, as a user goes (and as the router lays the page out)
     page.goto(dashboard_url)
     wait_rendered(page, "Plan a fleet")
     page.get_by_role("link", name="Upload runs").click()
     wait_rendered(page, "Upload runs")
-    page.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(
-        str(unlabelled_vllm_file(tmp_path))
-    )
+    page.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(str(path))
+
+
+def test_an_unlabelled_upload_is_labelled_imported_and_planned_on(
+    dashboard_url, browser_page, tmp_path
+):
+    page = browser_page
+    # through the navigation, as a user goes (and as the router lays the page out)
+    open_upload(page, dashboard_url, unlabelled_vllm_file(tmp_path))
     refused = page.get_by_text("choose the GPU and GPUs per server above the upload")
     refused.first.wait_for(timeout=60_000)
     settle(page, "Upload runs")
@@ -131,13 +134,7 @@ def test_a_gpu_label_fleetplan_cannot_resolve_is_named_on_the_page(
     path = tmp_path / "pool-run.json"
     path.write_text("\n".join(lines) + "\n")
     page = browser_page
-    page.set_viewport_size({"width": 1440, "height": 900})
-    ARTIFACTS.mkdir(exist_ok=True)
-    page.goto(dashboard_url)
-    wait_rendered(page, "Plan a fleet")
-    page.get_by_role("link", name="Upload runs").click()
-    wait_rendered(page, "Upload runs")
-    page.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(str(path))
+    open_upload(page, dashboard_url, path)
     page.get_by_role("button", name="Import 1 file(s)").wait_for(timeout=60_000)
     settle(page, "Upload runs")
     for expander in page.locator("[data-testid='stExpander'] summary").all():

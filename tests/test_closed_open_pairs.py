@@ -13,24 +13,15 @@ from tests.support.paths import ROOT
 REAL = ROOT / "tests" / "fixtures" / "real_clients"
 
 
+CAPACITY = ("capacity", "--model", "tiny-llama", "--gpu", "cpu", "--gpu-count", "1")
+
+
+def run_capacity(cli, path, target: float, *options: str):
+    return cli(*CAPACITY, "--warehouse", path, "--ttft-p99", str(target), *options)
+
+
 def capacity(cli, path, target: float, at: str = "low") -> dict:
-    done = cli(
-        "capacity",
-        "--warehouse",
-        path,
-        "--model",
-        "tiny-llama",
-        "--gpu",
-        "cpu",
-        "--gpu-count",
-        "1",
-        "--ttft-p99",
-        str(target),
-        "--capacity-at",
-        at,
-        "--format",
-        "json",
-    )
+    done = run_capacity(cli, path, target, "--capacity-at", at, "--format", "json")
     return json.loads(done.stdout)
 
 
@@ -47,19 +38,7 @@ def closed(cli, tmp_path):
 
 
 def test_a_modelled_p99_is_written_as_modelled_beside_what_was_measured(cli, closed):
-    done = cli(
-        "capacity",
-        "--warehouse",
-        closed("guidellm"),
-        "--model",
-        "tiny-llama",
-        "--gpu",
-        "cpu",
-        "--gpu-count",
-        "1",
-        "--ttft-p99",
-        "270",
-    )
+    done = run_capacity(cli, closed("guidellm"), 270)
     assert "P99 TTFT modelled at 380 ms against 270 ms" in done.stdout
     assert "closed-loop: concurrency 1 measured 265.7 ms, x1.43" in done.stdout
 

@@ -415,13 +415,12 @@ def engine_command(container: dict[str, Any]) -> dict[str, Any] | None:
     """A Kubernetes container that runs an inference engine (its image, command or arguments
     name vLLM, SGLang or TGI): {engine, engine_version, model, tp, variant}, else None.
     `$(NAME)` in its arguments is the container's env variable NAME, as Kubernetes expands it."""
-    image = container.get("image") if isinstance(container.get("image"), str) else ""
-    command = [str(a) for a in (container.get("command") or []) if isinstance(a, str | int)]
-    args = [str(a) for a in (container.get("args") or []) if isinstance(a, str | int | float)]
-    if not isinstance(container.get("command") or [], list) or not isinstance(
-        container.get("args") or [], list
-    ):
+    raw_command, raw_args = container.get("command") or [], container.get("args") or []
+    if not isinstance(raw_command, list) or not isinstance(raw_args, list):
         return None
+    image = container.get("image") if isinstance(container.get("image"), str) else ""
+    command = [str(a) for a in raw_command if isinstance(a, str | int)]
+    args = [str(a) for a in raw_args if isinstance(a, str | int | float)]
     said = " ".join([image, *command, *args]).lower()
     engine = next((name for word, name in _ENGINES if word in said), None)
     if engine is None or not (image or command):
@@ -495,7 +494,7 @@ _LONGEST_VARIANT = 500  # the data contract's limit on a name
 def variant_of(settings: list[tuple[str, Any]]) -> str:
     """The server's variant from its settings, as the engine's command line would write them
     ("--max-num-seqs=128 --no-enable-prefix-caching"), in the order given; environment
-    variables as NAME=value. Longer than a name may be: cut, with a digest of the whole."""
+    variables as NAME=value; cut to a name's length (`within_a_name`)."""
     words = []
     for key, value in settings:
         if key.isupper():
@@ -505,7 +504,12 @@ def variant_of(settings: list[tuple[str, Any]]) -> str:
         else:
             shown = str(value).lower() if isinstance(value, bool) else " ".join(str(value).split())
             words.append(f"--{key.replace('_', '-')}={shown}")
-    text = " ".join(words)
+    return within_a_name(" ".join(words))
+
+
+def within_a_name(text: str) -> str:
+    """`text` as a variant may hold it: longer than a name may be, cut, with a digest of the
+    whole (two servers that differ after the cut stay two)."""
     if len(text) <= _LONGEST_VARIANT:
         return text
     digest = hashlib.sha256(text.encode()).hexdigest()[:12]

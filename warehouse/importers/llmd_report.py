@@ -46,7 +46,7 @@ from fleetplan.warehouse.importers.base import (
     model_name,
 )
 from fleetplan.warehouse.importers.document import Document
-from fleetplan.warehouse.importers.inference_perf import NOT_VARIANT, variant_of
+from fleetplan.warehouse.importers.inference_perf import NOT_VARIANT, variant_of, within_a_name
 
 IMPORTER = "llm-d-benchmark-report"
 VERSION = "1"
@@ -121,9 +121,9 @@ def _parse_v2(report: dict, source: FileInput, options: ImportOptions) -> Parsed
     top = Reader(report, file, "the report")
     aggregate = _object(Reader(report["results"], file, "results"), "request_performance")
     aggregate = _object(aggregate, "aggregate")
-    scenario = report.get("scenario") if isinstance(report.get("scenario"), dict) else {}
-    load = scenario.get("load") if isinstance(scenario.get("load"), dict) else {}
-    standardized = load.get("standardized") if isinstance(load.get("standardized"), dict) else {}
+    scenario = _dict(report.get("scenario"))
+    load = _dict(scenario.get("load"))
+    standardized = _dict(load.get("standardized"))
     shape = Reader(standardized, file, "scenario.load.standardized")
     # no cap (YAML's .inf) is no concurrency limit, an unlimited rate no rate
     cap, rate = standardized.get("concurrency"), standardized.get("rate_qps")
@@ -189,17 +189,20 @@ def _parse_v2(report: dict, source: FileInput, options: ImportOptions) -> Parsed
 
 def _stack(stack: Any, file: str) -> dict[str, Any]:
     """The server from the stack's inference-engine components."""
+    if not isinstance(stack, list):
+        return {}
+    # (component, its standardized block) of every inference engine, each pair kept together
     engines = [
-        part["standardized"]
-        for part in stack or []
+        (part, part["standardized"])
+        for part in stack
         if isinstance(part, dict)
         and isinstance(part.get("standardized"), dict)
         and part["standardized"].get("kind", "inference_engine") == "inference_engine"
     ]
-    if not isinstance(stack, list) or not engines:
+    if not engines:
         return {}
     found: dict[str, Any] = {}
-    first = engines[0]
+    first = engines[0][1]
     model = first.get("model")
     if isinstance(model, dict) and isinstance(model.get("name"), str):
         found["model"] = model["name"]
@@ -207,10 +210,8 @@ def _stack(stack: Any, file: str) -> dict[str, Any]:
     version = first.get("tool_version")
     found["engine_version"] = version if isinstance(version, str) and version else None
     counts, labels, roles = [], set(), []
-    for part, engine in zip([p for p in stack if isinstance(p, dict)], engines, strict=False):
-        accelerator = (
-            engine.get("accelerator") if isinstance(engine.get("accelerator"), dict) else {}
-        )
+    for part, engine in engines:
+        accelerator = _dict(engine.get("accelerator"))
         replicas = engine.get("replicas") if isinstance(engine.get("replicas"), int) else 1
         count = accelerator.get("count")
         counts.append(count * replicas if isinstance(count, int) and count >= 1 else None)
@@ -219,8 +220,8 @@ def _stack(stack: Any, file: str) -> dict[str, Any]:
         parallelism = accelerator.get("parallelism")
         if isinstance(parallelism, dict) and isinstance(parallelism.get("tp"), int):
             found.setdefault("tp", parallelism["tp"])
-        native = part.get("native") if isinstance(part.get("native"), dict) else {}
-        args = native.get("args") if isinstance(native.get("args"), dict) else {}
+        native = _dict(part.get("native"))
+        args = _dict(native.get("args"))
         settings = [
             (str(k).lstrip("-").replace("_", "-"), _setting(v))
             for k, v in args.items()
@@ -233,9 +234,7 @@ def _stack(stack: Any, file: str) -> dict[str, Any]:
         found["gpu_count"] = sum(counts)
     if len(labels) == 1:
         found["gpu"] = labels.pop()
-    variant = " | ".join(r for r in roles if r)
-    found["variant"] = variant_of([("components", variant)]) if len(variant) > 500 else variant
-    found["variant"] = found["variant"] or None
+    found["variant"] = within_a_name(" | ".join(r for r in roles if r)) or None
     return found
 
 
@@ -270,18 +269,13 @@ def _parse_v1(report: dict, source: FileInput, options: ImportOptions) -> Parsed
     file = source.name
     metrics = Reader(report["metrics"], file, "metrics")
     scenario = report["scenario"]
-    load = scenario.get("load") if isinstance(scenario.get("load"), dict) else {}
-    args = load.get("args") if isinstance(load.get("args"), dict) else {}
-    stage = (
-        (load.get("metadata") or {}).get("stage") if isinstance(load.get("metadata"), dict) else 0
-    )
-    stages = (args.get("load") or {}).get("stages") if isinstance(args.get("load"), dict) else None
-    entry = (
-        stages[stage]
-        if isinstance(stages, list) and isinstance(stage, int) and 0 <= stage < len(stages)
-        else {}
-    )
-    entry = entry if isinstance(entry, dict) else {}
+    load = _dict(scenario.get("load"))
+    args = _dict(load.get("args"))
+    metadata = load.get("metadata")
+    stage = metadata.get("stage") if isinstance(metadata, dict) else 0
+    stages = _dict(args.get("load")).get("stages")
+    known = isinstance(stages, list) and isinstance(stage, int) and 0 <= stage < len(stages)
+    entry = _dict(stages[stage]) if known else {}
     rate = entry.get("rate") if isinstance(entry.get("rate"), int | float) else None
     concurrency = entry.get("concurrency_level")
     concurrency = concurrency if isinstance(concurrency, int) and concurrency >= 1 else None
@@ -298,7 +292,7 @@ def _parse_v1(report: dict, source: FileInput, options: ImportOptions) -> Parsed
         "output_throughput_tps": throughput.number("output_tokens_per_sec"),
         "total_throughput_tps": throughput.number("total_tokens_per_sec"),
     }
-    time = metrics.obj.get("time") if isinstance(metrics.obj.get("time"), dict) else {}
+    time = _dict(metrics.obj.get("time"))
     duration = Reader(time, file, "metrics.time").number("duration")
     derived: frozenset[str] = frozenset()
     if not duration:
@@ -312,12 +306,12 @@ def _parse_v1(report: dict, source: FileInput, options: ImportOptions) -> Parsed
         offered_rate_rps=rate,
         max_concurrency=concurrency,
     )
-    named = scenario.get("model") if isinstance(scenario.get("model"), dict) else {}
+    named = _dict(scenario.get("model"))
     model = named.get("name") if isinstance(named.get("name"), str) else None
-    server = args.get("server") if isinstance(args.get("server"), dict) else {}
+    server = _dict(args.get("server"))
     if model in (None, "", "unknown"):
         model = server.get("model_name") if isinstance(server.get("model_name"), str) else None
-    host = scenario.get("host") if isinstance(scenario.get("host"), dict) else {}
+    host = _dict(scenario.get("host"))
     accelerators = host.get("accelerator") if isinstance(host.get("accelerator"), list) else []
     first = accelerators[0] if accelerators and isinstance(accelerators[0], dict) else {}
     gpu_model, label, count = hardware(
@@ -347,10 +341,10 @@ def _parse_v1(report: dict, source: FileInput, options: ImportOptions) -> Parsed
 
 
 def _traffic_v1(args: dict) -> dict[str, Any]:
-    data = args.get("data") if isinstance(args.get("data"), dict) else {}
+    data = _dict(args.get("data"))
     lengths = []
     for key in ("input_distribution", "output_distribution"):
-        shape = data.get(key) if isinstance(data.get(key), dict) else {}
+        shape = _dict(data.get(key))
         mean = shape.get("mean")
         fixed = shape.get("std_dev") == 0 or (
             shape.get("min") is not None and shape.get("min") == shape.get("max")
@@ -366,6 +360,11 @@ def _traffic_v1(args: dict) -> dict[str, Any]:
 
 
 # -- both ---------------------------------------------------------------------------------------
+
+
+def _dict(value: Any) -> dict:
+    """`value` where it is an object, else an empty one (a part the report leaves out)."""
+    return value if isinstance(value, dict) else {}
 
 
 def _object(reader: Reader, key: str, *, required: bool = True) -> Reader:
@@ -427,8 +426,8 @@ def _point(container: Reader, file: str, figures: dict, duration: float, **load:
 
 
 def _duration(top: Reader, aggregate: Reader, rps: float | None) -> tuple[float, frozenset[str]]:
-    run = top.obj.get("run") if isinstance(top.obj.get("run"), dict) else {}
-    time = run.get("time") if isinstance(run.get("time"), dict) else {}
+    run = _dict(top.obj.get("run"))
+    time = _dict(run.get("time"))
     stated = time.get("duration")
     if isinstance(stated, str) and (match := _ISO_DURATION.match(stated.strip())):
         hours, minutes, seconds = (float(g) if g else 0.0 for g in match.groups())
@@ -463,6 +462,6 @@ def _when(value: Any) -> datetime | None:
 
 
 def _start(report: dict) -> datetime | None:
-    run = report.get("run") if isinstance(report.get("run"), dict) else {}
-    time = run.get("time") if isinstance(run.get("time"), dict) else {}
+    run = _dict(report.get("run"))
+    time = _dict(run.get("time"))
     return _when(time.get("start"))

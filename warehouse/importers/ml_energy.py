@@ -34,7 +34,7 @@ from typing import Any
 
 from fleetplan.core.contract import EnergyMethod, Point, Provenance, Run
 from fleetplan.core.errors import InputError
-from fleetplan.core.gpus import canonical_gpu
+from fleetplan.core.gpus import canonical_gpu, family_of
 from fleetplan.warehouse.importers.base import (
     FileInput,
     ImportOptions,
@@ -249,12 +249,9 @@ def _parallel(r: Reader) -> tuple[int | None, int | None, int | None]:
 def _family_variant(label: str, given: str) -> bool:
     """Whether `given` names one variant of the family the file's label names ("H100" and
     h100-sxm): the user saying what the file leaves open."""
-    family = canonical_gpu(label)
-    if family.known:
-        return False
+    family = family_of(label)
     variant = canonical_gpu(given)
-    stem = "-".join(label.lower().split())
-    return variant.known and variant.gpu_id.startswith(f"{stem}-")
+    return family is not None and variant.known and variant.gpu_id.startswith(f"{family}-")
 
 
 def _hardware(levels: list[_Level], options: ImportOptions, file: str) -> list[str]:
