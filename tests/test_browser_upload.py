@@ -77,7 +77,10 @@ def test_an_unlabelled_upload_is_labelled_imported_and_planned_on(
     page = browser_page
     # through the navigation, as a user goes (and as the router lays the page out)
     open_upload(page, dashboard_url, unlabelled_vllm_file(tmp_path))
-    refused = page.get_by_text("choose the GPU and GPUs per server above the upload")
+    # the warning below the table (the table's own cell holds it too, hidden to the eye)
+    refused = page.locator(
+        "[data-testid='stAlert']", has_text="choose the GPU and GPUs per server above the upload"
+    )
     refused.first.wait_for(timeout=60_000)
     settle(page, "Upload runs")
     assert page.get_by_text("--gpu").count() == 0
