@@ -202,24 +202,27 @@ def test_a_probe_that_fails_on_its_host_is_retried_there_then_reported(
 def test_a_campaigns_capacity_searches_are_in_its_summary(ray_cluster, stream_server, tmp_path):
     """Each host runs `--find-capacity` and the driver says what each found, as it lands and
     in the summary: the H100 server has 2 slots of 20 + 15 x 10 ms (11.8 req/s at most), the
-    RTX 4090 one misses the target even at the lowest rate."""
+    RTX 4090 one misses the target even at the lowest rate. The target leaves the H100 server
+    580 ms for stalls of a loaded machine at 4 req/s (a CI run under load missed 300 ms)."""
     urls = {
         "h100-pcie": stream_server(ttft_ms=20, tpot_ms=10, slots=2),
-        "rtx-4090": stream_server(ttft_ms=400, tpot_ms=5),
+        "rtx-4090": stream_server(ttft_ms=1200, tpot_ms=5),
     }
     path = campaign_file(tmp_path, urls, name="search")
     campaign = json.loads(path.read_text())
     campaign["probes"][0].update(
-        rates=[4], num_requests=40, args={"find-capacity": True, "ttft-p99": 300, "tolerance": 0.3}
+        rates=[4], num_requests=40, args={"find-capacity": True, "ttft-p99": 600, "tolerance": 0.3}
     )
     path.write_text(json.dumps(campaign))
     code, stdout, stderr = Driver(
         "--ray", ray_cluster.address, "--campaign", path, "--out", tmp_path / "runs"
     ).finish()
     assert code == 0, stderr + stdout
-    (h100,) = [
+    found_lines = [
         line for line in stdout.splitlines() if "capacity search, " in line and " (bracket" in line
     ]
+    assert len(found_lines) == 1, stdout + stderr
+    (h100,) = found_lines
     found = float(h100.split("capacity search, ")[1].split("capacity ")[1].split()[0])
     assert 4 <= found <= 2 / 0.17 * 1.05, stdout  # between the ladder's first pass and the knee
     assert "no capacity: even 4 req/s misses" in stdout
