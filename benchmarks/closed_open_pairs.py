@@ -83,7 +83,9 @@ def inside(capacity: float, low: float, high: float) -> bool:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--fixtures", type=Path, default=ROOT / "tests/fixtures/real_clients")
+    parser.add_argument("--tools", default=",".join(TOOLS), help="those whose two sweeps to pair")
     args = parser.parse_args(argv)
+    tools = [t.strip() for t in args.tools.split(",") if t.strip()]
     landed = landed_low = total = 0
     errors: list[float] = []
     print(
@@ -91,7 +93,10 @@ def main(argv: list[str] | None = None) -> int:
         "low / mid   in bracket low / mid"
     )
     with tempfile.TemporaryDirectory() as tmp:
-        for tool in TOOLS:
+        for tool in tools:
+            if not all((args.fixtures / f"{tool}-{s}").is_dir() for s in ("rate", "concurrency")):
+                print(f"{tool:15s} (no rate and concurrency sweep pair in {args.fixtures})")
+                continue
             rate = warehouse_of(args.fixtures / f"{tool}-rate", Path(tmp) / f"{tool}-r.duckdb")
             closed = warehouse_of(
                 args.fixtures / f"{tool}-concurrency", Path(tmp) / f"{tool}-c.duckdb"

@@ -106,7 +106,11 @@ def ingest(folder: Path, warehouse: Path) -> tuple[int, str, list[dict]]:
         try:
             with Warehouse.open(warehouse, read_only=True) as wh:
                 frame = benchmark_points(wh)
-            frame = frame.sort_values(["offered_rate_rps", "max_concurrency"], na_position="last")
+            # Paired with the tool's levels by the rate asked, not by the rate sent: a tool
+            # that sent its 8 req/s level faster than its 16 would otherwise swap the rows.
+            frame = frame.sort_values(
+                ["configured_rate_rps", "max_concurrency", "offered_rate_rps"], na_position="last"
+            )
             rows = frame.to_dict("records")
         except Exception as error:  # a report, not a crash
             output += f"\n(reading the warehouse failed: {error})"
@@ -145,10 +149,27 @@ def compare(ctx, tool: str, sweep: str) -> dict:
             f"{_num(mine.get('ttft_p99_ms'), 1):>8} {_num(theirs.get('ttft_p99_ms'), 1):>7}  "
             f"{str(theirs.get('load_reason') or theirs.get('load_basis') or '-')[:70]}"
         )
+    sent_pairs = [
+        (mine.get("sent_rps"), theirs.get("offered_rate_rps"))
+        for mine, theirs in zip(own, rows, strict=False)
+        if mine.get("concurrency") is None and mine.get("sent_rps") is not None
+    ]
+    same = sum(
+        1
+        for sent, offered in sent_pairs
+        if offered is not None and math.isfinite(offered) and abs(offered / sent - 1) < 0.005
+    )
+    whole = code == 0 and len(rows) == len(own)
+    print(
+        f"  imports whole: {'yes' if whole else 'no'} ({len(rows)} of {len(own)} levels, "
+        f"exit {code}); offered rate = rate sent: {same} of {len(sent_pairs)} rate levels"
+    )
     return {
         "tool": tool,
         "sweep": sweep,
         "exit": code,
+        "whole": whole,
+        "offered_is_sent": [same, len(sent_pairs)],
         "own": own,
         "fleetplan": rows,
         "output": output[-4000:],
@@ -265,8 +286,10 @@ def _version(ctx, tool: str) -> str:
 def measure(ctx) -> int:
     manifest_path = ctx.out / "manifest.json"
     manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {"runs": {}}
-    manifest |= {"date": time.strftime("%Y-%m-%d %H:%M"), "server": ctx.server_command}
-    manifest["vllm"] = _version(ctx, "vllm")
+    if not ctx.skip_run or "date" not in manifest:
+        # Re-reading committed runs keeps the date and server that made them.
+        manifest |= {"date": time.strftime("%Y-%m-%d %H:%M"), "server": ctx.server_command}
+        manifest["vllm"] = _version(ctx, "vllm")
     failed = False
     for tool in ctx.tools:
         for sweep in ctx.sweeps:
@@ -301,6 +324,13 @@ def measure(ctx) -> int:
             failed |= result["exit"] != 0
             manifest_path.write_text(json.dumps(manifest, indent=2, default=str))
             write_readme(ctx, manifest)
+    if {"rate", "concurrency"} <= set(ctx.sweeps):
+        # Per tool, the closed-loop capacity against its own rate sweep's bracket (issue 32).
+        sys.path.insert(0, str(Path(__file__).parent))
+        import closed_open_pairs
+
+        print("\nclosed-loop capacity inside the open-loop bracket, per tool:")
+        closed_open_pairs.main(["--fixtures", str(ctx.out), "--tools", ",".join(ctx.tools)])
     if ctx.compare:
         manifest["compare"] = closed_against_open(ctx)
         manifest_path.write_text(json.dumps(manifest, indent=2, default=str))

@@ -36,6 +36,8 @@ Where things live: one sub-package per part, each above the ones it imports
 - `scenario/`: the input contract (`Scenario`, its classes, offers and sites).
 - `curve/`: latency against load, a configuration's levels as a `LoadCurve`.
 - `capacity/`: a server's capacity for a class, by the scenario's rule, with its basis.
+- `estimate/`: what nobody measured: a serving model per GPU and engine, calibrated on the
+  measured levels, simulated under Poisson arrivals (labelled, with its error band).
 - `solve/`: the solver kernel every program runs on (HiGHS, the tie-break, the status map).
 - `peak/`: the peak plan: coefficients, the program, fleets, baselines, frontier, diagnosis, and
   the output models (`Plan`).

@@ -41,11 +41,22 @@ PLANNER_MAY_IMPORT = {
     "solve": set(),
     "paper": set(),
     "capacity": {"scenario", "curve"},
+    "estimate": {"capacity"},
     "peak": {"scenario", "curve", "capacity", "solve"},
     "report": {"scenario", "capacity", "peak"},
     "day": {"scenario", "capacity", "solve", "peak", "report"},
     "availability": {"scenario", "capacity", "solve", "peak"},
-    "plan": {"scenario", "curve", "capacity", "solve", "peak", "report", "day", "availability"},
+    "plan": {
+        "scenario",
+        "curve",
+        "capacity",
+        "estimate",
+        "solve",
+        "peak",
+        "report",
+        "day",
+        "availability",
+    },
 }
 PLANNER_MAY_IMPORT["__init__"] = {*PLANNER_MAY_IMPORT, "plan"}
 MAX_MODULE_LINES = 600

@@ -59,16 +59,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="the model's Hugging Face config.json, for its physical bounds (KV cache, decode "
         "bandwidth) where sample_data/models/architectures.toml has none, or instead of it",
     )
+    capacity.add_argument(
+        "--estimate",
+        action="store_true",
+        help="where no run of the configuration is in the warehouse, estimate it with the "
+        "serving model calibrated on the runs that are (labelled, with its error band)",
+    )
     capacity.add_argument("--format", choices=("text", "json"), default="text")
 
 
 def run(args: argparse.Namespace) -> int:
     from fleetplan.core.errors import InputError
-    from fleetplan.services.capacity import (
-        CapacityQuery,
-        LatencyTargets,
-        capacity_from_warehouse,
-    )
+    from fleetplan.services.capacity import CapacityQuery, LatencyTargets
+    from fleetplan.services.capacity_estimate import capacity_from_warehouse
     from fleetplan.warehouse.db import Warehouse
 
     query = CapacityQuery(
@@ -83,6 +86,7 @@ def run(args: argparse.Namespace) -> int:
         server=args.server,
         capacity_at=args.capacity_at or "low",
         model_config_path=args.model_config,
+        estimate=args.estimate,
     )
     try:
         with Warehouse.open(args.warehouse, read_only=True) as warehouse:
@@ -105,6 +109,8 @@ BASIS_WORDS = {
     "interpolated": "interpolated between measured levels",
     "extrapolated": "extrapolated toward saturation, past the measured levels",
     "none": "none",
+    "identical architecture": "measured on a model of identical architecture",
+    "estimated": "ESTIMATED by the serving model, not measured",
 }
 
 

@@ -34,6 +34,7 @@ from fleetplan.services.envelope import (
     row_envelope,
     with_envelope_flags,
 )
+from fleetplan.services.estimate import EstimateBlock
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.queries import benchmark_points, configurations, gpu_catalog
 
@@ -79,6 +80,8 @@ class CapacityQuery(_Schema):
     # A Hugging Face config.json of the model, for its physical bounds where the bundled table
     # (sample_data/models/architectures.toml) has none, or to replace it.
     model_config_path: str | None = None
+    # Where no run of the configuration is held: estimate it (fleetplan.services.estimate).
+    estimate: bool = False
 
 
 class CapacityLevel(_Schema):
@@ -136,7 +139,9 @@ class CapacityReport(_Schema):
     rps_low: float = 0.0
     rps_high: float = 0.0
     capacity_at: CapacityAt = "low"
-    basis: Literal["measured", "interpolated", "extrapolated", "none"]
+    basis: Literal[
+        "measured", "interpolated", "extrapolated", "none", "identical architecture", "estimated"
+    ]
     reason: str | None
     predicted_ttft_p99_ms: float | None  # at capacity_rps
     predicted_tpot_p99_ms: float | None
@@ -144,6 +149,9 @@ class CapacityReport(_Schema):
     saturation_rps: float | None  # None: not reached in the data (`load_model.saturation_of`)
     levels: list[CapacityLevel]
     bounds: ServerEnvelope | None = None  # None where no GPU catalog was given
+    # An estimate's curve, calibration and error band (basis "estimated"); None for measured.
+    estimate: EstimateBlock | None = None
+    identical_to: str | None = None  # the measured model of the same shape (its basis)
 
 
 def _kept_up(stable: bool | None) -> KeptUp:

@@ -1,0 +1,287 @@
+"""`fleetplan capacity --estimate`: a configuration nobody measured, estimated from what the
+warehouse measured, labelled so and with the error band the validation measured.
+
+In order (`estimate_report`):
+1. A model of identical architecture measured on the same GPUs (`planner.estimate.shape`): its
+   measured curve answers, with basis "identical architecture" and the model named.
+2. Otherwise the serving model (`planner.estimate`): the step model's coefficients fitted per
+   (GPU, engine) on every measured level of a model of known shape; a GPU with no run borrows
+   the nearest measured GPU's (of its architecture where there is one) and says which. The
+   curve is simulated (seeded) from near 0 to saturation; the capacity is the highest rate
+   whose simulated P99s meet the targets, and its interval is the validation's band around it
+   (`sample_data/models/estimate_errors.json`, written by `benchmarks/estimate.py`).
+
+The GPU figures come from `sample_data/gpu_specs.toml`, the model's shape from the bundled
+architecture table or the config.json given; the traffic from the query's lengths, or the
+dataset's mean lengths in the warehouse with a chat dataset's spread (an assumption, said so).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import tomllib
+from functools import cache
+from pathlib import Path
+
+import pandas as pd
+from pydantic import BaseModel, ConfigDict
+
+from fleetplan.core.errors import InputError
+from fleetplan.core.gpus import canonical_gpu
+from fleetplan.core.paths import sample_data_dir
+from fleetplan.planner.capacity.envelope import Architecture
+from fleetplan.planner.capacity.rules import points_for_model
+from fleetplan.planner.estimate.calibrate import Fit, fit_all
+from fleetplan.planner.estimate.predict import Prediction, predict
+from fleetplan.planner.estimate.serving import Server, Shape, kv_cache_tokens
+from fleetplan.planner.estimate.simulate import Traffic
+from fleetplan.planner.estimate.specs import Borrowed, GpuSpec, nearest_measured, specs_from_table
+from fleetplan.services.envelope import architecture_from_file, bundled_architectures
+from fleetplan.services.outliers import outlier_reasons
+
+SPECS = Path("gpu_specs.toml")
+BANDS = Path("models") / "estimate_errors.json"
+ENGINE = "vllm"
+METHOD = (
+    "serving model: continuous batching simulated step by step (seeded, Poisson arrivals); "
+    "a step is max(overhead, weights and KV bytes over bandwidth x efficiency + 2 x parameters "
+    "x tokens over dense BF16 FLOPs x efficiency + tensor-parallel all-reduces); coefficients "
+    "fitted per (GPU, engine) on the warehouse's measured levels"
+)
+
+
+class _Schema(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class EstimatePoint(_Schema):
+    rate_rps: float
+    ttft_p99_ms: float
+    tpot_p99_ms: float
+
+
+class EstimateError(_Schema):
+    """Relative errors (predicted / measured - 1), 10th to 90th percentile, of the validation
+    for estimates of this kind, and where the figures come from."""
+
+    saturation: tuple[float, float] | None
+    ttft_p99: tuple[float, float] | None
+    tpot_p99: tuple[float, float] | None
+    kind: str  # "own GPU", "same architecture", "other architecture"
+    source: str
+
+
+class EstimateBlock(_Schema):
+    curve: list[EstimatePoint]
+    calibrated_on: list[str]
+    error: EstimateError | None
+    method: str
+    gpu_basis: str  # which GPU's efficiencies, in words
+    traffic: str  # the lengths simulated, in words
+    efficiencies: dict[str, float]
+
+
+@cache
+def bundled_specs() -> dict[str, GpuSpec]:
+    path = sample_data_dir() / SPECS
+    return specs_from_table(tomllib.loads(path.read_text(encoding="utf-8")))
+
+
+@cache
+def bundled_bands() -> dict:
+    path = sample_data_dir() / BANDS
+    if not path.is_file():
+        return {}
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def band_for(borrowed: Borrowed, gpu_id: str) -> EstimateError | None:
+    """The validation's band for an estimate of this kind; a kind the validation could not
+    measure takes the next wider one, and says so."""
+    bands = bundled_bands()
+    kinds = bands.get("bands", {})
+    if borrowed.gpu_id == gpu_id:
+        order = ["own GPU", "same architecture", "other architecture"]
+    elif borrowed.same_architecture:
+        order = ["same architecture", "other architecture"]
+    else:
+        order = ["other architecture"]
+    for position, kind in enumerate(order):
+        figures = kinds.get(kind)
+        if not figures:
+            continue
+        source = bands.get("source", str(BANDS))
+        if position:
+            source += f" (no validation of '{order[0]}' estimates: the band of '{kind}' ones)"
+        return EstimateError(
+            saturation=_pair(figures.get("saturation")),
+            ttft_p99=_pair(figures.get("ttft_p99")),
+            tpot_p99=_pair(figures.get("tpot_p99")),
+            kind=kind,
+            source=source,
+        )
+    return None
+
+
+def _pair(value) -> tuple[float, float] | None:
+    return (float(value[0]), float(value[1])) if value else None
+
+
+def model_shape(query, architectures: dict[str, Architecture]) -> Shape:
+    """The query's model's shape: from its config.json where given, else the bundled table."""
+    if query.model_config_path is not None:
+        # Served as vLLM's dtype "auto" does where the config names none: 16-bit.
+        arch = architecture_from_file(query.model_config_path, query.model, dtype="auto")
+        return Shape.of(arch, _hidden_size(query.model_config_path))
+    wanted = query.model.lower()
+    for key, arch in architectures.items():
+        if key == wanted or key.split("/")[-1] == wanted:
+            return Shape.of(arch)
+    raise InputError(
+        f"no runs and no architecture for {query.model}: give its config.json (--model-config) "
+        "to estimate it",
+        field="model_config",
+    )
+
+
+def _hidden_size(path: str) -> float | None:
+    try:
+        value = json.loads(Path(path).read_text(encoding="utf-8")).get("hidden_size")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return float(value) if isinstance(value, int | float) and value > 0 else None
+
+
+def traffic_of(points: pd.DataFrame, query) -> tuple[Traffic, str]:
+    """The lengths to simulate, and the words for them."""
+    if query.input_len is not None and query.output_len is not None:
+        return (
+            Traffic.of_level(query.input_len, query.output_len, fixed=True),
+            f"{query.input_len}/{query.output_len} tokens, every request alike",
+        )
+    datasets = sorted({str(d) for d in points["dataset"].dropna().unique()})
+    dataset = query.dataset or (datasets[0] if len(datasets) == 1 else None)
+    if dataset is None:
+        raise InputError(
+            "say the traffic to estimate: --input-len and --output-len, or --dataset (the "
+            f"warehouse has {', '.join(datasets) or 'none'})",
+            field="dataset",
+        )
+    rows = points[points["dataset"].astype(str).str.lower() == dataset.lower()]
+    prompt = pd.to_numeric(rows["input_tokens_mean"], errors="coerce").dropna()
+    output = pd.to_numeric(rows["output_tokens_mean"], errors="coerce").dropna()
+    if prompt.empty or output.empty:
+        raise InputError(
+            f"no measured level of dataset {dataset!r} with mean token counts: give --input-len "
+            "and --output-len",
+            field="dataset",
+        )
+    i, o = float(prompt.mean()), float(output.mean())
+    return (
+        Traffic.of_level(i, o, fixed=False),
+        f"{dataset}: mean {i:.0f}/{o:.0f} tokens as measured in the warehouse, spread as a chat "
+        "dataset's (lognormal, CV 1, vLLM's ShareGPT filter), an assumption of the estimate",
+    )
+
+
+def measured_on(points: pd.DataFrame, gpu: str, count: int) -> list[str]:
+    rows = points[(points["gpu_model"] == gpu) & (points["gpu_count"] == count)]
+    return sorted({str(m) for m in rows["model"]})
+
+
+def trusted(points: pd.DataFrame) -> pd.DataFrame:
+    """The levels a calibration rests on: those the latency curve itself trusts (no outlier
+    reason: a cold start, a hiccup, a fall behind below a rate kept up with,
+    `fleetplan.services.outliers`)."""
+    if points.empty:
+        return points
+    return points[outlier_reasons(points).isna()]
+
+
+def calibrations(points: pd.DataFrame, architectures) -> dict[tuple[str, str], Fit]:
+    return fit_all(trusted(points), architectures, bundled_specs())
+
+
+def prediction_for(shape: Shape, gpu: GpuSpec, count: int, fit: Fit, traffic: Traffic):
+    """The server's prediction, or None where the weights do not fit its memory."""
+    server = Server(shape, gpu, count)
+    kv = kv_cache_tokens(shape, gpu, count)
+    if kv < 1:
+        return None
+    return predict(
+        server, fit.efficiencies, traffic, gpu_count=count, kv_tokens_per_replica=kv, seed=0
+    )
+
+
+def interval(value: float, band: EstimateError | None) -> tuple[float, float]:
+    """The rates the measured capacity would lie between, by the band on saturation (measured
+    = predicted / (1 + error))."""
+    if band is None or band.saturation is None or value <= 0:
+        return value, value
+    low_error, high_error = band.saturation
+    return value / (1 + high_error), value / max(1 + low_error, 1e-9)
+
+
+def resolve_gpu(query) -> GpuSpec:
+    gpu = canonical_gpu(query.gpu)
+    if not gpu.known:
+        raise InputError(f"GPU {gpu.describe()}", field="gpu")
+    specs = bundled_specs()
+    if gpu.gpu_id not in specs:
+        raise InputError(
+            f"no spec figures for {gpu.gpu_id} to estimate with; sample_data/gpu_specs.toml has: "
+            f"{', '.join(sorted(specs))}",
+            field="gpu",
+        )
+    return specs[gpu.gpu_id]
+
+
+def fit_for(fits: dict[tuple[str, str], Fit], spec: GpuSpec) -> tuple[Fit, Borrowed]:
+    fitted = [gpu for gpu, engine in fits if engine == ENGINE]
+    borrowed = nearest_measured(bundled_specs(), spec.gpu_id, fitted)
+    if borrowed is None:
+        raise InputError(
+            f"nothing to calibrate an estimate on: no {ENGINE} levels of a model of known shape "
+            "on a GPU of sample_data/gpu_specs.toml in the warehouse",
+            field="gpu",
+        )
+    return fits[(borrowed.gpu_id, ENGINE)], borrowed
+
+
+def has_runs(points: pd.DataFrame, model: str, gpu: str, count: int) -> bool:
+    try:
+        mine = points_for_model(points, model)
+    except InputError:
+        return True  # ambiguous: the measured path says so
+    return bool(((mine["gpu_model"] == gpu) & (mine["gpu_count"] == count)).any())
+
+
+def estimate_block(prediction: Prediction, fit: Fit, borrowed: Borrowed, band, traffic_words):
+    eff = fit.efficiencies
+    return EstimateBlock(
+        curve=[
+            EstimatePoint(
+                rate_rps=round(p.rate_rps, 4),
+                ttft_p99_ms=round(p.ttft_p99_ms, 2),
+                tpot_p99_ms=round(p.tpot_p99_ms, 3),
+            )
+            for p in prediction.curve
+        ],
+        calibrated_on=list(fit.configurations),
+        error=band,
+        method=METHOD,
+        gpu_basis=borrowed.words,
+        traffic=traffic_words,
+        efficiencies={
+            "overhead_ms": round(eff.overhead_s * 1000, 3),
+            "bandwidth_efficiency": round(eff.bandwidth_efficiency, 3),
+            "compute_efficiency": round(eff.compute_efficiency, 3),
+            "allreduce_us": round(eff.allreduce_s * 1e6, 2),
+            "link_efficiency": round(1 / eff.inv_link_eff, 3) if eff.inv_link_eff else math.nan,
+        },
+    )
+
+
+def all_architectures(query) -> dict[str, Architecture]:
+    return dict(bundled_architectures())

@@ -1,0 +1,222 @@
+"""The serving model's coefficients (`serving.Efficiencies`) fitted per (GPU, engine) on the
+measured levels of every model whose shape is known.
+
+Each level gives two equations in the step model's four coefficients (o, a, b, c), both linear:
+
+- TPOT: a level's mean TPOT is the time of a decode step at its mean batch. By Little's law
+  over the decode phase, the level's mean batch is B = throughput x (output tokens - 1) x
+  TPOT, holding K = B x (input + output / 2) tokens; while it runs, prompts arrive at
+  throughput x input tokens per second, so a step also prefills P = throughput x input x TPOT
+  tokens. TPOT = step(B, K, P).
+- TTFT, at the configuration's lowest measured rate only (where a request scarcely queues):
+  a request waits for the step under way (half a step on average) and is prefilled in the next,
+  so TTFT P50 - TPOT P50 / 2 = step(B, K, input).
+
+The equations are divided by their measured values (relative error, so a fast GPU's
+milliseconds weigh as much as a slow one's) and solved by least squares with a robust loss,
+within physical bounds (neither efficiency above 1, no negative overhead). A level
+without throughput, tokens or TPOT gives no equation; a GPU or engine with fewer than 3 levels,
+or no TPOT variation to separate the coefficients, gets no fit.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy.optimize import least_squares
+
+from fleetplan.planner.capacity.envelope import Architecture
+from fleetplan.planner.estimate.serving import MAX_NUM_SEQS, Efficiencies, Server, Shape
+from fleetplan.planner.estimate.specs import GpuSpec
+
+MIN_LEVELS = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Fit:
+    """The coefficients of one (GPU, engine), what they were fitted on and how well."""
+
+    gpu_model: str
+    engine: str
+    efficiencies: Efficiencies
+    configurations: tuple[str, ...]  # "model on Nx gpu" of the levels used
+    equations: int
+    median_error: float  # median relative error of the fitted equations
+
+
+def _number(value: object) -> float | None:
+    if value is None or (isinstance(value, float) and math.isnan(value)) or pd.isna(value):
+        return None
+    number = float(value)
+    return number if math.isfinite(number) and number > 0 else None
+
+
+def level_tokens(row: Mapping) -> tuple[float, float] | None:
+    """A level's mean input and output tokens: measured means, else the configured lengths."""
+    prompt = _number(row.get("input_tokens_mean")) or _number(row.get("input_len"))
+    output = _number(row.get("output_tokens_mean")) or _number(row.get("output_len"))
+    return (prompt, output) if prompt and output else None
+
+
+def tensor_parallel(row: Mapping) -> int:
+    """The level's tensor-parallel size: stated, else one engine over all the server's GPUs."""
+    stated = _number(row.get("tensor_parallel_size"))
+    return int(stated) if stated else int(row.get("gpu_count") or 1)
+
+
+def _equations(rows: pd.DataFrame, server_of) -> tuple[list[np.ndarray], list[float]]:
+    """The TPOT and low-rate TTFT equations (module docstring) of a GPU's levels."""
+    design, measured = [], []
+    lowest = rows.groupby(["model", "gpu_count"])["offered_rate_rps"].transform("min")
+    for row, low in zip(rows.to_dict("records"), lowest, strict=True):
+        server = server_of(row)
+        tokens = level_tokens(row)
+        rate = _number(row.get("request_throughput_rps"))
+        tpot = _number(row.get("tpot_mean_ms")) or _number(row.get("tpot_p50_ms"))
+        if server is None or tokens is None or rate is None or tpot is None:
+            continue
+        prompt, output = tokens
+        step = tpot / 1000
+        batch = min(max(rate * (output - 1) * step, 1.0), MAX_NUM_SEQS)
+        context = batch * (prompt + output / 2)
+        arriving = rate * prompt * step
+        equation = _row(server, batch, context, arriving, arriving * prompt / 2)
+        design.append(equation[0] / step)
+        measured.append(1.0)
+        ttft = _number(row.get("ttft_p50_ms"))
+        offered = _number(row.get("offered_rate_rps"))
+        if ttft is not None and offered is not None and offered <= low and ttft > tpot / 2:
+            wait = (ttft - _number(row.get("tpot_p50_ms") or tpot) / 2) / 1000
+            first = _row(server, batch, context, prompt, prompt * prompt / 2)
+            design.append(first[0] / wait)
+            measured.append(1.0)
+    return design, measured
+
+
+def _row(server: Server, decode, context, prefill, positions) -> tuple[np.ndarray, float]:
+    moved, flops, allreduces, comm = server.terms(decode, context, prefill, positions)
+    return np.array([1.0, moved, flops, allreduces, comm]), comm
+
+
+LOWER = np.array([0.0, 1.0, 1.0, 0.0, 1.0])  # o, a, b, c, d: no efficiency above 1
+START = np.array([1e-3, 1.2, 2.0, 1e-5, 2.0])
+OVERHEAD_STARTS = (0.0, 0.004, 0.012)  # seconds
+OVERHEAD_PULL = 0.05
+
+
+def predicted(matrix: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """The step model on a design matrix: max(o, a moved + b flops + c allreduces + d comm)."""
+    return np.maximum(x[0] * matrix[:, 0], matrix[:, 1:] @ x[1:])
+
+
+def _solve(matrix: np.ndarray, target: np.ndarray, multi: bool) -> np.ndarray:
+    """Least squares with a robust loss (a level the model cannot explain pulls less) within
+    physical bounds: no efficiency above 1 (a, b, d >= 1), no negative overhead or latency;
+    without a tensor-parallel level, c and d stay at their floor."""
+    keep = np.array([True, True, True, multi, multi])
+    scale = np.maximum(np.abs(matrix).max(axis=0), 1e-30)
+    scaled = matrix / scale
+
+    def residual(x: np.ndarray) -> np.ndarray:
+        full = np.where(keep, 0.0, LOWER * scale)
+        full[keep] = x
+        # A light pull of the overhead toward 0 (in units of the fastest step): where no level
+        # is overhead-bound, the smallest overhead the levels allow, not an arbitrary one.
+        return np.append(predicted(scaled, full) - target, OVERHEAD_PULL * full[0])
+
+    # The overhead has no gradient where every step is above it: started from a few floors.
+    tries = []
+    for floor in OVERHEAD_STARTS:
+        start = START * scale
+        start[0] = floor * scale[0]
+        tries.append(
+            least_squares(
+                residual,
+                start[keep],
+                bounds=((LOWER * scale)[keep], np.inf),
+                loss="soft_l1",
+                f_scale=0.1,
+            )
+        )
+    solved = min(tries, key=lambda t: t.cost)
+    full = LOWER * scale
+    full[keep] = solved.x
+    return full / scale
+
+
+def fit_gpu(
+    points: pd.DataFrame,
+    architectures: Mapping[str, Architecture],
+    specs: Mapping[str, GpuSpec],
+    gpu_model: str,
+    engine: str,
+    *,
+    widths: Mapping[str, float] | None = None,
+) -> Fit | None:
+    """The fit of one (GPU, engine) on its levels in `points` (the warehouse's canonical
+    columns); None where too few levels have what the equations need."""
+    spec = specs.get(gpu_model)
+    if spec is None:
+        return None
+    rows = points[(points["gpu_model"] == gpu_model) & (points["engine"].fillna("") == engine)]
+    shapes: dict[str, Shape | None] = {}
+
+    def server_of(row: Mapping) -> Server | None:
+        model = str(row["model"]).lower()
+        if model not in shapes:
+            arch = architectures.get(model)
+            width = (widths or {}).get(model)
+            shapes[model] = Shape.of(arch, width) if arch is not None else None
+        shape = shapes[model]
+        return None if shape is None else Server(shape, spec, tensor_parallel(row))
+
+    design, measured = _equations(rows, server_of)
+    if len(design) < MIN_LEVELS:
+        return None
+    matrix, target = np.vstack(design), np.asarray(measured)
+    multi = bool((matrix[:, 3] > 0).any())
+    coefficients = _solve(matrix, target, multi)
+    errors = np.abs(predicted(matrix, coefficients) - target)
+    used = sorted(
+        {
+            f"{m} on {int(c)}x {gpu_model}"
+            for m, c in zip(rows["model"], rows["gpu_count"], strict=True)
+            if shapes.get(str(m).lower()) is not None
+        }
+    )
+    return Fit(
+        gpu_model=gpu_model,
+        engine=engine,
+        efficiencies=Efficiencies(
+            overhead_s=float(coefficients[0]),
+            inv_bandwidth_eff=float(coefficients[1]),
+            inv_compute_eff=float(coefficients[2]),
+            allreduce_s=float(coefficients[3]),
+            inv_link_eff=float(coefficients[4]),
+            basis=f"fitted on {len(used)} configurations of {gpu_model} ({engine})",
+        ),
+        configurations=tuple(used),
+        equations=len(design),
+        median_error=float(np.median(errors)),
+    )
+
+
+def fit_all(
+    points: pd.DataFrame,
+    architectures: Mapping[str, Architecture],
+    specs: Mapping[str, GpuSpec],
+    *,
+    widths: Mapping[str, float] | None = None,
+) -> dict[tuple[str, str], Fit]:
+    """A fit per (GPU, engine) the levels hold, where one can be made."""
+    fits = {}
+    pairs = points[["gpu_model", "engine"]].fillna("").drop_duplicates()
+    for gpu_model, engine in pairs.itertuples(index=False):
+        fit = fit_gpu(points, architectures, specs, gpu_model, engine, widths=widths)
+        if fit is not None:
+            fits[(gpu_model, engine)] = fit
+    return fits

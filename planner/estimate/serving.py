@@ -1,0 +1,149 @@
+"""One engine step's time, and the KV cache an engine allocates, for a model on a GPU server.
+
+A continuous-batching engine (vLLM, SGLang, TensorRT-LLM) runs in steps: each step decodes one
+token for every sequence of its running batch and prefills some prompt tokens (chunked prefill,
+up to a token budget). For a replica of t GPUs (tensor parallelism splits the weights and the KV
+cache over them) serving a model of P parameters and W weight bytes:
+
+- decode reads the weights once and the KV cache of every running sequence:
+  bytes = (W + K x k) / t for K tokens in the batch's contexts and k KV bytes per token, over
+  the memory bandwidth B: `a x bytes / B`, where 1 / a is the engine's bandwidth efficiency;
+- every token of the step (decoded or prefilled) costs about 2 x P FLOPs of matrix products,
+  and a prefilled token attends to its prompt so far, 4 x L x d_model x (its position) FLOPs,
+  split over t GPUs, over the GPU's dense BF16 FLOPs F: `b x flops / F`, 1 / b the compute
+  efficiency (the two are added: real kernels overlap them only partly);
+- a fixed overhead per step `o` (scheduling, kernel launches, sampling);
+- with t > 1, two all-reduces per layer over the interconnect: `c` seconds each (the link's
+  latency, fitted per interconnect kind) plus the bytes of the step's activations,
+  2 x (t - 1) / t x tokens x d_model x 2 bytes, over the link's bandwidth.
+
+So step time = o + a x bytes / B + b x flops / F + [t > 1] x 2 L x (c + comm bytes / link),
+linear in the fitted (o, a, b, c): `Efficiencies` holds them (`calibrate` fits them).
+
+KV cache (vLLM's rule): memory x utilisation (0.9 by default) - weights - a reserve; the
+reserve is what the engine keeps out of the cache besides the weights: about 1 GiB per GPU of
+CUDA context, NCCL buffers and CUDA graphs, plus the activations of its profiling step,
+max_num_batched_tokens x 20 x d_model bytes / t (inputs, attention and MLP intermediates of a
+step at the token budget). For Llama-3.1-8B on one RTX 4090 at 0.9 this is about 40,500 tokens;
+vLLM reports about 41,000 there.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from fleetplan.planner.capacity.envelope import GIB, Architecture
+from fleetplan.planner.estimate.specs import GpuSpec
+
+MEMORY_UTILISATION = 0.9  # vLLM's gpu_memory_utilization default
+NON_TORCH_GIB = 1.0  # per GPU: CUDA context, NCCL buffers, CUDA graphs
+ACTIVATION_BYTES_PER_TOKEN_PER_WIDTH = 20.0
+TOKEN_BUDGET = 8192  # max_num_batched_tokens of vLLM's V1 API server
+MAX_NUM_SEQS = 256  # vLLM's default
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """What the step model needs of a model: the bounds' `Architecture` and its parameters and
+    width (d_model); the width is estimated from the parameters where no config.json gives it
+    (parameters ~ 12 x layers x d_model^2 for a dense decoder)."""
+
+    architecture: Architecture
+    parameters: float
+    width: float
+
+    @classmethod
+    def of(cls, architecture: Architecture, width: float | None = None) -> Shape:
+        element = architecture.kv_bytes or 2.0
+        parameters = architecture.weight_bytes / element
+        if width is None:
+            width = math.sqrt(parameters / (12.0 * architecture.layers))
+        return cls(architecture, parameters, float(width))
+
+
+@dataclass(frozen=True, slots=True)
+class Efficiencies:
+    """The fitted coefficients of a step's time (module docstring): overhead `o` in seconds,
+    `a` and `b` the inverse bandwidth and compute efficiencies (1 / a of the peak bandwidth is
+    reached), `c` seconds per all-reduce; with what they were fitted on, in words."""
+
+    overhead_s: float
+    inv_bandwidth_eff: float
+    inv_compute_eff: float
+    allreduce_s: float
+    inv_link_eff: float = 1.0
+    basis: str = ""
+
+    def combine(self, moved: float, flops: float, allreduces: float, comm: float) -> float:
+        """A step's seconds from its regressors (`Server.terms`)."""
+        gpu = (
+            self.inv_bandwidth_eff * moved
+            + self.inv_compute_eff * flops
+            + self.allreduce_s * allreduces
+            + self.inv_link_eff * comm
+        )
+        return max(self.overhead_s, gpu)
+
+    @property
+    def bandwidth_efficiency(self) -> float:
+        return 1.0 / self.inv_bandwidth_eff if self.inv_bandwidth_eff > 0 else math.inf
+
+    @property
+    def compute_efficiency(self) -> float:
+        return 1.0 / self.inv_compute_eff if self.inv_compute_eff > 0 else math.inf
+
+
+@dataclass(frozen=True, slots=True)
+class Server:
+    """One replica of a server: `tp` GPUs of `gpu` serving `shape`."""
+
+    shape: Shape
+    gpu: GpuSpec
+    tp: int
+
+    def terms(self, decode: float, context: float, prefill: float, prefill_context: float):
+        """The step's four regressors (1, bytes / B, flops / F, all-reduces) and the fixed
+        communication seconds, for `decode` running sequences holding `context` tokens and
+        `prefill` prompt tokens whose positions sum to `prefill_context`."""
+        arch, t = self.shape.architecture, self.tp
+        moved = (arch.weight_bytes + context * arch.kv_bytes_per_token) / t
+        flops = (
+            2.0 * self.shape.parameters * (decode + prefill)
+            + 4.0 * arch.layers * self.shape.width * prefill_context
+        ) / t
+        allreduces = 2.0 * arch.layers if t > 1 else 0.0
+        comm = 0.0
+        if t > 1:
+            tokens = decode + prefill
+            per = 2.0 * (t - 1) / t * tokens * self.shape.width * 2.0
+            comm = allreduces * per / (self.gpu.interconnect_gb_s * 1e9)
+        return moved / self.gpu.bandwidth, flops / self.gpu.flops, allreduces, comm
+
+    def step_s(
+        self,
+        eff: Efficiencies,
+        decode: float,
+        context: float,
+        prefill: float = 0.0,
+        prefill_context: float = 0.0,
+    ) -> float:
+        return eff.combine(*self.terms(decode, context, prefill, prefill_context))
+
+
+def kv_cache_tokens(
+    shape: Shape,
+    gpu: GpuSpec,
+    tp: int,
+    *,
+    utilisation: float = MEMORY_UTILISATION,
+    token_budget: int = TOKEN_BUDGET,
+) -> float:
+    """Tokens of KV cache one replica of `tp` GPUs allocates (module docstring); 0 where the
+    weights and the reserve do not fit."""
+    arch = shape.architecture
+    reserve = tp * NON_TORCH_GIB * GIB + (
+        token_budget * ACTIVATION_BYTES_PER_TOKEN_PER_WIDTH * shape.width
+    )
+    free = tp * gpu.memory_bytes * utilisation - arch.weight_bytes - reserve
+    return max(free, 0.0) / arch.kv_bytes_per_token

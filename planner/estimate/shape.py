@@ -1,0 +1,39 @@
+"""An identical architecture: a measured model whose shape equals another's, so that its
+measured curve stands for the other's (DeepSeek-R1-Distill-Llama-8B is Llama-3.1-8B's shape).
+
+Equal shape: the same layers, KV heads, head dimension and KV element bytes, and weights within
+1 % (a parameter count rounded on a model card, a tied or untied embedding of a small vocabulary
+difference). What the step model reads is all there; names, RoPE scaling and vocabularies that
+do not change a step's time are not compared.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from fleetplan.planner.capacity.envelope import Architecture
+
+WEIGHT_TOLERANCE = 0.01
+
+
+def same_shape(a: Architecture, b: Architecture) -> bool:
+    return (
+        a.layers == b.layers
+        and a.kv_heads == b.kv_heads
+        and a.head_dim == b.head_dim
+        and a.kv_bytes == b.kv_bytes
+        and abs(a.weight_bytes - b.weight_bytes) <= WEIGHT_TOLERANCE * max(a.weight_bytes, 1.0)
+    )
+
+
+def identical_architectures(
+    wanted: Architecture, measured: Iterable[tuple[str, Architecture]]
+) -> list[str]:
+    """The measured models (their ids, sorted) of `wanted`'s shape, `wanted` itself left out."""
+    return sorted(
+        {
+            model
+            for model, arch in measured
+            if model.lower() != wanted.model.lower() and same_shape(wanted, arch)
+        }
+    )

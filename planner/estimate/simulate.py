@@ -1,0 +1,280 @@
+"""A seeded discrete-event simulation of one engine replica's continuous batching, step by step
+(`serving.Server.step_s`), under Poisson arrivals or a benchmark's fixed number of requests.
+
+The scheduler is vLLM's V1 in outline: each step decodes one token for every running sequence
+and spends the rest of the token budget on prompt tokens, first-come first-served, chunking a
+long prompt over steps; a request is admitted while the KV cache has room for its next chunk
+and fewer than max_num_seqs sequences are in; when a decode step would overrun the cache, the
+most recently admitted sequence is preempted and recomputed later (vLLM's recompute mode). A
+request's first token comes at the end of the step that finishes its prompt (TTFT from its
+arrival); its TPOT is (last token - first token) / (output tokens - 1).
+
+Steps of pure decode between events (an arrival, a completion, a full cache) are taken in one
+jump: their times grow linearly with the context, so k of them sum in closed form, which keeps a
+thousand-request run to a few thousand iterations.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from dataclasses import dataclass
+
+import numpy as np
+
+from fleetplan.planner.estimate.serving import (
+    MAX_NUM_SEQS,
+    TOKEN_BUDGET,
+    Efficiencies,
+    Server,
+)
+
+CHAT_CV = (0.8, 0.8)  # prompts, outputs
+
+
+@dataclass(frozen=True, slots=True)
+class Traffic:
+    """Token lengths: means, and their coefficient of variation (0: every request alike; a
+    lognormal spread otherwise, as chat datasets such as ShareGPT have)."""
+
+    input_tokens: float
+    output_tokens: float
+    input_cv: float = 0.0
+    output_cv: float = 0.0
+    max_input: int | None = None  # a dataset's filter: longer prompts are not sent
+    max_total: int | None = None  # nor requests whose prompt and output are longer
+
+    @classmethod
+    def of_level(cls, input_tokens: float, output_tokens: float, *, fixed: bool) -> Traffic:
+        """Fixed lengths (a random dataset at set lengths), or a chat dataset's spread: CV 1
+        for prompts and outputs, with vLLM's ShareGPT filter (prompts up to 1,024 tokens,
+        prompt and output up to 2,048): an assumption of the estimate, said so."""
+        if fixed:
+            return cls(input_tokens, output_tokens)
+        return cls(input_tokens, output_tokens, *CHAT_CV, 1024, 2048)
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What a simulated run measured, as a benchmark would: per completed request its TTFT,
+    TPOT and E2EL (ms), and the request throughput over the run (completed / last completion,
+    the first request sent at 0)."""
+
+    rate_rps: float
+    requests: int
+    ttft_ms: np.ndarray
+    tpot_ms: np.ndarray
+    e2el_ms: np.ndarray
+    throughput_rps: float
+    preemptions: int
+
+    def p(self, metric: str, q: float) -> float:
+        values = getattr(self, f"{metric}_ms")
+        return float(np.percentile(values, q)) if len(values) else math.nan
+
+
+def lengths(mean: float, cv: float, n: int, rng: np.random.Generator) -> np.ndarray:
+    """n token counts of the given mean and spread (at least 1 each)."""
+    if cv <= 0:
+        return np.full(n, max(round(mean), 1), dtype=np.int64)
+    sigma2 = math.log1p(cv * cv)
+    draws = rng.lognormal(math.log(mean) - sigma2 / 2, math.sqrt(sigma2), n)
+    return np.maximum(np.rint(draws), 1).astype(np.int64)
+
+
+def poisson_arrivals(rate_rps: float, n: int, rng: np.random.Generator) -> np.ndarray:
+    """n arrival times (s): the first at 0, exponential gaps after it; all at 0 for inf."""
+    if not math.isfinite(rate_rps):
+        return np.zeros(n)
+    gaps = rng.exponential(1.0 / rate_rps, n)
+    gaps[0] = 0.0
+    return np.cumsum(gaps)
+
+
+def simulate(
+    server: Server,
+    eff: Efficiencies,
+    traffic: Traffic,
+    *,
+    rate_rps: float,
+    requests: int,
+    kv_tokens: float,
+    seed: int = 0,
+    max_num_seqs: int = MAX_NUM_SEQS,
+    token_budget: int = TOKEN_BUDGET,
+) -> Outcome:
+    """One replica's run of `requests` Poisson arrivals at `rate_rps` (inf: all at once)."""
+    rng = np.random.default_rng(seed)
+    arrivals = poisson_arrivals(rate_rps, requests, rng)
+    prompt = lengths(traffic.input_tokens, traffic.input_cv, requests, rng)
+    output = lengths(traffic.output_tokens, traffic.output_cv, requests, rng)
+    if traffic.max_input is not None:
+        prompt = np.minimum(prompt, traffic.max_input)
+    if traffic.max_total is not None:
+        output = np.maximum(np.minimum(output, traffic.max_total - prompt), 1)
+    # A request needs its prompt and output in the cache at once: one larger than the cache can
+    # never finish, as in an engine that refuses it; it is cut to fit.
+    cap = max(int(kv_tokens) - 1, 2)
+    prompt = np.minimum(prompt, cap - 1)
+    output = np.minimum(output, cap - prompt)
+    run = _Run(server, eff, arrivals, prompt, output, kv_tokens, max_num_seqs, token_budget)
+    run.go()
+    done = run.finish >= 0
+    first = run.first[done]
+    finish = run.finish[done]
+    many = output[done] > 1
+    tpot = (finish[many] - first[many]) / (output[done][many] - 1)
+    end = float(finish.max()) if done.any() else math.nan
+    return Outcome(
+        rate_rps=rate_rps,
+        requests=requests,
+        ttft_ms=(first - arrivals[done]) * 1000,
+        tpot_ms=tpot * 1000,
+        e2el_ms=(finish - arrivals[done]) * 1000,
+        throughput_rps=float(done.sum()) / end if end > 0 else math.nan,
+        preemptions=run.preemptions,
+    )
+
+
+class _Run:
+    """The simulation's state and loop (`simulate`)."""
+
+    def __init__(self, server, eff, arrivals, prompt, output, kv_tokens, max_seqs, budget):
+        self.server, self.eff = server, eff
+        self.arrivals, self.prompt, self.output = arrivals, prompt, output
+        self.kv_tokens, self.max_seqs, self.budget = kv_tokens, max_seqs, budget
+        n = len(arrivals)
+        self.generated = np.zeros(n, dtype=np.int64)
+        self.prefilled = np.zeros(n, dtype=np.int64)  # prompt tokens in the cache
+        self.needed = prompt.copy()  # tokens to prefill before decoding (recompute adds)
+        self.first = np.full(n, -1.0)
+        self.finish = np.full(n, -1.0)
+        self.waiting: deque[int] = deque()
+        self.prefilling: list[int] = []
+        self.running: list[int] = []  # decoding, in admission order
+        self.context = 0  # tokens of the running sequences' contexts
+        self.kv_used = 0
+        self.now = 0.0
+        self.next = 0  # the next arrival's index
+        self.preemptions = 0
+
+    def go(self) -> None:
+        n = len(self.arrivals)
+        while self.next < n or self.waiting or self.prefilling or self.running:
+            while self.next < n and self.arrivals[self.next] <= self.now:
+                self.waiting.append(self.next)
+                self.next += 1
+            if not (self.waiting or self.prefilling or self.running):
+                self.now = float(self.arrivals[self.next])
+                continue
+            self._make_room()
+            chunks = self._schedule_prefill()
+            if chunks:
+                self._step(chunks)
+            elif self.running:
+                self._jump()
+            else:  # blocked: nothing runs and nothing fits (cannot happen with cut lengths)
+                raise RuntimeError("the simulated engine cannot admit any request")
+
+    def _make_room(self) -> None:
+        """Preempt the newest running sequences until the next decode step fits the cache."""
+        while self.running and self.kv_used + len(self.running) > self.kv_tokens:
+            victim = self.running.pop()
+            held = int(self.prompt[victim] + self.generated[victim])
+            self.context -= held
+            self.kv_used -= held
+            self.prefilled[victim] = 0
+            self.needed[victim] = held  # recomputed: prompt and tokens so far
+            self.waiting.appendleft(victim)
+            self.preemptions += 1
+
+    def _schedule_prefill(self) -> list[tuple[int, int]]:
+        budget = self.budget - len(self.running)
+        free = self.kv_tokens - self.kv_used - len(self.running)
+        chunks = []
+        for i in self.prefilling:
+            if budget <= 0 or free <= 0:
+                break
+            take = int(min(self.needed[i] - self.prefilled[i], budget, free))
+            if take > 0:
+                chunks.append((i, take))
+                budget, free = budget - take, free - take
+        while self.waiting and budget > 0 and free > 0:
+            if len(self.running) + len(self.prefilling) >= self.max_seqs:
+                break
+            i = self.waiting[0]
+            take = int(min(self.needed[i], budget, free))
+            if take < min(self.needed[i], 16) and take < budget:
+                break  # the cache has no room for a useful chunk: wait for a completion
+            self.waiting.popleft()
+            self.prefilling.append(i)
+            chunks.append((i, take))
+            budget, free = budget - take, free - take
+        return chunks
+
+    def _step(self, chunks: list[tuple[int, int]]) -> None:
+        decode = len(self.running)
+        tokens = sum(take for _, take in chunks)
+        positions = sum(take * (self.prefilled[i] + take / 2) for i, take in chunks)
+        self.now += self.server.step_s(self.eff, decode, self.context, tokens, positions)
+        self._advance(1)
+        for i, take in chunks:
+            self.prefilled[i] += take
+            self.kv_used += take
+        finished = [i for i in self.prefilling if self.prefilled[i] >= self.needed[i]]
+        for i in finished:
+            self.prefilling.remove(i)
+            if self.first[i] < 0:
+                self.first[i] = self.now
+                self.generated[i] = 1
+                self.kv_used += 1
+            held = int(self.prompt[i] + self.generated[i])
+            self.context += held
+            if self.generated[i] >= self.output[i]:
+                self._complete(i)
+            else:
+                self.running.append(i)
+
+    def _advance(self, k: int) -> None:
+        """k decode steps for the running sequences (their times already counted)."""
+        if not self.running:
+            return
+        batch = np.asarray(self.running)
+        self.generated[batch] += k
+        self.context += k * len(batch)
+        self.kv_used += k * len(batch)
+        done = batch[self.generated[batch] >= self.output[batch]]
+        for i in done:
+            self.running.remove(int(i))
+            self.context -= int(self.prompt[i] + self.generated[i])
+            self._complete(int(i))
+
+    def _complete(self, i: int) -> None:
+        self.finish[i] = self.now
+        self.kv_used -= int(self.prompt[i] + self.generated[i])
+
+    def _jump(self) -> None:
+        """Pure decode steps up to the next event, in one go."""
+        batch = np.asarray(self.running)
+        decode = len(batch)
+        k = int((self.output[batch] - self.generated[batch]).min())
+        room = self.kv_tokens - self.kv_used
+        k = min(k, max(int(room // decode), 1))
+        s0 = self.server.step_s(self.eff, decode, self.context)
+        s1 = self.server.step_s(self.eff, decode, self.context + decode) - s0
+        if self.next < len(self.arrivals) and not self.waiting:
+            wait = float(self.arrivals[self.next]) - self.now
+            k = min(k, max(_steps_to(wait, s0, s1), 1))
+        self.now += k * s0 + s1 * k * (k - 1) / 2
+        self._advance(k)
+
+
+def _steps_to(wait: float, s0: float, s1: float) -> int:
+    """The fewest steps whose times (s0, s0 + s1, s0 + 2 s1, ...) sum to at least `wait`."""
+    if wait <= 0:
+        return 1
+    if s1 <= 1e-15:
+        return math.ceil(wait / s0)
+    # k s0 + s1 k (k - 1) / 2 >= wait
+    a, b = s1 / 2, s0 - s1 / 2
+    return max(math.ceil((-b + math.sqrt(b * b + 4 * a * wait)) / (2 * a)), 1)
