@@ -92,7 +92,10 @@ def run(args: argparse.Namespace) -> int:
         with Warehouse.open(args.warehouse, read_only=True) as warehouse:
             report = capacity_from_warehouse(warehouse, query)
     except InputError as error:
-        print(f"fleetplan capacity: {error}", file=sys.stderr)
+        hint = ""
+        if not args.estimate and error.field in ("model", "gpu", "gpu_count"):
+            hint = " (to estimate a configuration nobody measured: --estimate)"
+        print(f"fleetplan capacity: {error}{hint}", file=sys.stderr)
         return EXIT_PROBLEMS
     if args.format == "json":
         sys.stdout.write(report.model_dump_json(indent=1) + "\n")
@@ -124,6 +127,8 @@ def _rps(value: float | None) -> str:
 
 def text(report: CapacityReport) -> str:
     """The report for a terminal: the answer first, then the levels it rests on."""
+    if report.estimate is not None or report.basis == "estimated":
+        return estimate_text(report)
     lines = _heading_lines(report) + _capacity_lines(report)
     lines += [
         "Measured rule: "
@@ -243,3 +248,54 @@ def envelope_text(report: CapacityReport) -> list[str]:
         f"{bounds.architecture}"
     )
     return lines
+
+
+def _band(pair: tuple[float, float] | None) -> str:
+    return "unknown" if pair is None else f"{pair[0]:+.0%} to {pair[1]:+.0%}"
+
+
+def estimate_text(report: CapacityReport) -> str:
+    """An estimate for a terminal: the answer, its band, the curve, what it rests on."""
+    lines = [
+        "ESTIMATE (no run of this configuration is in the warehouse; measured data always wins)",
+        *_heading_lines(report),
+        *_capacity_lines(report),
+        "Saturation:    "
+        + (
+            f"{report.saturation_rps:.2f} req/s (simulated: a replica kept full)"
+            if report.saturation_rps is not None
+            else "unknown"
+        ),
+    ]
+    block = report.estimate
+    if block is None:
+        return "\n".join(lines) + "\n"
+    error = block.error
+    if error is not None:
+        lines += [
+            f"Error band ({error.kind} estimates, predicted / measured - 1, P10 to P90): "
+            f"saturation {_band(error.saturation)}, P99 TTFT {_band(error.ttft_p99)}, "
+            f"P99 TPOT {_band(error.tpot_p99)}",
+            f"               from {error.source}",
+        ]
+    else:
+        lines.append("Error band:    unknown (no validation figures: run benchmarks/estimate.py)")
+    kv = report.bounds.kv_tokens if report.bounds is not None else None
+    lines += [
+        f"GPU:           {block.gpu_basis}",
+        f"Traffic:       {block.traffic}",
+        f"KV cache:      {_bound(kv, 0)} tokens per server (memory x 0.9 - weights - reserve)",
+        "",
+        "Simulated curve (open-loop Poisson):",
+        f"  {'rate':>8} {'P99 TTFT':>11} {'P99 TPOT':>10}",
+        *(
+            f"  {p.rate_rps:>8.2f} {_ms(p.ttft_p99_ms):>11} {_ms(p.tpot_p99_ms):>10}"
+            for p in block.curve
+        ),
+        "",
+        f"Calibrated on ({len(block.calibrated_on)}): {'; '.join(block.calibrated_on)}",
+        "Coefficients:  "
+        + ", ".join(f"{name} {value:g}" for name, value in block.efficiencies.items()),
+        f"Method:        {block.method}",
+    ]
+    return "\n".join(lines) + "\n"

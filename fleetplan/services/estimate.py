@@ -178,10 +178,13 @@ def traffic_of(points: pd.DataFrame, query) -> tuple[Traffic, str]:
             field="dataset",
         )
     i, o = float(prompt.mean()), float(output.mean())
+    traffic = Traffic.of_level(i, o, fixed=False)
     return (
-        Traffic.of_level(i, o, fixed=False),
+        traffic,
         f"{dataset}: mean {i:.0f}/{o:.0f} tokens as measured in the warehouse, spread as a chat "
-        "dataset's (lognormal, CV 1, vLLM's ShareGPT filter), an assumption of the estimate",
+        f"dataset's (lognormal, CV {traffic.input_cv:g} / {traffic.output_cv:g}, prompts up to "
+        f"{traffic.max_input}, prompt and output up to {traffic.max_total} tokens: an assumption "
+        "of the estimate, chosen by its validation)",
     )
 
 

@@ -16,6 +16,7 @@ thousand-request run to a few thousand iterations.
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections import deque
 from dataclasses import dataclass
@@ -137,60 +138,84 @@ def simulate(
 
 
 class _Run:
-    """The simulation's state and loop (`simulate`)."""
+    """The simulation's state and loop (`simulate`). All running sequences advance together, one
+    token a decode step, so a sequence's tokens are counted from a shared step counter: it
+    finishes at a known step, kept in a heap, and a jump of k steps is O(1) work."""
 
     def __init__(self, server, eff, arrivals, prompt, output, kv_tokens, max_seqs, budget):
         self.server, self.eff = server, eff
-        self.arrivals, self.prompt, self.output = arrivals, prompt, output
+        self.arrivals = arrivals.tolist()
+        self.prompt, self.output = prompt.tolist(), output.tolist()
         self.kv_tokens, self.max_seqs, self.budget = kv_tokens, max_seqs, budget
-        n = len(arrivals)
-        self.generated = np.zeros(n, dtype=np.int64)
-        self.prefilled = np.zeros(n, dtype=np.int64)  # prompt tokens in the cache
-        self.needed = prompt.copy()  # tokens to prefill before decoding (recompute adds)
+        n = len(self.arrivals)
+        self.prefilled = [0] * n  # prompt tokens in the cache
+        self.needed = list(self.prompt)  # tokens to prefill before decoding (recompute adds)
+        self.base = [0] * n  # tokens generated when it (re)joined the running batch
+        self.joined = [0] * n  # the decode step it (re)joined at
+        self.version = [0] * n  # a heap entry counts only for the current stint
         self.first = np.full(n, -1.0)
         self.finish = np.full(n, -1.0)
         self.waiting: deque[int] = deque()
         self.prefilling: list[int] = []
-        self.running: list[int] = []  # decoding, in admission order
+        self.running: list[int] = []  # in admission order; stale entries skipped
+        self.is_running = [False] * n
+        self.finishing: list[tuple[int, int, int]] = []  # (step it finishes, version, request)
+        self.batch = 0  # running sequences
+        self.steps = 0  # decode steps so far
         self.context = 0  # tokens of the running sequences' contexts
         self.kv_used = 0
         self.now = 0.0
         self.next = 0  # the next arrival's index
         self.preemptions = 0
 
+    def generated(self, i: int) -> int:
+        return self.base[i] + self.steps - self.joined[i]
+
     def go(self) -> None:
         n = len(self.arrivals)
-        while self.next < n or self.waiting or self.prefilling or self.running:
+        while self.next < n or self.waiting or self.prefilling or self.batch:
             while self.next < n and self.arrivals[self.next] <= self.now:
                 self.waiting.append(self.next)
                 self.next += 1
-            if not (self.waiting or self.prefilling or self.running):
-                self.now = float(self.arrivals[self.next])
+            if not (self.waiting or self.prefilling or self.batch):
+                self.now = self.arrivals[self.next]
                 continue
             self._make_room()
             chunks = self._schedule_prefill()
             if chunks:
                 self._step(chunks)
-            elif self.running:
+            elif self.batch:
                 self._jump()
-            else:  # blocked: nothing runs and nothing fits (cannot happen with cut lengths)
+            else:  # nothing runs and nothing fits (cannot happen with lengths cut to fit)
                 raise RuntimeError("the simulated engine cannot admit any request")
+
+    def _leave(self, i: int) -> int:
+        """Take i out of the running batch; the tokens it held."""
+        held = self.prompt[i] + self.generated(i)
+        self.is_running[i] = False
+        self.batch -= 1
+        self.context -= held
+        self.kv_used -= held
+        return held
 
     def _make_room(self) -> None:
         """Preempt the newest running sequences until the next decode step fits the cache."""
-        while self.running and self.kv_used + len(self.running) > self.kv_tokens:
+        while self.batch and self.kv_used + self.batch > self.kv_tokens:
             victim = self.running.pop()
-            held = int(self.prompt[victim] + self.generated[victim])
-            self.context -= held
-            self.kv_used -= held
+            if not self.is_running[victim]:
+                continue
+            generated = self.generated(victim)
+            held = self._leave(victim)
+            self.version[victim] += 1
+            self.base[victim] = generated
             self.prefilled[victim] = 0
             self.needed[victim] = held  # recomputed: prompt and tokens so far
             self.waiting.appendleft(victim)
             self.preemptions += 1
 
     def _schedule_prefill(self) -> list[tuple[int, int]]:
-        budget = self.budget - len(self.running)
-        free = self.kv_tokens - self.kv_used - len(self.running)
+        budget = self.budget - self.batch
+        free = self.kv_tokens - self.kv_used - self.batch
         chunks = []
         for i in self.prefilling:
             if budget <= 0 or free <= 0:
@@ -200,7 +225,7 @@ class _Run:
                 chunks.append((i, take))
                 budget, free = budget - take, free - take
         while self.waiting and budget > 0 and free > 0:
-            if len(self.running) + len(self.prefilling) >= self.max_seqs:
+            if self.batch + len(self.prefilling) >= self.max_seqs:
                 break
             i = self.waiting[0]
             take = int(min(self.needed[i], budget, free))
@@ -213,57 +238,65 @@ class _Run:
         return chunks
 
     def _step(self, chunks: list[tuple[int, int]]) -> None:
-        decode = len(self.running)
         tokens = sum(take for _, take in chunks)
         positions = sum(take * (self.prefilled[i] + take / 2) for i, take in chunks)
-        self.now += self.server.step_s(self.eff, decode, self.context, tokens, positions)
+        self.now += self.server.step_s(self.eff, self.batch, self.context, tokens, positions)
         self._advance(1)
         for i, take in chunks:
             self.prefilled[i] += take
             self.kv_used += take
-        finished = [i for i in self.prefilling if self.prefilled[i] >= self.needed[i]]
-        for i in finished:
-            self.prefilling.remove(i)
+        done = [i for i in self.prefilling if self.prefilled[i] >= self.needed[i]]
+        if done:
+            self.prefilling = [i for i in self.prefilling if self.prefilled[i] < self.needed[i]]
+        for i in done:
             if self.first[i] < 0:
                 self.first[i] = self.now
-                self.generated[i] = 1
+                self.base[i] = 1
                 self.kv_used += 1
-            held = int(self.prompt[i] + self.generated[i])
-            self.context += held
-            if self.generated[i] >= self.output[i]:
-                self._complete(i)
-            else:
-                self.running.append(i)
+            if self.base[i] >= self.output[i]:
+                self.finish[i] = self.now
+                self.kv_used -= self.prompt[i] + self.base[i]
+                continue
+            self.joined[i] = self.steps
+            self.is_running[i] = True
+            self.running.append(i)
+            self.batch += 1
+            self.context += self.prompt[i] + self.base[i]
+            at = self.steps + self.output[i] - self.base[i]
+            heapq.heappush(self.finishing, (at, self.version[i], i))
 
     def _advance(self, k: int) -> None:
         """k decode steps for the running sequences (their times already counted)."""
-        if not self.running:
+        if not self.batch:
             return
-        batch = np.asarray(self.running)
-        self.generated[batch] += k
-        self.context += k * len(batch)
-        self.kv_used += k * len(batch)
-        done = batch[self.generated[batch] >= self.output[batch]]
-        for i in done:
-            self.running.remove(int(i))
-            self.context -= int(self.prompt[i] + self.generated[i])
-            self._complete(int(i))
+        self.steps += k
+        self.context += k * self.batch
+        self.kv_used += k * self.batch
+        heap = self.finishing
+        while heap and heap[0][0] <= self.steps:
+            _, version, i = heapq.heappop(heap)
+            if self.is_running[i] and version == self.version[i]:
+                self._leave(i)
+                self.finish[i] = self.now
+        if len(self.running) > 2 * self.batch + 16:
+            self.running = [i for i in self.running if self.is_running[i]]
 
-    def _complete(self, i: int) -> None:
-        self.finish[i] = self.now
-        self.kv_used -= int(self.prompt[i] + self.generated[i])
+    def _next_finish(self) -> int:
+        heap = self.finishing
+        while heap and not (self.is_running[heap[0][2]] and heap[0][1] == self.version[heap[0][2]]):
+            heapq.heappop(heap)
+        return heap[0][0] - self.steps
 
     def _jump(self) -> None:
         """Pure decode steps up to the next event, in one go."""
-        batch = np.asarray(self.running)
-        decode = len(batch)
-        k = int((self.output[batch] - self.generated[batch]).min())
+        decode = self.batch
+        k = self._next_finish()
         room = self.kv_tokens - self.kv_used
         k = min(k, max(int(room // decode), 1))
         s0 = self.server.step_s(self.eff, decode, self.context)
         s1 = self.server.step_s(self.eff, decode, self.context + decode) - s0
         if self.next < len(self.arrivals) and not self.waiting:
-            wait = float(self.arrivals[self.next]) - self.now
+            wait = self.arrivals[self.next] - self.now
             k = min(k, max(_steps_to(wait, s0, s1), 1))
         self.now += k * s0 + s1 * k * (k - 1) / 2
         self._advance(k)
