@@ -68,9 +68,10 @@ def tensor_parallel(row: Mapping) -> int:
     return int(stated) if stated else int(row.get("gpu_count") or 1)
 
 
-def _equations(rows: pd.DataFrame, server_of) -> tuple[list[np.ndarray], list[float]]:
-    """The TPOT and low-rate TTFT equations (module docstring) of a GPU's levels."""
-    design, measured = [], []
+def _equations(rows: pd.DataFrame, server_of) -> tuple[list[np.ndarray], list[float], int]:
+    """The TPOT and low-rate TTFT equations (module docstring) of a GPU's levels, and how many
+    levels gave one."""
+    design, measured, levels = [], [], 0
     lowest = rows.groupby(["model", "gpu_count"])["offered_rate_rps"].transform("min")
     for row, low in zip(rows.to_dict("records"), lowest, strict=True):
         server = server_of(row)
@@ -87,6 +88,7 @@ def _equations(rows: pd.DataFrame, server_of) -> tuple[list[np.ndarray], list[fl
         equation = _row(server, batch, context, arriving, arriving * prompt / 2)
         design.append(equation[0] / step)
         measured.append(1.0)
+        levels += 1
         ttft = _number(row.get("ttft_p50_ms"))
         offered = _number(row.get("offered_rate_rps"))
         if ttft is not None and offered is not None and offered <= low and ttft > tpot / 2:
@@ -94,7 +96,7 @@ def _equations(rows: pd.DataFrame, server_of) -> tuple[list[np.ndarray], list[fl
             first = _row(server, batch, context, prompt, prompt * prompt / 2)
             design.append(first[0] / wait)
             measured.append(1.0)
-    return design, measured
+    return design, measured, levels
 
 
 def _row(server: Server, decode, context, prefill, positions) -> tuple[np.ndarray, float]:
@@ -174,8 +176,8 @@ def fit_gpu(
         shape = shapes[model]
         return None if shape is None else Server(shape, spec, tensor_parallel(row))
 
-    design, measured = _equations(rows, server_of)
-    if len(design) < MIN_LEVELS:
+    design, measured, levels = _equations(rows, server_of)
+    if levels < MIN_LEVELS:
         return None
     matrix, target = np.vstack(design), np.asarray(measured)
     multi = bool((matrix[:, 3] > 0).any())

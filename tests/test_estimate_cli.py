@@ -1,0 +1,158 @@
+"""`fleetplan capacity --estimate` (fleetplan/services/capacity_estimate.py): a configuration
+nobody measured answers from the serving model calibrated on the sample warehouse, labelled,
+with its curve and the validation's band; a model of identical architecture answers with its
+measurement; a measured configuration answers as it does without the flag."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from fleetplan.core.paths import sample_data_dir
+
+CONFIG = sample_data_dir() / "models" / "llama-3.1-8b-config.json"
+LLAMA = ("--model", "meta-llama/Llama-3.1-8B", "--model-config", CONFIG)
+TARGETS = ("--ttft-p99", "500", "--tpot-p99", "50")
+
+
+def capacity(cli, warehouse, *args):
+    return cli("capacity", "--warehouse", warehouse, *args, "--format", "json")
+
+
+@pytest.mark.parametrize("gpu", ["h100-sxm", "l40s", "a100-80gb"])
+def test_an_unmeasured_gpu_is_estimated_with_its_curve_calibration_and_band(
+    cli, sample_warehouse_path, gpu
+):
+    done = capacity(
+        cli, sample_warehouse_path, *LLAMA, "--gpu", gpu, "--gpu-count", "1", *TARGETS,
+        "--estimate",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["basis"] == "estimated" and report["gpu_model"] == gpu
+    estimate = report["estimate"]
+    curve = estimate["curve"]
+    rates = [p["rate_rps"] for p in curve]
+    assert len(curve) >= 10 and rates == sorted(rates)
+    assert rates[0] < 0.1 * report["saturation_rps"] <= rates[-1]
+    assert all(set(p) == {"rate_rps", "ttft_p99_ms", "tpot_p99_ms"} for p in curve)
+    assert all(p["ttft_p99_ms"] > 0 and p["tpot_p99_ms"] > 0 for p in curve)
+    assert any("h100-pcie" in c for c in estimate["calibrated_on"]) or any(
+        "rtx-4090" in c for c in estimate["calibrated_on"]
+    )
+    error = estimate["error"]
+    bands = json.loads((sample_data_dir() / "models" / "estimate_errors.json").read_text())
+    assert error["kind"] in bands["bands"] or error["kind"] == "same architecture"
+    for metric in ("saturation", "ttft_p99", "tpot_p99"):
+        low, high = error[metric]
+        assert [low, high] == bands["bands"][error["kind"]][metric]  # read from the validation
+    assert report["bounds"]["kv_tokens"] > 0 and estimate["method"]
+    assert 0 < report["rps_low"] <= report["capacity_rps"] <= report["rps_high"]
+    assert report["predicted_tpot_p99_ms"] <= 50 + 1e-6
+    assert report["predicted_ttft_p99_ms"] <= 500 + 1e-6
+
+
+def test_a_gpu_of_another_architecture_says_whose_efficiencies_it_borrows(
+    cli, sample_warehouse_path
+):
+    done = capacity(
+        cli, sample_warehouse_path, *LLAMA, "--gpu", "a100-80gb", "--gpu-count", "1", "--estimate"
+    )
+    report = json.loads(done.stdout)
+    assert "borrowed from h100-pcie" in report["estimate"]["gpu_basis"]
+    assert "ampere" in report["estimate"]["gpu_basis"]
+    sxm = json.loads(
+        capacity(
+            cli,
+            sample_warehouse_path,
+            *LLAMA,
+            "--gpu",
+            "h100-sxm",
+            "--gpu-count",
+            "1",
+            "--estimate",
+        ).stdout
+    )
+    assert "nearest measured hopper GPU" in sxm["estimate"]["gpu_basis"]
+    # a faster GPU of the same family carries more at the same targets
+    assert sxm["saturation_rps"] > 1.3 * report["saturation_rps"] / 1.64
+
+
+def test_an_identical_architecture_answers_with_its_measurement(cli, sample_warehouse_path):
+    done = capacity(
+        cli, sample_warehouse_path, *LLAMA, "--gpu", "rtx-4090", "--gpu-count", "1", *TARGETS,
+        "--estimate",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["basis"] == "identical architecture"
+    assert report["identical_to"] == "deepseek-ai/DeepSeek-R1-Distill-Llama-8B"
+    assert "measured on an identical architecture" in report["reason"]
+    assert report["model"] == "meta-llama/Llama-3.1-8B" and report["estimate"] is None
+    stand_in = capacity(
+        cli, sample_warehouse_path, "--model", "deepseek-ai/DeepSeek-R1-Distill-Llama-8B",
+        "--gpu", "rtx-4090", "--gpu-count", "1", *TARGETS,
+    )  # fmt: skip
+    measured = json.loads(stand_in.stdout)
+    assert report["capacity_rps"] == measured["capacity_rps"]
+    assert report["levels"] == measured["levels"]
+
+
+def test_a_measured_configuration_answers_as_without_the_flag(cli, sample_warehouse_path):
+    args = ("--model", "DeepSeek-R1-Distill-Qwen-14B", "--gpu", "h100-pcie", "--gpu-count", "1")
+    plain = capacity(cli, sample_warehouse_path, *args, "--ttft-p99", "46")
+    flagged = capacity(cli, sample_warehouse_path, *args, "--ttft-p99", "46", "--estimate")
+    assert plain.returncode == flagged.returncode == 0
+    assert json.loads(plain.stdout) == json.loads(flagged.stdout)
+    assert json.loads(plain.stdout)["estimate"] is None
+
+
+def test_without_the_flag_an_unmeasured_configuration_is_refused_pointing_to_it(
+    cli, sample_warehouse_path
+):
+    done = capacity(cli, sample_warehouse_path, *LLAMA, "--gpu", "h100-sxm", "--gpu-count", "1")
+    assert done.returncode == 1 and "--estimate" in done.stderr
+    # a 1.5B model measured on one 4090 but not on two: refused, then estimated
+    qwen = ("--model", "DeepSeek-R1-Distill-Qwen-1.5B", "--gpu", "rtx-4090", "--gpu-count", "2")
+    assert capacity(cli, sample_warehouse_path, *qwen).returncode == 1
+    estimated = capacity(cli, sample_warehouse_path, *qwen, "--estimate")
+    assert estimated.returncode == 0, estimated.stderr
+    report = json.loads(estimated.stdout)
+    assert report["basis"] == "estimated"
+    assert "fitted on rtx-4090's own runs" in report["estimate"]["gpu_basis"]
+
+
+def test_a_model_without_a_shape_or_a_gpu_without_figures_is_refused(cli, sample_warehouse_path):
+    done = capacity(
+        cli, sample_warehouse_path, "--model", "Qwen/Qwen3-32B", "--gpu", "h100-sxm",
+        "--gpu-count", "1", "--estimate",
+    )  # fmt: skip
+    assert done.returncode == 1 and "--model-config" in done.stderr
+    done = capacity(
+        cli, sample_warehouse_path, *LLAMA, "--gpu", "cpu", "--gpu-count", "1", "--estimate"
+    )
+    assert done.returncode == 1 and "gpu_specs.toml" in done.stderr
+
+
+def test_weights_too_large_for_the_server_are_no_capacity(cli, sample_warehouse_path):
+    done = capacity(
+        cli, sample_warehouse_path, "--model", "meta-llama/Meta-Llama-3-70B-Instruct",
+        "--gpu", "rtx-4090", "--gpu-count", "1", "--estimate",
+    )  # fmt: skip
+    assert done.returncode == 2
+    report = json.loads(done.stdout)
+    assert report["capacity_rps"] == 0 and "do not fit" in report["reason"]
+
+
+def test_the_text_report_says_estimate_first_with_its_band(cli, sample_warehouse_path):
+    done = cli(
+        "capacity", "--warehouse", sample_warehouse_path, *LLAMA, "--gpu", "l40s",
+        "--gpu-count", "1", *TARGETS, "--estimate",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    first, *rest = done.stdout.splitlines()
+    assert first.startswith("ESTIMATE")
+    text = "\n".join(rest)
+    assert "ESTIMATED by the serving model" in text and "Error band" in text
+    assert "borrowed from rtx-4090" in text and "Simulated curve" in text
