@@ -23,6 +23,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         " the latency-against-load curve; 'measured', the best measured level meeting the targets",
     )
     capacity_at_arg(plan)
+    plan.add_argument(
+        "--estimates",
+        choices=("off", "fill"),
+        help="'fill': plan every offered GPU the model was not measured on with a capacity "
+        "estimated by the serving model (each such pool labelled, with its error band); 'off': "
+        "measured configurations only. Overrides the scenario's estimates (default off)",
+    )
     _export_args(plan)
     plan.add_argument(
         "--router",
@@ -95,6 +102,8 @@ def run(args: argparse.Namespace) -> int:
             scenario = scenario.model_copy(update={"capacity_rule": args.capacity_rule})
         if args.capacity_at:
             scenario = scenario.model_copy(update={"capacity_at": args.capacity_at})
+        if args.estimates:
+            scenario = scenario.model_copy(update={"estimates": args.estimates})
         with Warehouse.open(args.warehouse, read_only=True) as warehouse:
             result = plan_from_warehouse(warehouse, scenario)
             inputs = exports.plan_inputs(

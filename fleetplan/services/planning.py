@@ -20,6 +20,7 @@ from fleetplan.planner.peak.results import Plan
 from fleetplan.planner.plan import plan
 from fleetplan.planner.scenario.scenario import Scenario
 from fleetplan.services.envelope import with_envelope_flags
+from fleetplan.services.fill import with_estimates
 from fleetplan.services.scenario_forms import changed_fields, through_the_page
 from fleetplan.services.traffic_shapes import with_default_shapes
 from fleetplan.warehouse.db import Warehouse
@@ -105,7 +106,7 @@ def plan_from_tables(
 ) -> Plan:
     """A plan from the warehouse's benchmark points and GPU catalog, as already read; a level
     over its server's physical bounds never counts as stable (`planner.curve.envelope_flags`)."""
-    points = with_envelope_flags(points, catalog)
+    points = with_envelope_flags(with_estimates(points, scenario), catalog)
     return plan(scenario, points, facts_from_catalog(catalog), **options)
 
 

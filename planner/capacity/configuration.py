@@ -126,6 +126,9 @@ class Level:
     # The rate the level's arrivals prove, drain excluded (`fleetplan.core.load`: the offered
     # rate where it kept up, else n / (D - w0)); None where the row has no judgement.
     sustained_rps: float | None = None
+    # An estimated level (`fleetplan.services.fill`): what it rests on, as JSON text (basis,
+    # error band, calibration); None for a measured one.
+    estimate: str | None = None
 
     @property
     def behind(self) -> bool:
@@ -278,4 +281,9 @@ def level_from_row(
         stable=stable,
         load_reason=load_reason,
         sustained_rps=opt("sustained_rps"),
+        estimate=_text(row.get("estimate")),
     )
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None

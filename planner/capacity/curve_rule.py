@@ -19,6 +19,7 @@ Curves are fitted once per (configuration, traffic shape) and capacities compute
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field, replace
 
@@ -168,15 +169,32 @@ def curve_capacity(
             **common,
         )
     high = estimate.rps_high
+    low = estimate.rps_low or 0.0
+    band = estimate_band(level.estimate)
+    if band is not None:  # an estimate: its interval is the validation's band around it
+        low = estimate.capacity_rps / (1 + band[1])
+        high = estimate.capacity_rps / max(1 + band[0], 1e-9)
     return Capacity(
         capacity_rps=estimate.capacity_rps * max_utilization,
         level=level,
         basis=f"{CURVE_RULE}: {estimate.words}",
         before_ceiling_rps=estimate.capacity_rps,
-        rps_low=(estimate.rps_low or 0.0) * max_utilization,
+        rps_low=low * max_utilization,
         rps_high=None if high is None else high * max_utilization,
         **common,
     )
+
+
+def estimate_band(estimate: str | None) -> tuple[float, float] | None:
+    """An estimated level's band on saturation (predicted / measured - 1, P10 and P90) from its
+    JSON (`fleetplan.services.fill`); None for a measured level or one without a band."""
+    if not estimate:
+        return None
+    error = json.loads(estimate).get("error") or {}
+    band = error.get("saturation")
+    if not band or len(band) != 2:
+        return None
+    return float(band[0]), float(band[1])
 
 
 def fallback(measured: Capacity, fitted: Fitted | None, traffic: TrafficClass) -> Capacity:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -48,9 +48,11 @@ _AVAILABILITY_FIELDS = ("servers_needed", "availability", "probability", "classe
 
 def _drop_unset_availability(out: object) -> object:
     if isinstance(out, dict):
-        for key in _AVAILABILITY_FIELDS:
+        for key in (*_AVAILABILITY_FIELDS, "estimate_error"):
             if key in out and out[key] is None:
                 del out[key]
+        if out.get("basis") == "measured":  # written out only for a pool resting on estimates
+            del out["basis"]
     return out
 
 
@@ -124,6 +126,19 @@ class PoolPlan(_Out):
     level_tpot_p99_ms: float | None
     level_source_file: str
     behind: bool = Field(description="The level's server fell behind its offered load.")
+    basis: Literal["measured", "identical architecture", "estimated"] = Field(
+        default="measured",
+        description="Where the configuration's levels come from: 'measured' (its own runs), "
+        "'identical architecture' (a measured model of the same shape), 'estimated' (the "
+        "serving model calibrated on the warehouse: see estimate_error). Left out of the "
+        "JSON where 'measured', so a plan of measured pools reads as it always did.",
+    )
+    estimate_error: dict[str, list[float] | str | None] | None = Field(
+        default=None,
+        description="For an estimated pool: the validation's relative error band (P10, P90 of "
+        "predicted / measured - 1) of saturation, P99 TTFT and P99 TPOT, its kind, and which "
+        "GPU's coefficients it borrows; None for a measured pool.",
+    )
     capacity_basis: str = Field(
         default="measured rule",
         description="What the capacity rests on: 'model: at a measured level' or 'model: "

@@ -58,6 +58,8 @@ POOL_COLUMNS: tuple[str, ...] = (
     "level_behind",
     "level_source_file",
     "capacity_basis",
+    "basis",
+    "estimate_error",
     "predicted_ttft_p99_ms",
     "predicted_tpot_p99_ms",
     "level_power_w",
@@ -116,6 +118,8 @@ def pool_table(plan: Plan, *, include_baselines: bool = True) -> pd.DataFrame:
                     "level_behind": row.pop("behind"),
                     **row,
                     "energy_basis": pool.energy_basis.value,
+                    "basis": pool.basis,
+                    "estimate_error": estimate_words(pool),
                     "notes": "; ".join(pool.notes),
                 }
             )
@@ -199,6 +203,30 @@ def _ms(value: float | None) -> str:
     return "not predicted" if value is None else f"{value:,.1f} ms"
 
 
+def _band(pair: object) -> str:
+    if not isinstance(pair, list | tuple) or len(pair) != 2:
+        return "unknown"
+    return f"{pair[0]:+.0%} to {pair[1]:+.0%}"
+
+
+def estimate_words(pool: PoolPlan) -> str:
+    """What an estimated pool rests on, in words ("" for a measured one): its error band (the
+    validation's, predicted / measured - 1) and the GPU its coefficients come from."""
+    error = pool.estimate_error or {}
+    if pool.basis == "identical architecture":
+        return f"measured on an identical architecture ({error.get('lender', '?')})"
+    if pool.basis != "estimated":
+        return ""
+    kind = error.get("kind")
+    band = (
+        f"error band ({kind} estimates): saturation {_band(error.get('saturation'))}, P99 TTFT "
+        f"{_band(error.get('ttft_p99'))}, P99 TPOT {_band(error.get('tpot_p99'))}"
+        if kind
+        else "error band unknown"
+    )
+    return f"{band}; {error.get('borrowed', '')}".rstrip("; ")
+
+
 def _capacity_line(pool: PoolPlan) -> str:
     """A pool's capacity, its basis, and the P99s predicted at its load per server."""
     load = f"P99 at {pool.rate_per_server_rps:.2f} req/s per server: "
@@ -211,7 +239,12 @@ def _capacity_line(pool: PoolPlan) -> str:
     if low is not None and high is not None and high - low > 1e-9 * max(high, 1.0):
         capacity += f" (interval {interval_text(low, high)})"
     server = f"server {pool.server}; " if pool.server else ""
-    return f"{server}{capacity} ({pool.capacity_basis}); {load}"
+    line = f"{server}{capacity} ({pool.capacity_basis}); {load}"
+    if pool.basis == "estimated":
+        return f"ESTIMATED, not measured: {estimate_words(pool)}. {line}"
+    if pool.basis == "identical architecture":
+        return f"{estimate_words(pool).capitalize()}. {line}"
+    return line
 
 
 def summary(plan: Plan) -> str:
@@ -233,6 +266,13 @@ def summary(plan: Plan) -> str:
                 f"{money_text(pool.hourly_cost_usd)}/h  energy {pool.energy_basis.value}"
             )
             lines.append(f"      {_capacity_line(pool)}")
+        estimated = [p for p in fleet.pools if p.basis != "measured"]
+        if estimated:
+            lines.append(
+                f"  {len(estimated)} of {len(fleet.pools)} pools rest on estimates, not on runs "
+                "of their own configuration: measure them before you buy (fleetplan collect "
+                "--find-capacity)"
+            )
         t = fleet.totals
         gpus = ", ".join(f"{n} x {g}" for g, n in t.gpus.items())
         lines += [

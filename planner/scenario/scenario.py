@@ -210,6 +210,7 @@ class Scenario(Schema):
         ("carbon_cap_kg_per_day", None),
         ("plan_bursts", False),
     )
+    _quiet_fields = (("estimates", "off"),)
 
     version: Literal[1, 2] | None = Field(
         default=None,
@@ -231,6 +232,13 @@ class Scenario(Schema):
         description="How a server's capacity for a class is found: 'model', the highest rate "
         "whose P99s the configuration's latency-against-load curve predicts within the targets; "
         "'measured', the highest achieved throughput among measured levels that meet them.",
+    )
+    estimates: Literal["off", "fill"] = Field(
+        default="off",
+        description="'off' (the default): only measured configurations are planned; 'fill': "
+        "every offered GPU the model was not measured on gets a capacity estimated by the "
+        "serving model calibrated on the warehouse (or a measured model of identical "
+        "architecture's), labelled per pool with its error band.",
     )
     capacity_at: CapacityAt = Field(
         default="low",
