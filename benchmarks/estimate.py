@@ -35,6 +35,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from statistics import NormalDist
 
 import numpy as np
 import pandas as pd
@@ -43,6 +44,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from fleetplan.planner.estimate.calibrate import fit_gpu, level_tokens, tensor_parallel  # noqa: E402
+from fleetplan.planner.estimate.queueing import point  # noqa: E402
 from fleetplan.planner.estimate.serving import Server, Shape, kv_cache_tokens  # noqa: E402
 from fleetplan.planner.estimate.simulate import Traffic, simulate  # noqa: E402
 from fleetplan.services.envelope import bundled_architectures  # noqa: E402
@@ -74,6 +76,33 @@ def sample_points() -> pd.DataFrame:
         "fleetplan's own rule (a cold start, a fall behind below a rate kept up with)"
     )
     return kept.copy()
+
+
+def queue_level(row: dict, shape: Shape, fit):
+    """The queueing approximation at the level's rate (steady state, no finite run)."""
+    spec = bundled_specs()[row["gpu_model"]]
+    tp = tensor_parallel(row)
+    server = Server(shape, spec, tp)
+    kv = kv_cache_tokens(shape, spec, tp)
+    prompt, output = level_tokens(row)
+    fixed = pd.notna(row.get("input_len")) and pd.notna(row.get("output_len"))
+    replicas = max(int(row["gpu_count"]) // tp, 1)
+    rate = float(row["offered_rate_rps"]) / replicas
+    traffic = Traffic.of_level(prompt, output, fixed=fixed)
+    ttft50, ttft99, _, tpot99, r_sat = point(server, fit.efficiencies, traffic, rate, kv)
+    # What a benchmark of n requests measures: n over its arrivals (no faster than the server
+    # serves them) and its drain, the longest output of the run (the 1 - 1/n quantile) decoded
+    # as the batch empties (at the step of an idle server).
+    n = max(int(row["requests_sent"] or 200) // replicas, 1)
+    idle = point(server, fit.efficiencies, traffic, 1e-9, kv)[2]
+    longest = output
+    if traffic.output_cv > 0:
+        sigma = math.sqrt(math.log1p(traffic.output_cv**2))
+        z = NormalDist().inv_cdf(1 - 1 / n)
+        longest = min(output * math.exp(z * sigma - sigma * sigma / 2), traffic.max_total - prompt)
+    drain = (ttft50 + longest * idle) / 1000
+    throughput = n / (max(n / rate, n / r_sat) + drain)
+    return {"throughput": throughput * replicas, "tpot_p99": tpot99, "ttft_p99": ttft99}
 
 
 def simulate_level(row: dict, shape: Shape, fit, seed: int = 1):
@@ -155,7 +184,7 @@ def nearest_level(source: pd.DataFrame, rate: float) -> dict | None:
     return measured_of(row.to_dict())
 
 
-def evaluate(points: pd.DataFrame) -> tuple[list[dict], list[dict]]:
+def evaluate(points: pd.DataFrame, method: str = "simulation") -> tuple[list[dict], list[dict]]:
     """Per configuration and hold-out kind: saturation; per level: P99s (module docstring)."""
     archs = bundled_architectures()
     specs = bundled_specs()
@@ -176,7 +205,7 @@ def evaluate(points: pd.DataFrame) -> tuple[list[dict], list[dict]]:
             base = baseline_of(shaped, config, kind, archs, specs)
             predicted, measured, naive = [], [], []
             for row in rows.sort_values("offered_rate_rps").to_dict("records"):
-                sim = simulate_level(row, shape, fit)
+                sim = (simulate_level if method == "simulation" else queue_level)(row, shape, fit)
                 real = measured_of(row)
                 near = nearest_level(base, row["offered_rate_rps"])
                 predicted.append(sim["throughput"])
@@ -260,22 +289,28 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     started = time.perf_counter()
     points = sample_points()
-    configs, levels = evaluate(points)
-    if args.per_config:
-        for row in configs:
-            print(row)
-    lines, bands = summary(configs, levels)
-    print("\n".join(lines))
-    print(
-        f"\n{len(configs)} estimates, {len(levels)} level comparisons, "
-        f"{time.perf_counter() - started:.1f} s"
-    )
+    all_bands = {}
+    for method in ("simulation", "queue"):
+        configs, levels = evaluate(points, method)
+        if args.per_config:
+            for row in configs:
+                print(row)
+        lines, bands = summary(configs, levels)
+        all_bands[method] = bands
+        print(f"\n### {method}\n")
+        print("\n".join(lines))
+        print(
+            f"\n{len(configs)} estimates, {len(levels)} level comparisons, "
+            f"{time.perf_counter() - started:.1f} s so far"
+        )
+    bands = all_bands["simulation"]
     if args.write:
         out = ROOT / "sample_data" / BANDS
         payload = {
             "source": f"benchmarks/estimate.py, {time.strftime('%Y-%m-%d')}: leave-one-out on the "
             "bundled io.net runs (P10 and P90 of predicted / measured - 1)",
-            "bands": bands,
+            "bands": all_bands["simulation"],
+            "queue": all_bands["queue"],
         }
         out.write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
         print(f"wrote {out}")

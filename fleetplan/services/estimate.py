@@ -34,6 +34,7 @@ from fleetplan.planner.capacity.envelope import Architecture
 from fleetplan.planner.capacity.rules import points_for_model
 from fleetplan.planner.estimate.calibrate import Fit, fit_all
 from fleetplan.planner.estimate.predict import Prediction, predict
+from fleetplan.planner.estimate.queueing import predict_queue
 from fleetplan.planner.estimate.serving import Server, Shape, kv_cache_tokens
 from fleetplan.planner.estimate.simulate import Traffic
 from fleetplan.planner.estimate.specs import Borrowed, GpuSpec, nearest_measured, specs_from_table
@@ -96,11 +97,12 @@ def bundled_bands() -> dict:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def band_for(borrowed: Borrowed, gpu_id: str) -> EstimateError | None:
-    """The validation's band for an estimate of this kind; a kind the validation could not
-    measure takes the next wider one, and says so."""
+def band_for(borrowed: Borrowed, gpu_id: str, method: str = "simulation") -> EstimateError | None:
+    """The validation's band for an estimate of this kind and method ("simulation", or
+    "queue" for the approximation plans use); a kind the validation could not measure takes
+    the next wider one, and says so."""
     bands = bundled_bands()
-    kinds = bands.get("bands", {})
+    kinds = bands.get("bands" if method == "simulation" else method, {})
     if borrowed.gpu_id == gpu_id:
         order = ["own GPU", "same architecture", "other architecture"]
     elif borrowed.same_architecture:
@@ -202,16 +204,40 @@ def trusted(points: pd.DataFrame) -> pd.DataFrame:
     return points[outlier_reasons(points).isna()]
 
 
+_FITS: dict[tuple[int, tuple[str, ...]], dict[tuple[str, str], Fit]] = {}
+FIT_COLUMNS = (
+    "run_id", "level_index", "model", "gpu_model", "gpu_count", "engine", "offered_rate_rps",
+    "request_throughput_rps", "tpot_mean_ms", "tpot_p50_ms", "ttft_p50_ms",
+    "input_tokens_mean", "output_tokens_mean",
+)  # fmt: skip
+
+
 def calibrations(points: pd.DataFrame, architectures) -> dict[tuple[str, str], Fit]:
-    return fit_all(trusted(points), architectures, bundled_specs())
+    """The fits of the warehouse's levels, kept for the same levels and architectures (a plan
+    of many offers, a page re-planning, ask for them again)."""
+    columns = [c for c in FIT_COLUMNS if c in points.columns]
+    digest = int(pd.util.hash_pandas_object(points[columns], index=False).sum())
+    key = (digest, tuple(sorted(architectures)))
+    if key not in _FITS:
+        if len(_FITS) > 8:
+            _FITS.clear()
+        _FITS[key] = fit_all(trusted(points), architectures, bundled_specs())
+    return _FITS[key]
 
 
-def prediction_for(shape: Shape, gpu: GpuSpec, count: int, fit: Fit, traffic: Traffic):
-    """The server's prediction, or None where the weights do not fit its memory."""
+def prediction_for(
+    shape: Shape, gpu: GpuSpec, count: int, fit: Fit, traffic: Traffic, method: str = "simulation"
+):
+    """The server's prediction by the simulation (or the queueing approximation, "queue"),
+    or None where the weights do not fit its memory."""
     server = Server(shape, gpu, count)
     kv = kv_cache_tokens(shape, gpu, count)
     if kv < 1:
         return None
+    if method == "queue":
+        return predict_queue(
+            server, fit.efficiencies, traffic, gpu_count=count, kv_tokens_per_replica=kv
+        )
     return predict(
         server, fit.efficiencies, traffic, gpu_count=count, kv_tokens_per_replica=kv, seed=0
     )

@@ -44,6 +44,10 @@ from fleetplan.services.estimate import (
 )
 
 SOURCE = "fleetplan estimate"
+# A plan estimates many configurations at once: by the queueing approximation of the
+# simulation (`planner.estimate.queueing`), validated on its own (its band is its own).
+METHOD = "queue"
+METHOD_WORDS = "queueing approximation of the serving model's simulation"
 FIT_COUNTS = (2, 4, 8)
 
 
@@ -153,11 +157,11 @@ def _estimated(points, fits, shape, spec, count, model_id, shape_key) -> pd.Data
         fit, borrowed = fit_for(fits, spec)
     except Exception:  # no traffic or nothing to calibrate on: the offer stays unmeasured
         return None
-    prediction = prediction_for(shape, spec, count, fit, traffic)
+    prediction = prediction_for(shape, spec, count, fit, traffic, method=METHOD)
     if prediction is None:
         return None
-    band = band_for(borrowed, spec.gpu_id)
-    error = {"borrowed": borrowed.words, "traffic": words}
+    band = band_for(borrowed, spec.gpu_id, method=METHOD)
+    error = {"borrowed": borrowed.words, "traffic": words, "method": METHOD_WORDS}
     if band is not None:
         error |= {
             "kind": band.kind,
@@ -168,7 +172,7 @@ def _estimated(points, fits, shape, spec, count, model_id, shape_key) -> pd.Data
     told = json.dumps({"basis": "estimated", "error": error}, sort_keys=True)
     run_id = f"estimate:{model_id}:{count}x{spec.gpu_id}:{dataset}:{input_len}:{output_len}"
     source = (
-        f"{SOURCE}: serving model, {borrowed.words}; calibrated on "
+        f"{SOURCE}: serving model ({METHOD_WORDS}), {borrowed.words}; calibrated on "
         f"{len(fit.configurations)} configurations"
     )
     rows = [
