@@ -60,7 +60,7 @@ def _prompt_quantile(traffic: Traffic, q: float) -> float:
 
 def _coefficients(server: Server, eff: Efficiencies, traffic: Traffic) -> _Coefficients:
     """The step's affine parts (module docstring), from `Server.terms` by differences."""
-    prompt, output = traffic.input_tokens, traffic.output_tokens
+    prompt = traffic.input_tokens
     context = held_context(traffic)
     # spread prompts attend over E[I^2] / (2 E[I]) positions a token
     reach = prompt * (1 + traffic.input_cv**2) / 2
