@@ -10,6 +10,8 @@ open-loop rate, for any model of known shape on any GPU of the spec table.
   (or a benchmark's fixed number of requests), giving P50/P99 TTFT and TPOT and throughput.
 - `calibrate`: the efficiencies and overheads fitted per (GPU, engine) on measured levels.
 - `predict`: a server's saturation, its P99 curve against the rate, and the capacity at targets.
+- `queueing`: the simulation's queueing approximation in closed form, for plans that estimate
+  many configurations at once (validated on its own).
 - `shape`: an identical architecture (a measured model of the same shape) and its match.
 
 Measured data always wins: an estimate is used only where no run of the configuration exists,
