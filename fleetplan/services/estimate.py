@@ -206,10 +206,20 @@ def trusted(points: pd.DataFrame) -> pd.DataFrame:
 
 _FITS: dict[tuple[int, tuple[str, ...]], dict[tuple[str, str], Fit]] = {}
 FIT_COLUMNS = (
-    "run_id", "level_index", "model", "gpu_model", "gpu_count", "engine", "offered_rate_rps",
-    "request_throughput_rps", "tpot_mean_ms", "tpot_p50_ms", "ttft_p50_ms",
-    "input_tokens_mean", "output_tokens_mean",
-)  # fmt: skip
+    "run_id",
+    "level_index",
+    "model",
+    "gpu_model",
+    "gpu_count",
+    "engine",
+    "offered_rate_rps",
+    "request_throughput_rps",
+    "tpot_mean_ms",
+    "tpot_p50_ms",
+    "ttft_p50_ms",
+    "input_tokens_mean",
+    "output_tokens_mean",
+)
 
 
 def calibrations(points: pd.DataFrame, architectures) -> dict[tuple[str, str], Fit]:
