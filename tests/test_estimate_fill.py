@@ -1,0 +1,160 @@
+"""Plans with `"estimates": "fill"` (fleetplan/services/fill.py): every offered GPU a model was
+not measured on is planned with estimated levels (or an identical architecture's measured ones),
+each such pool labelled with its basis and error band; "off" plans only what was measured."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+
+from fleetplan.planner.scenario.scenario import Scenario
+from fleetplan.services.fill import with_estimates
+from fleetplan.services.planning import plan_from_tables
+
+OFFERS = (("rtx-4090", 0.25), ("h100-pcie", 2.0), ("h100-sxm", 2.49))
+
+
+def scenario(model: str, estimates: str = "fill", **cls) -> Scenario:
+    traffic = {"name": "chat", "rate_rps": 8.0, "ttft_p99_ms": 2000, "tpot_p99_ms": 150} | cls
+    return Scenario.model_validate(
+        {
+            "model": model,
+            "estimates": estimates,
+            "classes": [traffic],
+            "gpus": [{"gpu_model": g, "hourly_usd": h, "site": "dc"} for g, h in OFFERS],
+            "sites": [{"name": "dc", "electricity_usd_per_kwh": 0.12, "grid_gco2_per_kwh": 350}],
+        }
+    )
+
+
+def gpu_of(configuration: str) -> str:
+    return configuration.split("x ", 1)[1].split(" ", 1)[0]
+
+
+def test_fill_compares_4090_and_h100_for_every_bundled_model(sample_tables):
+    models = sorted(sample_tables.points["model"].unique())
+    assert len(models) == 13
+    for model in models:
+        plan = plan_from_tables(
+            scenario(model), sample_tables.points, sample_tables.catalog, pareto_points=0
+        )
+        usable = {
+            gpu_of(row.configuration) for row in plan.capacities if row.capacity_rps_per_server > 0
+        }
+        assert {"rtx-4090", "h100-pcie", "h100-sxm"} <= usable, (model, usable)
+        assert plan.status.value == "optimal", model
+        for pool in plan.recommended.pools:
+            if pool.level_source_file.startswith("fleetplan estimate"):
+                assert pool.basis == "estimated"
+                band = pool.estimate_error
+                assert band["kind"] and len(band["saturation"]) == 2 and band["borrowed"]
+            elif pool.level_source_file.startswith("identical architecture"):
+                assert pool.basis == "identical architecture"
+            else:
+                assert pool.basis == "measured"
+
+
+def test_off_plans_only_what_was_measured_and_reads_as_before(sample_tables):
+    model = "microsoft/phi-4"  # measured on one H100 PCIe only
+    off = plan_from_tables(
+        scenario(model, "off"), sample_tables.points, sample_tables.catalog, pareto_points=0
+    )
+    assert {gpu_of(r.configuration) for r in off.capacities} == {"h100-pcie"}
+    assert all(p.basis == "measured" for p in off.recommended.pools)
+    dumped = json.loads(off.model_dump_json())
+    assert all(
+        "basis" not in p and "estimate_error" not in p for p in dumped["recommended"]["pools"]
+    )
+    points = sample_tables.points
+    assert with_estimates(points, scenario(model, "off")) is points
+    assert "estimates" not in scenario(model, "off").model_dump()  # quiet when off
+
+
+def test_an_estimated_pool_carries_its_band_and_plans_on_its_low_end(sample_tables):
+    model = "microsoft/phi-4"
+    plan = plan_from_tables(
+        scenario(model), sample_tables.points, sample_tables.catalog, pareto_points=0
+    )
+    estimated = [
+        p
+        for fleet in (plan.recommended, *plan.baselines)
+        for p in fleet.pools
+        if p.basis == "estimated"
+    ]
+    assert estimated
+    for pool in estimated:
+        low, high = pool.capacity_low_rps_per_server, pool.capacity_high_rps_per_server
+        assert low < high and pool.capacity_rps_per_server == pytest.approx(low)
+        sat_low, sat_high = pool.estimate_error["saturation"]
+        # the interval is the band around the estimate: high / low = (1 + hi) / (1 + lo)
+        assert high / low == pytest.approx((1 + sat_high) / (1 + sat_low), rel=1e-6)
+        dumped = json.loads(pool.model_dump_json())
+        assert dumped["basis"] == "estimated" and dumped["estimate_error"]["kind"]
+
+
+def test_a_model_of_identical_architecture_borrows_its_measured_levels(sample_tables):
+    # AceMath-7B (Qwen2.5-Math-7B's shape) was measured on H100 only; DeepSeek-R1-Distill-Qwen-7B
+    # has the same shape and was measured on one RTX 4090
+    filled = with_estimates(sample_tables.points, scenario("nvidia/AceMath-7B-Instruct"))
+    lent = filled[
+        (filled["model"] == "nvidia/AceMath-7B-Instruct")
+        & (filled["gpu_model"] == "rtx-4090")
+        & (filled["gpu_count"] == 1)
+    ]
+    assert not lent.empty
+    assert (
+        lent["source_file"]
+        .str.startswith("identical architecture (deepseek-ai/DeepSeek-R1-Distill-Qwen-7B)")
+        .all()
+    )
+    donor = sample_tables.points[
+        (sample_tables.points["model"] == "deepseek-ai/DeepSeek-R1-Distill-Qwen-7B")
+        & (sample_tables.points["gpu_model"] == "rtx-4090")
+        & (sample_tables.points["gpu_count"] == 1)
+    ]
+    assert sorted(lent["ttft_p99_ms"]) == sorted(donor["ttft_p99_ms"])
+    # measured configurations are never estimated
+    measured = sample_tables.points[sample_tables.points["model"] == "nvidia/AceMath-7B-Instruct"]
+    again = filled[
+        (filled["model"] == "nvidia/AceMath-7B-Instruct")
+        & (filled["gpu_model"] == "h100-pcie")
+        & (filled["gpu_count"] == 1)
+    ]
+    assert len(again) == len(measured)
+
+
+def test_a_weight_too_large_for_one_gpu_is_estimated_on_the_fewest_that_hold_it(sample_tables):
+    filled = with_estimates(sample_tables.points, scenario("meta-llama/Meta-Llama-3-70B-Instruct"))
+    sxm = filled[(filled["gpu_model"] == "h100-sxm")]
+    assert set(sxm["gpu_count"]) == {2}  # 141 GB of weights: two 80 GB GPUs, not one
+    assert (sxm["variant"] == "estimated").all() and (sxm["stable"].iloc[:-1]).all()
+
+
+def test_the_plan_command_says_which_pools_rest_on_estimates(cli, sample_warehouse_path, tmp_path):
+    path = tmp_path / "s.json"
+    path.write_text(scenario("microsoft/phi-4", "off").model_dump_json())
+    done = cli(
+        "plan",
+        "--warehouse",
+        sample_warehouse_path,
+        "--scenario",
+        path,
+        "--estimates",
+        "fill",
+        "--csv",
+        tmp_path / "pools.csv",
+    )
+    assert done.returncode == 0, done.stderr
+    assert "ESTIMATED, not measured: error band" in done.stdout
+    assert "rest on estimates, not on runs of their own configuration" in done.stdout
+    rows = list(csv.DictReader((tmp_path / "pools.csv").open()))
+    assert {"estimated"} <= {row["basis"] for row in rows}
+    assert all(
+        row["estimate_error"].startswith("error band")
+        for row in rows
+        if row["basis"] == "estimated"
+    )
+    plain = cli("plan", "--warehouse", sample_warehouse_path, "--scenario", path)
+    assert plain.returncode == 0 and "ESTIMATED" not in plain.stdout
