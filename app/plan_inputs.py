@@ -48,6 +48,15 @@ from fleetplan.services.traffic_shapes import datasets, unmeasured_shapes, with_
 from fleetplan.warehouse.queries import models_by_coverage
 
 OBJECTIVES = {"cost": "Lowest cost", "carbon": "Lowest carbon", "price": "Cost + carbon price"}
+ESTIMATES_HELP = (
+    "Off: only GPUs this model was measured on are planned. On: every offered GPU it was not "
+    "measured on gets an estimated capacity, from a serving model of the engine (each step reads "
+    "the weights and the batch's KV cache from memory and computes its tokens) whose "
+    "efficiencies are fitted on all the runs the warehouse holds. A measured model of the same "
+    "shape counts as a measurement. Estimated pools are marked, carry the error band measured "
+    "by leaving each model and GPU out of the fit in turn, and are planned on the band's low "
+    "end: measure them (fleetplan collect --find-capacity) before you buy."
+)
 
 
 def scenario_inputs(
@@ -57,7 +66,7 @@ def scenario_inputs(
     when they make none). Applies a preset or a region when its button was pressed."""
     for note in st.session_state.get("s_notes", []):
         st.info(plain(note), icon=":material/info:")
-    name, model, objective, capacity_rule, headroom, carbon_price, capacity_at = _top(
+    name, model, objective, capacity_rule, headroom, carbon_price, capacity_at, estimates = _top(
         bases["top"], gens["top"], points
     )
     classes, total_rps, preset, apply_preset = _classes(bases["classes"], gens["classes"], points)
@@ -75,6 +84,7 @@ def scenario_inputs(
         max_utilization=headroom,
         capacity_rule=capacity_rule,
         capacity_at=capacity_at,
+        estimates=estimates,
         budget_usd_per_hour=budget,
         carbon_cap_kg_per_hour=carbon_cap,
     )
@@ -159,8 +169,23 @@ def _top(base: Scenario, gen: int, points: pd.DataFrame):
         help="Servers are planned to carry at most this share of their capacity: headroom for "
         "bursts and for the model's error.",
     )
+    estimates = top[3].toggle(
+        "Estimate unmeasured GPUs",
+        value=base.estimates == "fill",
+        key=f"w_estimates_{gen}",
+        help=ESTIMATES_HELP,
+    )
     carbon_price = _carbon_price(base, gen) if objective == "price" else None
-    return name, model, objective, capacity_rule, headroom, carbon_price, capacity_at
+    return (
+        name,
+        model,
+        objective,
+        capacity_rule,
+        headroom,
+        carbon_price,
+        capacity_at,
+        "fill" if estimates else "off",
+    )
 
 
 def _carbon_price(base: Scenario, gen: int) -> float:

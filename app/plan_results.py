@@ -162,6 +162,15 @@ def readable_table(table: pd.DataFrame, key: str) -> None:
 
 
 def _fleet(result: Plan, scenario: Scenario, points: pd.DataFrame) -> None:
+    estimated = [p for p in result.recommended.pools if p.basis != "measured"]
+    if estimated:
+        st.warning(
+            f"{len(estimated)} of {len(result.recommended.pools)} pools rest on estimates, not on "
+            "runs of their own configuration (the Basis column says which, with each estimate's "
+            "error band, and the plan rests on the band's low end). Measure them before you buy: "
+            "`fleetplan collect --find-capacity` with the class's targets.",
+            icon=":material/science:",
+        )
     readable_table(fleet_view(result), "table_pools")
     st.markdown("**Energy and carbon per pool**")
     readable_table(energy_view(result), "table_pool_energy")

@@ -12,7 +12,7 @@ import pandas as pd
 
 from fleetplan.planner.capacity.configuration import carried_text
 from fleetplan.planner.peak.results import Plan, PoolPlan
-from fleetplan.planner.report.table import gpu_label, interval_text, rate_text
+from fleetplan.planner.report.table import estimate_words, gpu_label, interval_text, rate_text
 
 
 def _sig(value: float | None, digits: int = 3) -> float | None:
@@ -52,6 +52,15 @@ KEPT_UP = "kept up"
 FELL_BEHIND = "fell behind: its queue grew at that level, so steady traffic at this rate may queue"
 
 
+def basis_text(pool: PoolPlan) -> str:
+    """What a pool's levels are: "measured", or ESTIMATED with its band, or whose identical
+    architecture's measurement it uses."""
+    if pool.basis == "measured":
+        return "measured"
+    words = estimate_words(pool)
+    return f"ESTIMATED: {words}" if pool.basis == "estimated" else words
+
+
 def fleet_view(plan: Plan) -> pd.DataFrame:
     """The recommended fleet's pools as the dashboard shows them: labels with units, rounded."""
     rows = [
@@ -59,6 +68,7 @@ def fleet_view(plan: Plan) -> pd.DataFrame:
             "Class": p.traffic_class,
             "Server": configuration_label(p),
             "Engine / variant": p.server or NOT_STATED,
+            "Basis": basis_text(p),
             "Servers": p.servers,
             "GPUs": p.gpus,
             "Rate (req/s)": _sig(p.rate_rps),

@@ -287,12 +287,15 @@ def scenario_settings(
     carbon_cap_kg_per_hour: float | None,
     capacity_rule: str | None = None,
     capacity_at: str | None = None,
+    estimates: str | None = None,
 ) -> dict[str, Any]:
     """The page's single inputs as scenario fields (`scenario_from_forms`' `settings`); a budget
     or carbon cap of 0 means none; no capacity rule (or end) keeps the scenario's."""
     rule = {"capacity_rule": capacity_rule} if capacity_rule is not None else {}
     if capacity_at is not None:
         rule["capacity_at"] = capacity_at
+    if estimates is not None:
+        rule["estimates"] = estimates
     return rule | {
         "objective": (
             {"carbon_price_usd_per_t": carbon_price_usd_per_t}
