@@ -213,3 +213,28 @@ def test_the_benchmarks_page_starts_from_the_plans_targets_and_prices_and_carrie
     assert next(g for g in back.gpus if g.gpu_model == offer.gpu_model).hourly_usd == (
         offer.hourly_usd + 0.5
     )
+
+
+def test_the_estimates_switch_fills_unmeasured_gpus_and_marks_them(
+    monkeypatch, sample_warehouse_path
+):
+    at = open_app(monkeypatch, sample_warehouse_path)
+    at.selectbox(key=key(at, "w_model")).set_value("microsoft/phi-4").run()  # H100 runs only
+    assert not at.exception, at.exception
+
+    def fleet():
+        return next(df.value for df in at.dataframe if "Basis" in df.value.columns)
+
+    assert at.session_state["s_current"].estimates == "off"
+    assert set(fleet()["Basis"]) == {"measured"}
+    assert not any("rest on estimates" in w.value for w in at.warning)
+    at.toggle(key=key(at, "w_estimates")).set_value(True).run()
+    assert not at.exception, at.exception
+    scenario: Scenario = at.session_state["s_current"]
+    assert scenario.estimates == "fill"
+    assert "RTX 4090" in fleet()["Server"].str.cat()  # the 4090s the H100-only data left out
+    estimated = fleet()[fleet()["Basis"].str.startswith("ESTIMATED: error band")]
+    assert not estimated.empty
+    assert any("rest on estimates" in w.value for w in at.warning)
+    link = at.query_params["s"]
+    assert link == scenario_to_link(scenario)  # the switch lives in the link
