@@ -26,6 +26,7 @@ from fleetplan.planner.peak.fleets import (
     solve_pools,
 )
 from fleetplan.planner.peak.frontier import pareto_frontier
+from fleetplan.planner.peak.measure_next import measure_next_notes
 from fleetplan.planner.peak.program import Weights
 from fleetplan.planner.peak.results import CapacityRow, FleetPlan, Plan, PlanStatus
 from fleetplan.planner.scenario.scenario import Scenario
@@ -84,7 +85,9 @@ def plan(
         status=fleet.status,
         message=fleet.message,
         recommended=fleet,
-        notes=inputs_notes + plan_notes(fleet, scenario, gaps),
+        notes=inputs_notes
+        + plan_notes(fleet, scenario, gaps)
+        + measure_next_notes(fleet, pools, scenario),
         **common,
     )
     return _with_comparisons(result, candidates, weights, gaps, baselines, pareto_points)

@@ -158,3 +158,27 @@ def test_the_plan_command_says_which_pools_rest_on_estimates(cli, sample_warehou
     )
     plain = cli("plan", "--warehouse", sample_warehouse_path, "--scenario", path)
     assert plain.returncode == 0 and "ESTIMATED" not in plain.stdout
+
+
+def test_a_choice_an_estimate_could_flip_prints_the_command_that_settles_it(sample_tables):
+    plan = plan_from_tables(
+        scenario("microsoft/phi-4", ttft_p99_ms=500, tpot_p99_ms=60, rate_rps=20.0),
+        sample_tables.points,
+        sample_tables.catalog,
+        pareto_points=0,
+    )
+    notes = [n for n in plan.notes if "could flip it" in n]
+    assert len(notes) == 1, plan.notes
+    note = notes[0]
+    assert note.startswith("class 'chat': the choice of ")
+    assert "fleetplan collect --backend vllm --model microsoft/phi-4" in note
+    assert "--find-capacity --ttft-p99 500 --tpot-p99 60" in note
+    # a sharegpt class has no fixed lengths: the estimate's mean lengths stand in
+    assert "--input-len 207 --output-len 205" in note
+    measured_only = plan_from_tables(
+        scenario("microsoft/phi-4", "off", ttft_p99_ms=500, tpot_p99_ms=60, rate_rps=20.0),
+        sample_tables.points,
+        sample_tables.catalog,
+        pareto_points=0,
+    )
+    assert not [n for n in measured_only.notes if "could flip it" in n]

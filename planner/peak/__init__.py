@@ -9,5 +9,6 @@ pool and the rate each carries, the cheapest (or cleanest) fleet under the scena
   rule).
 - `frontier`: the cost/carbon Pareto sweep.
 - `diagnosis`: why a scenario is infeasible, and the notes a plan carries.
+- `measure_next`: where an estimate's error band could flip a choice, the command that settles it.
 - `results`: what a plan says (`Plan`, `FleetPlan`, `PoolPlan`, `Totals`, ...).
 """
