@@ -152,10 +152,13 @@ def load_curves_figure(
     target_ms: float | None,
     title: str,
     colours: dict[str, str] | None = None,
+    overlays: dict | None = None,
 ) -> go.Figure:
     """Each configuration's fitted curve through its measured levels, the target line and each
     configuration's capacity at the targets (a star on the curve and a dotted vertical line).
-    `colours` (by configuration) keeps each one's colour from the page's other charts."""
+    `colours` (by configuration) keeps each one's colour from the page's other charts;
+    `overlays` (by configuration: `estimate_overlay.Overlay`) the serving model simulated at the
+    measured levels, dotted."""
     figure = go.Figure()
     colours = {**distinct_colours([c.configuration for c in curves]), **(colours or {})}
     for curve in curves:
@@ -163,6 +166,21 @@ def load_curves_figure(
         _fitted_line(figure, curve.samples(metric), metric, curve.configuration, colour)
         figure.add_trace(_levels_trace(curve, metric, colour))
         _capacity(figure, curve, metric, colour)
+        overlay = (overlays or {}).get(curve.configuration)
+        if overlay is not None:
+            x, y = _xy(overlay.samples(metric))
+            figure.add_scatter(
+                x=x,
+                y=y,
+                mode="lines+markers",
+                name=f"{curve.configuration}: serving model",
+                legendgroup=curve.configuration,
+                line={"color": colour, "width": 1.5, "dash": "dot"},
+                marker={"symbol": "x-thin-open", "size": 7, "color": colour},
+                hovertemplate=f"Offered load: %{{x:.2f}} req/s<br>{METRIC_NAMES[metric]}: "
+                f"%{{y:,.0f}} ms (serving model, simulated at this level)<extra>"
+                f"{curve.configuration}</extra>",
+            )
     _status_key(figure)
     if target_ms is not None:
         target_line(figure, target_ms, label=f"target {target_ms:g} ms", colour=TARGET_COLOUR)

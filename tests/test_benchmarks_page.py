@@ -225,3 +225,26 @@ def test_the_table_questions_outliers_and_says_whose_points_they_are(
     assert lines[:2] == ["1x h100-pcie", f"1x h100-pcie ({YOURS})"]
     mine = next(t for t in _charts(at)["chart_load"]["data"] if t["name"].endswith(f"({YOURS})"))
     assert mine["line"]["dash"] == "dash"
+
+
+def test_the_latency_curves_overlay_the_serving_model_at_the_measured_levels(
+    monkeypatch, sample_warehouse_path
+):
+    at = _page(monkeypatch, sample_warehouse_path)
+    charts = _charts(at)
+    for metric in ("ttft", "tpot"):
+        traces = {t["name"]: t for t in charts[f"chart_curve_{metric}"]["data"]}
+        model = {n: t for n, t in traces.items() if n.endswith(": serving model")}
+        assert set(model) == {f"{c}: serving model" for c in CONFIGS}
+        for name, trace in model.items():
+            configuration = name.removesuffix(": serving model")
+            assert trace["line"]["dash"] == "dot"
+            assert trace["line"]["color"] == traces[configuration]["line"]["color"]
+            assert len(trace["x"]) >= 4 and all(y > 0 for y in trace["y"])
+    # where it is checked, the model is near the measurement: one H100 at 1 req/s
+    one = {t["name"]: t for t in charts["chart_curve_tpot"]["data"]}["1x h100-pcie: serving model"]
+    assert one["x"][0] == pytest.approx(1.0) and 15 < one["y"][0] < 30  # measured 20.0-20.6 ms
+    assert any("serving model: fitted on h100-pcie's own runs" in c.value for c in at.caption)
+    at.toggle(key="w_overlay_model").set_value(False).run()
+    names = [t["name"] for t in _charts(at)["chart_curve_ttft"]["data"]]
+    assert not any(n.endswith(": serving model") for n in names)

@@ -35,6 +35,7 @@ from fleetplan.services.energy_tables import (
     figures_used,
     power_figures,
 )
+from fleetplan.services.estimate_overlay import model_overlays
 from fleetplan.services.load_tables import benchmark_curves, curve_notes, traffic_shapes
 from fleetplan.services.outliers import outlier_reasons
 from fleetplan.services.plain_text import plain
@@ -178,6 +179,14 @@ with tabs[1]:
     shape = inputs[2].selectbox("Traffic", list(shapes), key=f"w_curve_shape:{model}")
     targets = LatencyTargets(ttft_p99_ms=target, tpot_p99_ms=tpot_target or None)
     curves = benchmark_curves(shapes[shape], targets=targets)
+    overlay = st.toggle(
+        "Overlay the serving model",
+        value=True,
+        key="w_overlay_model",
+        help="Dotted: the model estimates rest on (fitted on every run the warehouse holds), "
+        "simulated at each measured level: how well it fits where it can be checked.",
+    )
+    overlays = model_overlays(shapes[shape], frame, curves) if overlay else {}
     for metric, metric_target in (("ttft", target), ("tpot", tpot_target or None)):
         figure = load_curves_figure(
             curves,
@@ -185,14 +194,17 @@ with tabs[1]:
             target_ms=metric_target,
             title=f"{METRIC_NAMES[metric]} against offered load: {model}",
             colours=colours,
+            overlays=overlays,
         )
         st.plotly_chart(figure, key=f"chart_curve_{metric}")
     st.caption(
         "Lines: each configuration's fitted curve, through the levels where the server kept up "
         "(the drain left out), ending at the highest of them: nothing is extrapolated. Stars and "
         "dotted lines: the capacity at your targets. Crossed circles: levels to question (a P99 "
-        "far above those at higher rates), which the curve leaves out; hover for why.  \n"
+        "far above those at higher rates), which the curve leaves out; hover for why. Dotted "
+        "with crosses: the serving model, simulated at each measured level.  \n"
         + "  \n".join(curve_notes(curves))
+        + "".join(f"  \n{name}, serving model: {o.words}" for name, o in overlays.items())
     )
 with tabs[2]:
     questioned = subset.assign(question=outlier_reasons(subset, data.catalog()))
