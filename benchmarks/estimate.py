@@ -50,7 +50,7 @@ from fleetplan.planner.estimate.simulate import Traffic, simulate  # noqa: E402
 from fleetplan.services.envelope import bundled_architectures  # noqa: E402
 from fleetplan.services.estimate import BANDS, ENGINE, bundled_specs, trusted  # noqa: E402
 from fleetplan.warehouse.db import Warehouse  # noqa: E402
-from fleetplan.warehouse.queries import benchmark_points  # noqa: E402
+from fleetplan.warehouse.queries import benchmark_points, gpu_catalog  # noqa: E402
 from fleetplan.warehouse.sample_data import build  # noqa: E402
 
 CONFIG = ["model", "gpu_model", "gpu_count"]
@@ -282,12 +282,83 @@ def summary(configs: list[dict], levels: list[dict]) -> tuple[list[str], dict]:
     return lines, bands
 
 
+def speed(points: pd.DataFrame, catalog: pd.DataFrame) -> None:
+    """The aims' timings, each beside a baseline of the same run: one estimate (capacity
+    --estimate, simulation) against the measured answer of a measured configuration; the 13
+    models x {RTX 4090 x1/x2/x4/x8, H100 PCIe x1/x2, H100 SXM x1} planned with "fill" against
+    the same plans with "off"."""
+    from fleetplan.planner.scenario.scenario import Scenario
+    from fleetplan.services.capacity import CapacityQuery, LatencyTargets
+    from fleetplan.services.capacity_estimate import capacity_or_estimate
+    from fleetplan.services.estimate import _FITS
+    from fleetplan.services.planning import plan_from_tables
+
+    targets = LatencyTargets(ttft_p99_ms=500, tpot_p99_ms=50)
+    config = str(ROOT / "sample_data/models/llama-3.1-8b-config.json")
+    estimate = CapacityQuery(
+        model="meta-llama/Llama-3.1-8B",
+        gpu="h100-sxm",
+        gpu_count=1,
+        targets=targets,
+        estimate=True,
+        model_config_path=config,
+    )
+    measured = CapacityQuery(
+        model="DeepSeek-R1-Distill-Qwen-14B", gpu="h100-pcie", gpu_count=1, targets=targets
+    )
+    timings = {}
+    for name, query in (("measured capacity", measured), ("estimate (cold)", estimate)):
+        _FITS.clear()
+        started = time.perf_counter()
+        capacity_or_estimate(points, query, catalog)
+        timings[name] = time.perf_counter() - started
+    started = time.perf_counter()
+    capacity_or_estimate(points, estimate, catalog)
+    timings["estimate (calibration kept)"] = time.perf_counter() - started
+    models = sorted(points["model"].unique())
+    offers = (("rtx-4090", 0.25), ("h100-pcie", 2.0), ("h100-sxm", 2.49))
+    for mode in ("off", "fill"):
+        _FITS.clear()
+        started = time.perf_counter()
+        for model in models:
+            scenario = Scenario.model_validate(
+                {
+                    "model": model,
+                    "estimates": mode,
+                    "classes": [
+                        {"name": "chat", "rate_rps": 20, "ttft_p99_ms": 1000, "tpot_p99_ms": 100}
+                    ],
+                    "gpus": [{"gpu_model": g, "hourly_usd": h, "site": "dc"} for g, h in offers],
+                    "sites": [
+                        {"name": "dc", "electricity_usd_per_kwh": 0.12, "grid_gco2_per_kwh": 350}
+                    ],
+                }
+            )
+            plan_from_tables(scenario, points, catalog, pareto_points=0)
+        timings[f"13 plans, estimates {mode}"] = time.perf_counter() - started
+    for name, seconds in timings.items():
+        print(f"{name:32s} {seconds:6.2f} s")
+    ratio = timings["estimate (cold)"] / timings["measured capacity"]
+    print(f"estimate / measured capacity: {ratio:.1f}x")
+    ratio = timings["13 plans, estimates fill"] / timings["13 plans, estimates off"]
+    print(f"fill / off (13 plans): {ratio:.1f}x")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--write", action="store_true", help=f"write sample_data/{BANDS}")
     parser.add_argument("--per-config", action="store_true", help="print every configuration")
+    parser.add_argument("--speed", action="store_true", help="time the aims instead")
     args = parser.parse_args(argv)
     started = time.perf_counter()
+    if args.speed:
+        with (
+            tempfile.TemporaryDirectory(prefix="fleetplan-estimate-") as folder,
+            Warehouse.open(Path(folder) / "sample.duckdb") as warehouse,
+        ):
+            list(build(warehouse))
+            speed(benchmark_points(warehouse), gpu_catalog(warehouse))
+        return 0
     points = sample_points()
     all_bands = {}
     for method in ("simulation", "queue"):
