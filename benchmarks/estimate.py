@@ -290,7 +290,7 @@ def speed(points: pd.DataFrame, catalog: pd.DataFrame) -> None:
     from fleetplan.planner.scenario.scenario import Scenario
     from fleetplan.services.capacity import CapacityQuery, LatencyTargets
     from fleetplan.services.capacity_estimate import capacity_or_estimate
-    from fleetplan.services.estimate import _FITS
+    from fleetplan.services.estimate import forget_calibrations
     from fleetplan.services.planning import plan_from_tables
 
     targets = LatencyTargets(ttft_p99_ms=500, tpot_p99_ms=50)
@@ -308,7 +308,7 @@ def speed(points: pd.DataFrame, catalog: pd.DataFrame) -> None:
     )
     timings = {}
     for name, query in (("measured capacity", measured), ("estimate (cold)", estimate)):
-        _FITS.clear()
+        forget_calibrations()
         started = time.perf_counter()
         capacity_or_estimate(points, query, catalog)
         timings[name] = time.perf_counter() - started
@@ -318,7 +318,7 @@ def speed(points: pd.DataFrame, catalog: pd.DataFrame) -> None:
     models = sorted(points["model"].unique())
     offers = (("rtx-4090", 0.25), ("h100-pcie", 2.0), ("h100-sxm", 2.49))
     for mode in ("off", "fill"):
-        _FITS.clear()
+        forget_calibrations()
         started = time.perf_counter()
         for model in models:
             scenario = Scenario.model_validate(

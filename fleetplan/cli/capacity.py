@@ -229,7 +229,9 @@ def envelope_text(report: CapacityReport) -> list[str]:
     lines.append(
         f"  GPU memory {_bound(bounds.memory_gb, 0)} GB, bandwidth "
         f"{_bound(bounds.bandwidth_gb_s, 0)} GB/s per GPU; KV cache "
-        f"{_bound(bounds.kv_tokens, 0)} tokens per server"
+        f"{_bound(bounds.kv_tokens, 0)} tokens per server (all memory but the weights: the "
+        "bound); the engine allocates about "
+        f"{_bound(bounds.engine_kv_tokens, 0)} (vLLM at memory utilisation 0.9)"
     )
     if not bounds.weights_fit:
         lines.append("  the model's weights do not fit in this server's GPU memory")

@@ -26,6 +26,7 @@ from fleetplan.planner.capacity.rules import points_for_class, points_for_model
 from fleetplan.planner.curve.envelope_flags import flagged
 from fleetplan.planner.curve.levels import CurveLevel
 from fleetplan.planner.curve.load_curve import Basis, LoadCurve, fit_curve, measured_rule
+from fleetplan.planner.estimate.serving import Shape, kv_cache_tokens
 from fleetplan.planner.scenario.scenario import CapacityAt, TrafficClass
 from fleetplan.services.envelope import (
     architecture_from_file,
@@ -34,7 +35,7 @@ from fleetplan.services.envelope import (
     row_envelope,
     with_envelope_flags,
 )
-from fleetplan.services.estimate import EstimateBlock
+from fleetplan.services.estimate import EstimateBlock, bundled_specs
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.queries import benchmark_points, configurations, gpu_catalog
 
@@ -122,6 +123,10 @@ class ServerEnvelope(_Schema):
     kv_tokens: float | None
     weights_fit: bool
     levels: list[LevelEnvelope]
+    # What the engine allocates (vLLM's rule: memory x 0.9 - weights - a reserve,
+    # `planner.estimate.serving.kv_cache_tokens`), beside the bound; None where unknown. Not the
+    # bound levels are held to: a real level exceeds it (a run at a higher utilisation).
+    engine_kv_tokens: float | None = None
     flagged: int  # levels claiming more than a bound allows
     note: str | None = None  # why there are none, where there are none
 
@@ -380,6 +385,7 @@ def server_envelope_of(
         note = f"the GPU catalog has no memory figure for {hardware.gpu_model}: bounds unknown"
     return ServerEnvelope(
         architecture=architecture.source,
+        engine_kv_tokens=engine_kv_tokens(architecture, rows),
         kv_tokens=kv_tokens,
         weights_fit=fits,
         levels=levels,
@@ -387,6 +393,18 @@ def server_envelope_of(
         note=note,
         **common,
     )
+
+
+def engine_kv_tokens(architecture: Architecture, rows: pd.DataFrame) -> float | None:
+    """The KV cache vLLM allocates on the configuration's server at utilisation 0.9."""
+    spec = bundled_specs().get(str(rows["gpu_model"].iloc[0]))
+    if spec is None:
+        return None
+    count = int(rows["gpu_count"].iloc[0])
+    stated = rows["tensor_parallel_size"].dropna()
+    tp = int(stated.iloc[0]) if not stated.empty else count
+    replicas = max(count // tp, 1)
+    return replicas * kv_cache_tokens(Shape.of(architecture), spec, tp)
 
 
 def capacity_from_warehouse(warehouse: Warehouse, query: CapacityQuery) -> CapacityReport:

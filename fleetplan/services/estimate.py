@@ -222,6 +222,11 @@ FIT_COLUMNS = (
 )
 
 
+def forget_calibrations() -> None:
+    """Drop the kept fits (a benchmark timing a cold estimate)."""
+    _FITS.clear()
+
+
 def calibrations(points: pd.DataFrame, architectures) -> dict[tuple[str, str], Fit]:
     """The fits of the warehouse's levels, kept for the same levels and architectures (a plan
     of many offers, a page re-planning, ask for them again)."""
