@@ -170,7 +170,7 @@ def _top(base: Scenario, gen: int, points: pd.DataFrame):
         "bursts and for the model's error.",
     )
     estimates = top[3].toggle(
-        "Estimate unmeasured GPUs",
+        "Use estimates",
         value=base.estimates == "fill",
         key=f"w_estimates_{gen}",
         help=ESTIMATES_HELP,

@@ -233,7 +233,7 @@ def test_the_estimates_switch_fills_unmeasured_gpus_and_marks_them(
     scenario: Scenario = at.session_state["s_current"]
     assert scenario.estimates == "fill"
     assert "RTX 4090" in fleet()["Server"].str.cat()  # the 4090s the H100-only data left out
-    estimated = fleet()[fleet()["Basis"].str.startswith("ESTIMATED: error band")]
+    estimated = fleet()[fleet()["Basis"].str.startswith("ESTIMATED: saturation")]
     assert not estimated.empty
     assert any("rest on estimates" in w.value for w in at.warning)
     link = at.query_params["s"]

@@ -57,8 +57,13 @@ def basis_text(pool: PoolPlan) -> str:
     architecture's measurement it uses."""
     if pool.basis == "measured":
         return "measured"
-    words = estimate_words(pool)
-    return f"ESTIMATED: {words}" if pool.basis == "estimated" else words
+    if pool.basis != "estimated":
+        return estimate_words(pool)
+    error = pool.estimate_error or {}
+    if not error.get("kind"):
+        return f"ESTIMATED: error band unknown; {error.get('borrowed', '')}".rstrip("; ")
+    # the figure a capacity rests on first: the cell is narrow, the rest is in the text and CSV
+    return f"ESTIMATED: saturation {estimate_words(pool).split('saturation ', 1)[1]}"
 
 
 def fleet_view(plan: Plan) -> pd.DataFrame:
