@@ -29,6 +29,8 @@ benchmarks/RESULTS.md. Reproduce: `python benchmarks/estimate.py [--write]` (abo
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import math
 import sys
@@ -45,7 +47,13 @@ sys.path.insert(0, str(ROOT))
 
 from fleetplan.planner.estimate.calibrate import fit_gpu, level_tokens, tensor_parallel  # noqa: E402
 from fleetplan.planner.estimate.queueing import point  # noqa: E402
-from fleetplan.planner.estimate.serving import Server, Shape, kv_cache_tokens  # noqa: E402
+from fleetplan.planner.estimate.serving import (  # noqa: E402
+    MAX_NUM_SEQS,
+    TOKEN_BUDGET,
+    Server,
+    Shape,
+    kv_cache_tokens,
+)
 from fleetplan.planner.estimate.simulate import Traffic, simulate  # noqa: E402
 from fleetplan.services.envelope import bundled_architectures  # noqa: E402
 from fleetplan.services.estimate import BANDS, ENGINE, bundled_specs, trusted  # noqa: E402
@@ -54,6 +62,11 @@ from fleetplan.warehouse.queries import benchmark_points, gpu_catalog  # noqa: E
 from fleetplan.warehouse.sample_data import build  # noqa: E402
 
 CONFIG = ["model", "gpu_model", "gpu_count"]
+MAX_SIMULATED = 2000  # requests a simulated level runs at most (a P99 on its 20 slowest)
+# The real sweep of H100 SXM runs (inference-sim/training, inference-perf on vLLM): its dense
+# models' folders, each with the server parameters its exp-config.yaml states.
+REAL = "inference-sim-training-h100"
+REAL_ENGINE = {"max_num_seqs": 128, "token_budget": 2048}
 KEPT_UP = 0.9
 AIMS = {"saturation": 1.5, "tpot_p99": 0.35, "ttft_p99": 0.5}
 AIM_SHARES = {"saturation": 0.8, "tpot_p99": 0.75, "ttft_p99": 0.6}
@@ -105,11 +118,15 @@ def queue_level(row: dict, shape: Shape, fit):
     return {"throughput": throughput * replicas, "tpot_p99": tpot99, "ttft_p99": ttft99}
 
 
-def simulate_level(row: dict, shape: Shape, fit, seed: int = 1):
+def simulate_level(row: dict, shape: Shape, fit, seed: int = 1, engine: dict | None = None):
+    """The level's benchmark simulated; `engine`: the server's max_num_seqs and token budget
+    where the run states them (else vLLM's defaults)."""
+    engine = engine or {}
+    budget = engine.get("token_budget", TOKEN_BUDGET)
     spec = bundled_specs()[row["gpu_model"]]
     tp = tensor_parallel(row)
     server = Server(shape, spec, tp)
-    kv = kv_cache_tokens(shape, spec, tp)
+    kv = kv_cache_tokens(shape, spec, tp, token_budget=budget)
     prompt, output = level_tokens(row)
     fixed = pd.notna(row.get("input_len")) and pd.notna(row.get("output_len"))
     replicas = max(int(row["gpu_count"]) // tp, 1)
@@ -118,9 +135,11 @@ def simulate_level(row: dict, shape: Shape, fit, seed: int = 1):
         fit.efficiencies,
         Traffic.of_level(prompt, output, fixed=fixed),
         rate_rps=float(row["offered_rate_rps"]) / replicas,
-        requests=max(int(row["requests_sent"] or 200) // replicas, 20),
+        requests=min(max(int(row["requests_sent"] or 200) // replicas, 20), MAX_SIMULATED),
         kv_tokens=kv,
         seed=seed,
+        max_num_seqs=engine.get("max_num_seqs", MAX_NUM_SEQS),
+        token_budget=budget,
     )
     return {
         "throughput": run.throughput_rps * replicas,
@@ -234,6 +253,110 @@ def evaluate(points: pd.DataFrame, method: str = "simulation") -> tuple[list[dic
                 }
             )
     return configs, levels
+
+
+def real_points() -> pd.DataFrame | None:
+    """The real sweep imported as a user would (`fleetplan ingest DIR --gpu h100-sxm
+    --gpu-count N`, N its tensor parallelism), levels with over 10 % failed requests left out
+    (the source repo's own overload rule); None where ../shared is not beside the checkout."""
+    import re
+
+    from benchmarks.inputs.shared_data import tool_outputs_dir
+    from fleetplan.cli import main as fleetplan
+
+    root = tool_outputs_dir()
+    if root is None or not (root / REAL).is_dir():
+        return None
+    with tempfile.TemporaryDirectory(prefix="fleetplan-real-") as folder:
+        path = Path(folder) / "real.duckdb"
+        for run in sorted((root / REAL).iterdir()):
+            tp = re.search(r"-tp(\d+)-", run.name)
+            if not run.is_dir() or tp is None or "mixtral" in run.name:
+                continue  # Mixtral is a mixture of experts: not the dense step model
+            with (
+                contextlib.redirect_stdout(io.StringIO()),
+                contextlib.redirect_stderr(io.StringIO()),
+            ):
+                code = fleetplan(
+                    [
+                        "ingest",
+                        str(run),
+                        "--warehouse",
+                        str(path),
+                        "--gpu",
+                        "h100-sxm",
+                        "--gpu-count",
+                        tp.group(1),
+                    ]
+                )
+            assert code == 0, run
+        with Warehouse.open(path, read_only=True) as warehouse:
+            points = benchmark_points(warehouse)
+    failed = points["failed"].fillna(0) / points["requests_sent"].clip(lower=1)
+    return points[failed <= 0.1].copy()
+
+
+def evaluate_real(real: pd.DataFrame, ionet: pd.DataFrame, method: str) -> list[dict]:
+    """The real sweep's levels against estimates made without them: "own GPU" (the H100 SXM fit
+    on the sweep's other models) and "same architecture" (the H100 PCIe fit of the io.net runs
+    borrowed, as an unmeasured H100 SXM would)."""
+    archs = bundled_architectures()
+    specs = bundled_specs()
+    levels = []
+    for config, rows in real.groupby(CONFIG):
+        model = config[0]
+        if model.lower() not in archs:
+            continue
+        shape = Shape.of(archs[model.lower()])
+        for kind in ("own GPU", "same architecture"):
+            if kind == "own GPU":
+                fit = fit_gpu(real[real["model"] != model], archs, specs, "h100-sxm", ENGINE)
+            else:
+                fit = fit_gpu(ionet, archs, specs, "h100-pcie", ENGINE)
+            if fit is None:
+                continue
+            for row in rows.to_dict("records"):
+                if method == "simulation":
+                    sim = simulate_level(row, shape, fit, engine=REAL_ENGINE)
+                else:
+                    sim = queue_level(row, shape, fit)
+                real_level = measured_of(row)
+                if real_level["throughput"] < KEPT_UP * row["offered_rate_rps"]:
+                    continue
+                for metric in ("tpot_p99", "ttft_p99"):
+                    levels.append(
+                        {
+                            "config": config,
+                            "kind": kind,
+                            "metric": metric,
+                            "rate": row["offered_rate_rps"],
+                            "error": sim[metric] / real_level[metric] - 1,
+                            "naive": None,
+                        }
+                    )
+    return levels
+
+
+def real_summary(levels: list[dict]) -> tuple[list[str], dict]:
+    """The real sweep's table (P99s only: its levels kept up, so no saturation is measured)."""
+    lines = [
+        "| kind | metric | levels | median abs err | P90 abs err | within aim | band (P10, P90) |",
+        "|---|---|---:|---:|---:|---:|---|",
+    ]
+    bands: dict[str, dict] = {}
+    frame = pd.DataFrame(levels)
+    for (kind, metric), part in frame.groupby(["kind", "metric"], sort=False):
+        errors = part["error"].to_numpy(dtype=float)
+        hits = sum(within(e, metric) for e in errors)
+        low, high = np.percentile(errors, [10, 90])
+        lines.append(
+            f"| {kind} | {metric} | {len(errors)} | {np.median(np.abs(errors)):.0%} | "
+            f"{np.percentile(np.abs(errors), 90):.0%} | {hits}/{len(errors)} "
+            f"({hits / len(errors):.0%}) | {low:+.0%}, {high:+.0%} |"
+        )
+        bands.setdefault(kind, {})[metric] = [round(low, 3), round(high, 3)]
+        bands[kind][f"{metric}_within_aim"] = round(hits / len(errors), 3)
+    return lines, bands
 
 
 def within(error: float, metric: str) -> bool:
@@ -375,6 +498,27 @@ def main(argv: list[str] | None = None) -> int:
             f"{time.perf_counter() - started:.1f} s so far"
         )
     bands = all_bands["simulation"]
+    real = real_points()
+    if real is None:
+        print(f"\n(no {REAL} beside the checkout: the real sweep is not validated)")
+    else:
+        ionet = points
+        for method in ("simulation", "queue"):
+            lines, real_bands = real_summary(evaluate_real(real, ionet, method))
+            print(f"\n### {method}, real sweep {REAL} ({len(real)} levels, H100 SXM)\n")
+            print("\n".join(lines))
+            # the same-architecture band: the io.net H100 PCIe fit borrowed by an H100 SXM
+            # (its saturation band: the other-architecture one, the wider, said so)
+            same = real_bands.get("same architecture", {})
+            if same:
+                key = "bands" if method == "simulation" else "queue"
+                other = all_bands[method].get("other architecture", {})
+                all_bands[method]["same architecture"] = same | {
+                    "saturation": other.get("saturation"),
+                    "saturation_source": "other architecture (no saturation in the real sweep)",
+                    "validated_on": f"{REAL}: H100 SXM from the io.net H100 PCIe fit",
+                }
+                del key
     if args.write:
         out = ROOT / "sample_data" / BANDS
         payload = {
