@@ -208,3 +208,40 @@ def test_a_gemma_config_without_the_tie_key_ties_its_embeddings():
     }
     assert estimated_parameters(gemma) == pytest.approx(9.24e9, rel=0.005)
     assert estimated_parameters({**gemma, "tie_word_embeddings": False}) > 10e9
+
+
+def test_a_tpot_under_the_decode_floor_is_flagged_as_impossible_as_labelled():
+    arch = bundled_architectures()[LLAMA_8B]  # 16.06 GB of float16 weights
+    one = server_envelope(
+        arch, RTX_4090, gpu_count=1, tensor_parallel_size=1, input_tokens=220, output_tokens=200
+    )
+    assert one.tpot_floor_ms == pytest.approx(16.06e9 / 1008e9 * 1000, rel=0.01)  # 15.9 ms
+    ok = dict(request_throughput_rps=1.0, output_throughput_tps=200)
+    assert level_flags(one, **ok, tpot_ms=19.2) == []  # the io.net level: above the floor
+    assert level_flags(one, **ok, tpot_ms=15.6) == []  # within the datasheet's rounding
+    flags = level_flags(one, **ok, tpot_ms=12.0)
+    assert len(flags) == 1 and "below the 15.93 ms a decode step takes at least" in flags[0]
+    # tensor parallelism splits the weights: two GPUs halve the floor
+    two = server_envelope(
+        arch, RTX_4090, gpu_count=2, tensor_parallel_size=2, input_tokens=220, output_tokens=200
+    )
+    assert two.tpot_floor_ms == pytest.approx(one.tpot_floor_ms / 2)
+    assert level_flags(two, **ok, tpot_ms=12.0) == []
+    unknown = server_envelope(
+        arch, Hardware("x", 24, None), gpu_count=1, tensor_parallel_size=1, input_tokens=220,
+        output_tokens=200,
+    )  # fmt: skip
+    assert unknown.tpot_floor_ms is None and level_flags(unknown, **ok, tpot_ms=0.1) == []
+
+
+def test_a_sweep_faster_than_its_gpu_reads_weights_is_flagged(sample_tables):
+    points = sample_tables.points
+    row = points[
+        (points["model"] == "deepseek-ai/DeepSeek-R1-Distill-Qwen-14B")
+        & (points["gpu_model"] == "h100-pcie")
+    ].iloc[[0]]
+    assert envelope_reasons(row, sample_tables.catalog).isna().all()
+    # the same level said to be a third as slow a token: faster than reading 29.5 GB at 2 TB/s
+    fast = row.assign(tpot_mean_ms=row["tpot_mean_ms"] / 3, tpot_p50_ms=row["tpot_p50_ms"] / 3)
+    reason = envelope_reasons(fast, sample_tables.catalog).iloc[0]
+    assert "below the 14.80 ms" in reason and "the GPU, its count, the dtype" in reason

@@ -32,6 +32,7 @@ from fleetplan.services.envelope import (
     architecture_from_file,
     bundled_architectures,
     hardware_of,
+    level_tpot,
     row_envelope,
     with_envelope_flags,
 )
@@ -377,6 +378,7 @@ def server_envelope_of(
                     output_throughput_tps=finite_number(row.get("output_throughput_tps")),
                     weight_gb=architecture.weight_bytes / 1e9,
                     sustained_rps=finite_number(row.get("sustained_rps")),
+                    tpot_ms=level_tpot(row),
                 ),
             )
         )

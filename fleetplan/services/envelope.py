@@ -115,6 +115,11 @@ def row_envelope(
     return bounds, architecture.source
 
 
+def level_tpot(row: dict) -> float | None:
+    """A level's typical TPOT, for the decode floor: its mean, else its median."""
+    return finite_number(row.get("tpot_mean_ms")) or finite_number(row.get("tpot_p50_ms"))
+
+
 def envelope_reasons(
     points: pd.DataFrame,
     catalog: pd.DataFrame,
@@ -136,6 +141,7 @@ def envelope_reasons(
             output_throughput_tps=finite_number(row.get("output_throughput_tps")),
             weight_gb=architecture.weight_bytes / 1e9 if architecture else None,
             sustained_rps=finite_number(row.get("sustained_rps")),
+            tpot_ms=level_tpot(row),
         )
         if flags:
             reasons[index] = (

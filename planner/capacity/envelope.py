@@ -24,6 +24,9 @@ the weights, the most memory left for the cache), so r = n / t replicas each hol
   E2EL alone is used and the bound says so (then it is one only if nothing queued); where E2EL
   is unknown, the decode time TPOT_mean x (O - 1), by TPOT's definition (E2EL - TTFT) / (O - 1)
   per request, with means for per-request values (said so).
+- TPOT, from decode reading memory: a step reads each GPU's share of the weights at least
+  once, so it takes at least W / (t x B); a request's TPOT, the mean of its steps, too. A level
+  whose TPOT is below this floor (by more than the datasheet's rounding) cannot be what it says.
 - Output tokens/s, from decode reading memory: each decode step of a replica reads its weights
   once and the cache of every sequence in its batch, from t x B bytes/s, and makes one token per
   sequence. With S sequences holding S x (I + O / 2) x k bytes, a step takes at least
@@ -68,6 +71,9 @@ DTYPE_BYTES: dict[str, float] = {
     "int4": 0.5,
 }
 TOLERANCE = 1e-6  # a claim over a bound by less than this share is rounding, not a claim
+# A TPOT under the decode floor by less than this share is a datasheet's rounding or a clock's
+# jitter, not a claim (bandwidths are printed to 2-3 digits).
+FLOOR_MARGIN = 0.03
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +114,9 @@ class Envelope:
     rate_basis: str  # "E2EL - TTFT", or "E2EL (TTFT unknown)", or why none
     unknown: str | None = None  # what is missing, in words
     fits: bool = True  # the weights fit in the server's memory
+    # The least a decode step takes: each GPU reads its share of the weights once, W / (t x B);
+    # a level's TPOT below it is impossible as labelled. None without the bandwidth.
+    tpot_floor_ms: float | None = None
 
 
 def _positive(config: Mapping, *names: str) -> float | None:
@@ -288,8 +297,17 @@ def server_envelope(
         held_ms = tpot_mean_ms * (output_tokens - 1)
         basis = "TPOT x (output tokens - 1), E2EL unknown"
         rate = sequences / (held_ms / 1000)
+    floor = None
+    if hardware.bandwidth_gb_s is not None:
+        floor = architecture.weight_bytes / (tp * hardware.bandwidth_gb_s * GB) * 1000
     return Envelope(
-        kv_tokens, sequences, rate, output_tps, basis, unknown="; ".join(missing) or None
+        kv_tokens,
+        sequences,
+        rate,
+        output_tps,
+        basis,
+        unknown="; ".join(missing) or None,
+        tpot_floor_ms=floor,
     )
 
 
@@ -300,6 +318,7 @@ def level_flags(
     output_throughput_tps: float | None,
     weight_gb: float | None = None,
     sustained_rps: float | None = None,
+    tpot_ms: float | None = None,
 ) -> list[str]:
     """What a level claims beyond its server's bounds, in words (empty: nothing): its achieved
     or sustained requests/s (the larger) against the KV-cache bound, its output tokens/s against
@@ -336,5 +355,13 @@ def level_flags(
         flags.append(
             f"{tps:,.0f} output tokens/s is above the decode-bandwidth bound of "
             f"{bounds.output_tps:,.0f} tokens/s"
+        )
+    floor = bounds.tpot_floor_ms
+    if floor is not None and tpot_ms is not None and tpot_ms < floor * (1 - FLOOR_MARGIN):
+        flags.append(
+            f"its TPOT of {tpot_ms:.2f} ms is below the {floor:.2f} ms a decode step takes at "
+            "least (each GPU reading its share of the weights once at peak bandwidth): the GPU, "
+            "its count, the dtype or the tool's token count is not what the file says (or it "
+            "decoded speculatively, more than one token a step: say so in its variant)"
         )
     return flags
