@@ -15,6 +15,7 @@ from fleetplan.app.charts import (
     operating_points_figure,
     pareto_figure,
 )
+from fleetplan.app.plan_inputs import ESTIMATES_HELP
 from fleetplan.core.errors import InputError
 from fleetplan.planner.capacity.rules import points_for_model, traffic_measured
 from fleetplan.planner.peak.results import FleetPlan, Plan
@@ -171,6 +172,8 @@ def _fleet(result: Plan, scenario: Scenario, points: pd.DataFrame) -> None:
             "`fleetplan collect --find-capacity` with the class's targets.",
             icon=":material/science:",
         )
+        with st.expander("What an estimate is"):
+            st.markdown(ESTIMATES_HELP + " More: docs/estimates.md.")
     readable_table(fleet_view(result), "table_pools")
     st.markdown("**Energy and carbon per pool**")
     readable_table(energy_view(result), "table_pool_energy")

@@ -236,5 +236,7 @@ def test_the_estimates_switch_fills_unmeasured_gpus_and_marks_them(
     estimated = fleet()[fleet()["Basis"].str.startswith("ESTIMATED: saturation")]
     assert not estimated.empty
     assert any("rest on estimates" in w.value for w in at.warning)
+    explained = [e for e in at.expander if e.label == "What an estimate is"]
+    assert explained and "leaving each model and GPU out" in explained[0].markdown[0].value
     link = at.query_params["s"]
     assert link == scenario_to_link(scenario)  # the switch lives in the link
