@@ -156,3 +156,38 @@ def test_the_text_report_says_estimate_first_with_its_band(cli, sample_warehouse
     text = "\n".join(rest)
     assert "ESTIMATED by the serving model" in text and "Error band" in text
     assert "borrowed from rtx-4090" in text and "Simulated curve" in text
+
+
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [
+        ({"num_hidden_layers": 0}, "num_hidden_layers must be a number above 0"),
+        ({"num_hidden_layers": 32.5}, "num_hidden_layers must be a whole number"),
+        ({"num_hidden_layers": 10**9}, "num_hidden_layers must be a whole number from 1 to 10,000"),
+        ({"hidden_size": "4096", "head_dim": None}, "hidden_size must be a number above 0"),
+        ({"head_dim": 1e-300}, "head_dim must be a whole number"),
+        ({"num_key_value_heads": -8}, "num_key_value_heads must be a number above 0"),
+    ],
+)
+def test_a_hostile_config_json_is_refused_naming_the_key(cli, sample_warehouse_path, tmp_path,
+                                                         change, says):  # fmt: skip
+    config = json.loads(CONFIG.read_text()) | change
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({k: v for k, v in config.items() if v is not None}))
+    done = capacity(
+        cli, sample_warehouse_path, "--model", "x/new", "--model-config", path, "--gpu",
+        "h100-sxm", "--gpu-count", "1", "--estimate",
+    )  # fmt: skip
+    assert done.returncode == 1 and says in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_weights_no_gpu_holds_are_no_capacity_not_an_estimate(cli, sample_warehouse_path, tmp_path):
+    config = json.loads(CONFIG.read_text()) | {"vocab_size": 10**12}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    done = capacity(
+        cli, sample_warehouse_path, "--model", "x/new", "--model-config", path, "--gpu",
+        "h100-sxm", "--gpu-count", "1", "--estimate",
+    )  # fmt: skip
+    assert done.returncode == 2 and json.loads(done.stdout)["capacity_rps"] == 0

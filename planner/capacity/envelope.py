@@ -130,6 +130,21 @@ def _positive(config: Mapping, *names: str) -> float | None:
     return None
 
 
+# The most of each a real model has, with room to spare (the largest public dense models: about
+# 130 layers, 128 heads, head dimension 256): beyond, a config.json is a mistake, not a model.
+SHAPE_LIMITS = {"num_hidden_layers": 10_000, "num_key_value_heads": 100_000, "head_dim": 65_536}
+
+
+def _check_whole(name: str, value: float) -> None:
+    """A count of a shape (layers, heads, a head's dimension) is a whole number from 1 to its
+    limit; an InputError names the key otherwise."""
+    if value != int(value) or not 1 <= value <= SHAPE_LIMITS[name]:
+        raise InputError(
+            f"{name} must be a whole number from 1 to {SHAPE_LIMITS[name]:,}, got {value:g}",
+            field=name,
+        )
+
+
 def dtype_bytes(dtype: object) -> float | None:
     """Bytes per element of a dtype's name ("float16", "bfloat16", "fp8"); None if unknown."""
     if not isinstance(dtype, str):
@@ -208,6 +223,12 @@ def architecture_from_config(
                 field="fleetplan_parameters",
             )
         weight_bytes = parameters * element
+    for name, value in (
+        ("num_hidden_layers", layers),
+        ("num_key_value_heads", kv_heads),
+        ("head_dim", head_dim),
+    ):
+        _check_whole(name, value)
     return Architecture(
         model=model,
         layers=int(layers),
