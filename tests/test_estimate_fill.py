@@ -182,3 +182,19 @@ def test_a_choice_an_estimate_could_flip_prints_the_command_that_settles_it(samp
         pareto_points=0,
     )
     assert not [n for n in measured_only.notes if "could flip it" in n]
+
+
+def test_a_day_scenario_plans_with_estimates_too(cli, sample_warehouse_path):
+    from tests.support.paths import ROOT
+
+    done = cli(
+        "plan", "--warehouse", sample_warehouse_path, "--scenario",
+        ROOT / "examples" / "day-chat-nightly.json", "--estimates", "fill",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "ESTIMATED, not measured" in done.stdout and "Day: $" in done.stdout
+    plain = cli(
+        "plan", "--warehouse", sample_warehouse_path, "--scenario",
+        ROOT / "examples" / "day-chat-nightly.json",
+    )  # fmt: skip
+    assert plain.returncode == 0 and "ESTIMATED" not in plain.stdout
