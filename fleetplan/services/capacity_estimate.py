@@ -83,7 +83,7 @@ def estimate_report(
         gpu_model=spec.gpu_id,
         gpu_count=query.gpu_count,
         server=f"{fit.engine} (as calibrated), TP {query.gpu_count}",
-        traffic=words.split(":")[0] + " (as simulated: below)",
+        traffic=(words.split(":")[0] if ":" in words else words.split(",")[0]),
         targets=targets,
         extrapolate=query.extrapolate,
         capacity_rps=chosen,

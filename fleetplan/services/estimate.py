@@ -114,6 +114,8 @@ def band_for(borrowed: Borrowed, gpu_id: str, method: str = "simulation") -> Est
         if not figures:
             continue
         source = bands.get("source", str(BANDS))
+        if figures.get("validated_on"):
+            source = f"{source}; this kind validated on {figures['validated_on']}"
         if position:
             source += f" (no validation of '{order[0]}' estimates: the band of '{kind}' ones)"
         return EstimateError(
