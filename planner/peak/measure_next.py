@@ -53,13 +53,18 @@ def measure_next_notes(
     fleet: FleetPlan, pools: Sequence[PoolEconomics], scenario: Scenario
 ) -> list[str]:
     """One note per class whose choice an estimate's band could flip (module docstring)."""
+    if not any(p.capacity.level is not None and p.capacity.level.estimate for p in pools):
+        return []  # nothing estimated: nothing an estimate could flip
+    by_class: dict[str, list[PoolEconomics]] = {}
+    for pool in pools:
+        by_class.setdefault(pool.capacity.traffic_class, []).append(pool)
     notes = []
     for traffic in scenario.classes:
         chosen = [p for p in fleet.pools if p.traffic_class == traffic.name and p.rate_rps > 0]
         if not chosen:
             continue
         main = max(chosen, key=lambda p: p.rate_rps)
-        mine = [p for p in pools if p.capacity.traffic_class == traffic.name]
+        mine = by_class.get(traffic.name, [])
         picked = next(
             (
                 p
