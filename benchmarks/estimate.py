@@ -476,11 +476,68 @@ def speed(points: pd.DataFrame, catalog: pd.DataFrame) -> None:
     print(f"fill / off (13 plans): {ratio:.1f}x")
 
 
+def queue_against_simulation(points: pd.DataFrame) -> None:
+    """The queueing approximation against the simulation it stands for: every bundled model of
+    known shape on each GPU of the spec table it fits on one GPU of (its measured GPU counts
+    aside), the ShareGPT traffic; saturation, and the P99s at the curve's shares up to 0.9."""
+    from fleetplan.planner.estimate.predict import predict
+    from fleetplan.planner.estimate.queueing import predict_queue
+    from fleetplan.services.estimate import calibrations, fit_for
+
+    archs = bundled_architectures()
+    specs = bundled_specs()
+    fits = calibrations(points, dict(archs))
+    traffic = Traffic.of_level(207, 205, fixed=False)
+    rows = []
+    for model in sorted(points["model"].str.lower().unique()):
+        if model not in archs:
+            continue
+        shape = Shape.of(archs[model])
+        for gpu in ("rtx-4090", "h100-pcie", "h100-sxm", "l40s", "a100-80gb"):
+            spec = specs[gpu]
+            kv = kv_cache_tokens(shape, spec, 1)
+            if kv < 1:
+                continue
+            fit, _ = fit_for(fits, spec)
+            server = Server(shape, spec, 1)
+            des = predict(server, fit.efficiencies, traffic, gpu_count=1, kv_tokens_per_replica=kv)
+            queue = predict_queue(
+                server, fit.efficiencies, traffic, gpu_count=1, kv_tokens_per_replica=kv
+            )
+            row = {"saturation": queue.saturation_rps / des.saturation_rps - 1}
+            for metric in ("ttft_p99_ms", "tpot_p99_ms"):
+                row[metric] = [
+                    getattr(q, metric) / getattr(d, metric) - 1
+                    for d, q in zip(des.curve, queue.curve, strict=True)
+                    if d.rate_rps <= 0.9 * des.saturation_rps
+                ]
+            rows.append(row)
+    sat = np.array([r["saturation"] for r in rows])
+    print(f"\n### queueing approximation against the simulation ({len(rows)} configurations)\n")
+    print("| figure | n | median abs diff | P90 abs diff | within 20 % |")
+    print("|---|---:|---:|---:|---:|")
+    for name, values in (
+        ("saturation", sat),
+        ("P99 TTFT (shares <= 0.9)", np.concatenate([r["ttft_p99_ms"] for r in rows])),
+        ("P99 TPOT (shares <= 0.9)", np.concatenate([r["tpot_p99_ms"] for r in rows])),
+    ):
+        diff = np.abs(values)
+        print(
+            f"| {name} | {len(values)} | {np.median(diff):.0%} | {np.percentile(diff, 90):.0%} | "
+            f"{(diff <= 0.2).mean():.0%} |"
+        )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--write", action="store_true", help=f"write sample_data/{BANDS}")
     parser.add_argument("--per-config", action="store_true", help="print every configuration")
     parser.add_argument("--speed", action="store_true", help="time the aims instead")
+    parser.add_argument(
+        "--queue-vs-simulation",
+        action="store_true",
+        help="the approximation against the simulation",
+    )
     args = parser.parse_args(argv)
     started = time.perf_counter()
     if args.speed:
@@ -492,6 +549,9 @@ def main(argv: list[str] | None = None) -> int:
             speed(benchmark_points(warehouse), gpu_catalog(warehouse))
         return 0
     points = sample_points()
+    if args.queue_vs_simulation:
+        queue_against_simulation(points)
+        return 0
     all_bands = {}
     for method in ("simulation", "queue"):
         configs, levels = evaluate(points, method)
