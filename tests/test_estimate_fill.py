@@ -184,15 +184,23 @@ def test_a_choice_an_estimate_could_flip_prints_the_command_that_settles_it(samp
     assert not [n for n in measured_only.notes if "could flip it" in n]
 
 
-def test_a_day_scenario_plans_with_estimates_too(cli, sample_warehouse_path):
+def test_a_day_scenario_plans_with_estimates_too(cli, sample_warehouse_path, tmp_path):
     from tests.support.paths import ROOT
 
     done = cli(
         "plan", "--warehouse", sample_warehouse_path, "--scenario",
         ROOT / "examples" / "day-chat-nightly.json", "--estimates", "fill",
+        "--schedule-csv", tmp_path / "schedule.csv", "--json", tmp_path / "plan.json",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "ESTIMATED, not measured" in done.stdout and "Day: $" in done.stdout
+    # the day's schedule says which of its servers rest on estimates
+    rows = list(csv.DictReader((tmp_path / "schedule.csv").open()))
+    assert {"measured", "estimated"} <= {row["basis"] for row in rows}
+    day = json.loads((tmp_path / "plan.json").read_text())["day"]
+    pools = [p for hour in day["schedule"] for p in hour["pools"]]
+    assert any(p.get("basis") == "estimated" for p in pools)
+    assert all(p.get("basis", "measured") in ("measured", "estimated") for p in pools)
     plain = cli(
         "plan", "--warehouse", sample_warehouse_path, "--scenario",
         ROOT / "examples" / "day-chat-nightly.json",

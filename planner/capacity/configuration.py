@@ -11,6 +11,7 @@ value; the planner plans on the end the scenario's `capacity_at` names (`at_end`
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, replace
 
@@ -283,6 +284,14 @@ def level_from_row(
         sustained_rps=opt("sustained_rps"),
         estimate=_text(row.get("estimate")),
     )
+
+
+def level_basis(level: Level | None) -> str:
+    """Where a level comes from: "measured", or its estimate's basis ("estimated", "identical
+    architecture": `fleetplan.services.fill`)."""
+    if level is None or not level.estimate:
+        return "measured"
+    return str(json.loads(level.estimate).get("basis", "estimated"))
 
 
 def _text(value: object) -> str | None:

@@ -14,6 +14,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from fleetplan.planner.capacity.configuration import level_basis
 from fleetplan.planner.day.hourly_pools import DayLimits, DayPool, day_pools
 from fleetplan.planner.day.layout import DaySolution, Layout, hourly, vector_of
 from fleetplan.planner.day.program import solve_day
@@ -325,6 +326,7 @@ def _serving(layout: Layout, solution: DaySolution, hour: int):
                 traffic_class=name,
                 servers=servers,
                 rate_rps=rate,
+                basis=level_basis(pool.econ.capacity.level),
             )
         )
     return serving, demand, busy, rented

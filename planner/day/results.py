@@ -3,7 +3,7 @@ none without a note."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_serializer
 
 from fleetplan.planner.peak.results import PlanStatus
 
@@ -23,6 +23,19 @@ class Serving(_Out):
     traffic_class: str = Field(alias="class")
     servers: int
     rate_rps: float
+    basis: str = Field(
+        default="measured",
+        description="Where the configuration's capacity comes from: 'measured', 'identical "
+        "architecture' or 'estimated' (a scenario's estimates 'fill'); left out of the JSON where "
+        "'measured'.",
+    )
+
+    @model_serializer(mode="wrap")
+    def _quiet_basis(self, handler):
+        data = handler(self)
+        if isinstance(data, dict) and data.get("basis") == "measured":
+            del data["basis"]
+        return data
 
 
 class Servers(_Out):

@@ -20,6 +20,7 @@ SCHEDULE_COLUMNS = (
     "servers",
     "rate_rps",
     "demand_rps",
+    "basis",
 )
 
 
@@ -40,6 +41,7 @@ def schedule_rows(day: DayPlan) -> list[dict[str, object]]:
                     "servers": pool.servers,
                     "rate_rps": round(pool.rate_rps, 6),
                     "demand_rps": round(hour.demand_rps.get(pool.traffic_class, 0.0), 6),
+                    "basis": pool.basis,
                 }
             )
     return rows
