@@ -191,3 +191,17 @@ def test_weights_no_gpu_holds_are_no_capacity_not_an_estimate(cli, sample_wareho
         "h100-sxm", "--gpu-count", "1", "--estimate",
     )  # fmt: skip
     assert done.returncode == 2 and json.loads(done.stdout)["capacity_rps"] == 0
+
+
+def test_the_p99s_shown_are_those_at_the_end_of_the_interval_shown(cli, sample_warehouse_path):
+    args = (*LLAMA, "--gpu", "h100-sxm", "--gpu-count", "1", *TARGETS, "--estimate")
+    low = json.loads(capacity(cli, sample_warehouse_path, *args).stdout)
+    mid = json.loads(capacity(cli, sample_warehouse_path, *args, "--capacity-at", "mid").stdout)
+    assert low["capacity_rps"] < mid["capacity_rps"]
+    # at the low end the server is less loaded than at the estimate: lower P99s, on the curve
+    assert low["predicted_tpot_p99_ms"] < mid["predicted_tpot_p99_ms"]
+    curve = low["estimate"]["curve"]
+    rates = [p["rate_rps"] for p in curve]
+    i = max(k for k, r in enumerate(rates) if r <= low["capacity_rps"])
+    tpots = (curve[i]["tpot_p99_ms"], curve[i + 1]["tpot_p99_ms"])
+    assert min(tpots) <= low["predicted_tpot_p99_ms"] <= max(tpots)

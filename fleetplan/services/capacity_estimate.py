@@ -4,6 +4,9 @@ model's estimate (`fleetplan.services.estimate`), each labelled by its `basis`."
 
 from __future__ import annotations
 
+import itertools
+from dataclasses import replace
+
 import pandas as pd
 
 from fleetplan.core.gpus import canonical_gpu
@@ -73,6 +76,8 @@ def estimate_report(
     value = point.rate_rps if point is not None else 0.0
     low, high = interval(value, band)
     chosen = {"low": low, "mid": value, "high": high}[query.capacity_at]
+    if point is not None and chosen != value:
+        point = at_rate(prediction, chosen)  # the P99s where the shown end is
     reason = (
         f"estimated, not measured: {borrowed.words}"
         if point is not None
@@ -109,6 +114,24 @@ def estimate_report(
         ),
         estimate=block,
     )
+
+
+def at_rate(prediction, rate: float):
+    """The curve's P99s at `rate` (linear between its points; None past saturation, where the
+    model says nothing: the high end of a band can lie beyond what it simulates)."""
+    curve = prediction.curve
+    for before, after in itertools.pairwise(curve):
+        if before.rate_rps <= rate <= after.rate_rps:
+            share = (rate - before.rate_rps) / max(after.rate_rps - before.rate_rps, 1e-12)
+            return replace(
+                before,
+                rate_rps=rate,
+                ttft_p99_ms=before.ttft_p99_ms + share * (after.ttft_p99_ms - before.ttft_p99_ms),
+                tpot_p99_ms=before.tpot_p99_ms + share * (after.tpot_p99_ms - before.tpot_p99_ms),
+            )
+    if curve and rate < curve[0].rate_rps:
+        return replace(curve[0], rate_rps=rate)
+    return None
 
 
 def _none(query: CapacityQuery, gpu_id: str, words: str, reason: str) -> CapacityReport:
