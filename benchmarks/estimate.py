@@ -71,14 +71,11 @@ AIM_SHARES = {"saturation": 0.8, "tpot_p99": 0.75, "ttft_p99": 0.6}
 
 
 def sample_points() -> pd.DataFrame:
-    with (
-        tempfile.TemporaryDirectory(prefix="fleetplan-estimate-") as folder,
-        Warehouse.open(Path(folder) / "sample.duckdb") as warehouse,
-    ):
-        list(build(warehouse))
-        points = benchmark_points(warehouse)
-    finite = points["offered_rate_rps"].map(lambda r: r is not None and math.isfinite(r))
-    points = points[finite & points["complete"].fillna(False).astype(bool)]
+    """The bundled levels at a finite offered rate, complete (`capacity_curve.sample_points`),
+    less those fleetplan's own rule sets aside."""
+    from capacity_curve import sample_points as finite_levels
+
+    points = finite_levels()
     # The levels fleetplan's own latency curve trusts (fleetplan.services.outliers): the
     # estimate is held to what a measured plan would rest on, and calibrated on the same.
     kept = trusted(points)
@@ -201,6 +198,22 @@ def nearest_level(source: pd.DataFrame, rate: float) -> dict | None:
     return measured_of(row.to_dict())
 
 
+def p99_comparisons(config, kind: str, row: dict, sim: dict, real: dict, near=None) -> list[dict]:
+    """A level that kept up: its P99 TPOT and TTFT estimated against measured (and the naive
+    baseline's, where it has one)."""
+    return [
+        {
+            "config": config,
+            "kind": kind,
+            "metric": metric,
+            "rate": row["offered_rate_rps"],
+            "error": sim[metric] / real[metric] - 1,
+            "naive": None if near is None else near[metric] / real[metric] - 1,
+        }
+        for metric in ("tpot_p99", "ttft_p99")
+    ]
+
+
 def evaluate(points: pd.DataFrame, method: str = "simulation") -> tuple[list[dict], list[dict]]:
     """Per configuration and hold-out kind: saturation; per level: P99s (module docstring)."""
     archs = bundled_architectures()
@@ -229,17 +242,7 @@ def evaluate(points: pd.DataFrame, method: str = "simulation") -> tuple[list[dic
                 measured.append(real["throughput"])
                 naive.append(None if near is None else near["throughput"])
                 if real["throughput"] >= KEPT_UP * row["offered_rate_rps"]:
-                    for metric in ("tpot_p99", "ttft_p99"):
-                        levels.append(
-                            {
-                                "config": config,
-                                "kind": kind,
-                                "metric": metric,
-                                "rate": row["offered_rate_rps"],
-                                "error": sim[metric] / real[metric] - 1,
-                                "naive": None if near is None else near[metric] / real[metric] - 1,
-                            }
-                        )
+                    levels += p99_comparisons(config, kind, row, sim, real, near)
             worst = max(measured)
             configs.append(
                 {

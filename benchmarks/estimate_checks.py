@@ -20,6 +20,7 @@ from estimate import (
     REAL_ENGINE,
     ROOT,
     measured_of,
+    p99_comparisons,
     queue_level,
     simulate_level,
     within,
@@ -109,19 +110,8 @@ def evaluate_real(real: pd.DataFrame, ionet: pd.DataFrame, method: str) -> list[
                 else:
                     sim = queue_level(row, shape, fit)
                 real_level = measured_of(row)
-                if real_level["throughput"] < KEPT_UP * row["offered_rate_rps"]:
-                    continue
-                for metric in ("tpot_p99", "ttft_p99"):
-                    levels.append(
-                        {
-                            "config": config,
-                            "kind": kind,
-                            "metric": metric,
-                            "rate": row["offered_rate_rps"],
-                            "error": sim[metric] / real_level[metric] - 1,
-                            "naive": None,
-                        }
-                    )
+                if real_level["throughput"] >= KEPT_UP * row["offered_rate_rps"]:
+                    levels += p99_comparisons(config, kind, row, sim, real_level)
     return levels
 
 

@@ -18,8 +18,8 @@ from fleetplan.services.capacity import (
     ServerEnvelope,
     capacity_report,
 )
+from fleetplan.services.envelope import bundled_architectures
 from fleetplan.services.estimate import (
-    all_architectures,
     band_for,
     calibrations,
     estimate_block,
@@ -52,7 +52,7 @@ def estimate_report(
     points: pd.DataFrame, query: CapacityQuery, catalog: pd.DataFrame | None
 ) -> CapacityReport:
     spec = resolve_gpu(query)
-    architectures = all_architectures(query)
+    architectures = dict(bundled_architectures())
     shape = model_shape(query, architectures)
     measured = [
         (model, architectures[model.lower()])
@@ -63,7 +63,7 @@ def estimate_report(
     if same:
         return identical_report(points, query, catalog, same)
     architectures[query.model.lower()] = shape.architecture
-    traffic, words = traffic_of(points, query)
+    traffic, label, words = traffic_of(points, query)
     fit, borrowed = fit_for(calibrations(points, architectures), spec)
     band = band_for(borrowed, spec.gpu_id)
     prediction = prediction_for(shape, spec, query.gpu_count, fit, traffic)
@@ -88,7 +88,7 @@ def estimate_report(
         gpu_model=spec.gpu_id,
         gpu_count=query.gpu_count,
         server=f"{fit.engine} (as calibrated), TP {query.gpu_count}",
-        traffic=(words.split(":")[0] if ":" in words else words.split(",")[0]),
+        traffic=label,
         targets=targets,
         extrapolate=query.extrapolate,
         capacity_rps=chosen,

@@ -43,20 +43,39 @@ def bundled_architectures() -> dict[str, Architecture]:
     return architectures_from_table(tomllib.loads(path.read_text(encoding="utf-8")))
 
 
-def architecture_from_file(
-    path: str | Path, model: str, *, dtype: str | None = None
-) -> Architecture:
-    """`model`'s architecture from a Hugging Face config.json, served in `dtype` (the run's;
-    the config's `torch_dtype` where None); an InputError names the file."""
+def architecture_named(architectures: dict[str, Architecture], model: str) -> Architecture | None:
+    """The architecture of `model`, named by its full id or by the name after the '/' (as
+    `points_for_model` names a model); None where the table has none."""
+    wanted = model.lower()
+    for key, arch in architectures.items():
+        if key == wanted or key.split("/")[-1] == wanted:
+            return arch
+    return None
+
+
+def config_from_file(path: str | Path) -> dict:
+    """A Hugging Face config.json as a mapping, read bounded (a config is a few kB) and strictly
+    (a key given twice refused, naming it); an InputError names the file."""
     where = str(path)
-    data = read_at_most(path, limit=4 << 20)  # a regular file, bounded: a config is a few kB
+    data = read_at_most(path, limit=4 << 20)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
         raise InputError(f"cannot read the model config: {error}", file=where) from None
-    config = load_json(text, file=where)  # a key given twice refused, naming it
+    config = load_json(text, file=where)
     if not isinstance(config, dict):
         raise InputError("a model config.json is a JSON object", file=where)
+    return config
+
+
+def architecture_from_file(
+    path: str | Path, model: str, *, dtype: str | None = None, config: dict | None = None
+) -> Architecture:
+    """`model`'s architecture from a Hugging Face config.json, served in `dtype` (the run's;
+    the config's `torch_dtype` where None); `config`: the file already read
+    (`config_from_file`). An InputError names the file."""
+    where = str(path)
+    config = config_from_file(path) if config is None else config
     try:
         return architecture_from_config(
             model, config, source=f"config.json given: {where}", kv_dtype=dtype

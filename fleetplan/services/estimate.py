@@ -19,7 +19,6 @@ dataset's mean lengths in the warehouse with a chat dataset's spread (an assumpt
 from __future__ import annotations
 
 import json
-import math
 import tomllib
 from functools import cache
 from pathlib import Path
@@ -30,6 +29,7 @@ from pydantic import BaseModel, ConfigDict
 from fleetplan.core.errors import InputError
 from fleetplan.core.gpus import canonical_gpu
 from fleetplan.core.paths import sample_data_dir
+from fleetplan.core.stats import finite_number
 from fleetplan.planner.capacity.envelope import Architecture
 from fleetplan.planner.capacity.rules import points_for_model
 from fleetplan.planner.estimate.calibrate import Fit, fit_all
@@ -38,7 +38,11 @@ from fleetplan.planner.estimate.queueing import predict_queue
 from fleetplan.planner.estimate.serving import Server, Shape, kv_cache_tokens
 from fleetplan.planner.estimate.simulate import Traffic
 from fleetplan.planner.estimate.specs import Borrowed, GpuSpec, nearest_measured, specs_from_table
-from fleetplan.services.envelope import architecture_from_file, bundled_architectures
+from fleetplan.services.envelope import (
+    architecture_from_file,
+    architecture_named,
+    config_from_file,
+)
 from fleetplan.services.outliers import outlier_reasons
 
 SPECS = Path("gpu_specs.toml")
@@ -135,13 +139,16 @@ def _pair(value) -> tuple[float, float] | None:
 def model_shape(query, architectures: dict[str, Architecture]) -> Shape:
     """The query's model's shape: from its config.json where given, else the bundled table."""
     if query.model_config_path is not None:
+        config = config_from_file(query.model_config_path)
         # Served as vLLM's dtype "auto" does where the config names none: 16-bit.
-        arch = architecture_from_file(query.model_config_path, query.model, dtype="auto")
-        return Shape.of(arch, _hidden_size(query.model_config_path))
-    wanted = query.model.lower()
-    for key, arch in architectures.items():
-        if key == wanted or key.split("/")[-1] == wanted:
-            return Shape.of(arch)
+        arch = architecture_from_file(
+            query.model_config_path, query.model, dtype="auto", config=config
+        )
+        width = finite_number(config.get("hidden_size"))
+        return Shape.of(arch, width if width and width > 0 else None)
+    arch = architecture_named(architectures, query.model)
+    if arch is not None:
+        return Shape.of(arch)
     raise InputError(
         f"no runs and no architecture for {query.model}: give its config.json (--model-config) "
         "to estimate it",
@@ -149,20 +156,15 @@ def model_shape(query, architectures: dict[str, Architecture]) -> Shape:
     )
 
 
-def _hidden_size(path: str) -> float | None:
-    try:
-        value = json.loads(Path(path).read_text(encoding="utf-8")).get("hidden_size")
-    except (OSError, ValueError, AttributeError):
-        return None
-    return float(value) if isinstance(value, int | float) and value > 0 else None
-
-
-def traffic_of(points: pd.DataFrame, query) -> tuple[Traffic, str]:
-    """The lengths to simulate, and the words for them."""
+def traffic_of(points: pd.DataFrame, query) -> tuple[Traffic, str, str]:
+    """The lengths to simulate, their short label ("sharegpt", "512/128 tokens") and the
+    words for them."""
     if query.input_len is not None and query.output_len is not None:
+        label = f"{query.input_len}/{query.output_len} tokens"
         return (
             Traffic.of_level(query.input_len, query.output_len, fixed=True),
-            f"{query.input_len}/{query.output_len} tokens, every request alike",
+            label,
+            f"{label}, every request alike",
         )
     datasets = sorted({str(d) for d in points["dataset"].dropna().unique()})
     dataset = query.dataset or (datasets[0] if len(datasets) == 1 else None)
@@ -185,6 +187,7 @@ def traffic_of(points: pd.DataFrame, query) -> tuple[Traffic, str]:
     traffic = Traffic.of_level(i, o, fixed=False)
     return (
         traffic,
+        dataset,
         f"{dataset}: mean {i:.0f}/{o:.0f} tokens as measured in the warehouse, spread as a chat "
         f"dataset's (lognormal, CV {traffic.input_cv:g} / {traffic.output_cv:g}, prompts up to "
         f"{traffic.max_input}, prompt and output up to {traffic.max_total} tokens: an assumption "
@@ -324,10 +327,6 @@ def estimate_block(prediction: Prediction, fit: Fit, borrowed: Borrowed, band, t
             "bandwidth_efficiency": round(eff.bandwidth_efficiency, 3),
             "compute_efficiency": round(eff.compute_efficiency, 3),
             "allreduce_us": round(eff.allreduce_s * 1e6, 2),
-            "link_efficiency": round(1 / eff.inv_link_eff, 3) if eff.inv_link_eff else math.nan,
+            "link_efficiency": round(1 / eff.inv_link_eff, 3),  # inv_link_eff >= 1 by the fit
         },
     )
-
-
-def all_architectures(query) -> dict[str, Architecture]:
-    return dict(bundled_architectures())

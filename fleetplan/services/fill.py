@@ -25,14 +25,16 @@ from types import SimpleNamespace
 
 import pandas as pd
 
+from fleetplan.core.errors import InputError
 from fleetplan.core.gpus import canonical_gpu
 from fleetplan.planner.capacity.envelope import Architecture
+from fleetplan.planner.capacity.measure_hint import measured_counts
 from fleetplan.planner.capacity.rules import points_for_model
 from fleetplan.planner.estimate.serving import Shape, kv_cache_tokens
 from fleetplan.planner.estimate.shape import identical_architectures
 from fleetplan.planner.estimate.specs import GpuSpec
 from fleetplan.planner.scenario.scenario import Scenario, TrafficClass
-from fleetplan.services.envelope import bundled_architectures
+from fleetplan.services.envelope import architecture_named, bundled_architectures
 from fleetplan.services.estimate import (
     ENGINE,
     band_for,
@@ -51,17 +53,8 @@ METHOD_WORDS = "queueing approximation of the serving model's simulation"
 FIT_COUNTS = (2, 4, 8)
 
 
-def _architecture(model: str, architectures: dict[str, Architecture]) -> Architecture | None:
-    wanted = model.lower()
-    for key, arch in architectures.items():
-        if key == wanted or key.split("/")[-1] == wanted:
-            return arch
-    return None
-
-
 def _counts(points: pd.DataFrame, gpu: str, shape: Shape, spec: GpuSpec) -> list[int]:
-    measured = sorted({int(c) for c in points.loc[points["gpu_model"] == gpu, "gpu_count"]})
-    counts = measured or [1]
+    counts = measured_counts(points, gpu)
     if kv_cache_tokens(shape, spec, 1) < 1:
         fits = [n for n in FIT_COUNTS if kv_cache_tokens(shape, spec, n) >= 1]
         if fits and fits[0] not in counts:
@@ -72,7 +65,7 @@ def _counts(points: pd.DataFrame, gpu: str, shape: Shape, spec: GpuSpec) -> list
 def _model_id(points: pd.DataFrame, model: str, arch: Architecture) -> str:
     try:
         mine = points_for_model(points, model)
-    except Exception:  # ambiguous: planning says so
+    except InputError:  # ambiguous: planning says so
         return model
     return str(mine["model"].iloc[0]) if not mine.empty else arch.model
 
@@ -94,7 +87,7 @@ def with_estimates(points: pd.DataFrame, scenario: Scenario) -> pd.DataFrame:
     fits: dict | None = None
     added: list[pd.DataFrame] = []
     for model in scenario.models():
-        arch = _architecture(model, architectures)
+        arch = architecture_named(architectures, model)
         if arch is None:
             continue  # no shape to estimate with: the plan's notes say the offer is unmeasured
         model_id = _model_id(points, model, arch)
@@ -153,9 +146,9 @@ def _estimated(points, fits, shape, spec, count, model_id, shape_key) -> pd.Data
         shape_key = (dataset, input_len, output_len)
     query = SimpleNamespace(dataset=dataset, input_len=input_len, output_len=output_len)
     try:
-        traffic, words = traffic_of(points, query)
+        traffic, _, words = traffic_of(points, query)
         fit, borrowed = fit_for(fits, spec)
-    except Exception:  # no traffic or nothing to calibrate on: the offer stays unmeasured
+    except InputError:  # no traffic or nothing to calibrate on: the offer stays unmeasured
         return None
     prediction = prediction_for(shape, spec, count, fit, traffic, method=METHOD)
     if prediction is None:

@@ -12,7 +12,13 @@ import pandas as pd
 
 from fleetplan.planner.capacity.configuration import carried_text
 from fleetplan.planner.peak.results import Plan, PoolPlan
-from fleetplan.planner.report.table import estimate_words, gpu_label, interval_text, rate_text
+from fleetplan.planner.report.table import (
+    band_words,
+    estimate_words,
+    gpu_label,
+    interval_text,
+    rate_text,
+)
 
 
 def _sig(value: float | None, digits: int = 3) -> float | None:
@@ -62,8 +68,8 @@ def basis_text(pool: PoolPlan) -> str:
     error = pool.estimate_error or {}
     if not error.get("kind"):
         return f"ESTIMATED: error band unknown; {error.get('borrowed', '')}".rstrip("; ")
-    # the figure a capacity rests on first: the cell is narrow, the rest is in the text and CSV
-    return f"ESTIMATED: saturation {estimate_words(pool).split('saturation ', 1)[1]}"
+    # the band first: the cell is narrow, whose fit it is stands in the text and the CSV
+    return f"ESTIMATED: {band_words(error)} ({error['kind']} estimates)"
 
 
 def fleet_view(plan: Plan) -> pd.DataFrame:

@@ -286,12 +286,18 @@ def level_from_row(
     )
 
 
+def estimate_of(level: Level | None) -> dict:
+    """An estimated level's account of itself (`fleetplan.services.fill`: its `basis` and its
+    `error`, the band), parsed; {} for a measured level."""
+    if level is None or not level.estimate:
+        return {}
+    return json.loads(level.estimate)
+
+
 def level_basis(level: Level | None) -> str:
     """Where a level comes from: "measured", or its estimate's basis ("estimated", "identical
-    architecture": `fleetplan.services.fill`)."""
-    if level is None or not level.estimate:
-        return "measured"
-    return str(json.loads(level.estimate).get("basis", "estimated"))
+    architecture")."""
+    return str(estimate_of(level).get("basis", "measured"))
 
 
 def _text(value: object) -> str | None:

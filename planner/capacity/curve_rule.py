@@ -19,7 +19,6 @@ Curves are fitted once per (configuration, traffic shape) and capacities compute
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field, replace
 
@@ -33,6 +32,7 @@ from fleetplan.planner.capacity.configuration import (
     Configuration,
     LazyCurve,
     Level,
+    estimate_of,
     level_from_row,
     with_servers,
 )
@@ -170,7 +170,7 @@ def curve_capacity(
         )
     high = estimate.rps_high
     low = estimate.rps_low or 0.0
-    band = estimate_band(level.estimate)
+    band = estimate_band(level)
     if band is not None:  # an estimate: its interval is the validation's band around it
         low = estimate.capacity_rps / (1 + band[1])
         high = estimate.capacity_rps / max(1 + band[0], 1e-9)
@@ -185,12 +185,10 @@ def curve_capacity(
     )
 
 
-def estimate_band(estimate: str | None) -> tuple[float, float] | None:
-    """An estimated level's band on saturation (predicted / measured - 1, P10 and P90) from its
-    JSON (`fleetplan.services.fill`); None for a measured level or one without a band."""
-    if not estimate:
-        return None
-    error = json.loads(estimate).get("error") or {}
+def estimate_band(level: Level) -> tuple[float, float] | None:
+    """An estimated level's band on saturation (predicted / measured - 1, P10 and P90); None
+    for a measured level or one without a band."""
+    error = estimate_of(level).get("error") or {}
     band = error.get("saturation")
     if not band or len(band) != 2:
         return None

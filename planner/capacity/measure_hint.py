@@ -34,7 +34,7 @@ def collect_command(
     return " ".join(words)
 
 
-def _counts(points: pd.DataFrame, gpu_model: str) -> list[int]:
+def measured_counts(points: pd.DataFrame, gpu_model: str) -> list[int]:
     """GPUs per server the model was measured with on this GPU (any traffic), else one."""
     counts = points.loc[points["gpu_model"] == gpu_model, "gpu_count"] if not points.empty else []
     return sorted({int(n) for n in counts}) or [1]
@@ -65,7 +65,7 @@ def measure_notes(points: pd.DataFrame, scenario: Scenario) -> list[str]:
         commands = [
             collect_command(model, offer.gpu_model, count, traffic)
             for offer in scenario.gpus
-            for count in _counts(model_points, offer.gpu_model)
+            for count in measured_counts(model_points, offer.gpu_model)
         ]
         notes.append(
             f"class {traffic.name!r}: nothing was measured with its traffic "

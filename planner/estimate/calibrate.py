@@ -21,7 +21,6 @@ or no TPOT variation to separate the coefficients, gets no fit.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -29,6 +28,7 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import least_squares
 
+from fleetplan.core.stats import finite_number
 from fleetplan.planner.capacity.envelope import Architecture
 from fleetplan.planner.estimate.serving import MAX_NUM_SEQS, Efficiencies, Server, Shape
 from fleetplan.planner.estimate.specs import GpuSpec
@@ -49,10 +49,9 @@ class Fit:
 
 
 def _number(value: object) -> float | None:
-    if value is None or (isinstance(value, float) and math.isnan(value)) or pd.isna(value):
-        return None
-    number = float(value)
-    return number if math.isfinite(number) and number > 0 else None
+    """A positive finite figure of a row (`core.stats.finite_number`, above 0), else None."""
+    number = finite_number(value)
+    return number if number is not None and number > 0 else None
 
 
 def level_tokens(row: Mapping) -> tuple[float, float] | None:
@@ -86,22 +85,22 @@ def _equations(rows: pd.DataFrame, server_of) -> tuple[list[np.ndarray], list[fl
         context = batch * (prompt + output / 2)
         arriving = rate * prompt * step
         equation = _row(server, batch, context, arriving, arriving * prompt / 2)
-        design.append(equation[0] / step)
+        design.append(equation / step)
         measured.append(1.0)
         levels += 1
         ttft = _number(row.get("ttft_p50_ms"))
         offered = _number(row.get("offered_rate_rps"))
         if ttft is not None and offered is not None and offered <= low and ttft > tpot / 2:
-            wait = (ttft - _number(row.get("tpot_p50_ms") or tpot) / 2) / 1000
+            wait = (ttft - (_number(row.get("tpot_p50_ms")) or tpot) / 2) / 1000
             first = _row(server, batch, context, prompt, prompt * prompt / 2)
-            design.append(first[0] / wait)
+            design.append(first / wait)
             measured.append(1.0)
     return design, measured, levels
 
 
-def _row(server: Server, decode, context, prefill, positions) -> tuple[np.ndarray, float]:
-    moved, flops, allreduces, comm = server.terms(decode, context, prefill, positions)
-    return np.array([1.0, moved, flops, allreduces, comm]), comm
+def _row(server: Server, decode, context, prefill, positions) -> np.ndarray:
+    """A step's regressors: the overhead's 1, then `Server.terms`."""
+    return np.array([1.0, *server.terms(decode, context, prefill, positions)])
 
 
 LOWER = np.array([0.0, 1.0, 1.0, 0.0, 1.0])  # o, a, b, c, d: no efficiency above 1

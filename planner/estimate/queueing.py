@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from statistics import NormalDist
 
 from fleetplan.planner.estimate.predict import SHARES, CurvePoint, Prediction
 from fleetplan.planner.estimate.serving import MAX_NUM_SEQS, Efficiencies, Server
@@ -53,8 +54,7 @@ def _prompt_quantile(traffic: Traffic, q: float) -> float:
         return traffic.input_tokens
     sigma = math.sqrt(math.log1p(traffic.input_cv**2))
     mu = math.log(traffic.input_tokens) - sigma * sigma / 2
-    z = {0.5: 0.0, 0.99: 2.3263}.get(q, 0.0)
-    value = math.exp(mu + z * sigma)
+    value = math.exp(mu + NormalDist().inv_cdf(q) * sigma)
     return min(value, traffic.max_input or value)
 
 

@@ -12,9 +12,9 @@ lengths rounded).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 
+from fleetplan.planner.capacity.configuration import level_basis
 from fleetplan.planner.capacity.measure_hint import collect_command
 from fleetplan.planner.peak.economics import PoolEconomics
 from fleetplan.planner.peak.results import FleetPlan
@@ -23,7 +23,7 @@ from fleetplan.planner.scenario.scenario import Scenario
 
 def _estimated(pool: PoolEconomics) -> bool:
     level = pool.capacity.level
-    return bool(level and level.estimate and json.loads(level.estimate)["basis"] == "estimated")
+    return level_basis(level) == "estimated"
 
 
 def _per_rps(pool: PoolEconomics, capacity: float) -> float:

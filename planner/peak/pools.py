@@ -4,9 +4,9 @@ totals of a fleet of such pools. Every figure is linear in (s, r) with the coeff
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 
+from fleetplan.planner.capacity.configuration import Level, estimate_of
 from fleetplan.planner.curve.load_curve import Prediction
 from fleetplan.planner.peak.economics import PoolEconomics
 from fleetplan.planner.peak.results import HOURS_PER_MONTH, PoolPlan, Totals
@@ -66,7 +66,7 @@ def pool_plan(pool: PoolEconomics, servers: int, rate: float) -> PoolPlan:
         level_source_file=level.source_file,
         behind=level.behind,
         capacity_basis=pool.capacity.basis,
-        **_estimate_fields(level.estimate),
+        **_estimate_fields(level),
         predicted_ttft_p99_ms=predicted.ttft_p99_ms if predicted else None,
         predicted_tpot_p99_ms=predicted.tpot_p99_ms if predicted else None,
         level_power_w=level.avg_power_w,
@@ -74,12 +74,10 @@ def pool_plan(pool: PoolEconomics, servers: int, rate: float) -> PoolPlan:
     )
 
 
-def _estimate_fields(estimate: str | None) -> dict:
-    """A pool's basis and error band from its level's estimate (JSON text), where it has one."""
-    if not estimate:
-        return {}
-    told = json.loads(estimate)
-    return {"basis": told["basis"], "estimate_error": told.get("error")}
+def _estimate_fields(level: Level) -> dict:
+    """A pool's basis and error band from its level's estimate, where it has one."""
+    told = estimate_of(level)
+    return {"basis": told["basis"], "estimate_error": told.get("error")} if told else {}
 
 
 def _predicted(pool: PoolEconomics, servers: int, rate: float) -> Prediction | None:

@@ -218,13 +218,16 @@ def estimate_words(pool: PoolPlan) -> str:
     if pool.basis != "estimated":
         return ""
     kind = error.get("kind")
-    band = (
-        f"error band ({kind} estimates): saturation {_band(error.get('saturation'))}, P99 TTFT "
-        f"{_band(error.get('ttft_p99'))}, P99 TPOT {_band(error.get('tpot_p99'))}"
-        if kind
-        else "error band unknown"
-    )
+    band = f"error band ({kind} estimates): {band_words(error)}" if kind else "error band unknown"
     return f"{band}; {error.get('borrowed', '')}".rstrip("; ")
+
+
+def band_words(error: dict) -> str:
+    """An estimate's band in words: saturation, P99 TTFT and P99 TPOT, P10 to P90."""
+    return (
+        f"saturation {_band(error.get('saturation'))}, P99 TTFT {_band(error.get('ttft_p99'))}, "
+        f"P99 TPOT {_band(error.get('tpot_p99'))}"
+    )
 
 
 def _capacity_line(pool: PoolPlan) -> str:
