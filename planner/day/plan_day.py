@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
 import numpy as np
@@ -46,24 +47,33 @@ def plan_day(
     peak program's answer on the same pools) beside it."""
     candidates = day_pools(pools, scenario)
     limits = DayLimits.of(scenario)
-    solution = solve_day(
-        candidates, weights=weights, limits=limits, time_limit_s=scenario.time_limit_s
-    )
+    # The reserved-only day is independent of the recommended one: it is solved beside it, in a
+    # thread (HiGHS releases the GIL while it solves, so the two share the machine's cores).
+    alone_pools = _all_reserved(candidates) if any(not p.reserved for p in candidates) else None
+    with ThreadPoolExecutor(max_workers=1) as worker:
+        alone_future = (
+            worker.submit(
+                solve_day,
+                alone_pools,
+                weights=weights,
+                limits=limits,
+                time_limit_s=scenario.time_limit_s,
+            )
+            if alone_pools is not None
+            else None
+        )
+        solution = solve_day(
+            candidates, weights=weights, limits=limits, time_limit_s=scenario.time_limit_s
+        )
+        alone = alone_future.result() if alone_future is not None else None
     layout = Layout(candidates, range(len(candidates)))
     if solution.status is not SolveStatus.OPTIMAL and peak is not None and peak.has_plan:
         solution = _better(layout, solution, from_peak(candidates, peak), weights)
     solution = spread(layout, solution, limits)  # ties among hours: the even plan
     figures = _figures("recommended", layout, solution, carbon_known)
     compared = [_peak_figures(candidates, peak, carbon_known)]
-    if any(not p.reserved for p in candidates):
-        everything_reserved = _all_reserved(candidates)
-        alone = solve_day(
-            everything_reserved,
-            weights=weights,
-            limits=limits,
-            time_limit_s=scenario.time_limit_s,
-        )
-        alone_layout = Layout(everything_reserved, range(len(everything_reserved)))
+    if alone_pools is not None and alone is not None:
+        alone_layout = Layout(alone_pools, range(len(alone_pools)))
         compared.append(_figures(RESERVED_ONLY, alone_layout, alone, carbon_known))
     if not solution.has_plan:
         status = PlanStatus(solution.status)
