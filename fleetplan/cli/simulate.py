@@ -1,4 +1,5 @@
-"""`fleetplan simulate`: check a plan's attainment by simulating hosts that fail and return."""
+"""`fleetplan simulate`: check a plan by simulation: its attainment with hosts that fail and
+return, or (`--trace`) a request trace replayed through its fleet, latency included."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import argparse
 import json
 import sys
 
+from fleetplan.cli.common import positive_float, warehouse_arg
 from fleetplan.core.exits import EXIT_OK, EXIT_PROBLEMS
 
 NAME = "simulate"
@@ -29,6 +31,47 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     simulate.add_argument(
         "--window-s", type=float, default=60.0, help="arrivals are counted per window (s)"
     )
+    replay = simulate.add_argument_group(
+        "trace replay (--trace)",
+        "replay a request log through the plan's fleet: per class and hour the P99 TTFT and "
+        "TPOT, goodput, and whether the targets hold",
+    )
+    replay.add_argument(
+        "--trace",
+        metavar="TRACE.csv",
+        help="a request log in a format `fleetplan workload` reads (Azure LLM inference trace, "
+        "or timestamp, input_tokens, output_tokens [, class])",
+    )
+    replay.add_argument(
+        "--class-by",
+        choices=("all", "input", "output", "column"),
+        default="all",
+        help="split the log into the plan's classes as `fleetplan workload` does (default all)",
+    )
+    replay.add_argument(
+        "--class", dest="only", metavar="NAME", help="replay the whole log as this class"
+    )
+    replay.add_argument(
+        "--scale", type=positive_float, default=1.0, metavar="X", help="multiply the log's rate"
+    )
+    replay.add_argument(
+        "--start",
+        type=_hour,
+        metavar="HOUR",
+        help="move the log's first request to this hour (0-23); default: its time of day",
+    )
+    replay.add_argument("--format", choices=("text", "json"), default="text")
+    warehouse_arg(replay)
+
+
+def _hour(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"an hour 0-23, not {text!r}") from None
+    if not 0 <= value <= 23:
+        raise argparse.ArgumentTypeError(f"an hour 0-23, not {value}")
+    return value
 
 
 def run(args: argparse.Namespace) -> int:
@@ -40,6 +83,10 @@ def run(args: argparse.Namespace) -> int:
     from fleetplan.planner.availability.simulation import report, simulate
     from fleetplan.planner.peak.results import Plan
 
+    if args.trace is not None:
+        from fleetplan.cli.replay import run_replay
+
+        return run_replay(args)
     if not (args.hours > 0 and args.repair_hours > 0 and args.window_s > 0):
         print(
             "fleetplan simulate: --hours, --repair-hours and --window-s must be above 0",

@@ -113,16 +113,20 @@ def simulate(
         prompt = np.minimum(prompt, traffic.max_input)
     if traffic.max_total is not None:
         output = np.maximum(np.minimum(output, traffic.max_total - prompt), 1)
-    # A request needs its prompt and output in the cache at once: one larger than the cache can
-    # never finish, as in an engine that refuses it; it is cut to fit.
-    cap = max(int(kv_tokens) - 1, 2)
-    prompt = np.minimum(prompt, cap - 1)
-    output = np.minimum(output, cap - prompt)
-    run = _Run(server, eff, arrivals, prompt, output, kv_tokens, max_num_seqs, token_budget)
-    run.go()
-    done = run.finish >= 0
-    first = run.first[done]
-    finish = run.finish[done]
+    served = serve(
+        server,
+        eff,
+        arrivals,
+        prompt,
+        output,
+        kv_tokens=kv_tokens,
+        max_num_seqs=max_num_seqs,
+        token_budget=token_budget,
+    )
+    output = served.output
+    done = served.finish >= 0
+    first = served.first[done]
+    finish = served.finish[done]
     many = output[done] > 1
     tpot = (finish[many] - first[many]) / (output[done][many] - 1)
     end = float(finish.max()) if done.any() else math.nan
@@ -133,8 +137,60 @@ def simulate(
         tpot_ms=tpot * 1000,
         e2el_ms=(finish - arrivals[done]) * 1000,
         throughput_rps=float(done.sum()) / end if end > 0 else math.nan,
-        preemptions=run.preemptions,
+        preemptions=served.preemptions,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class Served:
+    """Per request (in arrival order): its first token's and its last token's time (s, on the
+    arrivals' clock), and the lengths it was served with (cut to fit the cache)."""
+
+    first: np.ndarray
+    finish: np.ndarray
+    prompt: np.ndarray
+    output: np.ndarray
+    preemptions: int
+
+
+def fit_to_cache(
+    prompt: np.ndarray, output: np.ndarray, kv_tokens: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """A request needs its prompt and output in the cache at once: one larger than the cache can
+    never finish, as in an engine that refuses it; it is cut to fit (and given 1 token at
+    least of each)."""
+    cap = max(int(kv_tokens) - 1, 2)
+    prompt = np.clip(np.asarray(prompt, dtype=np.int64), 1, cap - 1)
+    output = np.clip(np.asarray(output, dtype=np.int64), 1, None)
+    return prompt, np.minimum(output, cap - prompt)
+
+
+def serve(
+    server: Server,
+    eff: Efficiencies,
+    arrivals: np.ndarray,
+    prompt: np.ndarray,
+    output: np.ndarray,
+    *,
+    kv_tokens: float,
+    max_num_seqs: int = MAX_NUM_SEQS,
+    token_budget: int = TOKEN_BUDGET,
+) -> Served:
+    """One replica serving the given requests (arrival times in s, ascending; prompt and output
+    tokens each), continuous batching as the module's docstring says."""
+    prompt, output = fit_to_cache(prompt, output, kv_tokens)
+    run = _Run(
+        server,
+        eff,
+        np.asarray(arrivals, dtype=float),
+        prompt,
+        output,
+        kv_tokens,
+        max_num_seqs,
+        token_budget,
+    )
+    run.go()
+    return Served(run.first, run.finish, prompt, output, run.preemptions)
 
 
 class _Run:
