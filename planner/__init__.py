@@ -44,6 +44,8 @@ Where things live: one sub-package per part, each above the ones it imports
 - `report/`: a plan in a table and in words.
 - `day/`: a day scenario planned over its 24 hours.
 - `availability/`: fleets sized for servers that fail.
+- `replay/`: a request trace replayed through a planned fleet, each server simulated by the
+  serving model (`fleetplan simulate --trace`).
 - `paper/`: the io.net paper's claims recomputed (a check, not planning).
 - `plan` (planner/plan.py): `plan()`, which runs the steps in order.
 A module imports the module that defines a name, never this package (which imports `plan`).

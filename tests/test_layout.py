@@ -46,6 +46,7 @@ PLANNER_MAY_IMPORT = {
     "report": {"scenario", "capacity", "peak"},
     "day": {"scenario", "capacity", "solve", "peak", "report"},
     "availability": {"scenario", "capacity", "solve", "peak"},
+    "replay": {"estimate"},
     "plan": {
         "scenario",
         "curve",
