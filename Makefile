@@ -34,6 +34,13 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip uninstall -y -q torchvision torchaudio torchcodec
 	touch $@ $(VENV)/.installed
 
+# The deployment tools the export tests check against (tests/deploy-tools.txt), apart from the
+# project's environment: their pins would downgrade what the dashboard and the engine use.
+$(VENV)/tools/.installed: tests/deploy-tools.txt | $(VENV)/.installed-dev
+	rm -rf $(VENV)/tools
+	$(BIN)/python -m pip install $(PIP_ARGS) -q --no-deps --target $(VENV)/tools -r tests/deploy-tools.txt
+	touch $@
+
 # Built under a temporary name so that an interrupted build never looks finished.
 $(WAREHOUSE): | $(VENV)/.installed
 	rm -f $(WAREHOUSE).tmp $(WAREHOUSE).tmp.wal
@@ -58,7 +65,7 @@ format: $(VENV)/.installed-dev
 # start); then the vLLM engine's, alone (marked serial: tests/support/slow.py). Both parts always
 # run; the target fails if either does. WORKERS=1 runs the first part in one process.
 WORKERS ?= $(shell $(PYTHON) -c 'import os; print((os.cpu_count() or 1) + 1)')
-test: lint
+test: lint $(VENV)/tools/.installed
 	@status=0; \
 	$(BIN)/python -m pytest -n $(WORKERS) --dist loadgroup -m 'not serial' || status=$$?; \
 	$(BIN)/python -m pytest -m serial || status=$$?; \
@@ -66,7 +73,7 @@ test: lint
 
 # The loop while working: the engine (vLLM, torch), browser (Chromium), Ray cluster and AppTest
 # tests, and every test that starts a process, are marked slow (pytest -m slow runs only those).
-test-fast: lint
+test-fast: lint $(VENV)/tools/.installed
 	$(BIN)/python -m pytest -n $(WORKERS) --dist loadgroup -m 'not slow'
 
 clean:

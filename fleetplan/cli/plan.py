@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from pathlib import Path
 
@@ -43,6 +44,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         type=output_file,
         metavar="OUT",
         help="where --router writes (default: standard output)",
+    )
+    plan.add_argument(
+        "--deploy",
+        choices=("kubernetes", "skypilot"),
+        help="write the recommended fleet as deployments of vLLM: 'kubernetes', a Deployment and "
+        "a Service per pool (one YAML for kubectl apply -f); 'skypilot', a service YAML per pool "
+        "(sky serve up)",
+    )
+    plan.add_argument(
+        "--deploy-out",
+        metavar="PATH",
+        help="where --deploy writes: a file (kubernetes) or a folder, created (skypilot: "
+        "<pool>.yaml each); default: standard output",
     )
 
 
@@ -112,17 +126,28 @@ def run(args: argparse.Namespace) -> int:
                 prices=queries.gpu_prices(warehouse),
                 regions=queries.regions(warehouse),
             )
+            models = _model_ids(scenario, queries.models(warehouse)) if args.deploy else {}
     except InputError as error:
         print(f"fleetplan plan: {error}", file=sys.stderr)
         return EXIT_PROBLEMS
     except OSError as error:
         print(f"fleetplan plan: cannot read {args.scenario}: {error.strerror}", file=sys.stderr)
         return EXIT_PROBLEMS
-    _print_summary(result)
+    if args.deploy and not args.deploy_out:  # the YAML alone on standard output (| kubectl)
+        with contextlib.redirect_stdout(sys.stderr):
+            _print_summary(result)
+    else:
+        _print_summary(result)
     if args.schedule_csv and result.day is None:
         print("fleetplan plan: --schedule-csv: a version 1 scenario has no day", file=sys.stderr)
         return EXIT_PROBLEMS
     if not _write_exports(args, result, inputs):
+        return EXIT_PROBLEMS
+    if (
+        args.deploy
+        and result.recommended.totals is not None
+        and not _write_deploy(args, result, models)
+    ):
         return EXIT_PROBLEMS
     if result.day is not None:
         if result.day.cost_usd is None:
@@ -189,3 +214,46 @@ def _write_router(args: argparse.Namespace, result) -> None:
         print(f"router ({args.router}) -> {args.output}", file=sys.stderr)
     else:
         sys.stdout.write(text)
+
+
+def _model_ids(scenario, known: list[str]) -> dict[str, str]:
+    """Each class's model by its full id where the warehouse knows it ("Qwen/..." for "...")."""
+    out = {}
+    for traffic in scenario.classes:
+        name = scenario.model_of(traffic)
+        full = [
+            m
+            for m in known
+            if m.lower() == name.lower() or m.split("/")[-1].lower() == name.lower()
+        ]
+        out[traffic.name] = full[0] if len(full) == 1 else name
+    return out
+
+
+def _write_deploy(args: argparse.Namespace, result, models: dict[str, str]) -> bool:
+    """The recommended fleet as deployments (--deploy) to --deploy-out, or standard output."""
+    from fleetplan.core.errors import InputError
+    from fleetplan.services.deploy import kubernetes_yaml, skypilot_yaml
+
+    try:
+        if args.deploy == "kubernetes":
+            text = kubernetes_yaml(result, models)
+            if args.deploy_out:
+                write_output(output_file(args.deploy_out), text, option="--deploy-out")
+                print(f"kubernetes -> {args.deploy_out}", file=sys.stderr)
+            else:
+                sys.stdout.write(text)
+            return True
+        files = skypilot_yaml(result, models)
+        if not args.deploy_out:
+            sys.stdout.write("---\n".join(files.values()))
+            return True
+        folder = Path(args.deploy_out)
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, text in files.items():
+            write_output(output_file(str(folder / name)), text, option="--deploy-out")
+        print(f"skypilot ({len(files)} services) -> {folder}/", file=sys.stderr)
+    except (InputError, OSError) as error:
+        print(f"fleetplan plan: --deploy-out: {error}", file=sys.stderr)
+        return False
+    return True

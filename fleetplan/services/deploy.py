@@ -1,0 +1,276 @@
+"""A plan's pools as deployments: per pool, a Kubernetes Deployment and Service of vLLM's
+OpenAI-compatible server, or a SkyPilot service. Pure writers: a `Plan` in, YAML text out.
+
+Per pool with servers (the recommended fleet):
+- the model: the class's model, by its full id where the warehouse knows it (`models`);
+- the engine: vLLM's OpenAI-compatible server, the image `vllm/vllm-openai:v<version>` of the
+  version the pool's capacity was measured on (the `server` words; the latest where none is
+  said), with `--tensor-parallel-size` (the GPUs per server), `--dtype` where the runs name one,
+  and the variant's engine arguments where its label is written as arguments ("--enable-prefix-
+  caching", "--max-num-seqs=128"); any other variant label is kept as an annotation and a
+  comment (its arguments are not known: set them by hand);
+- the replicas: the pool's servers (for a plan with availability, those planned, spares
+  included); one server is one replica of `gpus_per_server` GPUs.
+
+Kubernetes (`kubectl apply -f`): the Deployment requests `nvidia.com/gpu` (NVIDIA's device
+plugin), selects nodes by the `nvidia.com/gpu.product` label GPU feature discovery writes (the
+product names below; check yours with `kubectl get nodes -L nvidia.com/gpu.product`), mounts a
+memory-backed /dev/shm (tensor parallelism's shared memory) and is ready when /health answers;
+takes its API key from the Secret `vllm-api-key` where there is one (vLLM's `VLLM_API_KEY`: requests
+without it refused) and a Hugging Face token from `hf-token`; the Service (ClusterIP, port 80 to
+8000) is the pool's URL for the router,
+`http://<service>.<namespace>.svc.cluster.local/v1` (its FLEETPLAN_..._URL in the LiteLLM export).
+
+SkyPilot (`sky serve up <pool>.yaml`): one service per pool, `resources.accelerators`
+`<name>:<count>` (SkyPilot's accelerator names below), the replicas fixed, the readiness probe
+/health, and the vLLM command as `run`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import yaml
+
+from fleetplan.planner.peak.results import Plan, PoolPlan
+from fleetplan.services.router_config import pool_id, url_variable
+
+PORT = 8000
+IMAGE = "vllm/vllm-openai"
+# GPU feature discovery's `nvidia.com/gpu.product` (the product name as NVML reports it, spaces
+# as dashes) and SkyPilot's accelerator names, per catalog GPU.
+GPU_PRODUCT = {
+    "rtx-4090": "NVIDIA-GeForce-RTX-4090",
+    "h100-pcie": "NVIDIA-H100-PCIe",
+    "h100-sxm": "NVIDIA-H100-80GB-HBM3",
+    "h100-nvl": "NVIDIA-H100-NVL",
+    "h200": "NVIDIA-H200",
+    "h200-nvl": "NVIDIA-H200-NVL",
+    "l40s": "NVIDIA-L40S",
+    "l4": "NVIDIA-L4",
+    "a100-40gb": "NVIDIA-A100-SXM4-40GB",
+    "a100-80gb": "NVIDIA-A100-SXM4-80GB",
+    "a10g": "NVIDIA-A10G",
+    "b200": "NVIDIA-B200",
+}
+SKYPILOT_ACCELERATOR = {
+    "rtx-4090": "RTX4090",
+    "h100-pcie": "H100",
+    "h100-sxm": "H100",
+    "h100-nvl": "H100-NVL",
+    "h200": "H200",
+    "l40s": "L40S",
+    "l4": "L4",
+    "a100-40gb": "A100",
+    "a100-80gb": "A100-80GB",
+    "a10g": "A10G",
+    "b200": "B200",
+}
+_ARGUMENT = re.compile(r"^--[a-z0-9][a-z0-9-]*(=\S+)?$")
+
+
+def _name(pool: PoolPlan) -> str:
+    """A DNS-1035 name for the pool: lower case, digits and dashes, a letter first, 63 at most."""
+    raw = f"fleetplan-{pool.traffic_class}-{pool.gpus_per_server}x-{pool.gpu_model}"
+    slug = re.sub(r"[^a-z0-9]+", "-", raw.lower()).strip("-")
+    return slug[:63].rstrip("-")
+
+
+def _server(pool: PoolPlan) -> dict[str, Any]:
+    """The engine's version, dtype and variant from the pool's `server` words."""
+    parts = [p.strip() for p in (pool.server or "").split(",") if p.strip()]
+    found: dict[str, Any] = {"version": None, "dtype": None, "variant": []}
+    for i, part in enumerate(parts):
+        words = part.split()
+        if i == 0 and words and words[0].lower() == "vllm":
+            found["version"] = words[1] if len(words) > 1 else None
+        elif i == 0 and words:
+            found["engine"] = words[0]
+        elif re.fullmatch(r"TP \d+", part):
+            continue
+        elif found["dtype"] is None and part in {"float16", "bfloat16", "float32", "auto", "half"}:
+            found["dtype"] = part
+        else:
+            found["variant"].append(part)
+    return found
+
+
+def engine_arguments(pool: PoolPlan, model: str) -> tuple[list[str], list[str]]:
+    """vLLM's arguments for the pool, and the variant labels that are not arguments."""
+    server = _server(pool)
+    args = ["--model", model, "--tensor-parallel-size", str(pool.gpus_per_server)]
+    if server["dtype"]:
+        args += ["--dtype", server["dtype"]]
+    args += ["--host", "0.0.0.0", "--port", str(PORT)]  # inside its container
+    unknown = []
+    for label in server["variant"]:
+        tokens = label.split()
+        if tokens and all(_ARGUMENT.match(t) for t in tokens):
+            args += tokens
+        else:
+            unknown.append(label)
+    return args, unknown
+
+
+def _image(pool: PoolPlan) -> str:
+    version = _server(pool)["version"]
+    return f"{IMAGE}:v{version}" if version else f"{IMAGE}:latest"
+
+
+def _pools(plan: Plan) -> list[PoolPlan]:
+    return [p for p in plan.recommended.pools if p.servers > 0]
+
+
+def _model(models: Mapping[str, str], plan: Plan, pool: PoolPlan) -> str:
+    return models.get(pool.traffic_class) or plan.model
+
+
+def kubernetes_documents(plan: Plan, models: Mapping[str, str]) -> list[dict[str, Any]]:
+    """Per pool a Deployment and a Service (module docstring)."""
+    docs: list[dict[str, Any]] = []
+    for pool in _pools(plan):
+        name = _name(pool)
+        args, unknown = engine_arguments(pool, _model(models, plan, pool))
+        labels = {
+            "app.kubernetes.io/name": "vllm",
+            "app.kubernetes.io/part-of": "fleetplan",
+            "fleetplan.io/pool": name,
+        }
+        annotations = {
+            "fleetplan.io/pool": pool_id(pool),
+            "fleetplan.io/server": pool.server or "",
+            "fleetplan.io/planned-rate-rps": f"{pool.rate_rps:g}",
+            "fleetplan.io/capacity-rps-per-server": f"{pool.capacity_rps_per_server:g}",
+            "fleetplan.io/router-url-variable": url_variable(pool),
+        }
+        if unknown:
+            annotations["fleetplan.io/variant-not-set"] = "; ".join(unknown)
+        container = {
+            "name": "vllm",
+            "image": _image(pool),
+            "command": ["python3", "-m", "vllm.entrypoints.openai.api_server"],
+            "args": args,
+            "ports": [{"name": "http", "containerPort": PORT}],
+            "resources": {
+                "limits": {"nvidia.com/gpu": str(pool.gpus_per_server)},
+                "requests": {"nvidia.com/gpu": str(pool.gpus_per_server)},
+            },
+            "env": [
+                {
+                    "name": "VLLM_API_KEY",  # the server refuses requests without it, where set
+                    "valueFrom": {
+                        "secretKeyRef": {"name": "vllm-api-key", "key": "key", "optional": True}
+                    },
+                },
+                {
+                    "name": "HF_TOKEN",
+                    "valueFrom": {
+                        "secretKeyRef": {"name": "hf-token", "key": "token", "optional": True}
+                    },
+                },
+            ],
+            "readinessProbe": {
+                "httpGet": {"path": "/health", "port": PORT},
+                "periodSeconds": 10,
+                "failureThreshold": 60,
+            },
+            "volumeMounts": [{"name": "shm", "mountPath": "/dev/shm"}],
+        }
+        spec: dict[str, Any] = {
+            "containers": [container],
+            "volumes": [{"name": "shm", "emptyDir": {"medium": "Memory", "sizeLimit": "16Gi"}}],
+        }
+        product = GPU_PRODUCT.get(pool.gpu_model)
+        if product:
+            spec["nodeSelector"] = {"nvidia.com/gpu.product": product}
+        docs.append(
+            {
+                "apiVersion": "apps/v1",
+                "kind": "Deployment",
+                "metadata": {"name": name, "labels": labels, "annotations": annotations},
+                "spec": {
+                    "replicas": pool.servers,
+                    "selector": {"matchLabels": {"fleetplan.io/pool": name}},
+                    "template": {"metadata": {"labels": dict(labels)}, "spec": spec},
+                },
+            }
+        )
+        docs.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Service",
+                "metadata": {
+                    "name": name,
+                    "labels": labels,
+                    "annotations": {"fleetplan.io/pool": pool_id(pool)},
+                },
+                "spec": {
+                    "type": "ClusterIP",
+                    "selector": {"fleetplan.io/pool": name},
+                    "ports": [{"name": "http", "port": 80, "targetPort": PORT}],
+                },
+            }
+        )
+    return docs
+
+
+def skypilot_services(plan: Plan, models: Mapping[str, str]) -> dict[str, dict[str, Any]]:
+    """Per pool (by its name) a SkyPilot service task (module docstring)."""
+    out = {}
+    for pool in _pools(plan):
+        name = _name(pool)
+        args, unknown = engine_arguments(pool, _model(models, plan, pool))
+        accelerator = SKYPILOT_ACCELERATOR.get(pool.gpu_model, pool.gpu_model.upper())
+        version = _server(pool)["version"]
+        task: dict[str, Any] = {
+            "name": name,
+            "resources": {"accelerators": f"{accelerator}:{pool.gpus_per_server}", "ports": PORT},
+            "envs": {"HF_TOKEN": ""},
+            "service": {
+                "readiness_probe": {"path": "/health", "initial_delay_seconds": 1200},
+                "replicas": pool.servers,
+            },
+            "setup": f"pip install vllm{'==' + version if version else ''}",
+            "run": "python -m vllm.entrypoints.openai.api_server " + " ".join(args),
+        }
+        if unknown:
+            task["envs"]["FLEETPLAN_VARIANT_NOT_SET"] = "; ".join(unknown)
+        out[name] = task
+    return out
+
+
+def _header(plan: Plan, what: str, check: str) -> str:
+    return (
+        f"# {what} written by fleetplan for {plan.scenario!r} ({plan.model}): one per pool of the "
+        f"recommended fleet.\n# {check}\n"
+    )
+
+
+K8S_CHECK = (
+    "Check the nvidia.com/gpu.product names against your nodes (kubectl get nodes -L "
+    "nvidia.com/gpu.product); a variant whose engine arguments are not known is named in "
+    "fleetplan.io/variant-not-set."
+)
+SKY_CHECK = (
+    "Check the accelerator against `sky show-gpus` (SkyPilot's H100 is the SXM part on most "
+    "clouds); a variant whose engine arguments are not known is named in "
+    "FLEETPLAN_VARIANT_NOT_SET."
+)
+
+
+def kubernetes_yaml(plan: Plan, models: Mapping[str, str]) -> str:
+    docs = kubernetes_documents(plan, models)
+    return _header(plan, "Kubernetes Deployments and Services", K8S_CHECK) + yaml.safe_dump_all(
+        docs, sort_keys=False
+    )
+
+
+def skypilot_yaml(plan: Plan, models: Mapping[str, str]) -> dict[str, str]:
+    """Per pool its file's name and text (`sky serve up <name>.yaml`)."""
+    return {
+        f"{name}.yaml": _header(plan, "A SkyPilot service", SKY_CHECK)
+        + yaml.safe_dump(task, sort_keys=False)
+        for name, task in skypilot_services(plan, models).items()
+    }
