@@ -142,3 +142,126 @@ def test_vllm_backend_manages_its_own_server(tiny_model, tmp_path):
     command = run.metadata["engine_command"]  # its port tells it from the shared test server
     leftover = subprocess.run(["pgrep", "-f", "--", re.escape(command)], capture_output=True)
     assert leftover.returncode == 1, "the managed server is still running"
+
+
+@pytest.mark.slow
+@VLLM
+def test_validate_holds_at_the_planned_rate_misses_far_above_and_narrows_the_next_plan(
+    vllm_url, tiny_model, tmp_path
+):
+    """`fleetplan validate` against the vLLM CPU server (issue 34, item 4): a plan made from the
+    server's own ladder holds at its planned rate per server; ingested, the validation's levels
+    narrow the pool's capacity interval and the next plan's pool rests on them; a plan that
+    overstates the server (8x its rate per server) misses."""
+    import json
+
+    warehouse = tmp_path / "wh.duckdb"
+    common = ["--model", tiny_model, "--input-len", 48, "--output-len", STREAM_TOKENS]
+    done = collect(
+        "--backend",
+        "openai",
+        "--base-url",
+        vllm_url,
+        *common,
+        "--rates",
+        "2,4,8,16",
+        "--num-requests",
+        40,
+        "--out",
+        tmp_path / "ladder",
+        "--gpu",
+        "cpu",
+        "--ingest",
+        "--warehouse",
+        warehouse,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    scenario = tmp_path / "scenario.json"
+    scenario.write_text(
+        json.dumps(
+            {
+                "name": "validate",
+                "model": Path(tiny_model).name,
+                "classes": [
+                    {
+                        "name": "chat",
+                        "rate_rps": 20.0,
+                        "input_len": 48,
+                        "output_len": STREAM_TOKENS,
+                        "ttft_p99_ms": 500,
+                        "tpot_p99_ms": 100,
+                    }
+                ],
+                "gpus": [{"gpu_model": "cpu", "hourly_usd": 0.1, "site": "dc"}],
+                "sites": [
+                    {"name": "dc", "electricity_usd_per_kwh": 0.12, "grid_gco2_per_kwh": 350}
+                ],
+                # the interval's middle: a planned rate the ladder does not settle
+                "max_utilization": 1.0,
+                "capacity_at": "mid",
+            }
+        )
+    )
+
+    def plan(name: str) -> dict:
+        out = tmp_path / f"{name}.json"
+        done = fleetplan(
+            "plan", "--scenario", scenario, "--json", out, "--warehouse", warehouse, cwd=ROOT
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        return json.loads(out.read_text())
+
+    before = plan("before")
+    (pool,) = before["recommended"]["pools"]
+    assert pool["gpu_model"] == "cpu" and pool["servers"] >= 1
+    per_server = pool["rate_rps"] / pool["servers"]
+    assert pool["capacity_low_rps_per_server"] < per_server * 1.2  # inside what is not settled
+
+    def validate(plan_path: Path, *extra) -> tuple[int, dict]:
+        done = fleetplan(
+            "validate",
+            "--plan",
+            plan_path,
+            "--pool",
+            "chat/1x-cpu",
+            "--base-url",
+            vllm_url,
+            "--model",
+            tiny_model,
+            "--out",
+            tmp_path / "validation",
+            "--format",
+            "json",
+            *extra,
+            timeout=900,
+            cwd=ROOT,
+        )
+        assert done.returncode in (0, 2), done.stdout + done.stderr
+        return done.returncode, json.loads(done.stdout)
+
+    code, report = validate(tmp_path / "before.json", "--ingest", "--warehouse", warehouse)
+    assert code == 0, report
+    planned, stepped = report["levels"]
+    assert planned["rate_rps"] == pytest.approx(per_server, rel=1e-3)
+    assert stepped["rate_rps"] == pytest.approx(1.2 * per_server, rel=1e-3)
+    assert planned["requests"] >= 400 and planned["failed"] == 0
+    assert planned["ttft"]["verdict"] == "holds" and planned["tpot"]["verdict"] == "holds"
+    assert report["measured_server"] == pool["server"]  # the same configuration
+    assert Path(report["run_file"]).name.startswith("validate-chat-1x-cpu-")
+    after = plan("after")
+    (pool_after,) = after["recommended"]["pools"]
+    width = pool["capacity_high_rps_per_server"] - pool["capacity_low_rps_per_server"]
+    narrowed = (
+        pool_after["capacity_high_rps_per_server"] - pool_after["capacity_low_rps_per_server"]
+    )
+    assert narrowed < width - 1e-6
+    assert pool_after["level_source_file"] == Path(report["run_file"]).name
+
+    # A plan that says one server carries 8x what it was planned at: far past the server.
+    overstated = json.loads((tmp_path / "before.json").read_text())
+    overstated["recommended"]["pools"][0]["rate_rps"] *= 8
+    wrong = tmp_path / "overstated.json"
+    wrong.write_text(json.dumps(overstated))
+    code, report = validate(wrong, "--request-timeout", "5")
+    assert code == 2, report
+    assert report["levels"][0]["ttft"]["verdict"] == "misses"

@@ -126,7 +126,7 @@ def test_the_check_reports_a_field_an_option_and_a_format_left_out():
     cut = [
         "- `rated_w`",  # a field
         "- `--router`",  # an option
-        "- `--wait`",  # an option of two commands (ingest, collect)
+        "- `--wait`",  # an option of three commands (ingest, collect, validate)
         "- `csv-table`",  # a format
     ]
     kept = [line for line in reference.splitlines() if not any(line.startswith(c) for c in cut)]
@@ -135,6 +135,7 @@ def test_the_check_reports_a_field_an_option_and_a_format_left_out():
         "option fleetplan ingest --wait",
         "option fleetplan plan --router",
         "option fleetplan collect --wait",
+        "option fleetplan validate --wait",
         "format csv-table",
     ]
 

@@ -26,6 +26,7 @@ from fleetplan.cli import (
     sample_data,
     simulate,
     template,
+    validate,
     workload,
 )
 from fleetplan.core.errors import FleetplanError
@@ -43,6 +44,7 @@ SUBCOMMANDS = (
     collect,
     paper_check,
     simulate,
+    validate,
     workload,
     app,
 )
