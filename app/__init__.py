@@ -9,9 +9,11 @@ warehouse/. Pages draw; they do not decide.
 - `style.py`: the shared look (one colour per GPU model on every chart).
 - `charts.py`: figures that take more than a call or two (the load curves, the plan's
   comparisons), built from what services compute; a page passes them to `st.plotly_chart`;
-  `day_charts.py`: the day plan's servers through the day.
+  `day_charts.py`: the day plan's servers through the day; `replay_charts.py`: a trace
+  replay's P99s hour by hour.
 - `plan_inputs.py`, `plan_state.py`, `plan_results.py`, `plan_day.py` (a day: its tables and
-  its plan), `plan_availability.py`, `plan_carry.py`: the Plan page's parts.
+  its plan), `plan_availability.py`, `plan_carry.py`, `plan_replay.py` (a request log replayed): the
+  Plan page's parts.
 
 To add a page: write `views/NAME.py` and add it to `PAGES`. Keep the page to widgets and charts:
 whatever it computes (filtering, validation, defaults, unit costs, missing-value handling) goes

@@ -14,6 +14,7 @@ from fleetplan.app import data
 from fleetplan.app.plan_availability import router_downloads, show_availability
 from fleetplan.app.plan_day import day_inputs, schedule_download, show_day
 from fleetplan.app.plan_inputs import scenario_inputs
+from fleetplan.app.plan_replay import show_replay
 from fleetplan.app.plan_results import FRONTIER_TAB, TAB_KEY, downloads, show_plan
 from fleetplan.app.plan_state import keep_in_link, restart, start
 from fleetplan.core.errors import InputError
@@ -54,6 +55,7 @@ show_day(result)  # nothing for a scenario of version 1
 # the plan shown, its frontier too where that tab is open (tests compare it with the CLI's)
 state.s_result = show_plan(result, scenario, points, lambda: data.plan_for(asked, frontier=True))
 show_availability(result)
+show_replay(result, scenario, points)
 
 # -- files --------------------------------------------------------------------------------------
 files = st.columns(3)

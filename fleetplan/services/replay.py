@@ -169,3 +169,83 @@ def _class_json(c: ClassReplay) -> Mapping:
         "targets": {"ttft_p99_ms": c.targets.ttft_p99_ms, "tpot_p99_ms": c.targets.tpot_p99_ms},
         "hours": [h.as_json() for h in c.hours],
     }
+
+
+MAX_PAGE_TRACE_BYTES = 200 << 20  # a log the page replays: about two million requests
+
+
+def replay_for_page(
+    plan,
+    scenario,
+    points: pd.DataFrame,
+    trace_bytes: bytes,
+    *,
+    name: str,
+    class_by: str = "all",
+    only: str | None = None,
+    start_hour: int | None = None,
+    scale: float = 1.0,
+    seed: int = 0,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict:
+    """The Plan page's replay of an uploaded log through the plan on screen (the same answer as
+    `fleetplan simulate --plan --trace` on the plan's JSON)."""
+    from fleetplan.planner.replay.fleet import PlanShapeError, fleet_of
+    from fleetplan.planner.scenario.workload import read_trace
+
+    if len(trace_bytes) > MAX_PAGE_TRACE_BYTES:
+        raise InputError(
+            f"the log is {len(trace_bytes) / 2**20:.0f} MiB; the page replays up to "
+            f"{MAX_PAGE_TRACE_BYTES >> 20} MiB (`fleetplan simulate --trace` has no such limit)",
+            field="trace",
+        )
+    raw = {**plan.model_dump(mode="json"), "inputs": {"scenario": scenario.model_dump(mode="json")}}
+    try:
+        fleet = fleet_of(raw)
+    except PlanShapeError as error:
+        raise InputError(str(error), field="plan") from None
+    trace = read_trace(trace_bytes.decode("utf-8", errors="replace"), name=name)
+    return replay_trace(
+        points,
+        fleet,
+        trace,
+        class_by=class_by,
+        only=only,
+        start_hour=start_hour,
+        scale=scale,
+        seed=seed,
+        progress=progress,
+    )
+
+
+def hours_table(result: Mapping) -> pd.DataFrame:
+    """One row per class and hour of a replay: its requests, P99s, goodput, verdict and the
+    class's targets (the page's table and chart)."""
+    rows = []
+    for c in result["classes"]:
+        targets = c["targets"]
+        for h in c["hours"]:
+            rows.append(
+                {
+                    "class": c["name"],
+                    "hour": h["hour"],
+                    "requests": h["requests"],
+                    "ttft_p99_ms": h["ttft_p99_ms"],
+                    "tpot_p99_ms": h["tpot_p99_ms"],
+                    "goodput": h["goodput"],
+                    "meets": h["meets"],
+                    "ttft_target_ms": targets["ttft_p99_ms"],
+                    "tpot_target_ms": targets["tpot_p99_ms"],
+                    "busiest_minute": (h.get("busiest_minute") or {}).get("start"),
+                    "headroom": _headroom_words(h.get("headroom")),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def _headroom_words(room: Mapping | None) -> str | None:
+    if not room:
+        return None
+    if room.get("factor") is None:
+        return "not held even at 4x the servers"
+    return f"servers x {room['factor']:g}"

@@ -43,6 +43,7 @@ GROUPS = {"test_ray_campaign": "ray", "test_ray_hardening": "ray"} | {
         "test_browser_benchmarks",
         "test_browser_hardening",
         "test_browser_plan_day",
+        "test_browser_replay",
         "test_browser_plan_results",
         "test_browser_state",
         "test_browser_upload",
