@@ -65,6 +65,8 @@ format: $(VENV)/.installed-dev
 # start); then the vLLM engine's, alone (marked serial: tests/support/slow.py). Both parts always
 # run; the target fails if either does. WORKERS=1 runs the first part in one process.
 WORKERS ?= $(shell $(PYTHON) -c 'import os; print((os.cpu_count() or 1) + 1)')
+# The export tests find the deployment tools here (tests/test_deploy.py).
+export FLEETPLAN_DEPLOY_TOOLS = $(abspath $(VENV)/tools)
 test: lint $(VENV)/tools/.installed
 	@status=0; \
 	$(BIN)/python -m pytest -n $(WORKERS) --dist loadgroup -m 'not serial' || status=$$?; \
