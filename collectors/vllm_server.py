@@ -64,6 +64,56 @@ def server_command(options: CollectOptions, port: int) -> list[str]:
     return command + list(engine.engine_arg)
 
 
+# vLLM's engine core process waits for its workers' results in a busy loop (the shared-memory
+# queue's reader spins with sched_yield for a second after each read), so on a host whose cores
+# the workers take (the CPU build binds them to all but one) it takes most of the core left to
+# the API server and the collector: measured on 2 cores at 14 req/s, the collector's sends
+# bunched behind stalls of up to 3 s and the P99 TTFT was 2.5-3.3 s; with the engine core at
+# the lowest priority, 14 ms (its P50 8 ms either way). It only ever waits, so it yields.
+ENGINE_CORE = "VLLM::EngineCor"  # the process title, as /proc/PID/comm keeps it (15 bytes)
+LOWEST_PRIORITY = 19
+
+
+def descendants(pid: int, proc: Path = Path("/proc")) -> dict[int, str]:
+    """Every process under `pid` (Linux's /proc), with its name; {} where /proc is not."""
+    parents: dict[int, list[int]] = {}
+    names: dict[int, str] = {}
+    for entry in proc.glob("[0-9]*/stat"):
+        try:
+            stat = entry.read_text()
+        except OSError:  # gone meanwhile
+            continue
+        name_end = stat.rfind(")")
+        fields = stat[name_end + 2 :].split()
+        child = int(entry.parent.name)
+        names[child] = stat[stat.find("(") + 1 : name_end]
+        parents.setdefault(int(fields[1]), []).append(child)
+    found: dict[int, str] = {}
+    todo = list(parents.get(pid, []))
+    while todo:
+        child = todo.pop()
+        found[child] = names[child]
+        todo += parents.get(child, [])
+    return found
+
+
+def yield_engine_core(server_pid: int, proc: Path = Path("/proc")) -> list[int]:
+    """The server's engine core processes (every thread) at the lowest scheduling priority
+    (ENGINE_CORE's comment); the processes lowered. A process that cannot be lowered (gone,
+    not ours) is left as it is: the server runs either way."""
+    lowered = []
+    for pid, name in descendants(server_pid, proc).items():
+        if not name.startswith(ENGINE_CORE):
+            continue
+        try:
+            for task in (proc / str(pid) / "task").iterdir():
+                os.setpriority(os.PRIO_PROCESS, int(task.name), LOWEST_PRIORITY)
+        except OSError:
+            continue
+        lowered.append(pid)
+    return lowered
+
+
 def _tail(path: Path, lines: int = 25) -> str:
     try:
         return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
@@ -101,6 +151,7 @@ def managed_server(
                     f"s; its log ({log_path}) ends with:\n{_tail(log_path)}"
                 )
             time.sleep(1)
+        yield_engine_core(process.pid)
         yield base_url
     finally:
         _stop(process)

@@ -5,9 +5,13 @@ without a GPU, and `--backend vllm` with a server that cannot start. They share 
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 from importlib.util import find_spec
 from pathlib import Path
 
@@ -157,3 +161,43 @@ def test_vllm_backend_reports_a_server_that_cannot_start(tmp_path):
     )
     assert done.returncode == 3
     assert "exited with code" in done.stderr and "log" in done.stderr
+
+
+@pytest.mark.skipif(not Path("/proc/self/comm").exists(), reason="Linux's /proc only")
+def test_the_engine_core_is_lowered_to_yield_to_the_collector(tmp_path):
+    """`collectors.vllm_server.yield_engine_core`: under the server's process, the process
+    titled as vLLM's engine core (its busy wait starves the collector on a small host) goes to
+    the lowest priority, every thread of it; its siblings stay as they are."""
+    from fleetplan.collectors.vllm_server import LOWEST_PRIORITY, descendants, yield_engine_core
+
+    child = (
+        "import sys, threading, time; open('/proc/self/comm', 'w').write(sys.argv[1]);"
+        " threading.Thread(target=time.sleep, args=(60,), daemon=True).start(); time.sleep(60)"
+    )
+    script = (
+        f'{sys.executable} -c "{child}" VLLM::EngineCore & '
+        f'{sys.executable} -c "{child}" VLLM::Worker & wait'
+    )
+    server = subprocess.Popen(["sh", "-c", script])
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            names = descendants(server.pid)
+            if sorted(n for n in names.values()) == ["VLLM::EngineCor", "VLLM::Worker"]:
+                break
+            time.sleep(0.05)
+        else:
+            raise AssertionError(f"the children never took their titles: {names}")
+        (core,) = [pid for pid, name in names.items() if name == "VLLM::EngineCor"]
+        (worker,) = [pid for pid, name in names.items() if name == "VLLM::Worker"]
+        assert yield_engine_core(server.pid) == [core]
+        threads = [int(t.name) for t in Path(f"/proc/{core}/task").iterdir()]
+        assert len(threads) == 2
+        assert {os.getpriority(os.PRIO_PROCESS, t) for t in threads} == {LOWEST_PRIORITY}
+        assert os.getpriority(os.PRIO_PROCESS, worker) == os.getpriority(os.PRIO_PROCESS, 0)
+    finally:
+        for pid in descendants(server.pid):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        server.kill()
+        server.wait()
