@@ -123,9 +123,15 @@ def _tail(path: Path, lines: int = 25) -> str:
 
 @contextmanager
 def managed_server(
-    command: list[str], port: int, log_path: Path, startup_timeout_s: float
+    command: list[str],
+    port: int,
+    log_path: Path,
+    startup_timeout_s: float,
+    *,
+    yield_core: bool = True,
 ) -> Iterator[str]:
-    """The server's base URL while it runs; its log goes to `log_path`."""
+    """The server's base URL while it runs; its log goes to `log_path`; its engine core yields
+    to the collector (`yield_engine_core`) unless not `yield_core` (a benchmark's baseline)."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with log_path.open("w") as log:
         process = subprocess.Popen(
@@ -151,7 +157,8 @@ def managed_server(
                     f"s; its log ({log_path}) ends with:\n{_tail(log_path)}"
                 )
             time.sleep(1)
-        yield_engine_core(process.pid)
+        if yield_core:
+            yield_engine_core(process.pid)
         yield base_url
     finally:
         _stop(process)
