@@ -59,24 +59,29 @@ def show_availability(result: Plan) -> None:
     )
 
 
-def router_downloads(result: Plan | None, column) -> None:
-    """The plan's routing as a LiteLLM proxy configuration and as a plain table."""
-    if result is None or result.recommended.totals is None:
+def router_downloads(result: Plan | None, column, models: dict[str, str]) -> None:
+    """The plan's routing as a LiteLLM proxy configuration and as a plain table (a day plan's:
+    the day's pools), each class to its model (`models`)."""
+    if result is None:
+        return
+    planned = result.day.cost_usd is not None if result.day else result.recommended.totals
+    if not planned:
         return
     column.download_button(
         "Download router config (LiteLLM)",
-        data=litellm_config(result),
+        data=litellm_config(result, models),
         file_name="fleetplan-litellm.yaml",
         mime="application/x-yaml",
         key="download_router_litellm",
         icon=":material/download:",
         on_click="ignore",  # no re-run (app/plan_results.downloads)
-        help="One deployment per pool, weighted by its planned share; set each FLEETPLAN_..._URL "
+        help="One deployment per pool, weighted by its planned share (a day plan: of its class's "
+        "requests over the day, its servers hour by hour beside it); set each FLEETPLAN_..._URL "
         "to the pool's servers (fleetplan plan --router litellm writes the same).",
     )
     column.download_button(
         "Download routing table (JSON)",
-        data=routing_json(result),
+        data=routing_json(result, models),
         file_name="fleetplan-routing.json",
         mime="application/json",
         key="download_router_json",

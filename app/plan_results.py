@@ -178,8 +178,10 @@ def _fleet(result: Plan, scenario: Scenario, points: pd.DataFrame) -> None:
     st.markdown("**Energy and carbon per pool**")
     readable_table(energy_view(result), "table_pool_energy")
     st.markdown("**The measured level behind each pool**")
-    model_points = points_for_model(points, scenario.model)
-    traffic = {c.name: traffic_measured(model_points, c) for c in scenario.classes}
+    traffic = {
+        c.name: traffic_measured(points_for_model(points, scenario.model_of(c)), c)
+        for c in scenario.classes
+    }
     readable_table(levels_view(result, traffic), "table_pool_levels")
     st.markdown("**Why this fleet**")
     for line in explain(result, scenario):
@@ -242,7 +244,8 @@ PLAN_FILES = (
         "fleetplan-plan.csv",
         "text/csv",
         "download_plan_csv",
-        "Every pool, recommended and baselines, one row each.",
+        "Every pool, recommended and baselines, one row each (a day plan: each configuration "
+        "the day reserves or rents, and each compared fleet's day).",
     ),
     (
         "Download fleet (CSV)",
@@ -250,7 +253,8 @@ PLAN_FILES = (
         "fleetplan-fleet.csv",
         "text/csv",
         "download_fleet_csv",
-        "The recommended fleet alone, with a TOTAL row (GPUs, servers, $/month, kgCO2e/month).",
+        "The recommended fleet alone, with a TOTAL row (GPUs, servers, $/month, kgCO2e/month; "
+        "a day plan: the day's fleet, servers hour by hour, the day's cost and carbon).",
     ),
     (
         "Download sources (CSV)",
@@ -266,7 +270,8 @@ PLAN_FILES = (
         "fleetplan-plan.xlsx",
         "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
         "download_plan_xlsx",
-        "Sheets fleet, baselines, inputs and sources.",
+        "Sheets fleet, baselines, inputs and sources (a day plan: fleet, schedule, compared, "
+        "inputs and sources).",
     ),
     (
         "Download plan (JSON)",
@@ -296,7 +301,10 @@ def downloads(
     (`on_click="ignore"`): a run gives every file built on click a new id and forgets the old,
     so a second download clicked while the page still showed the first run's buttons failed
     ("Deferred file ... not found"), which is how the workbook after the scenario got lost."""
-    if result is not None and result.recommended.totals is not None:
+    planned = result is not None and (
+        result.day.cost_usd is not None if result.day else result.recommended.totals is not None
+    )
+    if planned:
         tables = {"catalog": data.catalog(), "prices": data.prices(), "regions": data.regions()}
         inputs: dict = {}
 

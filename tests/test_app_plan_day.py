@@ -217,3 +217,36 @@ def test_a_peak_scenario_is_planned_as_before_and_can_become_a_day(
     at.radio(key=f"w_day_mode_{at.session_state['s_day_gen']}").set_value("peak").run()
     assert not at.exception, at.exception
     assert current(at) == peak and at.query_params["s"] == scenario_to_link(peak)
+
+
+TWO_MODELS = ROOT / "examples" / "day-two-models-owned.json"
+
+
+def test_a_two_model_day_draws_every_tab_and_routes_each_class_to_its_model(
+    monkeypatch, sample_warehouse_path
+):
+    """The code assistant planned on its own model (issue 36): the page keeps the class's model,
+    the Load curves tab draws each class on its model's curve (an IndexError before), and the
+    router download names each class's model and the day's pools alone."""
+    import yaml
+
+    from fleetplan.app.plan_results import TABS
+    from fleetplan.services.router_config import litellm_config
+    from tests.support.pages import open_tab
+
+    link = scenario_to_link(load_scenario(TWO_MODELS))
+    at = open_app(monkeypatch, sample_warehouse_path, link=link)
+    shown = current(at)
+    assert shown.classes[1].model == "DeepSeek-R1-Distill-Qwen-7B"
+    result = at.session_state["s_result"]
+    assert result.day is not None and result.day.cost_usd is not None
+    for tab in TABS:
+        open_tab(at, tab)
+        assert not at.error, (tab, [e.value for e in at.error])
+    charts = [c for c in at.get("plotly_chart")]
+    assert charts  # the load curves drew
+    routed = yaml.safe_load(litellm_config(result, {"code assistant": "Qwen-7B"}))
+    by_class = {d["model_name"]: d["litellm_params"]["model"] for d in routed["model_list"]}
+    assert by_class["code assistant"] == "hosted_vllm/Qwen-7B"
+    download = next(b for b in at.get("download_button") if "LiteLLM" in b.proto.label)
+    assert download is not None

@@ -160,6 +160,7 @@ def test_the_page_and_the_command_line_plan_every_scenario_file_alike(
         )
         planned = json.loads((tmp_path / f"{name}.plan.json").read_text())
         planned.pop("inputs")  # what the plan rests on, exported beside it (tests/test_exports.py)
+        planned.pop("headline", None)  # a day plan's
         page = on_the_page[name]
         assert page["model"].endswith(planned["model"])  # the file may name the model short
         assert {**page, "model": planned["model"]} == planned, name

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fleetplan.planner.peak.results import Plan
 from fleetplan.services.deploy import engine_arguments
+from fleetplan.services.exports import plan_from_json
 from fleetplan.services.router_config import url_variable
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -54,8 +54,7 @@ def planned(cli, tmp_path, sample_warehouse_template):
     )
     assert done.returncode == 0, done.stderr
     raw = json.loads(out.read_text())
-    raw.pop("inputs")
-    plan = Plan.model_validate(raw)
+    plan = plan_from_json(raw)
     pools = [p for p in plan.recommended.pools if p.servers > 0]
     assert len(pools) >= 2
     return tmp_path, plan, pools

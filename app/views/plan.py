@@ -19,7 +19,12 @@ from fleetplan.app.plan_results import FRONTIER_TAB, TAB_KEY, downloads, show_pl
 from fleetplan.app.plan_state import keep_in_link, restart, start
 from fleetplan.core.errors import InputError
 from fleetplan.services.plain_text import plain
-from fleetplan.services.planning import MAX_SCENARIO_BYTES, for_the_page, load_scenario
+from fleetplan.services.planning import (
+    MAX_SCENARIO_BYTES,
+    class_models,
+    for_the_page,
+    load_scenario,
+)
 from fleetplan.services.scenario_forms import page_message
 
 st.title("Plan a fleet")
@@ -67,7 +72,7 @@ downloads(
     files,
     lambda: data.plan_for(asked, frontier=True, session=download_plan),
 )
-router_downloads(result, files[1])
+router_downloads(result, files[1], class_models(scenario, sorted(points["model"].unique())))
 schedule_download(result, files[1])
 uploaded = files[2].file_uploader("Load a scenario (JSON)", type=["json"], key="w_scenario_file")
 if uploaded is not None and uploaded.file_id != state.get("s_loaded_file"):

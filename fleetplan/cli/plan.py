@@ -106,7 +106,7 @@ def _export_args(plan: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from fleetplan.core.errors import InputError
     from fleetplan.services import exports
-    from fleetplan.services.planning import load_scenario, plan_from_warehouse
+    from fleetplan.services.planning import class_models, load_scenario, plan_from_warehouse
     from fleetplan.warehouse import queries
     from fleetplan.warehouse.db import Warehouse
 
@@ -126,14 +126,15 @@ def run(args: argparse.Namespace) -> int:
                 prices=queries.gpu_prices(warehouse),
                 regions=queries.regions(warehouse),
             )
-            models = _model_ids(scenario, queries.models(warehouse)) if args.deploy else {}
+            models = class_models(scenario, queries.models(warehouse))
     except InputError as error:
         print(f"fleetplan plan: {error}", file=sys.stderr)
         return EXIT_PROBLEMS
     except OSError as error:
         print(f"fleetplan plan: cannot read {args.scenario}: {error.strerror}", file=sys.stderr)
         return EXIT_PROBLEMS
-    if args.deploy and not args.deploy_out:  # the YAML alone on standard output (| kubectl)
+    # The router's or the deployment's file alone on standard output (> router.yaml, | kubectl)
+    if (args.deploy and not args.deploy_out) or (args.router and not args.output):
         with contextlib.redirect_stdout(sys.stderr):
             _print_summary(result)
     else:
@@ -143,22 +144,18 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_PROBLEMS
     if not _write_exports(args, result, inputs):
         return EXIT_PROBLEMS
-    if (
-        args.deploy
-        and result.recommended.totals is not None
-        and not _write_deploy(args, result, models)
-    ):
+    planned = result.day.cost_usd is not None if result.day else result.recommended.totals
+    if args.deploy and planned and not _write_deploy(args, result, models):
         return EXIT_PROBLEMS
     if result.day is not None:
         if result.day.cost_usd is None:
             print(f"fleetplan plan: no day plan: {result.day.message}", file=sys.stderr)
             return EXIT_INFEASIBLE
-        return EXIT_OK
-    if result.recommended.totals is None:
+    elif result.recommended.totals is None:
         print(f"fleetplan plan: no plan: {result.message}", file=sys.stderr)
         return EXIT_INFEASIBLE
-    if args.router:
-        _write_router(args, result)
+    if args.router and not _write_router(args, result, models):
+        return EXIT_PROBLEMS
     return EXIT_OK
 
 
@@ -167,16 +164,18 @@ def _print_summary(result) -> None:
     from fleetplan.planner.availability.summary import availability_lines
     from fleetplan.planner.day.schedule import day_summary
     from fleetplan.planner.report.explain import trade_off
-    from fleetplan.planner.report.table import summary
+    from fleetplan.planner.report.table import summary_body, summary_head
 
-    sys.stdout.write(summary(result))
+    sys.stdout.write(summary_head(result))
+    if result.day is not None:  # the day first: it is the plan; its peak plan the comparison
+        sys.stdout.write(day_summary(result.day))
+    sys.stdout.write(summary_body(result))
     for line in availability_lines(result):
         print(line)
-    if result.day is not None:
-        sys.stdout.write(day_summary(result.day))
     between = trade_off(result)
     if between is not None:
-        print(f"\nTrade-off: {between.sentence()}")
+        at = " (at the peak)" if result.day is not None else ""
+        print(f"\nTrade-off{at}: {between.sentence()}")
 
 
 def _write_exports(args: argparse.Namespace, result, inputs) -> bool:
@@ -204,30 +203,26 @@ def _write_exports(args: argparse.Namespace, result, inputs) -> bool:
     return True
 
 
-def _write_router(args: argparse.Namespace, result) -> None:
-    """The plan's routing (--router) to --output, or to standard output."""
+def _write_router(args: argparse.Namespace, result, models: dict[str, str]) -> bool:
+    """The plan's routing (--router; a day plan's: the day's pools) to --output, or to standard
+    output; False (said why) where it cannot be written."""
+    from fleetplan.core.errors import InputError
     from fleetplan.services.router_config import litellm_config, routing_json
 
-    text = litellm_config(result) if args.router == "litellm" else routing_json(result)
-    if args.output:
-        write_output(args.output, text, option="--output")
-        print(f"router ({args.router}) -> {args.output}", file=sys.stderr)
+    if args.router == "litellm":
+        text = litellm_config(result, models)
     else:
+        text = routing_json(result, models)
+    if not args.output:
         sys.stdout.write(text)
-
-
-def _model_ids(scenario, known: list[str]) -> dict[str, str]:
-    """Each class's model by its full id where the warehouse knows it ("Qwen/..." for "...")."""
-    out = {}
-    for traffic in scenario.classes:
-        name = scenario.model_of(traffic)
-        full = [
-            m
-            for m in known
-            if m.lower() == name.lower() or m.split("/")[-1].lower() == name.lower()
-        ]
-        out[traffic.name] = full[0] if len(full) == 1 else name
-    return out
+        return True
+    try:
+        write_output(args.output, text, option="--output")
+    except InputError as error:
+        print(f"fleetplan plan: {error}", file=sys.stderr)
+        return False
+    print(f"router ({args.router}) -> {args.output}", file=sys.stderr)
+    return True
 
 
 def _write_deploy(args: argparse.Namespace, result, models: dict[str, str]) -> bool:

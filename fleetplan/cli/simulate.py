@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
     from fleetplan.core.files import read_at_most
     from fleetplan.core.strict import load_json
     from fleetplan.planner.availability.simulation import report, simulate
-    from fleetplan.planner.peak.results import Plan
+    from fleetplan.services.exports import plan_from_json
 
     if args.trace is not None:
         from fleetplan.cli.replay import run_replay
@@ -95,8 +95,7 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_PROBLEMS
     try:
         raw = load_json(read_at_most(args.plan, limit=64 << 20), file=args.plan)  # a file, bounded
-        raw.pop("inputs", None)
-        plan = Plan.model_validate(raw)
+        plan = plan_from_json(raw)
         result = simulate(
             plan,
             hours=args.hours,

@@ -10,7 +10,14 @@ Per pool with servers (the recommended fleet):
   caching", "--max-num-seqs=128"); any other variant label is kept as an annotation and a
   comment (its arguments are not known: set them by hand);
 - the replicas: the pool's servers (for a plan with availability, those planned, spares
-  included); one server is one replica of `gpus_per_server` GPUs.
+  included); one server is one replica of `gpus_per_server` GPUs. A day plan's pools (a class
+  on a configuration under an offer, `router_config.routes`) change by the hour: a Deployment
+  gets the most servers the pool serves with in any hour and its servers hour by hour in the
+  annotation `fleetplan.io/servers-by-hour` (scale it by them, or by the schedule CSV); a
+  SkyPilot service of an on-demand pool autoscales between its fewest and most servers of the
+  day on the pool's capacity per server (`replica_policy.target_qps_per_replica`), a reserved
+  one keeps its servers. Reserved servers the day shares between classes hour by hour are named
+  in `fleetplan.io/shares-servers-with`.
 
 Kubernetes (`kubectl apply -f`): the Deployment requests `nvidia.com/gpu` (NVIDIA's device
 plugin), selects nodes by the `nvidia.com/gpu.product` label GPU feature discovery writes (the
@@ -35,7 +42,8 @@ from typing import Any
 import yaml
 
 from fleetplan.planner.peak.results import Plan, PoolPlan
-from fleetplan.services.router_config import pool_id, url_variable
+from fleetplan.services.exports import hours_text
+from fleetplan.services.router_config import Route, routes
 
 PORT = 8000
 IMAGE = "vllm/vllm-openai"
@@ -71,14 +79,29 @@ SKYPILOT_ACCELERATOR = {
 _ARGUMENT = re.compile(r"^--[a-z0-9][a-z0-9-]*(=\S+)?$")
 
 
-def _name(pool: PoolPlan) -> str:
+def _name(route: Route) -> str:
     """A DNS-1035 name for the pool: lower case, digits and dashes, a letter first, 63 at most."""
-    raw = f"fleetplan-{pool.traffic_class}-{pool.gpus_per_server}x-{pool.gpu_model}"
+    offer = f"-{route.offer}" if route.offer and route.offer != route.gpu_model else ""
+    raw = f"fleetplan-{route.traffic_class}-{route.gpus_per_server}x-{route.gpu_model}{offer}"
     slug = re.sub(r"[^a-z0-9]+", "-", raw.lower()).strip("-")
     return slug[:63].rstrip("-")
 
 
-def _server(pool: PoolPlan) -> dict[str, Any]:
+def _named(found: list[Route]) -> list[tuple[str, Route]]:
+    """Each pool with its name (`_name`), names that would meet told apart by a number."""
+    seen: dict[str, int] = {}
+    out = []
+    for route in found:
+        name = _name(route)
+        seen[name] = seen.get(name, 0) + 1
+        if seen[name] > 1:
+            suffix = f"-{seen[name]}"
+            name = name[: 63 - len(suffix)].rstrip("-") + suffix
+        out.append((name, route))
+    return out
+
+
+def _server(pool: PoolPlan | Route) -> dict[str, Any]:
     """The engine's version, dtype and variant from the pool's `server` words."""
     parts = [p.strip() for p in (pool.server or "").split(",") if p.strip()]
     found: dict[str, Any] = {"version": None, "dtype": None, "variant": []}
@@ -97,7 +120,7 @@ def _server(pool: PoolPlan) -> dict[str, Any]:
     return found
 
 
-def engine_arguments(pool: PoolPlan, model: str) -> tuple[list[str], list[str]]:
+def engine_arguments(pool: PoolPlan | Route, model: str) -> tuple[list[str], list[str]]:
     """vLLM's arguments for the pool, and the variant labels that are not arguments."""
     server = _server(pool)
     args = ["--model", model, "--tensor-parallel-size", str(pool.gpus_per_server)]
@@ -114,37 +137,29 @@ def engine_arguments(pool: PoolPlan, model: str) -> tuple[list[str], list[str]]:
     return args, unknown
 
 
-def _image(pool: PoolPlan) -> str:
+def _image(pool: PoolPlan | Route) -> str:
     version = _server(pool)["version"]
     return f"{IMAGE}:v{version}" if version else f"{IMAGE}:latest"
-
-
-def _pools(plan: Plan) -> list[PoolPlan]:
-    return [p for p in plan.recommended.pools if p.servers > 0]
-
-
-def _model(models: Mapping[str, str], plan: Plan, pool: PoolPlan) -> str:
-    return models.get(pool.traffic_class) or plan.model
 
 
 def kubernetes_documents(plan: Plan, models: Mapping[str, str]) -> list[dict[str, Any]]:
     """Per pool a Deployment and a Service (module docstring)."""
     docs: list[dict[str, Any]] = []
-    for pool in _pools(plan):
-        name = _name(pool)
-        args, unknown = engine_arguments(pool, _model(models, plan, pool))
+    for name, pool in _named(routes(plan, models)):
+        args, unknown = engine_arguments(pool, pool.model)
         labels = {
             "app.kubernetes.io/name": "vllm",
             "app.kubernetes.io/part-of": "fleetplan",
             "fleetplan.io/pool": name,
         }
         annotations = {
-            "fleetplan.io/pool": pool_id(pool),
+            "fleetplan.io/pool": pool.pool,
             "fleetplan.io/server": pool.server or "",
             "fleetplan.io/planned-rate-rps": f"{pool.rate_rps:g}",
             "fleetplan.io/capacity-rps-per-server": f"{pool.capacity_rps_per_server:g}",
-            "fleetplan.io/router-url-variable": url_variable(pool),
+            "fleetplan.io/router-url-variable": pool.url_env,
         }
+        annotations |= _day_annotations(pool)
         if unknown:
             annotations["fleetplan.io/variant-not-set"] = "; ".join(unknown)
         container = {
@@ -204,7 +219,7 @@ def kubernetes_documents(plan: Plan, models: Mapping[str, str]) -> list[dict[str
                 "metadata": {
                     "name": name,
                     "labels": labels,
-                    "annotations": {"fleetplan.io/pool": pool_id(pool)},
+                    "annotations": {"fleetplan.io/pool": pool.pool},
                 },
                 "spec": {
                     "type": "ClusterIP",
@@ -219,9 +234,8 @@ def kubernetes_documents(plan: Plan, models: Mapping[str, str]) -> list[dict[str
 def skypilot_services(plan: Plan, models: Mapping[str, str]) -> dict[str, dict[str, Any]]:
     """Per pool (by its name) a SkyPilot service task (module docstring)."""
     out = {}
-    for pool in _pools(plan):
-        name = _name(pool)
-        args, unknown = engine_arguments(pool, _model(models, plan, pool))
+    for name, pool in _named(routes(plan, models)):
+        args, unknown = engine_arguments(pool, pool.model)
         accelerator = SKYPILOT_ACCELERATOR.get(pool.gpu_model, pool.gpu_model.upper())
         version = _server(pool)["version"]
         task: dict[str, Any] = {
@@ -230,7 +244,7 @@ def skypilot_services(plan: Plan, models: Mapping[str, str]) -> dict[str, dict[s
             "envs": {"HF_TOKEN": ""},
             "service": {
                 "readiness_probe": {"path": "/health", "initial_delay_seconds": 1200},
-                "replicas": pool.servers,
+                **_replicas(pool),
             },
             "setup": f"pip install vllm{'==' + version if version else ''}",
             "run": "python -m vllm.entrypoints.openai.api_server " + " ".join(args),
@@ -241,10 +255,39 @@ def skypilot_services(plan: Plan, models: Mapping[str, str]) -> dict[str, dict[s
     return out
 
 
+def _day_annotations(pool: Route) -> dict[str, str]:
+    """A day pool's offer, commitment and servers hour by hour (none for a peak pool)."""
+    if pool.servers_by_hour is None:
+        return {}
+    out = {
+        "fleetplan.io/offer": pool.offer or "",
+        "fleetplan.io/commitment": pool.commitment or "",
+        "fleetplan.io/servers-by-hour": hours_text(list(pool.servers_by_hour)),
+    }
+    if pool.shares_servers_with:
+        out["fleetplan.io/shares-servers-with"] = ", ".join(pool.shares_servers_with)
+    return out
+
+
+def _replicas(pool: Route) -> dict[str, Any]:
+    """SkyPilot's replicas: a peak pool's servers; an on-demand day pool autoscaled between its
+    fewest and most servers of the day at its capacity per server."""
+    if pool.servers_by_hour is None or pool.commitment != "on_demand":
+        return {"replicas": pool.servers}
+    return {
+        "replica_policy": {
+            "min_replicas": min(pool.servers_by_hour),
+            "max_replicas": max(pool.servers_by_hour),
+            "target_qps_per_replica": round(pool.capacity_rps_per_server, 6),
+        }
+    }
+
+
 def _header(plan: Plan, what: str, check: str) -> str:
+    fleet = "the day's pools" if plan.day is not None else "the recommended fleet"
     return (
-        f"# {what} written by fleetplan for {plan.scenario!r} ({plan.model}): one per pool of the "
-        f"recommended fleet.\n# {check}\n"
+        f"# {what} written by fleetplan for {plan.scenario!r}: one per pool of {fleet}.\n"
+        f"# {check}\n"
     )
 
 

@@ -11,9 +11,16 @@ Every CSV has its header on the first line and nothing else but rows (RFC 4180: 
 quoted and never start a formula. `plan_csv`: every pool (recommended and baselines);
 `fleet_csv`: the recommended fleet alone with a TOTAL row; `sources_csv`: every input figure with
 where it came from; `services.workbook.plan_xlsx`: a workbook with sheets fleet, baselines, inputs
-and sources. The
-JSON is the plan's fields with an `inputs` field beside them. Each is built only when asked for
-(the page's download buttons build theirs on click).
+and sources. The JSON is the plan's fields with an `inputs` field beside them and its `headline`
+(the figures the page and the text lead with). Each is built only when asked for (the page's
+download buttons build theirs on click).
+
+A day scenario (version 2) is planned over its 24 hours, and its exports are the day's: the fleet
+CSV one row per configuration under each offer the day reserves or rents (`DAY_COLUMNS`: its
+servers hour by hour, its classes' shares, its part of the day's cost and carbon) with a TOTAL
+row equal to the day's figures; the pool CSV those rows and each compared fleet's day (the peak
+plan run through the day, reserved only); the workbook a `schedule` sheet beside them. The peak
+plan is then a comparison, as on the page.
 """
 
 from __future__ import annotations
@@ -226,8 +233,9 @@ def _csv(table: pd.DataFrame) -> str:
 def plan_csv(plan: Plan) -> str:
     """Every pool of the plan (the recommended fleet's and each baseline's, told apart by
     `fleet`), one row each, the header first: `planner.report.table.POOL_COLUMNS`, rounded per
-    `planner.report.table.CSV_DIGITS`. What the rows rest on is in `sources_csv` and the JSON."""
-    return _csv(pool_rows(plan))
+    `planner.report.table.CSV_DIGITS` (a day plan's: `day_pool_table`). What the rows rest on is
+    in `sources_csv` and the JSON."""
+    return _csv(day_pool_table(plan) if is_day(plan) else pool_rows(plan))
 
 
 def fleet_table(plan: Plan) -> pd.DataFrame:
@@ -262,8 +270,166 @@ def fleet_table(plan: Plan) -> pd.DataFrame:
 
 
 def fleet_csv(plan: Plan) -> str:
-    """`fleet_table` as CSV, the header first."""
-    return _csv(fleet_table(plan))
+    """`fleet_table` as CSV, the header first (a day plan's: `day_fleet_table`)."""
+    return _csv(day_fleet_table(plan) if is_day(plan) else fleet_table(plan))
+
+
+def is_day(plan: Plan) -> bool:
+    """A day scenario's plan (version 2): its exports are the day's."""
+    return plan.day is not None
+
+
+DAY_FLEET = "recommended (day)"
+DAY_COLUMNS = (
+    "scenario",
+    "fleet",
+    "offer",
+    "commitment",
+    "gpu_model",
+    "gpus_per_server",
+    "server",
+    "classes",
+    "servers",
+    "servers_by_hour",
+    "gpu_hours",
+    "cost_usd_day",
+    "monthly_cost_usd",
+    "energy_kwh_day",
+    "kgco2e_day",
+    "monthly_kgco2e",
+    "basis",
+)
+
+
+def hours_text(values: list[int] | list[float]) -> str:
+    """24 hourly values in runs: "00-05h 2, 06h 0, 07-23h 3"."""
+    runs: list[tuple[int, int, float]] = []
+    for hour, value in enumerate(values):
+        if runs and runs[-1][2] == value:
+            runs[-1] = (runs[-1][0], hour, value)
+        else:
+            runs.append((hour, hour, value))
+    return ", ".join(
+        (f"{a:02d}h" if a == b else f"{a:02d}-{b:02d}h") + f" {v:g}" for a, b, v in runs
+    )
+
+
+def _day_rows(plan: Plan) -> list[dict[str, Any]]:
+    day = plan.day
+    rows = []
+    for unit in day.fleet:
+        classes = "; ".join(
+            f"{c.traffic_class} ({c.model}) {c.share:.0%} of its requests" for c in unit.classes
+        )
+        servers = {c.server for c in unit.classes if c.server}
+        rows.append(
+            {
+                "scenario": neutralise(plan.scenario),
+                "fleet": DAY_FLEET,
+                "offer": neutralise(unit.offer),
+                "commitment": unit.commitment,
+                "gpu_model": unit.gpu_model,
+                "gpus_per_server": unit.gpus_per_server,
+                "server": neutralise("; ".join(sorted(servers))),
+                "classes": neutralise(classes or "none (idle)"),
+                "servers": unit.servers,
+                "servers_by_hour": hours_text(unit.servers_by_hour),
+                "gpu_hours": unit.gpu_hours,
+                "cost_usd_day": unit.cost_usd,
+                "monthly_cost_usd": unit.monthly_cost_usd,
+                "energy_kwh_day": unit.energy_kwh,
+                "kgco2e_day": unit.kgco2e,
+                "monthly_kgco2e": unit.monthly_kgco2e,
+                "basis": unit.basis,
+            }
+        )
+    return rows
+
+
+def _day_total(plan: Plan) -> dict[str, Any]:
+    day = plan.day
+    gpus: dict[str, int] = {}
+    for unit in day.fleet:
+        gpus[unit.gpu_model] = gpus.get(unit.gpu_model, 0) + unit.servers * unit.gpus_per_server
+    return {
+        "scenario": neutralise(plan.scenario),
+        "fleet": DAY_FLEET,
+        "offer": TOTAL,
+        "commitment": "",
+        "gpu_model": ", ".join(f"{n} x {gpu}" for gpu, n in sorted(gpus.items())),
+        "servers": sum(unit.servers for unit in day.fleet),
+        "gpu_hours": day.gpu_hours,
+        "cost_usd_day": day.cost_usd,
+        "monthly_cost_usd": day.monthly_cost_usd,
+        "energy_kwh_day": day.energy_kwh,
+        "kgco2e_day": day.kgco2e,
+        "monthly_kgco2e": day.monthly_kgco2e,
+    }
+
+
+def _day_table(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    table = pd.DataFrame(rows, columns=list(DAY_COLUMNS))
+    for column in ("gpu_hours", "cost_usd_day", "monthly_cost_usd", "energy_kwh_day"):
+        table[column] = table[column].map(lambda v: None if v is None else round(float(v), 4))
+    for column in ("kgco2e_day", "monthly_kgco2e"):
+        table[column] = table[column].map(lambda v: None if v is None else round(float(v), 4))
+    return table
+
+
+def day_fleet_table(plan: Plan) -> pd.DataFrame:
+    """A day plan's fleet: one row per configuration under each offer the day uses
+    (`DAY_COLUMNS`), then a TOTAL row (in `offer`) whose cost, carbon, energy and GPU-hours are
+    the day's own (`plan.day`), as the page and the text lead with."""
+    return _day_table([*_day_rows(plan), _day_total(plan)])
+
+
+def day_pool_table(plan: Plan) -> pd.DataFrame:
+    """A day plan's every fleet: the day's rows (`day_fleet_table` without its total), then one
+    row per compared fleet with its day's figures (`fleet` its name)."""
+    rows = _day_rows(plan)
+    for other in plan.day.compared:
+        rows.append(
+            {
+                "scenario": neutralise(plan.scenario),
+                "fleet": neutralise(other.name),
+                "offer": other.status.value if other.cost_usd is None else "",
+                "classes": neutralise(other.message) if other.cost_usd is None else "",
+                "gpu_hours": other.gpu_hours,
+                "cost_usd_day": other.cost_usd,
+                "monthly_cost_usd": other.monthly_cost_usd,
+                "kgco2e_day": other.kgco2e,
+                "monthly_kgco2e": other.monthly_kgco2e,
+            }
+        )
+    return _day_table(rows)
+
+
+def headline(plan: Plan) -> dict[str, Any]:
+    """The figures the page and the text lead with: the day's for a day scenario, else the
+    recommended fleet's (None where there is no plan)."""
+    if is_day(plan):
+        day = plan.day
+        return {
+            "plan": "day",
+            "status": day.status.value,
+            "cost_usd_per_day": day.cost_usd,
+            "monthly_cost_usd": day.monthly_cost_usd,
+            "kgco2e_per_day": day.kgco2e,
+            "monthly_kgco2e": day.monthly_kgco2e,
+            "gpu_hours_per_day": day.gpu_hours,
+        }
+    totals = plan.recommended.totals
+    return {
+        "plan": "peak",
+        "status": plan.status.value,
+        "cost_usd_per_day": None if totals is None else totals.hourly_cost_usd * 24,
+        "monthly_cost_usd": None if totals is None else totals.monthly_cost_usd,
+        "kgco2e_per_day": None
+        if totals is None or totals.carbon_kgco2e_month is None
+        else totals.carbon_kgco2e_month * 24 / 730,
+        "monthly_kgco2e": None if totals is None else totals.carbon_kgco2e_month,
+        "gpu_hours_per_day": None if totals is None else 24 * sum(totals.gpus.values()),
+    }
 
 
 def sources_table(plan: Plan, inputs: dict[str, Any]) -> pd.DataFrame:
@@ -279,7 +445,7 @@ def sources_table(plan: Plan, inputs: dict[str, Any]) -> pd.DataFrame:
         ("scenario", "utilisation ceiling", scenario["max_utilization"], "share", "entered"),
     ]
     for traffic in scenario["classes"]:
-        rows.append((f"class {traffic['name']}", "rate", traffic["rate_rps"], "req/s", "entered"))
+        rows += _class_demand(traffic)
         for target in ("ttft_p99_ms", "tpot_p99_ms"):
             if traffic.get(target) is not None:
                 label = f"{target[:4].upper()} P99 target"
@@ -317,6 +483,26 @@ def sources_table(plan: Plan, inputs: dict[str, Any]) -> pd.DataFrame:
     return table
 
 
+def _class_demand(traffic: dict[str, Any]) -> list[tuple[str, str, Any, str, str]]:
+    """A class's demand as entered (a peak rate, 24 hourly rates, a shape, a daily volume in
+    a window) and its own model, where it has one."""
+    item = f"class {traffic['name']}"
+    rows: list[tuple[str, str, Any, str, str]] = []
+    if traffic.get("hourly_rps") is not None:
+        hourly = traffic["hourly_rps"]
+        rows.append((item, "hourly rates (hours 0-23)", hours_text(hourly), "req/s", "entered"))
+    elif traffic.get("rate_rps") is not None and traffic.get("daily_requests") is None:
+        label = f"peak rate ({traffic['shape']} shape)" if traffic.get("shape") else "rate"
+        rows.append((item, label, traffic["rate_rps"], "req/s", "entered"))
+    if traffic.get("daily_requests") is not None:
+        rows.append((item, "daily requests", traffic["daily_requests"], "requests", "entered"))
+        start, end = traffic.get("window_hours") or (0, 24)
+        rows.append((item, "window", f"{start:02d}:00-{end:02d}:00", "hours", "entered"))
+    if traffic.get("model"):
+        rows.append((item, "model", traffic["model"], "", "entered"))
+    return rows
+
+
 _UNITS = {"idle_w": "W", "rated_w": "W", "embodied_kgco2e": "kgCO2e", "lifetime_years": "y"}
 
 
@@ -339,6 +525,20 @@ def sources_csv(plan: Plan, inputs: dict[str, Any]) -> str:
     return _csv(sources_table(plan, inputs))
 
 
+# What `plan_json` writes beside the plan's own fields: read back with `plan_from_json`.
+BESIDE_THE_PLAN = ("headline", "inputs")
+
+
+def plan_from_json(raw: dict[str, Any]) -> Plan:
+    """A plan JSON (`plan_json`) read back as the plan, what is written beside it left out."""
+    return Plan.model_validate({k: v for k, v in raw.items() if k not in BESIDE_THE_PLAN})
+
+
 def plan_json(plan: Plan, inputs: dict[str, Any]) -> str:
-    """The whole plan as JSON, with the inputs it rests on in `inputs`."""
-    return json.dumps({**plan.model_dump(mode="json"), "inputs": inputs}, indent=1) + "\n"
+    """The whole plan as JSON, with the inputs it rests on in `inputs`; a day plan's with the
+    figures it leads with in `headline` (the day's: its `recommended` is the peak plan, a
+    comparison), a peak plan's as it always was (its headline is `recommended.totals`)."""
+    data = plan.model_dump(mode="json")
+    if is_day(plan):
+        data["headline"] = headline(plan)
+    return json.dumps({**data, "inputs": inputs}, indent=1) + "\n"

@@ -174,11 +174,12 @@ def operating_points(
     plan: Plan, scenario: Scenario, points: pd.DataFrame
 ) -> list[PoolOperatingPoint]:
     """Each pool of the plan's recommended fleet at its load per server on its curve."""
-    model_points = points_for_model(points, scenario.model)
     classes = {c.name: c for c in scenario.classes}
     out = []
     for pool in plan.recommended.pools:
         traffic = classes[pool.traffic_class]
+        # each class on its own model's runs (a class may name its own)
+        model_points = points_for_model(points, scenario.model_of(traffic))
         shape = with_servers(points_for_class(model_points, traffic))
         same_gpus = shape[
             (shape["gpu_model"] == pool.gpu_model) & (shape["gpu_count"] == pool.gpus_per_server)

@@ -158,3 +158,18 @@ def plan_from_warehouse(warehouse: Warehouse, scenario: Scenario, **options: obj
     """A plan from what the warehouse holds now (`fleetplan plan`)."""
     points = benchmark_points(warehouse)
     return plan_from_tables(scenario, points, gpu_catalog(warehouse), **options)
+
+
+def class_models(scenario: Scenario, known: list[str]) -> dict[str, str]:
+    """Each class's model (`Scenario.model_of`) by its full id where the warehouse knows it as
+    one model ("deepseek-ai/..." for "..."): what the router and the deployment files name."""
+    out = {}
+    for traffic in scenario.classes:
+        name = scenario.model_of(traffic)
+        full = [
+            m
+            for m in known
+            if m.lower() == name.lower() or m.split("/")[-1].lower() == name.lower()
+        ]
+        out[traffic.name] = full[0] if len(full) == 1 else name
+    return out

@@ -11,8 +11,25 @@ from typing import Any
 import pandas as pd
 
 from fleetplan.core.tabular import neutralise
+from fleetplan.planner.day.schedule import SCHEDULE_COLUMNS, schedule_rows
 from fleetplan.planner.peak.results import Plan
-from fleetplan.services.exports import fleet_table, pool_rows, sources_table
+from fleetplan.services.exports import (
+    DAY_FLEET,
+    day_fleet_table,
+    day_pool_table,
+    fleet_table,
+    is_day,
+    pool_rows,
+    sources_table,
+)
+
+
+def schedule_table(day) -> pd.DataFrame:
+    """The schedule CSV's rows (`planner.day.schedule`), text cells neutralised."""
+    table = pd.DataFrame(schedule_rows(day), columns=list(SCHEDULE_COLUMNS))
+    for column in ("offer", "class", "basis", "commitment", "gpu_model"):
+        table[column] = table[column].map(neutralise)
+    return table
 
 
 def inputs_table(inputs: dict[str, Any]) -> pd.DataFrame:
@@ -37,18 +54,30 @@ def inputs_table(inputs: dict[str, Any]) -> pd.DataFrame:
 
 def plan_xlsx(plan: Plan, inputs: dict[str, Any]) -> bytes:
     """A workbook (openpyxl): sheets `fleet` (`fleet_table`), `baselines` (their pools),
-    `inputs` (`inputs_table`) and `sources` (`sources_table`); the header on row 1 of each,
-    text never run as a formula, inf written as the text "inf"."""
+    `inputs` (`inputs_table`) and `sources` (`sources_table`); a day plan's: `fleet`
+    (`day_fleet_table`), `schedule` (the schedule CSV's rows), `compared` (the compared fleets'
+    days), `inputs` and `sources`. The header on row 1 of each, text never run as a formula, inf
+    written as the text "inf"."""
     from openpyxl import Workbook
     from openpyxl.styles import Font
 
-    pools = pool_rows(plan)
-    sheets = {
-        "fleet": fleet_table(plan),
-        "baselines": pools[pools["fleet"] != plan.recommended.name],
-        "inputs": inputs_table(inputs),
-        "sources": sources_table(plan, inputs),
-    }
+    if is_day(plan):
+        pools = day_pool_table(plan)
+        sheets = {
+            "fleet": day_fleet_table(plan),
+            "schedule": schedule_table(plan.day),
+            "compared": pools[pools["fleet"] != DAY_FLEET],
+            "inputs": inputs_table(inputs),
+            "sources": sources_table(plan, inputs),
+        }
+    else:
+        pools = pool_rows(plan)
+        sheets = {
+            "fleet": fleet_table(plan),
+            "baselines": pools[pools["fleet"] != plan.recommended.name],
+            "inputs": inputs_table(inputs),
+            "sources": sources_table(plan, inputs),
+        }
     book = Workbook()
     book.remove(book.active)
     for name, table in sheets.items():

@@ -43,18 +43,16 @@ def measured_counts(points: pd.DataFrame, gpu_model: str) -> list[int]:
 def measure_notes(points: pd.DataFrame, scenario: Scenario) -> list[str]:
     """For each class none of whose traffic was measured: the commands that would measure it on
     each offered GPU, in a note."""
-    try:
-        model_points = points_for_model(points, scenario.model)
-    except InputError:
-        return []
     notes = []
     for traffic in scenario.classes:
+        named = scenario.model_of(traffic)  # the class's own model, else the scenario's
         try:
+            model_points = points_for_model(points, named)
             if not points_for_class(model_points, traffic).empty:
                 continue
         except InputError:
-            continue  # several kinds measured: the plan says which to choose
-        model = str(model_points["model"].iloc[0]) if not model_points.empty else scenario.model
+            continue  # no results for the model (the plan says so), or several kinds measured
+        model = str(model_points["model"].iloc[0]) if not model_points.empty else named
         if traffic.input_len is None or traffic.output_len is None:
             notes.append(
                 f"class {traffic.name!r}: nothing was measured with its traffic; `fleetplan "

@@ -192,6 +192,28 @@ def hourly(layout: Layout, vector: np.ndarray, kind: str) -> np.ndarray:
     return out
 
 
+def by_unit(layout: Layout, vector: np.ndarray, kind: str) -> dict[tuple[str, str, int], float]:
+    """`hourly`'s figures of the day split by unit (offer, GPU model, GPUs per server): a
+    reserved unit's base every hour with what its pools add, an on-demand unit's pools; they sum
+    to `hourly(...).sum()`."""
+    out: dict[tuple[str, str, int], float] = {}
+    weight = layout.weight
+    for unit, j in layout.units.items():
+        out[unit] = out.get(unit, 0.0) + float(layout.base[kind][j] @ weight) * vector[j]
+    units, count = len(layout.units), len(layout.pairs)
+    if count:
+        s = vector[units : units + count]
+        x = vector[units + count :]
+        per_pair = (layout.server_coef[kind] * s + layout.rps_coef[kind] * x) * weight[
+            layout.pair_hour
+        ]
+        for n, value in enumerate(per_pair):
+            if value:
+                unit = layout.pools[layout.pairs[n][0]].unit
+                out[unit] = out.get(unit, 0.0) + float(value)
+    return out
+
+
 def vector_of(layout: Layout, solution: DaySolution) -> np.ndarray:
     """The solution over the layout's columns (what it has outside them is left out)."""
     vector = np.zeros(layout.columns)

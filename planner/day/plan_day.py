@@ -17,9 +17,17 @@ import numpy as np
 
 from fleetplan.planner.capacity.configuration import level_basis
 from fleetplan.planner.day.hourly_pools import DayLimits, DayPool, day_pools
-from fleetplan.planner.day.layout import DaySolution, Layout, hourly, vector_of
+from fleetplan.planner.day.layout import DaySolution, Layout, by_unit, hourly, vector_of
 from fleetplan.planner.day.program import solve_day
-from fleetplan.planner.day.results import DayFigures, DayPlan, HourPlan, Servers, Serving
+from fleetplan.planner.day.results import (
+    DayFigures,
+    DayPlan,
+    DayShare,
+    DayUnit,
+    HourPlan,
+    Servers,
+    Serving,
+)
 from fleetplan.planner.day.spread import spread
 from fleetplan.planner.peak.economics import PoolEconomics
 from fleetplan.planner.peak.program import Solution, Weights
@@ -98,6 +106,7 @@ def plan_day(
         monthly_kgco2e=figures.monthly_kgco2e,
         gpu_hours=figures.gpu_hours,
         reserved=_reserved(candidates, solution),
+        fleet=_fleet(scenario, layout, solution, vector, carbon_known),
         schedule=schedule,
         compared=compared,
         saving_vs_peak_usd=_less(peak_figures.cost_usd, figures.cost_usd),
@@ -259,6 +268,102 @@ def _reserved(pools: Sequence[DayPool], solution: DaySolution) -> list[Servers]:
         )
         for (offer, gpu, n), count in sorted(solution.reserved.items())
     ]
+
+
+BASES = ("measured", "identical architecture", "estimated")  # the least measured last
+
+
+def _fleet(
+    scenario: Scenario,
+    layout: Layout,
+    solution: DaySolution,
+    vector: np.ndarray,
+    carbon_known: bool,
+) -> list[DayUnit]:
+    """Each unit (offer, GPU model, GPUs per server) the day uses: its servers hour by hour,
+    its classes' servers and rates hour by hour with their share of each class's day, and its
+    part of the day's cost, carbon and energy (`layout.by_unit`: they sum to the day's)."""
+    pools = layout.pools
+    figures = {kind: by_unit(layout, vector, kind) for kind in ("usd", "kg", "kwh")}
+    held: dict[tuple[str, str, int], list[int]] = {}
+    shares: dict[tuple[tuple[str, str, int], str], dict] = {}
+    for (i, h), servers in solution.servers.items():
+        pool = pools[i]
+        rate = solution.rates.get((i, h), 0.0)
+        if servers <= 0 and rate <= 0:
+            continue
+        if not pool.reserved:
+            held.setdefault(pool.unit, [0] * HOURS)[h] += servers
+        share = shares.setdefault(
+            (pool.unit, pool.traffic.name),
+            {
+                "pools": set(),
+                "servers": [0] * HOURS,
+                "rates": [0.0] * HOURS,
+                "server": pool.econ.capacity.configuration.server,
+                "capacity": pool.capacity,
+                "model": scenario.model_of(pool.traffic),
+            },
+        )
+        share["pools"].add(i)
+        share["servers"][h] += servers
+        share["rates"][h] += rate
+    for unit, count in solution.reserved.items():
+        held[unit] = [count] * HOURS
+    class_requests: dict[str, float] = {}
+    for (_unit, name), share in shares.items():
+        class_requests[name] = class_requests.get(name, 0.0) + 3600 * sum(share["rates"])
+    used_by_unit: dict[tuple[str, str, int], set[int]] = {}
+    for (unit, _name), share in shares.items():
+        used_by_unit.setdefault(unit, set()).update(share["pools"])
+    for i, pool in enumerate(pools):
+        if pool.reserved and solution.reserved.get(pool.unit):
+            used_by_unit.setdefault(pool.unit, set()).add(i)
+    units = []
+    for unit in sorted(held, key=lambda u: (u[0], u[1], u[2])):
+        offer, gpu, n = unit
+        used = used_by_unit.get(unit, set())
+        commitment = pools[next(iter(used))].offer.commitment if used else "reserved"
+        known_kg = carbon_known and _carbon_known(pools, used)
+        known_kwh = all(pools[i].econ.kw_per_server is not None for i in used)
+        cost = figures["usd"].get(unit, 0.0)
+        kg = figures["kg"].get(unit, 0.0) if known_kg else None
+        bases = {level_basis(pools[i].econ.capacity.level) for i in used} or {"measured"}
+        classes = [
+            DayShare(
+                traffic_class=name,
+                model=share["model"],
+                server=share["server"],
+                capacity_rps_per_server=share["capacity"],
+                servers_by_hour=share["servers"],
+                rate_by_hour=share["rates"],
+                requests=3600 * sum(share["rates"]),
+                share=(3600 * sum(share["rates"]) / class_requests[name])
+                if class_requests.get(name)
+                else 0.0,
+            )
+            for (u, name), share in sorted(shares.items(), key=lambda kv: kv[0][1])
+            if u == unit
+        ]
+        units.append(
+            DayUnit(
+                offer=offer,
+                commitment=commitment,
+                gpu_model=gpu,
+                gpus_per_server=n,
+                servers=max(held[unit]),
+                servers_by_hour=held[unit],
+                gpu_hours=float(sum(held[unit]) * n),
+                cost_usd=cost,
+                kgco2e=kg,
+                energy_kwh=figures["kwh"].get(unit, 0.0) if known_kwh else None,
+                monthly_cost_usd=cost * DAYS_PER_MONTH,
+                monthly_kgco2e=None if kg is None else kg * DAYS_PER_MONTH,
+                basis=max(bases, key=lambda b: BASES.index(b) if b in BASES else len(BASES)),
+                classes=classes,
+            )
+        )
+    return units
 
 
 def _hour(

@@ -65,6 +65,49 @@ class HourPlan(_Out):
     kgco2e: float | None
 
 
+class DayShare(_Out):
+    """What one class gets of one configuration under one offer through the day."""
+
+    traffic_class: str = Field(alias="class")
+    model: str = Field(description="The class's model (the scenario's, or the class's own).")
+    server: str = Field(description="The engine the capacity was measured on, in words.")
+    capacity_rps_per_server: float
+    servers_by_hour: list[int] = Field(description="Servers serving the class, hours 0-23.")
+    rate_by_hour: list[float] = Field(description="The class's rate carried, hours 0-23.")
+    requests: float = Field(description="Requests a day: the rates x 3,600 s, summed.")
+    share: float = Field(
+        description="Its share of the class's requests of the day (the router's weight)."
+    )
+
+
+class DayUnit(_Out):
+    """One configuration under one offer through the day: what to reserve or rent, what it
+    serves hour by hour and what it costs. The units' figures sum to the day's."""
+
+    offer: str
+    commitment: str
+    gpu_model: str
+    gpus_per_server: int
+    servers: int = Field(
+        description="Reserved: the servers paid every hour; on demand: the most rented in an hour."
+    )
+    servers_by_hour: list[int] = Field(
+        description="Servers held each hour 0-23 (reserved: all of them, serving or idle)."
+    )
+    gpu_hours: float
+    cost_usd: float = Field(description="The unit's cost over the day (USD).")
+    kgco2e: float | None = None
+    energy_kwh: float | None = Field(default=None, description="Facility energy over the day.")
+    monthly_cost_usd: float
+    monthly_kgco2e: float | None = None
+    basis: str = Field(
+        default="measured",
+        description="The least measured of its pools' capacities: 'measured', 'identical "
+        "architecture' or 'estimated'.",
+    )
+    classes: list[DayShare] = Field(default_factory=list)
+
+
 class DayFigures(_Out):
     """A fleet's day in figures, for the comparison."""
 
@@ -98,6 +141,12 @@ class DayPlan(_Out):
     monthly_kgco2e: float | None = None
     gpu_hours: float | None = None
     reserved: list[Servers] = Field(default_factory=list)
+    fleet: list[DayUnit] = Field(
+        default_factory=list,
+        description="Each configuration under each offer the day uses, with its classes hour "
+        "by hour and its share of the day's figures (what the exports, the router and the "
+        "deployment files are written from).",
+    )
     schedule: list[HourPlan] = Field(default_factory=list)
     compared: list[DayFigures] = Field(default_factory=list)
     saving_vs_peak_usd: float | None = None

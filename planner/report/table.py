@@ -250,17 +250,35 @@ def _capacity_line(pool: PoolPlan) -> str:
     return line
 
 
+PEAK_HEADING = (
+    "At its peak (every class at its peak rate all day, every server paid all day): the "
+    "comparison for the day's plan"
+)
+
+
+def summary_head(plan: Plan) -> str:
+    """The scenario and the status, the first lines of the plan's text."""
+    return (
+        f"Scenario: {plan.scenario}   model: {plan.model}   objective: {plan.objective}   "
+        f"capacity rule: {plan.capacity_rule}   planned on each capacity's {plan.capacity_at} end\n"
+        f"Status: {plan.status.value}"
+        + ("" if plan.message == "optimal" else f" ({plan.message})")
+        + "\n"
+    )
+
+
 def summary(plan: Plan) -> str:
     """The plan as text for a terminal."""
-    lines = [
-        f"Scenario: {plan.scenario}   model: {plan.model}   objective: {plan.objective}   "
-        f"capacity rule: {plan.capacity_rule}   planned on each capacity's {plan.capacity_at} end",
-        f"Status: {plan.status.value}"
-        + ("" if plan.message == "optimal" else f" ({plan.message})"),
-    ]
+    return summary_head(plan) + summary_body(plan)
+
+
+def summary_body(plan: Plan) -> str:
+    """The recommended fleet (a day plan's peak plan, headed as the comparison it is), the
+    simpler fleets, the frontier and the notes."""
+    lines: list[str] = []
     fleet = plan.recommended
     if fleet.totals is not None:
-        lines += ["", "Recommended fleet:"]
+        lines += ["", "Recommended fleet:" if plan.day is None else f"{PEAK_HEADING}:"]
         for pool in fleet.pools:
             lines.append(
                 f"  {pool.traffic_class:<16} {pool.servers:>4} x {pool.gpus_per_server}x "
@@ -291,7 +309,7 @@ def summary(plan: Plan) -> str:
             f"(of which host servers {_number(t.host_embodied_kgco2e_month, '', 0)})",
         ]
     if plan.baselines:
-        lines += ["", "Compared with simpler fleets:"]
+        lines += ["", "Compared with simpler fleets" + (" (at the peak):" if plan.day else ":")]
         for base in plan.baselines:
             if base.totals is None:
                 lines.append(f"  {base.name:<58} {base.status.value}: {base.message}")
@@ -301,7 +319,8 @@ def summary(plan: Plan) -> str:
                     f"{_number(base.totals.carbon_kgco2e_month, 'kgCO2e/month', 0)}"
                 )
     if plan.pareto:
-        lines += ["", "Cost / carbon frontier ($/h, kgCO2e/h):"]
+        at = " at the peak" if plan.day is not None else ""
+        lines += ["", f"Cost / carbon frontier{at} ($/h, kgCO2e/h):"]
         lines += [
             f"  {p.hourly_cost_usd:10.2f}  {p.carbon_kg_per_hour:10.3f}  "
             + ", ".join(f"{n} x {g}" for g, n in p.gpus.items())
