@@ -7,7 +7,13 @@ from typing import get_args
 
 import streamlit as st
 
-from fleetplan.planner.scenario.parts import MAX_ATTAINMENT, MIN_AVAILABILITY, GridBasis
+from fleetplan.planner.scenario.parts import (
+    MAX_ATTAINMENT,
+    MIN_AVAILABILITY,
+    GridBasis,
+    OwnedCapital,
+    OwnedUse,
+)
 from fleetplan.services.scenario_forms import CLASS_LABELS, GPU_LABELS, SITE_LABELS
 
 
@@ -62,6 +68,9 @@ _GPU_WIDTHS = {
     "purchase_usd": 145,
     "lifetime_years": 135,
     "max_gpus": 98,
+    "owned_count": 110,
+    "owned_capital": 125,
+    "owned_use": 110,
     "include_embodied": 140,
     "embodied_kgco2e": 155,
     "variant": 120,
@@ -91,6 +100,26 @@ def gpu_columns() -> dict:
             format="%.1f",
             help="Years a purchase (and its embodied carbon) is spread over; the catalog's "
             "default is shown.",
+        ),
+        "owned_count": number(
+            labels["owned_count"],
+            min_value=1,
+            step=1,
+            help="GPUs of this offer you already own: the plan keeps every one of them (give "
+            "their purchase price to buy more of them at it, and Owned: capital 'amortised' to "
+            "count what they cost; 'sunk', the default, counts only their electricity).",
+        ),
+        "owned_capital": st.column_config.SelectboxColumn(
+            labels["owned_capital"],
+            options=list(get_args(OwnedCapital)),
+            help="sunk: the owned GPUs' purchase is spent, the plan pays their electricity; "
+            "amortised: their purchase price over their lifetime counts every hour.",
+        ),
+        "owned_use": st.column_config.SelectboxColumn(
+            labels["owned_use"],
+            options=list(get_args(OwnedUse)),
+            help="minimum: every owned GPU is kept and more may be bought (at the purchase "
+            "price); exact: the owned GPUs and no more.",
         ),
         "max_gpus": number(labels["max_gpus"], min_value=0, step=1),
         "include_embodied": st.column_config.CheckboxColumn(labels["include_embodied"]),

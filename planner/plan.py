@@ -49,6 +49,7 @@ def plan(
         plan_available as availability_plan,
     )  # imports this module's helpers
 
+    scenario = scenario.as_planned()  # owned GPUs: the owned part, and what may be bought
     if availability_plan.applies(scenario):  # some availability < 1 or an attainment asked
         return availability_plan.plan_with_availability(
             scenario, points, facts, baselines=baselines

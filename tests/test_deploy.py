@@ -176,3 +176,60 @@ def test_a_variant_written_as_arguments_is_passed_and_any_other_is_named(planned
     pool = pools[0].model_copy(update={"server": "vllm 0.8.5, float16, TP 1, prefix caching"})
     args, unknown = engine_arguments(pool, "m")
     assert unknown == ["prefix caching"] and "prefix" not in " ".join(args)
+
+
+DAY = ROOT / "examples" / "day-two-models-owned.json"
+
+
+def test_a_day_plan_deploys_its_days_pools_each_class_on_its_model(
+    cli, tmp_path, sample_warehouse_template
+):
+    """A day plan's deployments (issue 36): the day's pools, not its peak plan's; each class on
+    its own model; replicas the most servers of the day with the hours in an annotation; an
+    on-demand pool's SkyPilot service autoscaled between its fewest and most servers."""
+    out = tmp_path / "plan.json"
+    done = cli(
+        "plan", "--scenario", DAY, "--warehouse", sample_warehouse_template, "--json", out,
+        "--deploy", "kubernetes", "--deploy-out", tmp_path / "fleet.yaml",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    day = json.loads(out.read_text())["day"]
+    shares = [(u, c) for u in day["fleet"] for c in u["classes"]]
+    assert shares
+    read = read_back("kubernetes", tmp_path / "fleet.yaml")
+    assert read.returncode == 0, read.stderr
+    deployments = [d for d in json.loads(read.stdout) if d["kind"] == "Deployment"]
+    assert len(deployments) == len(shares) and all(d["round_trip"] for d in deployments)
+    models = {}
+    for deployment in deployments:
+        annotations = deployment["model"]["metadata"]["annotations"]
+        spec = deployment["model"]["spec"]
+        (container,) = spec["template"]["spec"]["containers"]
+        args = container["args"]
+        pool = annotations["fleetplan.io/pool"]
+        models[pool.split("/")[0]] = args[args.index("--model") + 1]
+        unit, share = next(
+            (u, c)
+            for u, c in shares
+            if pool.startswith(f"{c['class']}/{u['gpus_per_server']}x-{u['gpu_model']}")
+            and annotations["fleetplan.io/offer"] == u["offer"]
+        )
+        assert spec["replicas"] == max(share["servers_by_hour"])
+        assert annotations["fleetplan.io/commitment"] == unit["commitment"]
+        assert annotations["fleetplan.io/servers-by-hour"]
+    assert models["code assistant"] == "deepseek-ai/DeepSeek-R1-Distill-Qwen-7B"
+    assert models["chat"] == "deepseek-ai/DeepSeek-R1-Distill-Qwen-14B"
+
+    sky = tmp_path / "sky"
+    done = cli(
+        "plan", "--scenario", DAY, "--warehouse", sample_warehouse_template,
+        "--deploy", "skypilot", "--deploy-out", sky,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    read = read_back("skypilot", *sorted(sky.glob("*.yaml")))
+    assert read.returncode == 0, read.stderr
+    tasks = json.loads(read.stdout)
+    assert len(tasks) == len(shares)
+    rented = [t for t in tasks if "rented-h100" in t["name"]]
+    assert rented and all(t["target_qps_per_replica"] for t in rented)
+    assert all(t["max_replicas"] >= t["replicas"] for t in rented)

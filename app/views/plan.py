@@ -25,7 +25,7 @@ from fleetplan.services.planning import (
     for_the_page,
     load_scenario,
 )
-from fleetplan.services.scenario_forms import page_message
+from fleetplan.services.scenario_forms import page_message, power_cleared
 
 st.title("Plan a fleet")
 points = data.points()
@@ -41,6 +41,9 @@ if points.empty:
 state = st.session_state
 bases, gens = start(points)
 scenario = day_inputs(scenario_inputs(bases, gens, points))  # a day: app/plan_day.py
+cleared, cleared_notes = power_cleared(scenario, bases["gpus"])
+if cleared_notes:  # a purchase price or owned GPUs entered with Power in price ticked
+    restart(cleared, cleared_notes, made=scenario)
 state.s_current = scenario  # what the downloads and the link hold; tests read it too
 keep_in_link(scenario)
 

@@ -290,6 +290,7 @@ def with_offer(scenario: Scenario, gpu_model: str, hourly_usd: float) -> Scenari
         "commitment": "on_demand",
         "hourly_usd": hourly_usd,
     }
-    offer.pop("purchase_usd", None)
+    for owned in ("purchase_usd", "owned_count", "owned_capital", "owned_use"):
+        offer.pop(owned, None)  # rented by the hour: nothing bought or owned
     raw["gpus"] = [*raw["gpus"], offer]
     return validated(raw)

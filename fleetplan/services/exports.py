@@ -57,6 +57,8 @@ def _same(a: Any, b: Any) -> bool:
 
 def _price_source(offer, prices: pd.DataFrame, catalog: pd.DataFrame) -> str:
     """Where a GPU's price comes from: the reference row it matches (the paper's first)."""
+    if offer.owned_count is not None and offer.owned_capital == "sunk":
+        return "entered in the scenario: GPUs owned, their purchase already spent"
     if offer.purchase_usd is not None:
         row = catalog[catalog["gpu_id"] == offer.gpu_model]
         if not row.empty and _same(offer.purchase_usd, row.iloc[0].get("purchase_usd")):
@@ -72,6 +74,24 @@ def _price_source(offer, prices: pd.DataFrame, catalog: pd.DataFrame) -> str:
     return f"{r['provider']}, {r['price_date']} ({kind}): {r['source']}"
 
 
+def _price_basis(offer) -> str:
+    """How an offer's price per GPU-hour is made: a rent, a purchase spread over its lifetime,
+    or GPUs owned (their capital sunk, or amortised as a purchase)."""
+    purchase = (
+        f"purchase ${offer.purchase_usd:g} over {offer.lifetime_years:g} years "
+        f"({HOURS_PER_YEAR:g} h a year)"
+        if offer.purchase_usd is not None and offer.lifetime_years is not None
+        else None
+    )
+    if offer.owned_count is not None:
+        use = "kept, more bought" if offer.owned_use == "minimum" and purchase else "no more"
+        owned = f"{offer.owned_count} owned ({use})"
+        if offer.owned_capital == "sunk":
+            return f"{owned}, capital sunk: 0 a GPU-hour, their electricity counted"
+        return f"{owned}, capital amortised: {purchase}"
+    return "hourly rent" if offer.hourly_usd is not None else str(purchase)
+
+
 def _gpu_inputs(
     scenario: Scenario, facts: dict[str, GpuFacts], prices: pd.DataFrame, catalog: pd.DataFrame
 ) -> list[dict[str, Any]]:
@@ -81,12 +101,7 @@ def _gpu_inputs(
         row: dict[str, Any] = {
             "gpu_model": offer.gpu_model,
             "usd_per_gpu_hour": offer.usd_per_gpu_hour(),
-            "price_basis": (
-                "hourly rent"
-                if offer.hourly_usd is not None
-                else f"purchase ${offer.purchase_usd:g} over {offer.lifetime_years:g} years "
-                f"({HOURS_PER_YEAR:g} h a year)"
-            ),
+            "price_basis": _price_basis(offer),
             "price_source": _price_source(offer, prices, catalog),
             "electricity_included": offer.electricity_included,
             "include_embodied": offer.include_embodied,

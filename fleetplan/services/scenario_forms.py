@@ -46,6 +46,9 @@ GPU_LABELS = {
     "site": "Site",
     "purchase_usd": "Purchase $ / GPU",
     "lifetime_years": "Lifetime (years)",
+    "owned_count": "Owned GPUs",
+    "owned_capital": "Owned: capital",
+    "owned_use": "Owned: use",
     "max_gpus": "Max GPUs",
     "include_embodied": "Count embodied",
     "embodied_kgco2e": "Embodied kgCO2e",
@@ -144,9 +147,13 @@ _GPU_TYPES = {
     "embodied_kgco2e": float,
     "host_embodied_kgco2e": float,
     "max_gpus": "Int64",
+    "owned_count": "Int64",
+    "owned_capital": object,
+    "owned_use": object,
     "availability": float,
 }
-_INTEGERS = ("max_gpus", "input_len", "output_len")
+_INTEGERS = ("max_gpus", "owned_count", "input_len", "output_len")
+_OWNED_ONLY = ("owned_capital", "owned_use")  # blank on a row that owns nothing
 
 
 def gpus_table(scenario: Scenario, facts: dict[str, GpuFacts] | None = None) -> pd.DataFrame:
@@ -159,6 +166,8 @@ def gpus_table(scenario: Scenario, facts: dict[str, GpuFacts] | None = None) -> 
         for column in _FACTS_SHOWN:
             if row[column] is None and known is not None:
                 row[column] = getattr(known, column)
+        if offer.owned_count is None:
+            row |= dict.fromkeys(_OWNED_ONLY)
         rows.append(row)
     return pd.DataFrame(rows, columns=list(GPU_COLUMNS)).astype(_GPU_TYPES)
 
@@ -306,6 +315,32 @@ def scenario_settings(
         "budget_usd_per_hour": budget_usd_per_hour or None,
         "carbon_cap_kg_per_hour": carbon_cap_kg_per_hour or None,
     }
+
+
+def power_cleared(scenario: Scenario, before: Scenario) -> tuple[Scenario, list[str]]:
+    """The page's rule for a purchase price or owned GPUs entered in a row that had neither:
+    Power in price is cleared (a GPU bought or owned pays its own electricity; ticked, the rent's
+    default, electricity would cost nothing). `before`: the scenario the table started from (a
+    loaded file's rows are as the file says). The scenario, and a sentence per offer cleared."""
+    earlier = {g.offer_name: g for g in before.gpus}
+    gpus, notes = [], []
+    for offer in scenario.gpus:
+        was = earlier.get(offer.offer_name)
+        bought = offer.purchase_usd is not None or offer.owned_count is not None
+        was_bought = was is not None and (
+            was.purchase_usd is not None or was.owned_count is not None
+        )
+        if bought and not was_bought and offer.electricity_included:
+            offer = offer.model_copy(update={"electricity_included": False})
+            notes.append(
+                f"GPUs on offer, {offer.offer_name}: Power in price cleared: a GPU bought or "
+                "owned pays its own electricity (at its site's $ / kWh); tick it again if "
+                "someone else pays it."
+            )
+        gpus.append(offer)
+    if not notes:
+        return scenario, []
+    return scenario.model_copy(update={"gpus": gpus}), notes
 
 
 def site_names(sites: pd.DataFrame, scenario: Scenario) -> list[str]:

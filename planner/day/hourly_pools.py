@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from fleetplan.planner.peak.economics import PoolEconomics
 from fleetplan.planner.scenario.parts import HOURS, GpuOffer
@@ -86,10 +86,12 @@ class DayLimits:
     carbon_cap_kg_per_hour: float | None = None
     budget_usd_per_day: float | None = None
     carbon_cap_kg_per_day: float | None = None
+    min_gpus: dict[str, int] = field(default_factory=dict)  # an owned (reserved) offer's
 
     @classmethod
     def of(cls, scenario: Scenario) -> DayLimits:
         return cls(
+            min_gpus={g.offer_name: g.min_gpus for g in scenario.gpus if g.min_gpus},
             max_gpus={g.offer_name: g.max_gpus for g in scenario.gpus if g.max_gpus is not None},
             budget_usd_per_hour=scenario.budget_usd_per_hour,
             carbon_cap_kg_per_hour=scenario.carbon_cap_kg_per_hour,

@@ -291,6 +291,10 @@ def day_limit_rows(layout: Layout, limits: DayLimits) -> list[LimitRow]:
             ]
             if rented:
                 rows.append(LimitRow(f"max_gpus of {offer} at {h}:00", tuple(rented), max_gpus))
+    for offer, min_gpus in limits.min_gpus.items():  # owned GPUs, all kept: -sum <= -min
+        reserved = [(j, -float(u[2])) for u, j in layout.units.items() if u[0] == offer]
+        if reserved:
+            rows.append(LimitRow(f"owned GPUs of {offer}", tuple(reserved), -float(min_gpus)))
     for kind, hourly_limit, daily_limit, what in (
         ("usd", limits.budget_usd_per_hour, limits.budget_usd_per_day, "budget"),
         ("kg", limits.carbon_cap_kg_per_hour, limits.carbon_cap_kg_per_day, "carbon cap"),

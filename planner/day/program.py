@@ -129,6 +129,10 @@ def _program(layout: Layout, weights: Weights, limits: DayLimits) -> DayProgram:
         for j, ns in by_unit.items():
             rows.add([(layout.s(n), 1.0) for n in ns] + [(j, -1.0)], -np.inf, 0.0)
             upper_r[j] = max(upper_r[j], float(upper_s[ns].sum()))
+    for unit, j in units.items():  # room for every owned GPU, serving or not
+        owned = limits.min_gpus.get(unit[0])
+        if owned:
+            upper_r[j] = max(upper_r[j], math.ceil(owned / unit[2]))
     kernel.add_limit_rows(rows, limits_rows)
     gpu_hours = np.zeros(layout.columns)
     for unit, j in units.items():

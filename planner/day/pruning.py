@@ -35,7 +35,10 @@ def undominated(pools: Sequence[DayPool], limits: DayLimits) -> list[int]:
     serves, costs and emits no more in any hour, per server and per req/s, and has no more GPUs
     (each of its servers can be swapped for one of the other's: no plan gets worse, no limit
     is broken). Of equal ones the first is kept."""
-    free = [p.offer.offer_name not in limits.max_gpus for p in pools]
+    free = [
+        p.offer.offer_name not in limits.max_gpus and p.offer.offer_name not in limits.min_gpus
+        for p in pools
+    ]
     usd, kg = _table(pools, "usd"), _table(pools, "kg")
     drop: set[int] = set()
     on_demand: dict[str, list[int]] = {}
@@ -60,11 +63,13 @@ def undominated(pools: Sequence[DayPool], limits: DayLimits) -> list[int]:
             equal = better[a, b]
             if not equal or b < a:
                 drop.add(int(idx[a]))
-    drop |= _dominated_units(pools, usd, kg, free)
+    drop |= _dominated_units(pools, usd, kg, free, set(limits.min_gpus))
     return [i for i in range(len(pools)) if i not in drop]
 
 
-def _dominated_units(pools, usd, kg, free) -> set[int]:
+def _dominated_units(pools, usd, kg, free, owned: set[str]) -> set[int]:
+    """Reserved units another stands in for (`undominated`); never an owned offer's (the plan
+    keeps every owned GPU)."""
     units: dict[tuple[str, str, int], dict[str, int]] = {}
     for i, p in enumerate(pools):
         if p.reserved:
@@ -97,6 +102,7 @@ def _dominated_units(pools, usd, kg, free) -> set[int]:
             ok[both] = fine
         better &= ok
     np.fill_diagonal(better, False)
+    better[:, [b for b, unit in enumerate(names) if unit[0] in owned]] = False
     drop: set[int] = set()
     gone: set[int] = set()
     for a, b in zip(*np.nonzero(better), strict=True):

@@ -58,6 +58,8 @@ def binding_limits(candidates: Candidates) -> str:
     for gpu in scenario.gpus:
         if gpu.max_gpus is not None and needed.get(gpu.gpu_model, 0) > gpu.max_gpus:
             parts.append(f"max_gpus of {gpu.gpu_model} is {gpu.max_gpus}")
+        if gpu.min_gpus:
+            parts.append(f"every one of the {gpu.min_gpus} owned GPUs of {gpu.offer_name} is kept")
     if scenario.budget_usd_per_hour is not None:
         parts.append(
             f"budget ${scenario.budget_usd_per_hour:g}/h (the cheapest plan without limits costs "

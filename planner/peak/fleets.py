@@ -64,6 +64,7 @@ def scenario_limits(scenario: Scenario, *, carbon_cap_kg_per_hour: float | None 
         max_gpus={g.offer_name: g.max_gpus for g in scenario.gpus if g.max_gpus is not None},
         budget_usd_per_hour=_per_hour(scenario.budget_usd_per_hour, scenario.budget_usd_per_day),
         carbon_cap_kg_per_hour=carbon_cap_kg_per_hour,
+        min_gpus={g.offer_name: g.min_gpus for g in scenario.gpus if g.min_gpus},
     )
 
 

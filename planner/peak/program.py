@@ -5,6 +5,7 @@
     subject to sum_{p of class k} x_p = rate_k                 (each class fully served)
                x_p <= capacity_p * y_p                          (a pool carries what it can)
                sum_{p of GPU model g} gpus_p * y_p <= max_g     (GPU limits)
+               sum_{p of offer o} gpus_p * y_p >= owned_o      (owned GPUs, all kept)
                sum_p usd_p(y, x) <= budget,  sum_p kg_p(y, x) <= carbon cap   (optional)
                y_p integer >= 0, 0 <= x_p <= rate_k
 
@@ -38,6 +39,7 @@ class Limits:
     max_gpus: dict[str, int] = field(default_factory=dict)
     budget_usd_per_hour: float | None = None
     carbon_cap_kg_per_hour: float | None = None
+    min_gpus: dict[str, int] = field(default_factory=dict)  # an owned offer's: all of them
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,6 +159,12 @@ def peak_limit_rows(pools: Sequence[PoolEconomics], limits: Limits) -> list[Limi
         )
         if members:
             rows.append(LimitRow(f"max_gpus of {offer}", members, float(max_gpus)))
+    for offer, min_gpus in limits.min_gpus.items():  # at least: -sum <= -min
+        members = tuple(
+            (i, -float(p.gpus_per_server)) for i, p in enumerate(pools) if p.offer_name == offer
+        )
+        if members:
+            rows.append(LimitRow(f"owned GPUs of {offer}", members, -float(min_gpus)))
     if limits.budget_usd_per_hour is not None:
         usd = [(i, p.usd_per_server_hour) for i, p in enumerate(pools)]
         usd += [(count + i, p.usd_per_rps_hour) for i, p in enumerate(pools)]
@@ -202,8 +210,12 @@ def peak_program(
     rate = np.array([demand_rps[p.capacity.traffic_class] for p in pools], dtype=float)
     max_servers = np.ceil(
         rate / capacity_rps - 1e-9
-    )  # more servers than the whole class needs never pay
+    )  # more servers than the whole class needs never pay, but to hold the GPUs owned
     gpus = np.array([p.gpus_per_server for p in pools], dtype=float)
+    for i, pool in enumerate(pools):
+        owned = limits.min_gpus.get(pool.offer_name)
+        if owned:
+            max_servers[i] = max(max_servers[i], np.ceil(owned / gpus[i]))
     return Program(
         objective=_objective(pools, weights),
         constraints=[_constraints(pools, demand_rps, limits)],

@@ -96,6 +96,9 @@ class Schema(BaseModel):
 
 
 Commitment = Literal["reserved", "on_demand"]
+OwnedCapital = Literal["sunk", "amortised"]
+OwnedUse = Literal["minimum", "exact"]
+BOUGHT = " (more, bought)"  # the name of the part of an owned offer bought beyond the owned
 
 
 class GpuOffer(Schema):
@@ -104,7 +107,13 @@ class GpuOffer(Schema):
 
     # Written out only where they say something (a version 1 offer dumps as it always did).
     _day_fields = (("name", None), ("commitment", "reserved"))
-    _quiet_fields = (("variant", None), ("availability", 1.0))
+    _quiet_fields = (
+        ("variant", None),
+        ("availability", 1.0),
+        ("owned_count", None),
+        ("owned_capital", "sunk"),
+        ("owned_use", "minimum"),
+    )
 
     gpu_model: Name
     name: Name | None = Field(
@@ -159,6 +168,24 @@ class GpuOffer(Schema):
     rated_w: ranged(0, MAX_GPU_W, strict_low=True) | None = Field(
         default=None, description="Overrides the catalog (W per GPU, above 0, at most 10,000)."
     )
+    owned_count: Annotated[int, Field(ge=1, le=MAX_GPUS)] | None = Field(
+        default=None,
+        description="GPUs of this offer already owned (1 to 10,000,000): the plan uses them "
+        "first, at least this many ('minimum') or exactly these ('exact', owned_use); more of "
+        "them are bought at purchase_usd where the use is 'minimum' and a purchase price is "
+        "given, else none. A reserved offer.",
+    )
+    owned_capital: OwnedCapital = Field(
+        default="sunk",
+        description="What the owned GPUs' purchase costs the plan: 'sunk' (already spent: "
+        "nothing, only their electricity and upkeep), or 'amortised' (purchase_usd over "
+        "lifetime_years, every hour, as a bought GPU).",
+    )
+    owned_use: OwnedUse = Field(
+        default="minimum",
+        description="'minimum': the plan keeps every owned GPU and may buy more (at "
+        "purchase_usd); 'exact': the plan's GPUs of this offer are the owned ones, no more.",
+    )
     availability: ranged(MIN_AVAILABILITY, 1) = Field(
         default=1.0,
         description="The share of time one server of this offer is up (e.g. 0.95 for a "
@@ -177,7 +204,12 @@ class GpuOffer(Schema):
     @model_validator(mode="after")
     def _check(self) -> GpuOffer:
         bought = self.purchase_usd is not None
-        if self.hourly_usd is None and not bought:
+        owned = self.owned_count is not None
+        if owned:
+            self._check_owned()
+        elif self.owned_capital != "sunk" or self.owned_use != "minimum":
+            raise ValueError("owned_capital and owned_use are for owned GPUs: give owned_count")
+        if self.hourly_usd is None and not bought and not owned:
             raise ValueError("give hourly_usd, or purchase_usd with lifetime_years")
         if self.hourly_usd is not None and bought:
             raise ValueError("give hourly_usd or purchase_usd, not both")
@@ -187,15 +219,62 @@ class GpuOffer(Schema):
             raise ValueError(f"idle_w ({self.idle_w}) exceeds rated_w ({self.rated_w})")
         return self
 
+    def _check_owned(self) -> None:
+        if self.commitment != "reserved":
+            raise ValueError("owned GPUs are reserved (paid for, there every hour): not on_demand")
+        if self.hourly_usd is not None:
+            raise ValueError(
+                "owned GPUs are not rented: give their purchase_usd and lifetime_years (or "
+                "neither, their capital being sunk), not hourly_usd"
+            )
+        if self.owned_capital == "amortised" and self.purchase_usd is None:
+            raise ValueError("owned_capital 'amortised' needs purchase_usd and lifetime_years")
+        if self.max_gpus is not None and self.max_gpus < self.owned_count:
+            raise ValueError(
+                f"max_gpus ({self.max_gpus}) is below owned_count ({self.owned_count}): the "
+                "plan uses every owned GPU"
+            )
+
     @property
     def offer_name(self) -> str:
         return self.name or self.gpu_model
 
+    @property
+    def min_gpus(self) -> int | None:
+        """The fewest GPUs of this offer the plan may use: the owned ones, where owned."""
+        return self.owned_count
+
     def usd_per_gpu_hour(self) -> float:
         if self.hourly_usd is not None:
             return self.hourly_usd
+        if self.owned_count is not None and self.owned_capital == "sunk":
+            return 0.0  # spent already: the plan pays only their electricity
         assert self.purchase_usd is not None and self.lifetime_years is not None
         return self.purchase_usd / (self.lifetime_years * HOURS_PER_YEAR)
+
+    def as_planned(self) -> list[GpuOffer]:
+        """The offers the planner plans with: an owned offer as its owned GPUs (at least and
+        at most `owned_count`, priced by `owned_capital`) and, where the use is 'minimum' and
+        a purchase price is given, the same GPU bought beyond them (named with `BOUGHT`, at
+        the purchase price, within what max_gpus leaves); any other offer as it is."""
+        if self.owned_count is None:
+            return [self]
+        owned = self.model_copy(update={"max_gpus": self.owned_count})
+        if self.owned_use == "exact" or self.purchase_usd is None:
+            return [owned]
+        more = None if self.max_gpus is None else self.max_gpus - self.owned_count
+        if more == 0:
+            return [owned]
+        bought = self.model_copy(
+            update={
+                "name": f"{self.offer_name}{BOUGHT}",
+                "owned_count": None,
+                "owned_capital": "sunk",
+                "owned_use": "minimum",
+                "max_gpus": more,
+            }
+        )
+        return [owned, bought]
 
 
 GridBasis = Literal["lifecycle", "direct", "marginal", "unknown"]

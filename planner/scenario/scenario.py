@@ -12,6 +12,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import Field, field_validator, model_validator
 
 from fleetplan.planner.scenario.parts import (
+    BOUGHT,
     HOURS,
     MAX_ATTAINMENT,
     MAX_DAILY_REQUESTS,
@@ -291,6 +292,12 @@ class Scenario(Schema):
                     "twice (reserved and on demand), give each offer a name"
                 )
         unique([g.offer_name for g in self.gpus], "gpus", "name")
+        for i, gpu in enumerate(self.gpus):
+            if gpu.offer_name.endswith(BOUGHT):
+                raise ValueError(
+                    f"gpus[{i}].name {gpu.offer_name!r}: a name ending {BOUGHT.strip()!r} is the "
+                    "planner's, for the GPUs bought beyond an owned offer's"
+                )
         unique([s.name for s in self.sites], "sites", "name")
         day = self._uses_day_fields()
         if self.version == 1 and day:
@@ -355,6 +362,13 @@ class Scenario(Schema):
 
     def site_named(self, name: str) -> Site:
         return next(s for s in self.sites if s.name == name)
+
+    def as_planned(self) -> Scenario:
+        """The scenario as the planner plans it: each owned offer as its owned GPUs and, where
+        more may be bought, those (`GpuOffer.as_planned`); unchanged without owned offers."""
+        if all(g.owned_count is None for g in self.gpus):
+            return self
+        return self.model_copy(update={"gpus": [o for g in self.gpus for o in g.as_planned()]})
 
     def offers_of(self, gpu_model: str) -> list[GpuOffer]:
         return [g for g in self.gpus if g.gpu_model == gpu_model]

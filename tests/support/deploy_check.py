@@ -62,6 +62,8 @@ def skypilot(paths: list[str]) -> list[dict]:
                 "accelerators": resources.accelerators,
                 "ports": resources.ports,
                 "replicas": task.service.min_replicas,
+                "max_replicas": task.service.max_replicas,
+                "target_qps_per_replica": task.service.target_qps_per_replica,
                 "readiness_path": task.service.readiness_path,
                 "run": task.run,
             }
