@@ -280,7 +280,22 @@ def show_day(result: Plan) -> None:
             "each class's demand (a volume class: what the plan serves that hour) and each "
             "site's grid intensity."
         )
-    tabs = st.tabs(["Schedule", "Hours", "Compared with the peak"])
+    names = ["Schedule", "Hours", "Compared with the peak"]
+    if day.attainment:
+        names.append("Attainment")
+    tabs = st.tabs(names)
+    if day.attainment:
+        with tabs[3]:
+            st.dataframe(
+                day_tables.attainment_view(day), hide_index=True, key="table_day_attainment"
+            )
+            st.caption(
+                "The chance each class is served at its targets in each hour, servers up "
+                "independently at their offer's availability; spares are added hour by hour "
+                "until each target holds (Schedule: Needed (all up) beside Servers). They are "
+                "added after the day's program, which does not weigh them: a cheaper plan may "
+                "exist."
+            )
     with tabs[0]:
         st.dataframe(day_tables.schedule_view(day), hide_index=True, key="table_day_schedule")
     with tabs[1]:

@@ -42,8 +42,9 @@ Where things live: one sub-package per part, each above the ones it imports
 - `peak/`: the peak plan: coefficients, the program, fleets, baselines, frontier, diagnosis, and
   the output models (`Plan`).
 - `report/`: a plan in a table and in words.
-- `day/`: a day scenario planned over its 24 hours.
 - `availability/`: fleets sized for servers that fail.
+- `day/`: a day scenario planned over its 24 hours (with availability's arithmetic for its
+  spares hour by hour).
 - `replay/`: a request trace replayed through a planned fleet, each server simulated by the
   serving model (`fleetplan simulate --trace`).
 - `paper/`: the io.net paper's claims recomputed (a check, not planning).

@@ -50,7 +50,9 @@ def plan(
     )  # imports this module's helpers
 
     scenario = scenario.as_planned()  # owned GPUs: the owned part, and what may be bought
-    if availability_plan.applies(scenario):  # some availability < 1 or an attainment asked
+    # some availability < 1 or an attainment asked: the peak with spares (a day scenario's day
+    # gets its spares hour by hour, planner.day.spares, beside its peak plan)
+    if availability_plan.applies(scenario) and not scenario.is_day:
         return availability_plan.plan_with_availability(
             scenario, points, facts, baselines=baselines
         )

@@ -250,3 +250,43 @@ def test_a_two_model_day_draws_every_tab_and_routes_each_class_to_its_model(
     assert by_class["code assistant"] == "hosted_vllm/Qwen-7B"
     download = next(b for b in at.get("download_button") if "LiteLLM" in b.proto.label)
     assert download is not None
+
+
+def test_a_day_with_availability_plans_on_the_page_with_its_attainment(
+    monkeypatch, sample_warehouse_path
+):
+    """Availability 0.95 in a day (issue 36, item 4): planned, not refused; the day's
+    Attainment tab holds each class's chance hour by hour; the peak/day switch and the
+    scenario's download stay (a refusal used to remove its own way out)."""
+    raw = json.loads(EXAMPLE.read_text())
+    raw["gpus"][1]["availability"] = 0.95
+    raw["classes"][0]["attainment"] = 0.99
+    at = open_app(
+        monkeypatch, sample_warehouse_path, link=scenario_to_link(Scenario.model_validate(raw))
+    )
+    assert not at.error, [e.value for e in at.error]
+    shown = current(at)
+    assert shown.gpus[1].availability == 0.95 and shown.classes[0].attainment == 0.99
+    day = at.session_state["s_result"].day
+    assert day is not None and day.cost_usd is not None and day.attainment
+    table = next(d.value for d in at.dataframe if "Lowest at" in d.value.columns)
+    assert table["Class"].tolist() == [a.traffic_class for a in day.attainment]
+    assert at.radio(key=f"w_day_mode_{at.session_state['s_day_gen']}").value == "day"
+    keys = {b.proto.id for b in at.get("download_button")}
+    assert keys  # the scenario's download is there
+
+
+def test_a_scenario_that_cannot_be_planned_keeps_its_way_out(monkeypatch, sample_warehouse_path):
+    """A plan refused (a class on a model with no results here) says why and leaves the page's
+    way out in place: the peak/day switch, the scenario's download and the upload."""
+    raw = json.loads(EXAMPLE.read_text())
+    raw["classes"][0]["model"] = "acme/none-such-model"
+    at = open_app(
+        monkeypatch, sample_warehouse_path, link=scenario_to_link(Scenario.model_validate(raw))
+    )
+    said = " ".join(seen(e.value) for e in at.error)
+    assert "cannot be planned" in said and "acme/none-such-model" in said
+    assert at.radio(key=f"w_day_mode_{at.session_state['s_day_gen']}").value == "day"
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert labels == ["Download scenario (JSON)"]
+    assert at.get("file_uploader")

@@ -44,8 +44,9 @@ PLANNER_MAY_IMPORT = {
     "estimate": {"capacity"},
     "peak": {"scenario", "curve", "capacity", "solve"},
     "report": {"scenario", "capacity", "peak"},
-    "day": {"scenario", "capacity", "solve", "peak", "report"},
     "availability": {"scenario", "capacity", "solve", "peak"},
+    # a day's spares for the attainment use availability's arithmetic (day/spares.py)
+    "day": {"scenario", "capacity", "solve", "peak", "report", "availability"},
     "replay": {"estimate"},
     "plan": {
         "scenario",

@@ -55,15 +55,19 @@ frontier_open = state.get(TAB_KEY) == FRONTIER_TAB
 try:
     result = data.plan_for(asked, frontier=frontier_open)
 except InputError as error:
+    # said, and the page goes on: the scenario's download and upload below are the way out
     st.error(
         f"The scenario cannot be planned: {plain(page_message(error))}", icon=":material/error:"
     )
-    st.stop()
-show_day(result)  # nothing for a scenario of version 1
-# the plan shown, its frontier too where that tab is open (tests compare it with the CLI's)
-state.s_result = show_plan(result, scenario, points, lambda: data.plan_for(asked, frontier=True))
-show_availability(result)
-show_replay(result, scenario, points)
+    result = None
+if result is not None:
+    show_day(result)  # nothing for a scenario of version 1
+    # the plan shown, its frontier too where that tab is open (tests compare it with the CLI's)
+    state.s_result = show_plan(
+        result, scenario, points, lambda: data.plan_for(asked, frontier=True)
+    )
+    show_availability(result)
+    show_replay(result, scenario, points)
 
 # -- files --------------------------------------------------------------------------------------
 files = st.columns(3)
@@ -76,7 +80,8 @@ downloads(
     lambda: data.plan_for(asked, frontier=True, session=download_plan),
 )
 router_downloads(result, files[1], class_models(scenario, sorted(points["model"].unique())))
-schedule_download(result, files[1])
+if result is not None:
+    schedule_download(result, files[1])
 uploaded = files[2].file_uploader("Load a scenario (JSON)", type=["json"], key="w_scenario_file")
 if uploaded is not None and uploaded.file_id != state.get("s_loaded_file"):
     state.s_loaded_file, state.s_load_error = uploaded.file_id, None

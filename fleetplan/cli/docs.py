@@ -68,8 +68,11 @@ RULES = (
     "A traffic class gives `rate_rps`, `hourly_rps`, or `daily_requests` (with `window_hours` "
     "if not the whole day); `shape` goes with `rate_rps` only. A `rate_rps` given beside "
     "`hourly_rps` or `daily_requests` must equal the peak they imply.",
-    "A GPU offer gives `hourly_usd`, or `purchase_usd` with `lifetime_years`, not both; "
-    "`idle_w` may not exceed `rated_w`.",
+    "A GPU offer gives `hourly_usd`, or `purchase_usd` with `lifetime_years`, not both (owned "
+    "GPUs, `owned_count`: no `hourly_usd`, a purchase price optional unless `owned_capital` is "
+    "`amortised`; reserved; `max_gpus` at least `owned_count`); `idle_w` may not exceed "
+    "`rated_w`. An offer's name may not end with ` (more, bought)`, the planner's name for the "
+    "GPUs bought beyond an owned offer's.",
     "Class names, offer names (default: the `gpu_model`) and site names are unique; every "
     "offer's `site` is a site of `sites`. The same GPU offered twice needs a `name` on each.",
     "`version` 1 may not use a field of version 2 (`hourly_rps`, `shape`, `daily_requests`, "
@@ -77,7 +80,8 @@ RULES = (
     "site's hourly profiles, `timezone`, the daily limits, `plan_bursts`). A scenario that uses "
     "one is of version 2.",
     "A version 2 (day) scenario with an offer's `availability` below 1 or a class's "
-    "`attainment` is refused: availability is planned at the peak only.",
+    "`attainment` is planned with spares hour by hour (added after the day's program, which "
+    "does not weigh them; the day's message says so).",
     "`timezone` is an IANA name (`UTC`, `Europe/Paris`).",
 )
 

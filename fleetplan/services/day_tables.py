@@ -20,6 +20,8 @@ SCHEDULE_LABELS = {
     "servers": "Servers",
     "rate_rps": "Rate served (req/s)",
     "demand_rps": "Class demand (req/s)",
+    "basis": "Basis",
+    "servers_needed": "Needed (all up)",
 }
 MONTH_DAYS = 730 / 24  # the month of the plan's monthly figures (730 h)
 
@@ -108,6 +110,23 @@ def hours_view(day: DayPlan) -> pd.DataFrame:
                 "Carbon (kgCO2e)": h.kgco2e,
             }
         )
+    return pd.DataFrame(rows)
+
+
+def attainment_view(day: DayPlan) -> pd.DataFrame:
+    """Each class's chance of being served at its targets: its target, its lowest hour, and
+    every hour it has traffic (a day with availability; empty otherwise)."""
+    rows = []
+    for a in day.attainment:
+        row = {
+            "Class": a.traffic_class,
+            "Target": a.attainment_target,
+            "Lowest": a.attainment,
+            "Lowest at": f"{a.lowest_hour:02d}h",
+            "Pools together (fallback)": a.fallback,
+        }
+        row |= {f"{h:02d}h": v for h, v in enumerate(a.by_hour)}
+        rows.append(row)
     return pd.DataFrame(rows)
 
 

@@ -16,10 +16,12 @@ from dataclasses import replace
 import numpy as np
 
 from fleetplan.planner.capacity.configuration import level_basis
+from fleetplan.planner.day import spares
 from fleetplan.planner.day.hourly_pools import DayLimits, DayPool, day_pools
 from fleetplan.planner.day.layout import DaySolution, Layout, by_unit, hourly, vector_of
 from fleetplan.planner.day.program import solve_day
 from fleetplan.planner.day.results import (
+    DayAttainment,
     DayFigures,
     DayPlan,
     DayShare,
@@ -28,6 +30,7 @@ from fleetplan.planner.day.results import (
     Servers,
     Serving,
 )
+from fleetplan.planner.day.spares import HourAttainment
 from fleetplan.planner.day.spread import spread
 from fleetplan.planner.peak.economics import PoolEconomics
 from fleetplan.planner.peak.program import Solution, Weights
@@ -78,10 +81,18 @@ def plan_day(
     if solution.status is not SolveStatus.OPTIMAL and peak is not None and peak.has_plan:
         solution = _better(layout, solution, from_peak(candidates, peak), weights)
     solution = spread(layout, solution, limits)  # ties among hours: the even plan
+    hourly_attainment: list[HourAttainment] = []
+    spared = False
+    if spares.applies(scenario):  # availability below 1 or attainment targets: spares by hour
+        before = solution
+        solution, hourly_attainment = spares.with_spares(layout, solution, scenario)
+        spared = solution.servers != before.servers or solution.reserved != before.reserved
     figures = _figures("recommended", layout, solution, carbon_known)
-    compared = [_peak_figures(candidates, peak, carbon_known)]
+    compared = [_peak_figures(candidates, peak, carbon_known, scenario)]
     if alone_pools is not None and alone is not None:
         alone_layout = Layout(alone_pools, range(len(alone_pools)))
+        if spares.applies(scenario):
+            alone, _ = spares.with_spares(alone_layout, alone, scenario)
         compared.append(_figures(RESERVED_ONLY, alone_layout, alone, carbon_known))
     if not solution.has_plan:
         status = PlanStatus(solution.status)
@@ -90,15 +101,17 @@ def plan_day(
         )
     vector = vector_of(layout, solution)
     figures_by_hour = {kind: hourly(layout, vector, kind) for kind in ("usd", "kg", "kwh")}
+    needed = {(i, row.hour): n for row in hourly_attainment for i, n in row.needed.items()}
     schedule = [
-        _hour(scenario, layout, solution, figures_by_hour, h, carbon_known) for h in range(HOURS)
+        _hour(scenario, layout, solution, figures_by_hour, h, carbon_known, needed)
+        for h in range(HOURS)
     ]
     peak_figures = compared[0]
     return DayPlan(
         status=PlanStatus(solution.status),
         message=solution.message,
         timezone=scenario.timezone,
-        optimality_gap=_gap(solution),
+        optimality_gap=None if spared else _gap(solution),
         cost_usd=figures.cost_usd,
         kgco2e=figures.kgco2e,
         energy_kwh=_sum([h.energy_kwh for h in schedule]),
@@ -107,6 +120,7 @@ def plan_day(
         gpu_hours=figures.gpu_hours,
         reserved=_reserved(candidates, solution),
         fleet=_fleet(scenario, layout, solution, vector, carbon_known),
+        attainment=_attainment(scenario, hourly_attainment),
         schedule=schedule,
         compared=compared,
         saving_vs_peak_usd=_less(peak_figures.cost_usd, figures.cost_usd),
@@ -220,10 +234,19 @@ def _figures(name: str, layout: Layout, solution: DaySolution, carbon_known: boo
 
 
 def _peak_figures(
-    pools: Sequence[DayPool], peak: Solution | None, carbon_known: bool
+    pools: Sequence[DayPool], peak: Solution | None, carbon_known: bool, scenario: Scenario
 ) -> DayFigures:
     """The peak program's fleet over the day: its servers paid every hour, each pool carrying its
-    peak rate every hour (what the peak plan plans for), at each hour's prices and grid."""
+    peak rate every hour (what the peak plan plans for), at each hour's prices and grid; with
+    availability, with the spares its peak hour needs (`spares`), all day."""
+    if peak is not None and peak.has_plan and spares.applies(scenario):
+        at_peak = _at_the_peak(pools, peak)
+        layout = Layout(pools, range(len(pools)))
+        spared, _ = spares.with_spares(layout, at_peak, scenario)
+        most: dict[int, int] = {}
+        for (i, _h), n in spared.servers.items():
+            most[i] = max(most.get(i, 0), n)
+        peak = replace(peak, servers=tuple(most.get(i, 0) for i in range(len(pools))))
     if peak is None or not peak.has_plan:
         status = PlanStatus(peak.status) if peak is not None else PlanStatus.INFEASIBLE
         return DayFigures(name=PEAK, status=status, message=peak.message if peak else "no plan")
@@ -251,6 +274,40 @@ def _peak_figures(
         monthly_kgco2e=kg * DAYS_PER_MONTH if known else None,
         gpu_hours=float(HOURS * gpus),
     )
+
+
+def _at_the_peak(pools: Sequence[DayPool], peak: Solution) -> DaySolution:
+    """The peak fleet carrying its peak rates every hour, as a day (for its spares)."""
+    servers, rates = {}, {}
+    for i, (y, x) in enumerate(zip(peak.servers, peak.rates, strict=True)):
+        if x > 1e-12:
+            for h in range(HOURS):
+                servers[(i, h)], rates[(i, h)] = y, x
+    return DaySolution(peak.status, peak.message, {}, servers, rates)
+
+
+def _attainment(scenario: Scenario, found: list[HourAttainment]) -> list[DayAttainment]:
+    """Each class's attainment hour by hour (None where it has no traffic) and its lowest."""
+    out = []
+    for traffic in scenario.classes:
+        mine = [row for row in found if row.traffic_class == traffic.name]
+        if not mine:
+            continue
+        by_hour: list[float | None] = [None] * HOURS
+        for row in mine:
+            by_hour[row.hour] = row.attainment
+        worst = min(mine, key=lambda row: row.attainment)
+        out.append(
+            DayAttainment(
+                traffic_class=traffic.name,
+                attainment_target=traffic.attainment,
+                fallback=traffic.fallback,
+                attainment=worst.attainment,
+                lowest_hour=worst.hour,
+                by_hour=by_hour,
+            )
+        )
+    return out
 
 
 def _reserved(pools: Sequence[DayPool], solution: DaySolution) -> list[Servers]:
@@ -373,9 +430,10 @@ def _hour(
     figures_by_hour: dict[str, np.ndarray],
     hour: int,
     carbon_known: bool,
+    needed: dict[tuple[int, int], int],
 ) -> HourPlan:
     pools = layout.pools
-    serving, demand, busy, rented = _serving(layout, solution, hour)
+    serving, demand, busy, rented = _serving(layout, solution, hour, needed)
     for traffic in scenario.classes:
         demand.setdefault(traffic.name, 0.0)
     used = {
@@ -414,9 +472,10 @@ def _hour(
     )
 
 
-def _serving(layout: Layout, solution: DaySolution, hour: int):
+def _serving(layout: Layout, solution: DaySolution, hour: int, needed: dict[tuple[int, int], int]):
     """The hour's pools serving a class, each class's carried rate, and the servers busy
-    (reserved) and rented (on demand) per unit."""
+    (reserved) and rented (on demand) per unit; with availability, each pool's servers needed
+    all up (`needed`, from `spares`)."""
     pools = layout.pools
     serving = []
     demand: dict[str, float] = {}
@@ -441,6 +500,7 @@ def _serving(layout: Layout, solution: DaySolution, hour: int):
                 traffic_class=name,
                 servers=servers,
                 rate_rps=rate,
+                servers_needed=needed.get((i, hour)),
                 basis=level_basis(pool.econ.capacity.level),
             )
         )

@@ -23,6 +23,11 @@ class Serving(_Out):
     traffic_class: str = Field(alias="class")
     servers: int
     rate_rps: float
+    servers_needed: int | None = Field(
+        default=None,
+        description="With availability: the servers the rate needs, all up (the rest are "
+        "spares for the class's attainment); left out of the JSON otherwise.",
+    )
     basis: str = Field(
         default="measured",
         description="Where the configuration's capacity comes from: 'measured', 'identical "
@@ -35,6 +40,8 @@ class Serving(_Out):
         data = handler(self)
         if isinstance(data, dict) and data.get("basis") == "measured":
             del data["basis"]
+        if isinstance(data, dict) and data.get("servers_needed") is None:
+            data.pop("servers_needed", None)
         return data
 
 
@@ -108,6 +115,18 @@ class DayUnit(_Out):
     classes: list[DayShare] = Field(default_factory=list)
 
 
+class DayAttainment(_Out):
+    """A class's chance of being served at its targets, hour by hour (servers up independently,
+    each with its offer's availability), with the spares the day adds for its target."""
+
+    traffic_class: str = Field(alias="class")
+    attainment_target: float | None = None
+    fallback: bool = False
+    attainment: float = Field(description="Its lowest over the hours it has traffic.")
+    lowest_hour: int
+    by_hour: list[float | None] = Field(description="Hours 0-23; None where it has no traffic.")
+
+
 class DayFigures(_Out):
     """A fleet's day in figures, for the comparison."""
 
@@ -148,6 +167,11 @@ class DayPlan(_Out):
         "deployment files are written from).",
     )
     schedule: list[HourPlan] = Field(default_factory=list)
+    attainment: list[DayAttainment] = Field(
+        default_factory=list,
+        description="With availability below 1 or attainment targets: each class's attainment "
+        "hour by hour (empty otherwise).",
+    )
     compared: list[DayFigures] = Field(default_factory=list)
     saving_vs_peak_usd: float | None = None
     saving_vs_peak_kgco2e: float | None = None

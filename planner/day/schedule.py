@@ -21,6 +21,7 @@ SCHEDULE_COLUMNS = (
     "rate_rps",
     "demand_rps",
     "basis",
+    "servers_needed",  # with availability: the servers the rate needs all up (the rest spares)
 )
 
 
@@ -42,6 +43,7 @@ def schedule_rows(day: DayPlan) -> list[dict[str, object]]:
                     "rate_rps": round(pool.rate_rps, 6),
                     "demand_rps": round(hour.demand_rps.get(pool.traffic_class, 0.0), 6),
                     "basis": pool.basis,
+                    "servers_needed": pool.servers_needed,
                 }
             )
     return rows
@@ -54,6 +56,12 @@ def schedule_csv(day: DayPlan) -> str:
     for row in schedule_rows(day):
         writer.writerow({k: neutralise(v) if isinstance(v, str) else v for k, v in row.items()})
     return buffer.getvalue()
+
+
+def _spares(servers: int, needed: int | None) -> str:
+    if needed is None or servers <= needed:
+        return ""
+    return f" (+{servers - needed} spare)"
 
 
 def _kg(value: float | None) -> str:
@@ -78,7 +86,7 @@ def day_summary(day: DayPlan) -> str:
         for hour in day.schedule:
             parts = [
                 f"{p.traffic_class} {p.servers}x{p.gpus_per_server} {p.offer} "
-                f"{p.rate_rps:.2f} req/s"
+                f"{p.rate_rps:.2f} req/s" + _spares(p.servers, p.servers_needed)
                 for p in hour.pools
             ]
             idle = (
@@ -94,6 +102,20 @@ def day_summary(day: DayPlan) -> str:
             f"{'unknown' if day.energy_kwh is None else f'{day.energy_kwh:,.1f}'} kWh with PUE; "
             f"month (30.4 days): {money_text(day.monthly_cost_usd)}, {_kg(day.monthly_kgco2e)}",
         ]
+    if day.attainment:
+        lines.append(
+            "  Attainment (servers up independently, each at its offer's availability; the "
+            "lowest hour):"
+        )
+        for a in day.attainment:
+            target = (
+                "no target" if a.attainment_target is None else f"target {a.attainment_target:g}"
+            )
+            together = ", its pools together (fallback)" if a.fallback else ""
+            lines.append(
+                f"    {a.traffic_class}: {a.attainment:.6f} at {a.lowest_hour:02d}h ({target}"
+                f"{together})"
+            )
     lines.append("  Compared (per day):")
     for other in day.compared:
         if other.cost_usd is None:

@@ -346,15 +346,3 @@ def unique(values: list[str], where: str, field: str) -> None:
         if value in seen:
             raise ValueError(f"{where}[{i}].{field} {value!r} appears twice")
         seen.add(value)
-
-
-def availability_asked(gpus, classes) -> str | None:
-    """The first field of a scenario's offers and classes that asks for availability sizing
-    (an availability below 1, an attainment), None where none does."""
-    for i, g in enumerate(gpus):
-        if g.availability < 1:
-            return f"gpus[{i}].availability"
-    for i, c in enumerate(classes):
-        if c.attainment is not None:
-            return f"classes[{i}].attainment"
-    return None

@@ -32,7 +32,6 @@ from fleetplan.planner.scenario.parts import (
     Schema,
     Shape,
     Site,
-    availability_asked,
     in_range,
     ranged,
     unique,
@@ -302,12 +301,6 @@ class Scenario(Schema):
         day = self._uses_day_fields()
         if self.version == 1 and day:
             raise ValueError(f"version 1 cannot say {day}: make it version 2 (or leave it out)")
-        if self.is_day and (flaky := availability_asked(self.gpus, self.classes)):
-            raise ValueError(
-                f"{flaky}: availability and attainment are planned at the peak only; a day "
-                "(version 2) plan with them is not built yet: plan the peak (version 1) for "
-                "the redundancy, or the day without them"
-            )
         sites = {s.name for s in self.sites}
         for i, gpu in enumerate(self.gpus):
             if gpu.site not in sites:
