@@ -58,3 +58,62 @@ def test_the_day_example_opened_from_a_link(dashboard_url, browser_page):
     chart.scroll_into_view_if_needed()
     chart.get_by_text("on demand", exact=False).first.wait_for(timeout=60_000)
     chart.screenshot(path=str(ROOT / "test-artifacts" / "plan-day-chart-on-demand.png"))
+
+
+def test_the_new_users_day_exports_what_the_page_shows(dashboard_url, browser_page, tmp_path):
+    """The new user's path of issue 36 in Chromium: a Berlin day with a nightly volume of
+    200,000 summaries, rented H100s, 16 owned RTX 4090s and a code assistant on its own model
+    (examples/day-two-models-owned.json). The page's headline, the fleet CSV's TOTAL, the
+    workbook's fleet and schedule sheets and the router all describe the day; the router names
+    each class's model; the Load curves tab draws. Screenshot: test-artifacts/plan-day-owned.png."""
+    import csv
+    import io
+
+    import openpyxl
+    import yaml
+
+    page = browser_page
+    example = load_scenario(ROOT / "examples" / "day-two-models-owned.json")
+    page.goto(f"{dashboard_url}/?s={scenario_to_link(example)}")
+    wait_rendered(page, PLAN)
+    page.get_by_text("Cost per day").first.wait_for(timeout=60_000)
+    wait_rendered(page, PLAN)
+    assert page.locator("[data-testid='stException']").count() == 0
+    metrics = {
+        m.locator("[data-testid='stMetricLabel']").inner_text(): m.locator(
+            "[data-testid='stMetricValue']"
+        ).inner_text()
+        for m in page.locator("[data-testid='stMetric']").all()
+    }
+    per_day = metrics["Cost per day"]
+    screenshot(page, "plan-day-owned.png")
+
+    def download(label: str, name: str):
+        with page.expect_download() as got:
+            page.get_by_role("button", name=label).click()
+        path = tmp_path / name
+        got.value.save_as(path)
+        return path
+
+    fleet = list(csv.DictReader(io.StringIO(download("Download fleet (CSV)", "f.csv").read_text())))
+    (total,) = [row for row in fleet if row["offer"] == "TOTAL"]
+    assert f"${float(total['cost_usd_day']):,.2f}" == per_day
+    owned = [r for r in fleet if r["offer"] == "owned RTX 4090"]
+    assert sum(int(float(r["servers"])) * int(float(r["gpus_per_server"])) for r in owned) == 16
+    book = openpyxl.load_workbook(download("Download workbook (XLSX)", "w.xlsx"))
+    assert {"fleet", "schedule", "compared"} <= set(book.sheetnames)
+    rows = list(book["fleet"].iter_rows(values_only=True))
+    header, *body = rows
+    (sheet_total,) = [dict(zip(header, r, strict=True)) for r in body if "TOTAL" in r]
+    assert f"${sheet_total['cost_usd_day']:,.2f}" == per_day
+    router = yaml.safe_load(download("Download router config (LiteLLM)", "r.yaml").read_text())
+    models = {d["model_name"]: d["litellm_params"]["model"] for d in router["model_list"]}
+    assert models["code assistant"].endswith("DeepSeek-R1-Distill-Qwen-7B")
+    assert models["chat"].endswith("DeepSeek-R1-Distill-Qwen-14B")
+
+    page.get_by_role("tab", name="Load curves").click()
+    wait_rendered(page, PLAN)
+    panel = page.get_by_role("tabpanel", name="Load curves")
+    panel.locator("[data-testid='stPlotlyChart']").first.wait_for(timeout=60_000)
+    assert page.locator("[data-testid='stException']").count() == 0
+    screenshot(page, "plan-day-owned-load-curves.png")
