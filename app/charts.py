@@ -163,7 +163,18 @@ def load_curves_figure(
     colours = {**distinct_colours([c.configuration for c in curves]), **(colours or {})}
     for curve in curves:
         colour = colours[curve.configuration]
-        _fitted_line(figure, curve.samples(metric), metric, curve.configuration, colour)
+        measured, predicted = curve.parts(metric)
+        _fitted_line(figure, measured, metric, curve.configuration, colour)
+        if predicted:  # past the highest kept-up level: the queue form, dashed
+            _fitted_line(
+                figure,
+                predicted,
+                metric,
+                curve.configuration,
+                colour,
+                dash="dash",
+                label="predicted past the measured levels",
+            )
         figure.add_trace(_levels_trace(curve, metric, colour))
         _capacity(figure, curve, metric, colour)
         overlay = (overlays or {}).get(curve.configuration)
@@ -203,8 +214,10 @@ def _fitted_line(
     *,
     x_label: str = "Offered load",
     dash: str = "solid",
+    label: str = "fitted curve",
 ) -> None:
-    """A configuration's fitted curve as a line, its hover box labelled, with units."""
+    """A configuration's fitted curve as a line, its hover box labelled, with units; a second
+    part of the same curve (`label` other than the fitted curve's) stays out of the legend."""
     x, y = _xy(samples)
     figure.add_scatter(
         x=x,
@@ -212,9 +225,10 @@ def _fitted_line(
         mode="lines",
         name=name,
         legendgroup=name,
+        showlegend=label == "fitted curve",
         line={"color": colour, "width": 2.5, "dash": dash},
         hovertemplate=f"{x_label}: %{{x:.2f}} req/s<br>{METRIC_NAMES[metric]}: "
-        f"%{{y:,.0f}} ms (fitted curve)<extra>{name}</extra>",
+        f"%{{y:,.0f}} ms ({label})<extra>{name}</extra>",
     )
 
 

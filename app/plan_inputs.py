@@ -36,6 +36,7 @@ from fleetplan.services.scenario_forms import (
     OBJECTIVE_CHOICES,
     classes_table,
     gpus_table,
+    model_choice_label,
     objective_choice,
     page_message,
     scenario_from_forms,
@@ -127,8 +128,10 @@ def _top(base: Scenario, gen: int, points: pd.DataFrame):
         "Model",
         models,
         index=models.index(base.model) if base.model in models else 0,
+        format_func=model_choice_label,
         key=f"w_model_{gen}",
-        help="Plans use this model's measured load levels.",
+        help="Plans use this model's measured load levels (a class may name its own model: "
+        "a scenario file's classes[].model).",
     )
     objective = top[1].radio(
         "Objective",

@@ -68,7 +68,7 @@ def test_the_day_example_from_a_link_keeps_its_day_and_plans_as_the_planner(
     assert result.day is not None and result.day.cost_usd is not None
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Cost per day"] == f"${result.day.cost_usd:,.2f}"
-    assert metrics["Saving vs the peak plan"] == f"${result.day.saving_vs_peak_usd:,.2f}/day"
+    assert metrics["Saving a day vs peak"] == f"${result.day.saving_vs_peak_usd:,.2f}"
 
     said = " ".join(seen(md.value) for md in at.markdown)
     assert f"this day saves ${result.day.saving_vs_peak_usd:,.2f} a day" in said
@@ -290,3 +290,29 @@ def test_a_scenario_that_cannot_be_planned_keeps_its_way_out(monkeypatch, sample
     labels = [b.proto.label for b in at.get("download_button")]
     assert labels == ["Download scenario (JSON)"]
     assert at.get("file_uploader")
+
+
+def test_a_row_of_hours_pasted_and_a_range_filled_on_the_page(monkeypatch, sample_warehouse_path):
+    """A spreadsheet's row pasted into the chat's hours, then 0-6h filled with 2 req/s: the
+    scenario and its plan follow, and the hours table starts again from them."""
+    at = open_app(monkeypatch, sample_warehouse_path, link=day_link())
+    gen = at.session_state["s_day_gen"]
+    pasted = [float(h % 12 + 1) for h in range(24)]
+    at.selectbox(key=f"w_day_paste_{gen}_row").set_value("chat")
+    at.text_input(key=f"w_day_paste_{gen}_text").set_value("\t".join(f"{v:g}" for v in pasted))
+    at.run()  # the button is enabled once there is text, as in a browser
+    at.button(key=f"w_day_paste_{gen}_paste").click()
+    at.run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    assert current(at).classes[0].hourly_rps == pasted
+    assert at.session_state["s_day_gen"] > gen
+    gen = at.session_state["s_day_gen"]
+    at.number_input(key=f"w_day_paste_{gen}_to").set_value(6)
+    at.number_input(key=f"w_day_paste_{gen}_value").set_value(2.0)
+    at.button(key=f"w_day_paste_{gen}_fill").click()
+    at.run()
+    assert not at.exception, at.exception
+    assert current(at).classes[0].hourly_rps == [2.0] * 6 + pasted[6:]
+    result = at.session_state["s_result"]
+    assert result.day.schedule[0].demand_rps["chat"] == pytest.approx(2.0)

@@ -104,3 +104,31 @@ def test_at_the_peak_is_version_1_and_an_offer_on_demand_is_added_beside():
     assert both.offer_named("h100-pcie on demand").commitment == "on_demand"
     with pytest.raises(InputError, match="appears twice"):
         forms.at_the_peak(both)  # one GPU offered twice cannot be a version 1 scenario
+
+
+def test_a_pasted_row_of_24_values_and_a_filled_range_set_a_rows_hours():
+    """The day's hours tables take a spreadsheet's row pasted, and a range of hours filled
+    (issue 36: the row was edited one cell at a time)."""
+    from fleetplan.services import day_forms as forms
+
+    row = "\t".join(str(v) for v in range(24))
+    assert forms.pasted_hours(row, "x") == [float(v) for v in range(24)]
+    assert forms.pasted_hours("1, 2;3\n" + " ".join(["4"] * 21), "x")[:4] == [1, 2, 3, 4]
+    with pytest.raises(InputError, match=r"24 values .* 23 were pasted"):
+        forms.pasted_hours(" ".join(["1"] * 23), "Requests/s in each hour, chat")
+    with pytest.raises(InputError, match="'x' is not a number") as refused:
+        forms.pasted_hours(" ".join(["1"] * 5 + ["x"] + ["1"] * 18), "chat")
+    assert refused.value.field == "chat, hour 5"
+    with pytest.raises(InputError, match="at least 0"):
+        forms.pasted_hours(" ".join(["1"] * 23 + ["-2"]), "chat")
+    with pytest.raises(InputError, match="at least 0"):
+        forms.pasted_hours(" ".join(["1"] * 23 + ["nan"]), "chat")
+    day = [1.0] * 24
+    assert forms.filled_hours(day, 9, 17, 5.0) == [1.0] * 9 + [5.0] * 8 + [1.0] * 7
+    assert forms.filled_hours(day, 22, 6, 0.0) == [0.0] * 6 + [1.0] * 16 + [0.0] * 2
+    assert forms.filled_hours(day, 0, 0, 2.0) == [2.0] * 24
+    changed = forms.with_hours(DAY, forms.HOURS_TITLE, "chat", [7.0] * 24)
+    assert changed.classes[0].hourly_rps == [7.0] * 24
+    assert changed.classes[1] == DAY.classes[1]
+    grid = forms.with_hours(DAY, forms.SITE_HOURS_TITLE, DAY.sites[0].name, [100.0] * 24)
+    assert grid.sites[0].hourly_grid_gco2_per_kwh == [100.0] * 24

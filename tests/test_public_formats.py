@@ -418,3 +418,24 @@ def test_an_inference_perf_stage_takes_its_gpu_count_from_kubernetes_manifests(t
     assert outcomes["manifests.yaml"].status is FileStatus.SKIPPED
     (row,) = benchmark_points(warehouse).to_dict("records")
     assert (row["gpu_model"], row["gpu_count"]) == ("h100-sxm", 2)
+
+
+@needs_shared
+def test_a_stage_whose_exp_config_names_no_gpu_says_so_not_to_keep_it():
+    """The upload's advice (issue 36): the experiment's exp-config.yaml was there and names
+    its model and tensor parallelism but no GPU; the message says it names none, instead of
+    asking to keep it beside the results."""
+    stage = sorted((SHARED / "inference-sim-training-h100").glob("*/results/stage_0_*.json"))[0]
+    context = {
+        "config.yaml": (stage.parent / "config.yaml").read_bytes(),
+        "exp-config.yaml": (stage.parent.parent / "exp-config.yaml").read_bytes(),
+    }
+    with pytest.raises(InputError) as refused:
+        parse(
+            FileInput.from_bytes(str(stage), stage.read_bytes()), ImportOptions(companions=context)
+        )
+    assert "exp-config.yaml beside the results name no GPU model" in str(refused.value)
+    assert "keep the experiment's exp-config.yaml" not in str(refused.value)
+    alone = {"config.yaml": context["config.yaml"]}  # the experiment's file not there: keep it
+    with pytest.raises(InputError, match=r"keep the experiment's exp-config\.yaml"):
+        parse(FileInput.from_bytes(str(stage), stage.read_bytes()), ImportOptions(companions=alone))

@@ -198,8 +198,10 @@ with tabs[1]:
         )
         st.plotly_chart(figure, key=f"chart_curve_{metric}")
     st.caption(
-        "Lines: each configuration's fitted curve, through the levels where the server kept up "
-        "(the drain left out), ending at the highest of them: nothing is extrapolated. Stars and "
+        "Lines: each configuration's fitted curve, solid through the levels where the server "
+        "kept up (the drain left out); dashed past the highest of them, predicted by the queue "
+        "form up to the saturation the data shows (a level that fell behind, or a closed loop's "
+        "plateau), not measured there. Stars and "
         "dotted lines: the capacity at your targets. Crossed circles: levels to question (a P99 "
         "far above those at higher rates), which the curve leaves out; hover for why. Dotted "
         "with crosses: the serving model, simulated at each measured level.  \n"

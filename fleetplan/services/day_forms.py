@@ -10,6 +10,8 @@ with errors that name the table, the row and the column as the page shows them.
 
 from __future__ import annotations
 
+import math
+import re
 from typing import Any
 
 import pandas as pd
@@ -96,6 +98,55 @@ def site_hours_table(scenario: Scenario) -> pd.DataFrame:
     return _hour_rows(
         [(s.name, [float(s.grid_at(h)) for h in range(HOURS)]) for s in scenario.sites]
     )
+
+
+def pasted_hours(text: str, where: str) -> list[float]:
+    """24 values pasted as one row (a spreadsheet's row: tabs; or commas, semicolons, spaces,
+    line breaks), each a number at least 0; InputError names what is wrong."""
+    parts = [p for p in re.split(r"[\s,;]+", text.strip()) if p]
+    if len(parts) != HOURS:
+        raise InputError(
+            f"a row of {HOURS} values (hours 0-23) is needed, {len(parts)} were pasted",
+            field=where,
+        )
+    values = []
+    for hour, part in enumerate(parts):
+        try:
+            value = float(part)
+        except ValueError:
+            raise InputError(f"{part!r} is not a number", field=f"{where}, hour {hour}") from None
+        if not math.isfinite(value) or value < 0:
+            raise InputError(f"{part!r}: at least 0 and finite", field=f"{where}, hour {hour}")
+        values.append(value)
+    return values
+
+
+def filled_hours(values: list[float], start: int, end: int, value: float) -> list[float]:
+    """`values` with hours start to end (end not included; at or before start it wraps past
+    midnight, 0 to 0 the whole day, as a window does) set to `value`."""
+    if not (0 <= start <= 23 and 0 <= end <= 24):
+        raise InputError("hours run from 0 to 23 (the end up to 24)", field="fill")
+    if not math.isfinite(value) or value < 0:
+        raise InputError("the value is at least 0 and finite", field="fill")
+    hours = range(start, end) if end > start else [*range(start, HOURS), *range(0, end)]
+    return [value if h in set(hours) else v for h, v in enumerate(values)]
+
+
+def with_hours(scenario: Scenario, table: str, name: str, values: list[float]) -> Scenario:
+    """The scenario with `name`'s 24 values set: a class's rates (`HOURS_TITLE`), or a site's
+    grid (`SITE_HOURS_TITLE`)."""
+    raw = scenario.model_dump(mode="json")
+    if table == HOURS_TITLE:
+        for traffic in raw["classes"]:
+            if traffic["name"] == name:
+                traffic.pop("rate_rps", None)
+                traffic.pop("shape", None)
+                traffic["hourly_rps"] = values
+    else:
+        for site in raw["sites"]:
+            if site["name"] == name:
+                site["hourly_grid_gco2_per_kwh"] = values
+    return validated(raw)
 
 
 def offers_table(scenario: Scenario) -> pd.DataFrame:

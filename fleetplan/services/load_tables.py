@@ -59,6 +59,19 @@ class ConfigurationCurve:
     capacity_tpot_p99_ms: float | None
     saturation_rps: float | None
     note: str | None  # why no curve or no capacity, or what limits it
+    # the highest rate the server kept up with: the curve is fitted to it, and past it predicted
+    # by the queue form to the saturation the data shows (None: no stable level)
+    measured_to_rps: float | None = None
+
+    def parts(self, metric: Metric) -> tuple[list, list]:
+        """The curve's samples up to the highest kept-up level, and past it (predicted)."""
+        samples = self.samples(metric)
+        if self.measured_to_rps is None:
+            return samples, []
+        edge = self.measured_to_rps * (1 + 1e-9)
+        inside = [s for s in samples if s[0] <= edge]
+        beyond = [s for s in samples if s[0] > edge]
+        return inside, (inside[-1:] + beyond) if beyond else []
 
     def samples(self, metric: Metric) -> list[tuple[float, float]]:
         return self.ttft if metric == "ttft" else self.tpot
@@ -117,6 +130,7 @@ def configuration_curve(
         capacity_tpot_p99_ms=estimate.tpot_p99_ms,
         saturation_rps=curve.saturation_rps,
         note=estimate.words if estimate.capacity_rps > 0 else estimate.reason,
+        measured_to_rps=None if curve.problem else curve.highest_stable_rps,
     )
 
 

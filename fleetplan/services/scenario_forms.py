@@ -389,6 +389,15 @@ def short_model(model: str) -> str:
     return model.split("/")[-1]
 
 
+def model_choice_label(model: str) -> str:
+    """A model as the page's Model box shows it: its name first, its organisation after, so
+    that a narrow box cut at its end still tells "...Qwen-14B" from "...Qwen-7B"."""
+    if "/" not in model:
+        return model
+    organisation, name = model.rsplit("/", 1)
+    return f"{name} ({organisation})"
+
+
 def follow_model(name: str, *, old_model: str, new_model: str) -> str:
     """A scenario's name after its model changed: a name ending in " on <old model>" (the
     default names, "chatbot + batch eval on Qwen-14B") ends in the new model instead, so that

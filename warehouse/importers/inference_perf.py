@@ -125,7 +125,7 @@ def parse(document: Document, source: FileInput, options: ImportOptions) -> Pars
         tool="inference-perf",
         field="gpu",
         count_field="gpu_count",
-        advice=" (or keep the experiment's exp-config.yaml or manifests.yaml beside the results)",
+        advice=_gpu_advice(options),
     )
     run = build(
         Run,
@@ -259,6 +259,16 @@ def _context(options: ImportOptions, file: str) -> dict[str, Any]:
         )
     found.setdefault("model_from", "config.yaml: server.model_name")
     return found
+
+
+def _gpu_advice(options: ImportOptions) -> str:
+    """What to add where the files name no GPU: the experiment's files where they are absent;
+    where they are there and say none (an exp-config.yaml names the model and its tensor
+    parallelism, not the GPU), that they do not."""
+    here = [name for name in ("exp-config.yaml", "manifests.yaml") if name in options.companions]
+    if not here:
+        return " (or keep the experiment's exp-config.yaml or manifests.yaml beside the results)"
+    return f" ({' and '.join(here)} beside the results name no GPU model)"
 
 
 def _from_experiment(experiment: dict) -> dict[str, Any]:
