@@ -180,7 +180,7 @@ def test_validate_holds_at_the_planned_rate_misses_far_above_and_narrows_the_nex
     """`fleetplan validate` against the vLLM CPU server (issue 34, item 4): a plan made from the
     server's own ladder holds at its planned rate per server; ingested, the validation's levels
     change the pool's capacity interval and the next plan's pool rests on them; a plan that
-    overstates the server (100 req/s a server) misses."""
+    overstates the server (1,000 req/s a server) misses."""
     import json
     import math
 
@@ -310,10 +310,12 @@ def test_validate_holds_at_the_planned_rate_misses_far_above_and_narrows_the_nex
     if unsettled or step_held:
         assert pool_after["level_source_file"] == Path(report["run_file"]).name
 
-    # A plan that says one server carries 100 req/s: far past the server (its bursts reach
-    # about 38 req/s on 2 cores), whatever the host.
+    # A plan that says one server carries 1,000 req/s at a P99 TTFT of 50 ms: far past the
+    # server whatever the host (with its engine core yielding it held 100 req/s for 400 requests
+    # at 244 ms): the 400 requests arrive within half a second and queue for seconds.
     overstated = json.loads((tmp_path / "before.json").read_text())
-    overstated["recommended"]["pools"][0]["rate_rps"] = 100.0
+    overstated["recommended"]["pools"][0]["rate_rps"] = 1000.0
+    overstated["inputs"]["scenario"]["classes"][0]["ttft_p99_ms"] = 50
     wrong = tmp_path / "overstated.json"
     wrong.write_text(json.dumps(overstated))
     code, report = validate(wrong, "--request-timeout", "5")

@@ -73,3 +73,23 @@ def test_run_requires_canonical_gpu_ids_and_sane_parallelism():
     assert not unknown.gpu_known
     with pytest.raises(ValidationError):
         Run.model_validate({**RUN, "points": []})
+
+
+def test_a_rate_too_large_for_a_float_is_refused_not_an_overflow():
+    """Found by the fuzzer on a clone without ../shared: an offered rate of 10**400 in a run
+    file raised OverflowError from math.isnan; it is refused, naming the rate."""
+    import json
+
+    import pytest
+
+    from benchmarks.inputs.fuzzing import seed_files
+    from fleetplan.core.errors import FleetplanError
+    from fleetplan.warehouse.importers.base import FileInput, ImportOptions
+    from fleetplan.warehouse.importers.registry import parse
+
+    name, data = seed_files()["fleetplan-run"]  # the fuzzer's seed: a real run file
+    raw = json.loads(data)
+    raw["runs"][0]["points"][0]["offered_rate_rps"] = 10**400
+    huge = json.dumps(raw).encode()
+    with pytest.raises(FleetplanError, match="implausibly large"):
+        parse(FileInput.from_bytes(name, huge), ImportOptions(gpu="rtx-4090", gpu_count=1))

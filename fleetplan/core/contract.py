@@ -168,6 +168,8 @@ class Point(_Strict):
             return math.inf
         if isinstance(value, bool):
             raise ValueError("expected a number of requests per second or 'inf'")
+        if isinstance(value, int) and value.bit_length() > 1023:  # beyond a float: no rate
+            raise ValueError(f"the rate {str(value)[:20]}... is implausibly large")
         if isinstance(value, int | float) and (math.isnan(value) or value <= 0):
             raise ValueError("expected a rate > 0 (or 'inf')")
         return value
