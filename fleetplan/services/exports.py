@@ -384,9 +384,8 @@ def _day_total(plan: Plan) -> dict[str, Any]:
 
 def _day_table(rows: list[dict[str, Any]]) -> pd.DataFrame:
     table = pd.DataFrame(rows, columns=list(DAY_COLUMNS))
-    for column in ("gpu_hours", "cost_usd_day", "monthly_cost_usd", "energy_kwh_day"):
-        table[column] = table[column].map(lambda v: None if v is None else round(float(v), 4))
-    for column in ("kgco2e_day", "monthly_kgco2e"):
+    figures = ("gpu_hours", "cost_usd_day", "monthly_cost_usd", "energy_kwh_day")
+    for column in (*figures, "kgco2e_day", "monthly_kgco2e"):  # unknown stays empty
         table[column] = table[column].map(lambda v: None if v is None else round(float(v), 4))
     return table
 
