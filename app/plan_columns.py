@@ -14,6 +14,8 @@ from fleetplan.planner.scenario.parts import (
     OwnedCapital,
     OwnedUse,
 )
+from fleetplan.planner.scenario.scenario import Scenario
+from fleetplan.services.currency import labelled
 from fleetplan.services.scenario_forms import CLASS_LABELS, GPU_LABELS, SITE_LABELS
 
 
@@ -77,8 +79,10 @@ _GPU_WIDTHS = {
 }
 
 
-def gpu_columns() -> dict:
-    number, labels = st.column_config.NumberColumn, GPU_LABELS
+def gpu_columns(scenario: Scenario) -> dict:
+    """The GPU table's columns, prices labelled in the scenario's currency."""
+    number = st.column_config.NumberColumn
+    labels = {k: labelled(v, scenario) for k, v in GPU_LABELS.items()}
     power = "Watts per GPU; blank = the catalog has no figure (needed when Power in price is off)."
     columns = {
         "gpu_model": st.column_config.TextColumn(labels["gpu_model"], required=True),
@@ -149,11 +153,12 @@ def gpu_columns() -> dict:
     return columns
 
 
-def site_columns() -> dict:
+def site_columns(scenario: Scenario) -> dict:
+    """The sites table's columns, the electricity price labelled in the scenario's currency."""
     return {
         "name": st.column_config.TextColumn(SITE_LABELS["name"], required=True),
         "electricity_usd_per_kwh": st.column_config.NumberColumn(
-            SITE_LABELS["electricity_usd_per_kwh"], format="%.4f"
+            labelled(SITE_LABELS["electricity_usd_per_kwh"], scenario), format="%.4f"
         ),
         "grid_gco2_per_kwh": st.column_config.NumberColumn(
             SITE_LABELS["grid_gco2_per_kwh"], format="%.0f"

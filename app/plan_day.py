@@ -27,6 +27,7 @@ from fleetplan.planner.peak.results import Plan
 from fleetplan.planner.scenario.scenario import Scenario
 from fleetplan.services import day_forms as forms
 from fleetplan.services import day_tables
+from fleetplan.services.currency import money, rate_note
 from fleetplan.services.plain_text import plain
 from fleetplan.services.scenario_forms import page_message
 
@@ -302,8 +303,9 @@ def _day_limits(base: Scenario, gen: int) -> dict:
     }
 
 
-def show_day(result: Plan) -> None:
-    """The day plan: headline, chart, schedule, hours, comparison (nothing for version 1)."""
+def show_day(result: Plan, scenario: Scenario) -> None:
+    """The day plan: headline (money in the scenario's currency), chart, schedule, hours,
+    comparison (nothing for version 1)."""
     day = result.day
     if day is None:
         return
@@ -311,7 +313,7 @@ def show_day(result: Plan) -> None:
     if day.cost_usd is None:
         st.error(f"No day plan: {plain(day.message)}", icon=":material/block:")
     else:
-        _day_headline(day)
+        _day_headline(day, scenario)
         servers = day_tables.servers_through_the_day(day)
         demand, grid = day_tables.demand_through_the_day(day), day_tables.grid_through_the_day(day)
         st.plotly_chart(day_figure(servers, demand, grid), key="chart_day_servers")
@@ -358,19 +360,22 @@ def _money(value: float | None, fmt: str = "${:,.2f}") -> str:
     return "unknown" if value is None else fmt.format(value)
 
 
-def _day_headline(day) -> None:
+def _day_headline(day, scenario: Scenario) -> None:
     kpis = st.columns(5)
-    kpis[0].metric("Cost per day", _money(day.cost_usd))
-    kpis[1].metric("Cost per month (day plan)", _money(day.monthly_cost_usd, "${:,.0f}"))
+    kpis[0].metric("Cost per day", money(day.cost_usd, scenario))
+    kpis[1].metric("Cost per month (day plan)", money(day.monthly_cost_usd, scenario, "{:,.0f}"))
     kpis[2].metric("kgCO2e per day", _money(day.kgco2e, "{:,.1f}"))
     kpis[3].metric(  # the label says the unit: "$1,537.12/day" was cut at 1440 px
         "Saving a day vs peak",
-        _money(day.saving_vs_peak_usd),
+        money(day.saving_vs_peak_usd, scenario),
         help="The same scenario planned at its peak (every class at its peak all day, every "
         "server paid all day) costs this much more a day.",
     )
     reserved = sum(r.servers for r in day.reserved)
     kpis[4].metric("Reserved servers", str(reserved), help="Paid every hour of the day.")
+    note = rate_note(scenario)
+    if note:
+        st.caption(plain(note))
     if day.status.value != "optimal":
         st.warning(f"Day plan not proven optimal: {plain(day.message)}")
 

@@ -16,10 +16,15 @@ from fleetplan.app import data
 from fleetplan.app.plan_columns import class_columns, gpu_columns, site_columns
 from fleetplan.app.plan_state import restart
 from fleetplan.core.errors import InputError
-from fleetplan.planner.scenario.defaults import DEFAULT_CARBON_PRICE_USD_PER_T, DEFAULT_REGION
-from fleetplan.planner.scenario.parts import CarbonPrice
+from fleetplan.planner.scenario.defaults import (
+    DEFAULT_CARBON_PRICE_USD_PER_T,
+    DEFAULT_REGION,
+    DEFAULT_USD_PER_EUR,
+)
+from fleetplan.planner.scenario.parts import MAX_USD_PER_EUR, MIN_USD_PER_EUR, CarbonPrice
 from fleetplan.planner.scenario.presets import PRESETS
 from fleetplan.planner.scenario.scenario import Scenario
+from fleetplan.services.currency import CURRENCIES, labelled, rate_note, shown
 from fleetplan.services.energy_tables import assumed_idle_notes
 from fleetplan.services.plain_text import plain
 from fleetplan.services.scenario_defaults import (
@@ -71,7 +76,7 @@ def scenario_inputs(
         bases["top"], gens["top"], points
     )
     classes, total_rps, preset, apply_preset = _classes(bases["classes"], gens["classes"], points)
-    gpus = _gpus(bases["gpus"], gens["gpus"])
+    gpus, currency, usd_per_eur = _gpus(bases["gpus"], gens["gpus"])
     left, right = st.columns(2)
     with left:
         sites = _sites(bases["sites"], gens["sites"])
@@ -88,7 +93,7 @@ def scenario_inputs(
         estimates=estimates,
         budget_usd_per_hour=budget,
         carbon_cap_kg_per_hour=carbon_cap,
-    )
+    ) | {"currency": currency, "usd_per_eur": usd_per_eur}
     try:
         named = base.model_copy(update={"name": name.strip() or base.name})
         scenario = scenario_from_forms(
@@ -104,6 +109,9 @@ def scenario_inputs(
         st.error(f"Check the inputs: {plain(page_message(error))}", icon=":material/edit:")
         st.stop()
     made = scenario
+    if (scenario.currency, scenario.usd_per_eur) != (base.currency, base.usd_per_eur):
+        # every price shown again in the new currency (or at the new rate): fresh tables
+        restart(scenario, [rate_note(scenario) or "Prices are shown in USD."])
     if apply_preset:
         scenario = with_preset(scenario, preset)
         if scenario.name in {f"{p} on {short_model(model)}" for p in PRESETS}:
@@ -192,13 +200,14 @@ def _top(base: Scenario, gen: int, points: pd.DataFrame):
 
 
 def _carbon_price(base: Scenario, gen: int) -> float:
-    price = (
+    price = shown(
         base.objective.carbon_price_usd_per_t
         if isinstance(base.objective, CarbonPrice)
-        else DEFAULT_CARBON_PRICE_USD_PER_T
+        else DEFAULT_CARBON_PRICE_USD_PER_T,
+        base,
     )
     return st.number_input(
-        "Carbon price ($ per tCO2e)",
+        labelled("Carbon price ($ per tCO2e)", base),
         0.0,
         max(10_000.0, price),
         price,
@@ -247,21 +256,45 @@ def _classes(base: Scenario, gen: int, points: pd.DataFrame):
     return classes, total_rps, preset, apply_preset
 
 
-def _gpus(base: Scenario, gen: int) -> pd.DataFrame:
-    st.markdown(
-        "**GPUs on offer** — rented (price per GPU-hour) or bought (price and lifetime); "
+def _gpus(base: Scenario, gen: int) -> tuple[pd.DataFrame, str, float | None]:
+    head = st.columns([5, 1, 1], vertical_alignment="bottom")
+    head[0].markdown(
+        "**GPUs on offer** — rented (price per GPU-hour), bought (price and lifetime) or owned; "
         "blank power = the catalog has none"
     )
+    currency = head[1].selectbox(
+        "Prices in",
+        CURRENCIES,
+        index=CURRENCIES.index(base.currency),
+        key=f"w_currency_{gen}",
+        help="The currency the tables, the budget and the headline figures are in. Plans, "
+        "tables of results and files stay USD (their columns say so).",
+    )
+    usd_per_eur = None
+    if currency == "EUR":
+        usd_per_eur = head[2].number_input(
+            "USD per EUR",
+            MIN_USD_PER_EUR,
+            MAX_USD_PER_EUR,
+            base.usd_per_eur or DEFAULT_USD_PER_EUR,
+            step=0.01,
+            format="%.4f",
+            key=f"w_usd_per_eur_{gen}",
+            help="The exchange rate prices are converted at (starts at the ECB reference rate, "
+            "2024 annual average, 1.0824, at which the bundled EU electricity prices were "
+            "converted); shown in the plan's sources. A corrected rate keeps the euros on the "
+            "page; the dollars they stand for move.",
+        )
     gpus = st.data_editor(
         gpus_table(base, data.facts()),
         num_rows="dynamic",
         hide_index=True,
         key=f"w_gpus_{gen}",
-        column_config=gpu_columns(),
+        column_config=gpu_columns(base),
     )
     for note in assumed_idle_notes(gpus, data.catalog()):
         st.caption(plain(note))
-    return gpus
+    return gpus, currency, usd_per_eur
 
 
 def _sites(base: Scenario, gen: int) -> pd.DataFrame:
@@ -271,7 +304,7 @@ def _sites(base: Scenario, gen: int) -> pd.DataFrame:
         num_rows="dynamic",
         hide_index=True,
         key=f"w_sites_{gen}",
-        column_config=site_columns(),
+        column_config=site_columns(base),
     )
 
 
@@ -300,7 +333,7 @@ def _regions(base: Scenario, gen: int, sites: pd.DataFrame):
     st.session_state.s_region = region_id
     apply_region = row[2].button("Apply", key=f"w_apply_region_{gen}")
     region = region_preset(regions, region_id)
-    for line in describe_region(region):
+    for line in describe_region(region, base):
         st.caption(line)
     return target_site, region, apply_region
 
@@ -308,7 +341,10 @@ def _regions(base: Scenario, gen: int, sites: pd.DataFrame):
 def _limits(base: Scenario, gen: int) -> tuple[float, float]:
     limits = st.columns(2)
     budget = limits[0].number_input(
-        "Budget ($/h, 0 = none)", 0.0, value=base.budget_usd_per_hour or 0.0, key=f"w_budget_{gen}"
+        labelled("Budget ($/h, 0 = none)", base),
+        0.0,
+        value=shown(base.budget_usd_per_hour, base) or 0.0,
+        key=f"w_budget_{gen}",
     )
     carbon_cap = limits[1].number_input(
         "Carbon cap (kgCO2e/h, 0 = none)",

@@ -23,6 +23,7 @@ from fleetplan.planner.report.explain import explain, trade_off
 from fleetplan.planner.report.table import gpus_text
 from fleetplan.planner.scenario.scenario import Scenario
 from fleetplan.services import exports, workbook
+from fleetplan.services.currency import labelled, money, rate_note
 from fleetplan.services.load_tables import operating_points
 from fleetplan.services.plain_text import plain
 from fleetplan.services.plan_tables import (
@@ -54,7 +55,7 @@ def show_plan(
             f"No fleet can serve this workload: {plain(result.message)}", icon=":material/block:"
         )
         return result
-    _headline(result)
+    _headline(result, scenario)
     tabs = dict(zip(TABS, st.tabs(TABS, on_change="rerun", key=TAB_KEY), strict=True))
     if tabs["Fleet"].open:
         with tabs["Fleet"]:
@@ -86,15 +87,18 @@ def _show(value, fmt: str, unit: str = "") -> str:
     return "unknown" if value is None else fmt.format(value) + unit
 
 
-def _headline(result: Plan) -> None:
+def _headline(result: Plan, scenario: Scenario) -> None:
+    """The fleet's headline figures, money in the scenario's currency (services.currency)."""
     totals = result.recommended.totals
     kpis = st.columns(5)
-    kpis[0].metric("Cost per month", _show(totals.monthly_cost_usd, "${:,.0f}"))
+    kpis[0].metric("Cost per month", money(totals.monthly_cost_usd, scenario, "{:,.0f}"))
     kpis[1].metric(
-        "$ per million output tokens", _show(totals.usd_per_million_output_tokens, "${:.3f}")
+        labelled("$ per million output tokens", scenario),
+        money(totals.usd_per_million_output_tokens, scenario, "{:.3f}"),
     )
     kpis[2].metric(
-        "$ per million total tokens", _show(totals.usd_per_million_total_tokens, "${:.3f}")
+        labelled("$ per million total tokens", scenario),
+        money(totals.usd_per_million_total_tokens, scenario, "{:.3f}"),
     )
     kpis[3].metric(
         "kgCO2e per month",
@@ -108,6 +112,9 @@ def _headline(result: Plan) -> None:
         help="GPUs in the fleet, and the servers they sit in. Which GPUs: the line below.",
     )
     st.caption(f"Fleet: {plain(gpus_text(totals.gpus))}")
+    note = rate_note(scenario)
+    if note:
+        st.caption(plain(note))
     if result.status.value != "optimal":
         st.warning(f"Not proven optimal: {plain(result.message)}")
 

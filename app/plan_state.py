@@ -46,6 +46,8 @@ WIDGET_GROUPS = {
     "w_preset": "classes",
     "w_apply_preset": "classes",
     "w_gpus": "gpus",
+    "w_currency": "gpus",
+    "w_usd_per_eur": "gpus",
     "w_sites": "sites",
     "w_region_site": "sites",
     "w_region": "sites",
@@ -66,12 +68,20 @@ def _signature(group: str, scenario: Scenario) -> str:
     """What a group of widgets shows of a scenario: equal signatures draw equal widgets."""
     if group == "classes":
         return classes_table(scenario).to_json()
-    if group == "gpus":
-        return gpus_table(scenario, data.facts()).to_json()
+    if group == "gpus":  # the prices shown, the currency and its rate
+        currency = (scenario.currency, scenario.usd_per_eur)
+        return repr(currency) + gpus_table(scenario, data.facts()).to_json()
     if group == "sites":
         return sites_table(scenario).to_json()
     if group == "limits":
-        return repr((scenario.budget_usd_per_hour, scenario.carbon_cap_kg_per_hour))
+        return repr(
+            (
+                scenario.budget_usd_per_hour,
+                scenario.carbon_cap_kg_per_hour,
+                scenario.currency,
+                scenario.usd_per_eur,
+            )
+        )
     return repr(
         (
             scenario.name,

@@ -26,8 +26,8 @@ SCENARIO = Scenario.model_validate_json((ROOT / "examples" / "chat-batch-qwen14b
     ("table", "columns", "labels"),
     [
         (classes_table(SCENARIO), class_columns([]), CLASS_LABELS),
-        (gpus_table(SCENARIO), gpu_columns(), GPU_LABELS),
-        (sites_table(SCENARIO), site_columns(), SITE_LABELS),
+        (gpus_table(SCENARIO), gpu_columns(SCENARIO), GPU_LABELS),
+        (sites_table(SCENARIO), site_columns(SCENARIO), SITE_LABELS),
     ],
     ids=["classes", "gpus", "sites"],
 )
@@ -39,7 +39,10 @@ def test_every_column_of_a_plan_table_is_shown_by_its_label(table, columns, labe
 
 
 def test_the_availability_columns_keep_the_scenarios_bounds():
-    attainment, availability = class_columns([])["attainment"], gpu_columns()["availability"]
+    attainment, availability = (
+        class_columns([])["attainment"],
+        gpu_columns(SCENARIO)["availability"],
+    )
     assert attainment["type_config"]["max_value"] == MAX_ATTAINMENT
     assert availability["type_config"]["min_value"] == MIN_AVAILABILITY
     assert availability["type_config"]["max_value"] == 1.0

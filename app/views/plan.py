@@ -61,7 +61,7 @@ except InputError as error:
     )
     result = None
 if result is not None:
-    show_day(result)  # nothing for a scenario of version 1
+    show_day(result, scenario)  # nothing for a scenario of version 1
     # the plan shown, its frontier too where that tab is open (tests compare it with the CLI's)
     state.s_result = show_plan(
         result, scenario, points, lambda: data.plan_for(asked, frontier=True)

@@ -38,6 +38,7 @@ from fleetplan.planner.peak.results import Plan
 from fleetplan.planner.report.table import FLEET_FIGURES, pool_table, rounded
 from fleetplan.planner.scenario.parts import HOURS_PER_YEAR
 from fleetplan.planner.scenario.scenario import Scenario
+from fleetplan.services.currency import source_rows
 from fleetplan.services.planning import facts_from_catalog
 
 TOTAL = "TOTAL"  # the fleet table's last row, in `class`
@@ -458,6 +459,8 @@ def sources_table(plan: Plan, inputs: dict[str, Any]) -> pd.DataFrame:
         ("scenario", "capacity rule", plan.capacity_rule, "", "entered"),
         ("scenario", "utilisation ceiling", scenario["max_utilization"], "share", "entered"),
     ]
+    if scenario.get("currency", "USD") != "USD":
+        rows += source_rows(Scenario.model_validate(scenario))
     for traffic in scenario["classes"]:
         rows += _class_demand(traffic)
         for target in ("ttft_p99_ms", "tpot_p99_ms"):

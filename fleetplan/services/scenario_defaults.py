@@ -21,6 +21,7 @@ from fleetplan.planner.scenario.defaults import (
 )
 from fleetplan.planner.scenario.presets import PRESETS
 from fleetplan.planner.scenario.scenario import DEFAULT_HEADROOM, Scenario
+from fleetplan.services.currency import money, preset_price_usd
 from fleetplan.services.scenario_forms import cell_value
 from fleetplan.warehouse.queries import models_by_coverage
 
@@ -44,22 +45,28 @@ def region_preset(regions: pd.DataFrame, region_id: str) -> dict[str, Any]:
     return regions[regions["region_id"] == region_id].iloc[0].to_dict()
 
 
-def site_from_region(name: str, region: dict[str, Any], pue: float | None = None) -> dict:
-    """A site named `name` with a region preset's electricity price, grid intensity with its
-    basis, and PUE (an unknown price or intensity is 0 for the user to fill; `pue` overrides the
-    region's)."""
+def site_from_region(
+    name: str, region: dict[str, Any], pue: float | None = None, price: float | None = None
+) -> dict:
+    """A site named `name` with a region preset's electricity price (`price` where given: the
+    preset's in the scenario's currency, `services.currency.preset_price_usd`), grid intensity
+    with its basis, and PUE (an unknown price or intensity is 0 for the user to fill; `pue`
+    overrides the region's)."""
+    if price is None:
+        price = cell_value(region.get("electricity_usd_per_kwh"))
     return {
         "name": name,
-        "electricity_usd_per_kwh": cell_value(region.get("electricity_usd_per_kwh")) or 0.0,
+        "electricity_usd_per_kwh": price or 0.0,
         "grid_gco2_per_kwh": cell_value(region.get("grid_gco2_per_kwh")) or 0.0,
         "pue": pue if pue is not None else (cell_value(region.get("pue_default")) or 1.0),
         "grid_basis": cell_value(region.get("grid_basis")) or "unknown",
     }
 
 
-def describe_region(region: dict[str, Any]) -> tuple[str, str]:
-    """Two lines about a region preset: its grid intensity and its electricity price, each with
-    basis, year and source; a figure without a public source is said to be unknown."""
+def describe_region(region: dict[str, Any], scenario: Scenario | None = None) -> tuple[str, str]:
+    """Two lines about a region preset: its grid intensity and its electricity price (in the
+    scenario's currency: an EU preset's EUR figure as its source gave it), each with basis,
+    year and source; a figure without a public source is said to be unknown."""
     grid_year = _year(region["grid_year"])
     grid = (
         f"Grid {region['grid_gco2_per_kwh']:.0f} gCO2e/kWh ({region['grid_basis']}, {grid_year})"
@@ -69,8 +76,12 @@ def describe_region(region: dict[str, Any]) -> tuple[str, str]:
         return grid, (
             "Electricity price: unknown for this region (no public source found): enter yours."
         )
+    shown_price = f"${region['electricity_usd_per_kwh']:.4f}/kWh"
+    if scenario is not None and scenario.currency != "USD":
+        usd = preset_price_usd(region, scenario)
+        shown_price = f"{money(usd, scenario, '{:.4f}')}/kWh"
     price = (
-        f"${region['electricity_usd_per_kwh']:.4f}/kWh ({region['electricity_basis']}, "
+        f"{shown_price} ({region['electricity_basis']}, "
         f"{_year(region['electricity_year'])}) — {region['electricity_source']}"
     )
     return grid, price
@@ -121,8 +132,9 @@ def with_preset(scenario: Scenario, preset: str) -> Scenario:
 
 def with_region_site(scenario: Scenario, site: str, region: dict[str, Any]) -> Scenario:
     """The scenario with the site named `site` filled from a region preset (its PUE kept)."""
+    price = preset_price_usd(region, scenario)  # an EU preset's EUR figure at the user's rate
     sites = [
-        site_from_region(s.name, region, s.pue) if s.name == site else s.model_dump()
+        site_from_region(s.name, region, s.pue, price) if s.name == site else s.model_dump()
         for s in scenario.sites
     ]
     try:

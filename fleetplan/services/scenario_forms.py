@@ -19,6 +19,7 @@ from fleetplan.core.errors import InputError
 from fleetplan.planner.peak.economics import GpuFacts
 from fleetplan.planner.scenario.parts import CarbonPrice
 from fleetplan.planner.scenario.scenario import CapacityAt, CapacityRule, Scenario
+from fleetplan.services.currency import usd_per_unit
 from fleetplan.services.day_fields import with_base_day_fields
 
 # Every column of the page's tables, with the label the page shows: the page's column configs
@@ -156,12 +157,22 @@ _INTEGERS = ("max_gpus", "owned_count", "input_len", "output_len")
 _OWNED_ONLY = ("owned_capital", "owned_use")  # blank on a row that owns nothing
 
 
+# The tables' money columns: shown and entered in the scenario's currency (services.currency)
+GPU_MONEY = ("hourly_usd", "purchase_usd")
+SITE_MONEY = ("electricity_usd_per_kwh",)
+
+
+def _in_currency(row: dict[str, Any], columns: tuple[str, ...], factor: float) -> dict[str, Any]:
+    return {k: (v * factor if k in columns and v is not None else v) for k, v in row.items()}
+
+
 def gpus_table(scenario: Scenario, facts: dict[str, GpuFacts] | None = None) -> pd.DataFrame:
-    """GPU offers; power, embodied and lifetime figures the scenario leaves open show the
-    catalog's."""
+    """GPU offers, prices in the scenario's currency; power, embodied and lifetime figures the
+    scenario leaves open show the catalog's."""
     rows = []
+    factor = 1 / usd_per_unit(scenario)
     for offer in scenario.gpus:
-        row = {c: getattr(offer, c) for c in GPU_COLUMNS}
+        row = _in_currency({c: getattr(offer, c) for c in GPU_COLUMNS}, GPU_MONEY, factor)
         known = (facts or {}).get(offer.gpu_model)
         for column in _FACTS_SHOWN:
             if row[column] is None and known is not None:
@@ -173,7 +184,12 @@ def gpus_table(scenario: Scenario, facts: dict[str, GpuFacts] | None = None) -> 
 
 
 def sites_table(scenario: Scenario) -> pd.DataFrame:
-    rows = [{c: getattr(s, c) for c in SITE_COLUMNS} for s in scenario.sites]
+    """Sites, electricity prices in the scenario's currency."""
+    factor = 1 / usd_per_unit(scenario)
+    rows = [
+        _in_currency({c: getattr(s, c) for c in SITE_COLUMNS}, SITE_MONEY, factor)
+        for s in scenario.sites
+    ]
     return pd.DataFrame(rows, columns=list(SITE_COLUMNS))
 
 
@@ -206,6 +222,20 @@ def scenario_from_forms(
     """The scenario the page's inputs describe; InputError names the table, row and column as
     the page shows them."""
     raw = base.model_dump(mode="json")
+    # the tables and the money inputs showed `base`'s currency: back to USD at its rate, or at
+    # the rate entered now where it stays EUR (a corrected rate keeps the euros typed)
+    factor = usd_per_unit(base)
+    if base.currency == "EUR" and settings.get("currency", base.currency) == "EUR":
+        factor = settings.get("usd_per_eur") or factor
+    gpu_rows = [
+        (label, _in_currency(r, GPU_MONEY, factor))
+        for label, r in _labelled_records(gpus, GPU_COLUMNS)
+    ]
+    site_rows = [
+        (label, _in_currency(r, SITE_MONEY, factor))
+        for label, r in _labelled_records(sites, SITE_COLUMNS)
+    ]
+    settings = _settings_in_usd(settings, factor)
     labelled = _labelled_records(classes, CLASS_COLUMNS)
     shared = _rates_from_shares([record for _, record in labelled], total_rps)
     raw |= {
@@ -217,8 +247,8 @@ def scenario_from_forms(
             base.classes,
             "name",
         ),
-        "gpus": with_base_day_fields(_labelled_records(gpus, GPU_COLUMNS), base.gpus, "gpu_model"),
-        "sites": with_base_day_fields(_labelled_records(sites, SITE_COLUMNS), base.sites, "name"),
+        "gpus": with_base_day_fields(gpu_rows, base.gpus, "gpu_model"),
+        "sites": with_base_day_fields(site_rows, base.sites, "name"),
         **settings,
     }
     try:
@@ -228,6 +258,18 @@ def scenario_from_forms(
         path = ".".join(str(part) for part in first["loc"])
         message = in_page_words(first["msg"].removeprefix("Value error, "))
         raise InputError(message, field=place(path) if path else "scenario") from None
+
+
+def _settings_in_usd(settings: dict[str, Any], factor: float) -> dict[str, Any]:
+    """The page's money settings (a budget, a carbon price), given in the currency the page
+    showed, in USD."""
+    out = dict(settings)
+    if out.get("budget_usd_per_hour") is not None:
+        out["budget_usd_per_hour"] = out["budget_usd_per_hour"] * factor
+    objective = out.get("objective")
+    if isinstance(objective, dict) and objective.get("carbon_price_usd_per_t") is not None:
+        out["objective"] = {"carbon_price_usd_per_t": objective["carbon_price_usd_per_t"] * factor}
+    return out
 
 
 def place(field: str) -> str:

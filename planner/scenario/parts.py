@@ -36,6 +36,7 @@ MAX_HOURLY_USD = 1_000.0  # per GPU-hour (an H100 rents for a few dollars)
 MAX_PURCHASE_USD = 1_000_000.0  # per GPU
 MIN_LIFETIME_YEARS, MAX_LIFETIME_YEARS = 0.1, 50.0
 MAX_GPUS = 10_000_000
+MIN_USD_PER_EUR, MAX_USD_PER_EUR = 0.1, 10.0  # an exchange rate, well around any seen
 MAX_USD_PER_KWH = 10.0  # electricity (retail prices are below 1)
 MAX_GCO2_PER_KWH = 2_000.0  # grid intensity (coal is about 1,000)
 MAX_KGCO2E_PER_GPU = 100_000.0  # embodied carbon of one GPU (estimates are hundreds of kg)

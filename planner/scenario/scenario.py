@@ -22,6 +22,8 @@ from fleetplan.planner.scenario.parts import (
     MAX_TOKENS,
     MAX_TPOT_MS,
     MAX_TTFT_MS,
+    MAX_USD_PER_EUR,
+    MIN_USD_PER_EUR,
     SHAPES,
     CarbonPrice,
     GpuOffer,
@@ -210,7 +212,7 @@ class Scenario(Schema):
         ("carbon_cap_kg_per_day", None),
         ("plan_bursts", False),
     )
-    _quiet_fields = (("estimates", "off"),)
+    _quiet_fields = (("estimates", "off"), ("currency", "USD"), ("usd_per_eur", None))
 
     version: Literal[1, 2] | None = Field(
         default=None,
@@ -269,6 +271,17 @@ class Scenario(Schema):
         "and price profiles (an IANA name such as 'Europe/Paris'; default UTC).",
     )
     time_limit_s: Annotated[float, Field(gt=0, le=3600)] = 10.0
+    currency: Literal["USD", "EUR"] = Field(
+        default="USD",
+        description="The currency the Plan page shows and takes prices in: 'USD' (the "
+        "default) or 'EUR', converted at usd_per_eur. The scenario's money fields (`*_usd*`) "
+        "are USD whatever it says; the plan's figures too.",
+    )
+    usd_per_eur: ranged(MIN_USD_PER_EUR, MAX_USD_PER_EUR) | None = Field(
+        default=None,
+        description="The exchange rate the page converts EUR at (USD per EUR, 0.1 to 10), shown "
+        "in the plan's sources; needed where currency is 'EUR'.",
+    )
 
     @field_validator("timezone")
     @classmethod
@@ -283,6 +296,8 @@ class Scenario(Schema):
 
     @model_validator(mode="after")
     def _check(self) -> Scenario:
+        if self.currency == "EUR" and self.usd_per_eur is None:
+            raise ValueError("currency 'EUR' needs usd_per_eur, the rate prices are converted at")
         unique([c.name for c in self.classes], "classes", "name")
         for i, gpu in enumerate(self.gpus):
             if gpu.name is None and any(g.offer_name == gpu.gpu_model for g in self.gpus[:i]):
