@@ -117,3 +117,37 @@ def test_the_new_users_day_exports_what_the_page_shows(dashboard_url, browser_pa
     panel.locator("[data-testid='stPlotlyChart']").first.wait_for(timeout=60_000)
     assert page.locator("[data-testid='stException']").count() == 0
     screenshot(page, "plan-day-owned-load-curves.png")
+
+
+def test_the_new_users_day_in_euros(dashboard_url, browser_page, tmp_path):
+    """The same day with prices in EUR at 1.10 USD per EUR (issue 36, item 5): the headline is
+    in euros, the fleet CSV's dollars divided by the rate; the GPU table's price column says €;
+    the rate is said under the headline. Screenshot: test-artifacts/plan-day-owned-eur.png."""
+    import csv
+    import io
+
+    page = browser_page
+    example = load_scenario(ROOT / "examples" / "day-two-models-owned.json")
+    eur = example.model_copy(update={"currency": "EUR", "usd_per_eur": 1.10})
+    page.goto(f"{dashboard_url}/?s={scenario_to_link(eur)}")
+    wait_rendered(page, PLAN)
+    page.get_by_text("Cost per day").first.wait_for(timeout=60_000)
+    wait_rendered(page, PLAN)
+    assert page.locator("[data-testid='stException']").count() == 0
+    metrics = {
+        m.locator("[data-testid='stMetricLabel']").inner_text(): m.locator(
+            "[data-testid='stMetricValue']"
+        ).inner_text()
+        for m in page.locator("[data-testid='stMetric']").all()
+    }
+    per_day = metrics["Cost per day"]
+    assert per_day.startswith("€"), metrics
+    assert page.get_by_text("In EUR at 1.1 USD per EUR").count() >= 1
+    assert page.get_by_text("€ / GPU-hour").count() >= 1  # the GPU table's header
+    screenshot(page, "plan-day-owned-eur.png")
+    with page.expect_download() as got:
+        page.get_by_role("button", name="Download fleet (CSV)").click()
+    path = tmp_path / "f.csv"
+    got.value.save_as(path)
+    (total,) = [r for r in csv.DictReader(io.StringIO(path.read_text())) if r["offer"] == "TOTAL"]
+    assert f"€{float(total['cost_usd_day']) / 1.10:,.2f}" == per_day

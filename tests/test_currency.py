@@ -130,8 +130,13 @@ def test_an_eu_preset_gives_its_sources_euros_at_the_users_rate():
     assert sites_table(applied).loc[0, "electricity_usd_per_kwh"] == pytest.approx(0.2359)
     assert describe_region(de, eur)[1].startswith("€0.2359/kWh")
     assert describe_region(de)[1].startswith("$0.2553/kWh")
-    # a US preset has no EUR original: its USD figure, shown in EUR at the rate
+    # a USD figure shown in euros says the dollars it was and the rate
     us = next(r for r in regions_toml()["region"] if r["id"] == "us")
+    price = us["electricity_usd_per_kwh"]
+    assert describe_region(us, eur)[1].startswith(
+        f"€{price / 1.20:.4f}/kWh (${price:.4f}/kWh at 1.2 USD per EUR)"
+    )
+    # a US preset has no EUR original: its USD figure, shown in EUR at the rate
     assert with_region_site(eur, site, us).sites[0].electricity_usd_per_kwh == pytest.approx(
         us["electricity_usd_per_kwh"]
     )

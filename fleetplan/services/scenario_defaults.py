@@ -21,7 +21,7 @@ from fleetplan.planner.scenario.defaults import (
 )
 from fleetplan.planner.scenario.presets import PRESETS
 from fleetplan.planner.scenario.scenario import DEFAULT_HEADROOM, Scenario
-from fleetplan.services.currency import money, preset_price_usd
+from fleetplan.services.currency import money, preset_price_usd, usd_per_unit
 from fleetplan.services.scenario_forms import cell_value
 from fleetplan.warehouse.queries import models_by_coverage
 
@@ -80,6 +80,9 @@ def describe_region(region: dict[str, Any], scenario: Scenario | None = None) ->
     if scenario is not None and scenario.currency != "USD":
         usd = preset_price_usd(region, scenario)
         shown_price = f"{money(usd, scenario, '{:.4f}')}/kWh"
+        if usd == region["electricity_usd_per_kwh"]:  # a USD figure, converted at the rate
+            rate = usd_per_unit(scenario)
+            shown_price += f" (${usd:.4f}/kWh at {rate:g} USD per EUR)"
     price = (
         f"{shown_price} ({region['electricity_basis']}, "
         f"{_year(region['electricity_year'])}) — {region['electricity_source']}"
