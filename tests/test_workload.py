@@ -95,12 +95,38 @@ def test_a_full_day_gives_hourly_rps_and_the_class_column_names_classes():
         ("a,b\n1,2\n", "no column timestamp"),
         ("timestamp,input_tokens,output_tokens\nyesterday,1,2\n", "line 2"),
         ("timestamp,input_tokens,output_tokens\n", "no requests"),
+        # a token count pandas reads as an integer too large for a float (was OverflowError)
+        (f"timestamp,input_tokens,output_tokens\n0,1,2\n60,1,{'9' * 400}\n", "line 3"),
+        # infinite or beyond any prompt: not a count
+        ("timestamp,input_tokens,output_tokens\n0,1,2\n60,inf,2\n", "line 3"),
+        ("timestamp,input_tokens,output_tokens\n0,1,2\n60,1e308,2\n", "from 0 to 10,000,000"),
+        ("timestamp,input_tokens,output_tokens\n1e308,1,2\n", "line 2"),
     ],
 )
 def test_a_bad_log_is_refused_naming_the_file(text, says):
     with pytest.raises(InputError, match=says) as error:
         read_trace(text, name="bad.csv")
     assert "bad.csv" in str(error.value)
+
+
+def test_seconds_and_iso_times_mixed_in_one_column_are_each_read():
+    # one ISO time among seconds made the whole column text, and every number a bad row
+    text = (
+        "timestamp,input_tokens,output_tokens\n1700000000,1,2\n"
+        "2023-11-14T23:13:20+01:00,1,2\n2023-11-14 22:43:20,1,2\n"
+    )
+    frame = read_trace(text, name="mixed.csv")
+    assert [t.isoformat() for t in frame["timestamp"]] == [
+        "2023-11-14T22:13:20",
+        "2023-11-14T22:13:20",  # +01:00 read at its offset, in UTC
+        "2023-11-14T22:43:20",  # no zone: UTC
+    ]
+
+
+def test_a_log_shorter_than_a_minute_of_any_hour_is_refused_not_a_traceback():
+    frame = read_trace("timestamp,input_tokens,output_tokens\n0,1,2\n1,1,2\n", name="s.csv")
+    with pytest.raises(InputError, match="spans 1 s"):  # was ValueError from max()
+        workload(frame, "all", source="s.csv")
 
 
 def test_workload_command_writes_classes(cli, tmp_path, traces):

@@ -22,12 +22,14 @@ Azure traces' are UTC).
 from __future__ import annotations
 
 import io
+import math
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from fleetplan.core.errors import InputError
+from fleetplan.planner.scenario.parts import MAX_TOKENS
 
 AZURE = {
     "TIMESTAMP": "timestamp",
@@ -60,26 +62,51 @@ def read_trace(text: str, *, name: str) -> pd.DataFrame:
     frame = frame[keep].copy()
     if frame.empty:
         raise InputError("the log has no requests", file=name)
-    stamps = frame["timestamp"]
-    if pd.api.types.is_numeric_dtype(stamps):
-        parsed = pd.to_datetime(stamps, unit="s", errors="coerce")
-    else:
-        parsed = pd.to_datetime(stamps, errors="coerce", format="mixed")
-    if getattr(parsed.dt, "tz", None) is not None:
-        parsed = parsed.dt.tz_convert("UTC").dt.tz_localize(None)
+    parsed = _timestamps(frame["timestamp"])
     for column in ("input_tokens", "output_tokens"):
-        frame[column] = pd.to_numeric(frame[column], errors="coerce")
+        frame[column] = _numbers(frame[column])
     bad = parsed.isna() | frame["input_tokens"].isna() | frame["output_tokens"].isna()
-    bad |= (frame["input_tokens"] < 0) | (frame["output_tokens"] < 0)
+    for column in ("input_tokens", "output_tokens"):  # NaN is caught above
+        bad |= ~frame[column].between(0, MAX_TOKENS)
     if bad.any():
         row = int(np.flatnonzero(bad.to_numpy())[0]) + 2  # the header is line 1
         raise InputError(
-            f"line {row}: a timestamp or token count that is not a number ({int(bad.sum())} "
-            "such rows)",
+            f"line {row}: a timestamp that is not a time, or a token count that is not a number "
+            f"from 0 to {MAX_TOKENS:,} ({int(bad.sum())} such rows)",
             file=name,
         )
     frame["timestamp"] = parsed
     return frame.sort_values("timestamp", kind="stable").reset_index(drop=True)
+
+
+def _numbers(values: pd.Series) -> pd.Series:
+    """Numbers, NaN where a cell is none (a digit string too long for an integer: infinite)."""
+    try:
+        return pd.to_numeric(values, errors="coerce").astype(float)
+    except OverflowError:  # "9" * 400: pandas parses it as an integer first
+        return values.map(_number)
+
+
+def _number(value: object) -> float:
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError, OverflowError):
+        return math.nan
+
+
+def _timestamps(stamps: pd.Series) -> pd.Series:
+    """Each cell as a UTC time without zone: a number is seconds since 1970, text is ISO 8601
+    (with or without an offset, a zone-less time read as UTC); NaT where it is neither (or out
+    of pandas' range)."""
+    seconds = _numbers(stamps) if not pd.api.types.is_numeric_dtype(stamps) else stamps
+    seconds = seconds.astype(float).where(lambda v: np.isfinite(v))
+    parsed = pd.to_datetime(seconds, unit="s", errors="coerce", utc=True)
+    text = seconds.isna() & stamps.notna()
+    if text.any():
+        parsed[text] = pd.to_datetime(
+            stamps[text].astype(str), errors="coerce", format="mixed", utc=True
+        )
+    return parsed.dt.tz_localize(None)
 
 
 @dataclass(frozen=True)
@@ -177,6 +204,13 @@ def workload(frame: pd.DataFrame, class_by: str = "all", *, source: str) -> dict
     stats = [
         class_stats(part, name, start, end) for name, part in classes_of(frame, class_by).items()
     ]
+    if not any(rate is not None for s in stats for rate in s.hourly_rps):
+        span = (end - start).total_seconds()
+        raise InputError(
+            f"the log spans {span:g} s, with no minute of any clock hour in it: an hour's rate "
+            "needs at least a minute of the hour",
+            file=source,
+        )
     classes = []
     for s in stats:
         entry = s.traffic_class()
