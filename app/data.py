@@ -225,6 +225,37 @@ def _progress(status, seconds: float) -> None:
         status.caption(f"Planning... {seconds:.0f} s (at most {PAGE_TIME_LIMIT_S:g} s a solve)")
 
 
+def replay_for(
+    plan: Plan, scenario, points_shown: pd.DataFrame, trace: bytes, *, name: str, **options
+) -> dict:
+    """A request log replayed through the plan on screen (`services.replay.replay_for_page`),
+    in a process of the plan runner as the page's plans are: within the wall limit, ended when
+    the session ends or replays again."""
+    from fleetplan.services.replay import replay_for_page
+
+    status = st.empty()
+    session, wanted = _session()
+    try:
+        return plan_runner().run(
+            f"{session}:replay",
+            partial(replay_for_page, name=name, **options),
+            plan,
+            scenario,
+            points_shown,
+            trace,
+            wanted=wanted,
+            tick=partial(_replay_progress, status),
+            too_long=("the replay", "replay part of the log with `fleetplan simulate --trace`"),
+        )
+    finally:
+        status.empty()
+
+
+def _replay_progress(status, seconds: float) -> None:
+    if seconds >= 1.0:
+        status.caption(f"Replaying... {seconds:.0f} s")
+
+
 def plan_for(scenario_json: str, *, frontier: bool = False, session: str | None = None) -> Plan:
     """Plans are cached by scenario (its JSON is the cache key), warehouse stamp and whether the
     cost/carbon frontier was asked for (`frontier`: the page asks when its tab is open): going

@@ -8,10 +8,11 @@ import hashlib
 
 import streamlit as st
 
+from fleetplan.app import data
 from fleetplan.app.replay_charts import replay_figure
 from fleetplan.core.errors import InputError
 from fleetplan.services.plain_text import plain
-from fleetplan.services.replay import hours_table, replay_for_page
+from fleetplan.services.replay import hours_table
 
 _AS_SPLIT = "as the log splits it"
 COLUMNS = {
@@ -66,15 +67,10 @@ def show_replay(result, scenario, points) -> None:
             raw + repr((class_by, only, scale, start, result.model_dump_json())).encode()
         ).hexdigest()
         if st.button("Replay", key="w_trace_run", icon=":material/play_arrow:"):
-            bar = st.progress(0.0, text="Replaying: servers simulated")
-
-            def progress(done: int, total: int) -> None:
-                bar.progress(done / max(total, 1), text=f"Replaying: {done} of {total} servers")
-
             try:
                 state.s_replay = (
                     key,
-                    replay_for_page(
+                    data.replay_for(
                         result,
                         scenario,
                         points,
@@ -84,12 +80,10 @@ def show_replay(result, scenario, points) -> None:
                         only=None if only == _AS_SPLIT else only,
                         start_hour=None if start == _ITS_TIME else int(start),
                         scale=float(scale),
-                        progress=progress,
                     ),
                 )
             except InputError as error:
                 state.s_replay = (key, {"error": str(error)})
-            bar.empty()
         kept = state.get("s_replay")
         if not kept or kept[0] != key:
             return

@@ -66,3 +66,34 @@ def test_a_log_that_cannot_be_replayed_says_why(monkeypatch, sample_warehouse_pa
     assert not at.exception, at.exception
     errors = [seen(e.value) for e in at.error]
     assert any("cannot be replayed" in e and "output_tokens" in e for e in errors), errors
+
+
+def test_the_pages_replay_is_bounded_and_runs_where_a_plan_runs(
+    monkeypatch, sample_warehouse_path, tmp_path
+):
+    """A replay from the page runs in the plan runner (a process of its own, the wall limit,
+    ended with its session), and a log times its scale past two million requests is refused
+    before any is made (a 200 MiB log at x1000 ran for hours in the page's own thread)."""
+    from fleetplan.app import data
+    from fleetplan.services.plan_runner import PlanRunner
+
+    at = open_app(monkeypatch, sample_warehouse_path)
+    trace = poisson_trace(tmp_path / "t.csv", rate=2.0, seconds=1200, start="2024-03-01 14:00:00")
+    at.file_uploader(key="w_trace_file").set_value(
+        ("log.csv", trace.read_bytes(), "text/csv")
+    ).run()
+    at.selectbox(key="w_trace_class").set_value(at.session_state["s_current"].classes[0].name)
+    at.number_input(key="w_trace_scale").set_value(1000.0).run()
+    at.button(key="w_trace_run").click().run()
+    assert not at.exception, at.exception
+    errors = [seen(e.value) for e in at.error]
+    assert any("over the 2,000,000 one replay simulates" in e for e in errors), errors
+    # past the runner's wall: stopped, and said so as a replay
+    slow = PlanRunner(wall_s=0.05)
+    monkeypatch.setattr(data, "_RUNNER", [slow])
+    at.number_input(key="w_trace_scale").set_value(1.0).run()
+    at.button(key="w_trace_run").click().run()
+    assert not at.exception, at.exception
+    errors = [seen(e.value) for e in at.error]
+    assert any("the replay took over 0.05 s and was stopped" in e for e in errors), errors
+    assert slow.started == 1  # it ran in a process of the runner's

@@ -34,6 +34,7 @@ from fleetplan.core.errors import FleetplanError, InputError
 T = TypeVar("T")
 POLL_S = 0.05  # how often a waiting or running plan checks whether it is still wanted
 WALL_S = 60.0  # a dashboard plan's whole time, all its solves together (each is limited to 10 s)
+TOO_LONG = "plan it with `fleetplan plan`, or offer fewer classes or GPUs"
 # What the fork server imports once for every plan: the planner, and what SciPy imports only on
 # first use during a plan (seconds, paid by every process otherwise; benchmarks/plan_process.py).
 _PRELOAD = [
@@ -158,8 +159,10 @@ class PlanRunner:
         *args: Any,
         wanted: Callable[[], bool] = lambda: True,
         tick: Callable[[float], None] | None = None,
+        too_long: tuple[str, str] = ("the plan", TOO_LONG),
     ) -> T:
-        """`function(*args)` in a process of its own, for `session` (module docstring)."""
+        """`function(*args)` in a process of its own, for `session` (module docstring);
+        `too_long`: what ran and what to do instead, for the refusal past `wall_s`."""
         job = _Job()
         with self._lock:
             earlier = self._jobs.get(session)
@@ -174,7 +177,7 @@ class PlanRunner:
                 with self._lock:
                     self.running += 1
                     self.peak = max(self.peak, self.running)
-                return self._in_process(job, function, args, wanted, tick, started)
+                return self._in_process(job, function, args, wanted, tick, started, too_long)
             finally:
                 with self._lock:
                     self.running -= 1
@@ -224,6 +227,7 @@ class PlanRunner:
         wanted: Callable[[], bool],
         tick: Callable[[float], None] | None,
         started: float,
+        too_long: tuple[str, str] = ("the plan", TOO_LONG),
     ) -> T:
         self._still_wanted(job, wanted, tick, started)
         process, connection = self._worker()
@@ -250,9 +254,9 @@ class PlanRunner:
                 while not connection.poll(POLL_S):
                     self._still_wanted(job, wanted, tick, started)
                     if time.monotonic() > deadline:
+                        what, instead = too_long
                         raise InputError(
-                            f"the plan took over {self.wall_s:g} s and was stopped: plan it "
-                            "with `fleetplan plan`, or offer fewer classes or GPUs"
+                            f"{what} took over {self.wall_s:g} s and was stopped: {instead}"
                         )
                 answer = connection.recv()
             except (EOFError, OSError):  # the process ended without an answer: killed, crashed

@@ -22,7 +22,12 @@ from fleetplan.planner.estimate.serving import Server, Shape, kv_cache_tokens
 from fleetplan.planner.replay.fleet import Fleet, PoolKey
 from fleetplan.planner.replay.results import ClassReplay, summarise
 from fleetplan.planner.replay.run import DEFAULT_REPAIR_HOURS, ServerModel, replay
-from fleetplan.planner.replay.trace import Requests, match_classes, requests_of
+from fleetplan.planner.replay.trace import (
+    MAX_REPLAY_REQUESTS,
+    Requests,
+    match_classes,
+    requests_of,
+)
 from fleetplan.planner.scenario.workload import classes_of
 from fleetplan.services.envelope import architecture_named, bundled_architectures
 from fleetplan.services.estimate import (
@@ -133,10 +138,18 @@ def replay_trace(
     seed: int = 0,
     repair_hours: float = DEFAULT_REPAIR_HOURS,
     progress: Callable[[int, int], None] | None = None,
+    max_requests: int = MAX_REPLAY_REQUESTS,
 ) -> dict:
     """The replay's answer as the JSON contract (`fleetplan simulate --trace --format json`)."""
     parts = match_classes(classes_of(trace, class_by), fleet.classes(), only)
-    requests = requests_of(parts, list(parts), start_hour=start_hour, scale=scale, seed=seed)
+    requests = requests_of(
+        parts,
+        list(parts),
+        start_hour=start_hour,
+        scale=scale,
+        seed=seed,
+        max_requests=max_requests,
+    )
     models = server_models(points, fleet)
     served = replay(
         fleet, models, requests, seed=seed, repair_hours=repair_hours, progress=progress
@@ -172,6 +185,7 @@ def _class_json(c: ClassReplay) -> Mapping:
 
 
 MAX_PAGE_TRACE_BYTES = 200 << 20  # a log the page replays: about two million requests
+MAX_PAGE_REQUESTS = 2_000_000  # the log's requests times its scale, on the page
 
 
 def replay_for_page(
@@ -215,6 +229,7 @@ def replay_for_page(
         scale=scale,
         seed=seed,
         progress=progress,
+        max_requests=MAX_PAGE_REQUESTS,
     )
 
 

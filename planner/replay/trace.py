@@ -24,6 +24,9 @@ import pandas as pd
 from fleetplan.core.errors import InputError
 
 HOUR_S = 3600.0
+# The most requests one replay simulates, the log's times its scale: a day of the Azure trace
+# is about half a million; twenty million take minutes and about a gigabyte.
+MAX_REPLAY_REQUESTS = 20_000_000
 
 
 @dataclass(frozen=True)
@@ -83,11 +86,20 @@ def requests_of(
     start_hour: int | None = None,
     scale: float = 1.0,
     seed: int = 0,
+    max_requests: int = MAX_REPLAY_REQUESTS,
 ) -> Requests:
     """The requests of `parts` (class name -> its rows of timestamp, input_tokens,
-    output_tokens), placed and scaled as the module's docstring says."""
+    output_tokens), placed and scaled as the module's docstring says; more than `max_requests`
+    (the log's rows of the classes times `scale`) refused before any is made."""
     if not (math.isfinite(scale) and scale > 0):
         raise InputError("--scale must be a number above 0", field="scale")
+    rows = sum(len(frame) for frame in parts.values())
+    if rows * scale > max_requests:
+        raise InputError(
+            f"{rows:,} requests x {scale:g} is over the {max_requests:,} one replay simulates: "
+            "replay part of the log, or a lower scale",
+            field="scale",
+        )
     frames = []
     for name, frame in parts.items():
         frames.append(
