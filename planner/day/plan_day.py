@@ -83,17 +83,33 @@ def plan_day(
     solution = spread(layout, solution, limits)  # ties among hours: the even plan
     hourly_attainment: list[HourAttainment] = []
     spared = False
+    unreachable = None  # an attainment no pool size reaches (spares.with_spares)
     if spares.applies(scenario):  # availability below 1 or attainment targets: spares by hour
         before = solution
-        solution, hourly_attainment = spares.with_spares(layout, solution, scenario)
+        try:
+            solution, hourly_attainment = spares.with_spares(layout, solution, scenario)
+        except ValueError as error:
+            unreachable = str(error)
         spared = solution.servers != before.servers or solution.reserved != before.reserved
-    figures = _figures("recommended", layout, solution, carbon_known)
     compared = [_peak_figures(candidates, peak, carbon_known, scenario)]
     if alone_pools is not None and alone is not None:
         alone_layout = Layout(alone_pools, range(len(alone_pools)))
-        if spares.applies(scenario):
-            alone, _ = spares.with_spares(alone_layout, alone, scenario)
-        compared.append(_figures(RESERVED_ONLY, alone_layout, alone, carbon_known))
+        try:
+            if spares.applies(scenario):
+                alone, _ = spares.with_spares(alone_layout, alone, scenario)
+            compared.append(_figures(RESERVED_ONLY, alone_layout, alone, carbon_known))
+        except ValueError as error:
+            compared.append(
+                DayFigures(name=RESERVED_ONLY, status=PlanStatus.INFEASIBLE, message=str(error))
+            )
+    if unreachable is not None:
+        return DayPlan(
+            status=PlanStatus.INFEASIBLE,
+            message=unreachable,
+            timezone=scenario.timezone,
+            compared=compared,
+        )
+    figures = _figures("recommended", layout, solution, carbon_known)
     if not solution.has_plan:
         status = PlanStatus(solution.status)
         return DayPlan(
@@ -242,7 +258,10 @@ def _peak_figures(
     if peak is not None and peak.has_plan and spares.applies(scenario):
         at_peak = _at_the_peak(pools, peak)
         layout = Layout(pools, range(len(pools)))
-        spared, _ = spares.with_spares(layout, at_peak, scenario)
+        try:
+            spared, _ = spares.with_spares(layout, at_peak, scenario)
+        except ValueError as error:  # an attainment no pool size reaches
+            return DayFigures(name=PEAK, status=PlanStatus.INFEASIBLE, message=str(error))
         most: dict[int, int] = {}
         for (i, _h), n in spared.servers.items():
             most[i] = max(most.get(i, 0), n)

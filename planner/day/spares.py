@@ -23,13 +23,17 @@ from dataclasses import dataclass, replace
 from fleetplan.planner.availability.probability import (
     MAX_POOL_SERVERS,
     PoolState,
+    carries,
     class_attainment,
+    servers_for,
     servers_needed,
 )
 from fleetplan.planner.day.layout import DaySolution, Layout
 from fleetplan.planner.scenario.parts import HOURS
 from fleetplan.planner.scenario.scenario import Scenario
 
+GREEDY_STEPS = 200  # spares added one at a time in an hour, before the per-pool sizing
+JOINT_SERVERS = 400  # the most servers a fallback class's exact joint chance is computed for
 SPARES = (
     "spare servers added hour by hour for the attainment targets after the day program, which "
     "does not weigh them (feasible; a cheaper plan may exist)"
@@ -85,24 +89,9 @@ def with_spares(
             rate = sum(solution.rates[(i, hour)] for i in members)
             return class_attainment(states, rate, fallback=traffic.fallback)
 
-        now = chance(count)
         target = traffic.attainment
-        while target is not None and now < target:
-            best, gain = None, -1.0
-            for i in members:
-                if pools[i].offer.availability >= 1.0 and not traffic.fallback:
-                    continue  # a pool always up gains nothing alone
-                trial = {**count, i: count[i] + 1}
-                lift = (chance(trial) - now) / max(pools[i].usd_server[hour], 1e-9)
-                if lift > gain:
-                    best, gain = i, lift
-            if best is None or count[best] >= MAX_POOL_SERVERS:
-                raise ValueError(
-                    f"class {name!r} at {hour}:00 cannot reach its attainment {target:g} "
-                    f"with its pools' availability (at {now:.6f})"
-                )
-            count[best] += 1
-            now = chance(count)
+        rates = {i: solution.rates[(i, hour)] for i in members}
+        now = _spared(count, chance, rates, pools, hour, traffic)
         for i in members:
             servers[(i, hour)] = count[i]
         found.append(HourAttainment(name, hour, target, now, needed))
@@ -116,6 +105,71 @@ def with_spares(
     spared = any(servers[key] != solution.servers[key] for key in servers)
     message = f"{solution.message}; {SPARES}" if spared else solution.message
     return replace(solution, servers=servers, reserved=reserved, message=message), found
+
+
+def _spared(count, chance, rates, pools, hour, traffic) -> float:
+    """`count` (changed in place: pool -> servers) with the spares a class needs in an hour to
+    meet its attainment, and its chance then.
+
+    One server at a time where it lifts the chance most per dollar, for at most GREEDY_STEPS
+    servers; past that (a tiny availability, a huge pool), each pool whose servers are down at
+    times gets the fewest with which it carries its own rate at target^(1/k) alone (k such
+    pools; `servers_for`): the product of their chances meets the target, and with fallback the
+    joint chance, never below the product, too. With fallback and more than JOINT_SERVERS
+    servers the chance given is the product (a lower bound: the exact joint one is a
+    convolution as large as the pools). ValueError, naming the fields, where no pool can."""
+    target = traffic.attainment
+    exact = not traffic.fallback or sum(count.values()) <= JOINT_SERVERS
+    now = chance(count) if exact else _product(count, rates, pools)
+    if target is None:
+        return now
+    for _ in range(GREEDY_STEPS if exact else 0):
+        if now >= target:
+            return now
+        best, gain = None, -1.0
+        for i in rates:
+            if pools[i].offer.availability >= 1.0 and not traffic.fallback:
+                continue  # a pool always up gains nothing alone
+            trial = {**count, i: count[i] + 1}
+            lift = (chance(trial) - now) / max(pools[i].usd_server[hour], 1e-9)
+            if lift > gain:
+                best, gain = i, lift
+        if best is None:
+            break
+        count[best] += 1
+        now = chance(count)
+    if now >= target:
+        return now
+    down = [i for i in rates if pools[i].offer.availability < 1.0]
+    cannot = (
+        f"class {traffic.name!r} at {hour}:00 cannot reach its attainment {target:g} with its "
+        "pools' availability"
+    )
+    if not down:
+        raise ValueError(f"{cannot} (at {now:.6f})")
+    share = target ** (1 / len(down))
+    for i in down:
+        needed = servers_needed(rates[i], pools[i].capacity)
+        try:
+            count[i] = max(count[i], servers_for(needed, pools[i].offer.availability, share))
+        except ValueError:
+            raise ValueError(
+                f"{cannot} ({pools[i].offer.availability:g} would need more than "
+                f"{MAX_POOL_SERVERS:,} servers in a pool): lower classes[].attainment or raise "
+                "gpus[].availability"
+            ) from None
+    exact = not traffic.fallback or sum(count.values()) <= JOINT_SERVERS
+    return chance(count) if exact else _product(count, rates, pools)
+
+
+def _product(count, rates, pools) -> float:
+    """The chance every pool carries its own rate: a class without fallback's attainment, a
+    lower bound of one with it."""
+    out = 1.0
+    for i, rate in rates.items():
+        needed = servers_needed(rate, pools[i].capacity)
+        out *= carries(count[i], pools[i].offer.availability, needed)
+    return out
 
 
 def lowest(found: Sequence[HourAttainment]) -> dict[str, HourAttainment]:

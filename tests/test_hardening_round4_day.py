@@ -1,0 +1,78 @@
+"""Hardening round four (issue 35), day scenarios: attainment targets no pool size reaches give
+a day that says so (it was a ValueError traceback), and spares for a tiny availability or a huge
+pool are sized in bounded time (one server at a time took minutes, or hung, at 0.01 and
+0.999999); the pool sizing search finds the fewest servers."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from fleetplan.planner import Scenario
+from fleetplan.planner.availability.probability import carries, servers_for
+from fleetplan.services.planning import plan_from_tables
+from tests.support.paths import ROOT
+
+
+def day(availability: float, attainment: float, rate: float, *, fallback: bool = False):
+    raw = json.loads((ROOT / "examples" / "day-chat-nightly.json").read_text())
+    raw["classes"][0] |= {"hourly_rps": [rate] * 24, "attainment": attainment}
+    if fallback:
+        raw["classes"][0]["fallback"] = True
+    for offer in raw["gpus"]:
+        offer["availability"] = availability
+    return Scenario.model_validate(raw)
+
+
+def test_an_attainment_no_pool_size_reaches_is_an_infeasible_day_naming_the_fields(
+    sample_tables,
+):
+    result = plan_from_tables(day(0.01, 0.999999, 1e6), sample_tables.points, sample_tables.catalog)
+    assert result.day is not None
+    assert result.day.status.value == "infeasible" and result.day.cost_usd is None
+    assert "cannot reach its attainment 0.999999" in result.day.message
+    assert "classes[].attainment" in result.day.message
+    assert "gpus[].availability" in result.day.message
+
+
+@pytest.mark.parametrize(
+    ("availability", "attainment", "rate", "fallback"),
+    [(0.01, 0.999999, 1000.0, False), (0.5, 0.999999, 1e4, False), (0.01, 0.9, 3.0, True)],
+)
+def test_spares_for_a_tiny_availability_or_a_huge_pool_meet_every_hours_target(
+    sample_tables, availability, attainment, rate, fallback
+):
+    result = plan_from_tables(
+        day(availability, attainment, rate, fallback=fallback),
+        sample_tables.points,
+        sample_tables.catalog,
+    )
+    assert result.day is not None and result.day.cost_usd is not None, result.day.message
+    (chat,) = [a for a in result.day.attainment if a.traffic_class == "chat"]
+    hours = [p for p in chat.by_hour if p is not None]
+    assert len(hours) == 24
+    assert min(hours) >= attainment - 1e-12
+    # the day's cost is still the sum of its hours
+    assert sum(h.cost_usd for h in result.day.schedule) == pytest.approx(result.day.cost_usd)
+
+
+def linear(m: int, a: float, target: float) -> int:
+    n = m
+    while carries(n, a, m) < target:
+        n += 1
+    return n
+
+
+def test_the_pool_sizing_search_finds_the_fewest_servers():
+    rng = random.Random(3)
+    for _ in range(200):
+        m = rng.randint(1, 60)
+        a = rng.choice([0.3, 0.5, 0.9, 0.95, 0.999])
+        target = rng.choice([0.5, 0.9, 0.99, 0.999999])
+        assert servers_for(m, a, target) == linear(m, a, target)
+    big = servers_for(30_000, 0.5, 0.999999)
+    assert carries(big, 0.5, 30_000) >= 0.999999 > carries(big - 1, 0.5, 30_000)
+    with pytest.raises(ValueError, match="more than 100,000 servers"):
+        servers_for(1_000, 0.01, 0.999999)
