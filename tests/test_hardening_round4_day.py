@@ -76,3 +76,60 @@ def test_the_pool_sizing_search_finds_the_fewest_servers():
     assert carries(big, 0.5, 30_000) >= 0.999999 > carries(big - 1, 0.5, 30_000)
     with pytest.raises(ValueError, match="more than 100,000 servers"):
         servers_for(1_000, 0.01, 0.999999)
+
+
+def with_change(change) -> dict:
+    raw = json.loads((ROOT / "examples" / "day-chat-nightly.json").read_text())
+    change(raw)
+    return raw
+
+
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [
+        # true/false and text were read as numbers (a $1 budget, a 23-hour window)
+        (lambda r: r.update(budget_usd_per_day=True), "not true/false"),
+        (lambda r: r.update(budget_usd_per_day="500"), "not text"),
+        (lambda r: r["classes"][0]["hourly_rps"].__setitem__(23, "3"), "not text"),
+        (lambda r: r["classes"][1].update(window_hours=[True, False]), "not true/false"),
+        (lambda r: r["sites"][0].update(pue=True), "not true/false"),
+        (lambda r: r.update(version=True), "not true/false"),
+        # 1e-300 divided a capacity by nothing
+        (lambda r: r.update(max_utilization=1e-300), "greater than or equal to 0.01"),
+        # names a reader cannot tell apart
+        (lambda r: r["classes"][1].update(name="Chat"), "looks like 'chat'"),
+        (lambda r: r["classes"][1].update(name="ch\u0430t"), "looks like 'chat'"),  # Cyrillic
+        (lambda r: r["classes"][1].update(name="chat\u00a0"), "no spaces around it"),
+        (lambda r: r["classes"][1].update(name="   "), "no blank name"),
+        (lambda r: r["sites"][1].update(name="DC"), "looks like 'dc'"),
+        # rates past the bound a rate_rps has, derived
+        (
+            lambda r: r["classes"][1].update(daily_requests=8.64e10, window_hours=[3, 4]),
+            "over the 1e\\+06 a class may ask",
+        ),
+        (
+            lambda r: (
+                r.update(plan_bursts=True),
+                r["classes"][0].update(hourly_rps=[1e6] * 24, burstiness=3600),
+            ),
+            "times its burstiness",
+        ),
+        # host-dependent zone names
+        (lambda r: r.update(timezone="localtime"), "not an IANA timezone name"),
+        (lambda r: r.update(timezone="posix/Europe/Berlin"), "not an IANA timezone name"),
+        (lambda r: r.update(timezone="right/UTC"), "not an IANA timezone name"),
+    ],
+)
+def test_a_day_scenario_that_says_something_else_than_it_seems_is_refused(change, says):
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match=says):
+        Scenario.model_validate(with_change(change))
+
+
+def test_the_names_and_numbers_a_scenario_plainly_says_still_hold():
+    raw = with_change(lambda r: r.update(timezone="Europe/Berlin", max_utilization=0.01))
+    raw["classes"][1]["name"] = "chat 2"
+    raw["gpus"][0]["max_gpus"] = 8  # an int where an int is asked, 2.0 where a float is
+    raw["classes"][0]["hourly_rps"][0] = 2
+    assert Scenario.model_validate(raw).classes[1].name == "chat 2"

@@ -18,7 +18,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from fleetplan.core.text import printable
+from fleetplan.core.text import LOOKALIKE_LETTERS, printable
 
 # (canonical id, pattern over the normalised label). Order matters: specific before general.
 _PATTERNS: tuple[tuple[str, str], ...] = (
@@ -145,11 +145,7 @@ class GpuIdentity:
         return f"{self.label!r} (unrecognised GPU: {self.reason})"
 
 
-# Letters of other scripts drawn like Latin ones (Unicode's confusables, the ones GPU names use).
-_LOOKALIKES = str.maketrans(
-    "АВЕНІЈКМОРСТХЅаеіјорсхѕԁһӏΑΒΕΗΙΚΜΝΟΡΤΧΥΖαερτυνοιᴀʙᴄᴅᴇꜰɢʜɪᴊᴋʟᴍɴᴏᴘʀꜱᴛᴜᴠᴡʏᴢ",
-    "ABEHIJKMOPCTXSaeijopcxsdhlABEHIKMNOPTXYZaeptuvoiABCDEFGHIJKLMNOPRSTUVWYZ",
-)
+_LOOKALIKES = LOOKALIKE_LETTERS  # other scripts' letters drawn like Latin ones
 
 
 def _plain(label: str) -> str:

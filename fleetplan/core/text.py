@@ -51,6 +51,20 @@ def _refuse(text: str, found: list[str], what: str) -> None:
     )
 
 
+# Letters of other scripts drawn like Latin ones (Unicode's confusables, the ones names use).
+LOOKALIKE_LETTERS = str.maketrans(
+    "АВЕНІЈКМОРСТХЅаеіјорсхѕԁһӏΑΒΕΗΙΚΜΝΟΡΤΧΥΖαερτυνοιᴀʙᴄᴅᴇꜰɢʜɪᴊᴋʟᴍɴᴏᴘʀꜱᴛᴜᴠᴡʏᴢ",
+    "ABEHIJKMOPCTXSaeijopcxsdhlABEHIKMNOPTXYZaeptuvoiABCDEFGHIJKLMNOPRSTUVWYZ",
+)
+
+
+def look_alike_key(name: str) -> str:
+    """What a reader sees of a name: NFKC, look-alike letters as Latin, case and runs of
+    spaces (any kind) ignored. Two names with one key cannot be told apart on a page."""
+    text = unicodedata.normalize("NFKC", name).translate(LOOKALIKE_LETTERS)
+    return " ".join(text.split()).casefold()
+
+
 def plain_name(text: str) -> str:
     """A name: no newline, escape code, NUL or direction mark (pydantic validator)."""
     found = hidden_characters(text)

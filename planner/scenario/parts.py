@@ -7,6 +7,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     SerializerFunctionWrapHandler,
@@ -16,14 +17,26 @@ from pydantic import (
 )
 
 from fleetplan.core.gpus import canonical_gpu
-from fleetplan.core.text import PlainName
+from fleetplan.core.text import PlainName, look_alike_key
 
 HOURS_PER_YEAR = 8760.0
 
 # Names reach output (tables, CSV, the terminal): one line of plain text (fleetplan.core.text).
 Name = Annotated[str, Field(min_length=1, max_length=200), PlainName]
-NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
-Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+
+
+def _a_number(value: Any) -> Any:
+    """A number as JSON writes one: true/false and text such as "3" are refused (pydantic's lax
+    mode read true as 1 and "500" as 500, so `"budget_usd_per_day": true` was a $1 budget)."""
+    if isinstance(value, bool | str):
+        kind = "true/false" if isinstance(value, bool) else "text"
+        raise ValueError(f"a number is needed here, not {kind} ({value!r})")
+    return value
+
+
+Numeric = BeforeValidator(_a_number)
+NonNegative = Annotated[float, Numeric, Field(ge=0, allow_inf_nan=False)]
+Positive = Annotated[float, Numeric, Field(gt=0, allow_inf_nan=False)]
 
 # Bounds on what a scenario may say: each well past any real deployment, so that a typo (1e308,
 # 1e-300) is refused naming the field instead of reaching the solver, where it overflowed,
@@ -36,6 +49,7 @@ MAX_HOURLY_USD = 1_000.0  # per GPU-hour (an H100 rents for a few dollars)
 MAX_PURCHASE_USD = 1_000_000.0  # per GPU
 MIN_LIFETIME_YEARS, MAX_LIFETIME_YEARS = 0.1, 50.0
 MAX_GPUS = 10_000_000
+MIN_UTILIZATION = 0.01  # the utilisation ceiling's least: 1e-300 sized servers past any float
 MIN_USD_PER_EUR, MAX_USD_PER_EUR = 0.1, 10.0  # an exchange rate, well around any seen
 MAX_USD_PER_KWH = 10.0  # electricity (retail prices are below 1)
 MAX_GCO2_PER_KWH = 2_000.0  # grid intensity (coal is about 1,000)
@@ -63,18 +77,18 @@ SHAPES: dict[str, tuple[float, ...]] = {
 }
 Shape = Literal["business-day", "evening-peak", "flat"]
 Hourly = Annotated[
-    list[Annotated[float, Field(ge=0, allow_inf_nan=False)]],
+    list[Annotated[float, Numeric, Field(ge=0, allow_inf_nan=False)]],
     Field(min_length=HOURS, max_length=HOURS),
 ]
-HourOfDay = Annotated[int, Field(ge=0, le=23)]
-HourOfDayEnd = Annotated[int, Field(ge=0, le=24)]
+HourOfDay = Annotated[int, Numeric, Field(ge=0, le=23)]
+HourOfDayEnd = Annotated[int, Numeric, Field(ge=0, le=24)]
 
 
 def ranged(low: float, high: float, *, strict_low: bool = False):
     """A finite number from `low` (excluded when `strict_low`) to `high`."""
     if strict_low:
-        return Annotated[float, Field(gt=low, le=high, allow_inf_nan=False)]
-    return Annotated[float, Field(ge=low, le=high, allow_inf_nan=False)]
+        return Annotated[float, Numeric, Field(gt=low, le=high, allow_inf_nan=False)]
+    return Annotated[float, Numeric, Field(ge=low, le=high, allow_inf_nan=False)]
 
 
 class Schema(BaseModel):
@@ -146,7 +160,7 @@ class GpuOffer(Schema):
         description="Plan only this server variant of the GPU (the runs' free `variant` label); "
         "null: every server measured on it is a candidate.",
     )
-    max_gpus: Annotated[int, Field(ge=0, le=MAX_GPUS)] | None = Field(
+    max_gpus: Annotated[int, Numeric, Field(ge=0, le=MAX_GPUS)] | None = Field(
         default=None, description="The most GPUs of this offer, 0 to 10,000,000; null: no limit."
     )
     include_embodied: bool = Field(
@@ -169,7 +183,7 @@ class GpuOffer(Schema):
     rated_w: ranged(0, MAX_GPU_W, strict_low=True) | None = Field(
         default=None, description="Overrides the catalog (W per GPU, above 0, at most 10,000)."
     )
-    owned_count: Annotated[int, Field(ge=1, le=MAX_GPUS)] | None = Field(
+    owned_count: Annotated[int, Numeric, Field(ge=1, le=MAX_GPUS)] | None = Field(
         default=None,
         description="GPUs of this offer already owned (1 to 10,000,000): the plan uses them "
         "first, at least this many ('minimum') or exactly these ('exact', owned_use); more of "
@@ -298,7 +312,7 @@ class Site(Schema):
     grid_gco2_per_kwh: ranged(0, MAX_GCO2_PER_KWH) = Field(
         description="Grid carbon intensity (gCO2e/kWh), 0 to 2,000."
     )
-    pue: Annotated[float, Field(ge=1, le=5, allow_inf_nan=False)] = 1.0
+    pue: Annotated[float, Numeric, Field(ge=1, le=5, allow_inf_nan=False)] = 1.0
     grid_basis: GridBasis | None = Field(
         default=None,
         description="What the grid figure counts: 'direct' (combustion only, e.g. EPA eGRID), "
@@ -342,8 +356,18 @@ class CarbonPrice(Schema):
 
 
 def unique(values: list[str], where: str, field: str) -> None:
-    seen: set[str] = set()
+    """No two names alike to a reader (`core.text.look_alike_key`: case, spaces, look-alike
+    letters and Unicode forms ignored), and none blank or padded with spaces."""
+    seen: dict[str, str] = {}
     for i, value in enumerate(values):
-        if value in seen:
-            raise ValueError(f"{where}[{i}].{field} {value!r} appears twice")
-        seen.add(value)
+        if not value.strip() or value != value.strip():
+            raise ValueError(f"{where}[{i}].{field} {value!r}: no blank name, no spaces around it")
+        key = look_alike_key(value)
+        if key in seen:
+            if seen[key] == value:
+                raise ValueError(f"{where}[{i}].{field} {value!r} appears twice")
+            raise ValueError(
+                f"{where}[{i}].{field} {value!r} looks like {seen[key]!r}: give names a reader "
+                "can tell apart"
+            )
+        seen[key] = value

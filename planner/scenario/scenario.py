@@ -6,8 +6,9 @@ Every model forbids unknown keys; every error names the field.
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Annotated, Literal
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from pydantic import Field, field_validator, model_validator
 
@@ -24,6 +25,7 @@ from fleetplan.planner.scenario.parts import (
     MAX_TTFT_MS,
     MAX_USD_PER_EUR,
     MIN_USD_PER_EUR,
+    MIN_UTILIZATION,
     SHAPES,
     CarbonPrice,
     GpuOffer,
@@ -31,6 +33,7 @@ from fleetplan.planner.scenario.parts import (
     HourOfDay,
     HourOfDayEnd,
     Name,
+    Numeric,
     Schema,
     Shape,
     Site,
@@ -89,7 +92,7 @@ class TrafficClass(Schema):
     model: Name | None = Field(
         default=None, description="The LLM this class is served by (default: the scenario's)."
     )
-    burstiness: Annotated[float, Field(ge=1, le=3600, allow_inf_nan=False)] | None = Field(
+    burstiness: Annotated[float, Numeric, Field(ge=1, le=3600, allow_inf_nan=False)] | None = Field(
         default=None,
         description="Peak 1-minute rate over the hour's mean (`fleetplan workload`), 1 to 3,600; "
         "planned for only where the scenario's plan_bursts is true.",
@@ -101,19 +104,19 @@ class TrafficClass(Schema):
         default=None, description="P99 time per output token (ms), at most 60,000 (a minute)."
     )
     dataset: Name | None = Field(default=None, description="Benchmark dataset of this traffic.")
-    input_len: Annotated[int, Field(ge=1, le=MAX_TOKENS)] | None = Field(
+    input_len: Annotated[int, Numeric, Field(ge=1, le=MAX_TOKENS)] | None = Field(
         default=None, description="Input tokens per request, 1 to 10,000,000."
     )
-    output_len: Annotated[int, Field(ge=1, le=MAX_TOKENS)] | None = Field(
+    output_len: Annotated[int, Numeric, Field(ge=1, le=MAX_TOKENS)] | None = Field(
         default=None, description="Output tokens per request, 1 to 10,000,000."
     )
-    attainment: Annotated[float, Field(gt=0, le=MAX_ATTAINMENT, allow_inf_nan=False)] | None = (
-        Field(
-            default=None,
-            description="The probability that the class's demand is served at its targets at a "
-            "random moment (e.g. 0.999), above 0 and at most 0.999999; null: pools are sized "
-            "to their load only (planner.availability.probability).",
-        )
+    attainment: (
+        Annotated[float, Numeric, Field(gt=0, le=MAX_ATTAINMENT, allow_inf_nan=False)] | None
+    ) = Field(
+        default=None,
+        description="The probability that the class's demand is served at its targets at a "
+        "random moment (e.g. 0.999), above 0 and at most 0.999999; null: pools are sized "
+        "to their load only (planner.availability.probability).",
     )
     fallback: bool = Field(
         default=False,
@@ -188,6 +191,8 @@ def _class_peak(traffic: TrafficClass) -> float:
         return given
     if given is not None and abs(given - peak) > 1e-9 * max(1.0, peak):
         raise ValueError(f"rate_rps ({given:g}) is not {what} ({peak:g}): give one of them")
+    if peak > MAX_RATE_RPS:  # a volume in a short window: the rate a rate_rps may not be
+        raise ValueError(f"{what} is {peak:g} req/s, over the {MAX_RATE_RPS:g} a class may ask")
     return peak
 
 
@@ -214,7 +219,7 @@ class Scenario(Schema):
     )
     _quiet_fields = (("estimates", "off"), ("currency", "USD"), ("usd_per_eur", None))
 
-    version: Literal[1, 2] | None = Field(
+    version: Annotated[Literal[1, 2], Numeric] | None = Field(
         default=None,
         description="1: every class a constant peak rate, every GPU reserved; 2: a day of 24 "
         "hours. Default: 2 where a field of version 2 is used, else 1.",
@@ -225,7 +230,9 @@ class Scenario(Schema):
     gpus: Annotated[list[GpuOffer], Field(min_length=1, max_length=100)]
     sites: Annotated[list[Site], Field(min_length=1, max_length=100)]
     objective: Objective = "cost"
-    max_utilization: Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)] = Field(
+    max_utilization: Annotated[
+        float, Numeric, Field(ge=MIN_UTILIZATION, le=1, allow_inf_nan=False)
+    ] = Field(
         default=DEFAULT_HEADROOM,
         description="Headroom: the share of a server's capacity a pool is planned to carry.",
     )
@@ -270,7 +277,7 @@ class Scenario(Schema):
         description="The timezone of the hours 0-23 of hourly rates, windows and hourly grid "
         "and price profiles (an IANA name such as 'Europe/Paris'; default UTC).",
     )
-    time_limit_s: Annotated[float, Field(gt=0, le=3600)] = 10.0
+    time_limit_s: Annotated[float, Numeric, Field(gt=0, le=3600)] = 10.0
     currency: Literal["USD", "EUR"] = Field(
         default="USD",
         description="The currency the Plan page shows and takes prices in: 'USD' (the "
@@ -292,6 +299,11 @@ class Scenario(Schema):
             raise ValueError(
                 f"{zone!r} is not a known timezone (e.g. 'UTC', 'Europe/Paris')"
             ) from None
+        if zone not in _iana_zones():  # posix/..., right/..., localtime: the host's files
+            raise ValueError(
+                f"{zone!r} is not an IANA timezone name (e.g. 'UTC', 'Europe/Paris'): names "
+                "such as 'localtime' or 'posix/...' depend on the host"
+            )
         return zone
 
     @model_validator(mode="after")
@@ -299,6 +311,13 @@ class Scenario(Schema):
         if self.currency == "EUR" and self.usd_per_eur is None:
             raise ValueError("currency 'EUR' needs usd_per_eur, the rate prices are converted at")
         unique([c.name for c in self.classes], "classes", "name")
+        for i, traffic in enumerate(self.classes):
+            planned = (traffic.rate_rps or 0.0) * self.burst_factor(traffic)
+            if planned > MAX_RATE_RPS:
+                raise ValueError(
+                    f"classes[{i}]: its peak rate times its burstiness (plan_bursts) is "
+                    f"{planned:g} req/s, over the {MAX_RATE_RPS:g} a class may ask"
+                )
         for i, gpu in enumerate(self.gpus):
             if gpu.name is None and any(g.offer_name == gpu.gpu_model for g in self.gpus[:i]):
                 raise ValueError(
@@ -403,3 +422,14 @@ class Scenario(Schema):
         if isinstance(self.objective, CarbonPrice):
             return self.objective.carbon_price_usd_per_t / 1000.0
         return None
+
+
+@cache
+def _iana_zones() -> frozenset[str]:
+    """The IANA names zoneinfo knows, without the host-dependent ones."""
+    hosts = ("posix/", "right/")
+    return frozenset(
+        z
+        for z in available_timezones()
+        if not z.startswith(hosts) and z not in {"localtime", "posixrules", "Factory"}
+    )
