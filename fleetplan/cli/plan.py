@@ -4,10 +4,18 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
 from pathlib import Path
 
-from fleetplan.cli.common import capacity_at_arg, output_file, warehouse_arg, write_output
+from fleetplan.cli.common import (
+    capacity_at_arg,
+    is_stream,
+    output_file,
+    warehouse_arg,
+    write_output,
+    write_outputs,
+)
 from fleetplan.core.exits import EXIT_INFEASIBLE, EXIT_OK, EXIT_PROBLEMS
 
 NAME = "plan"
@@ -58,6 +66,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="where --deploy writes: a file (kubernetes) or a folder, created (skypilot: "
         "<pool>.yaml each); default: standard output",
     )
+    # The paths to write are checked against --deploy and the inputs before any work, and a
+    # fault is a usage error as an option's own check gives (`_check_paths`).
+    plan.set_defaults(usage_error=plan.error)
 
 
 def _export_args(plan: argparse.ArgumentParser) -> None:
@@ -110,6 +121,9 @@ def run(args: argparse.Namespace) -> int:
     from fleetplan.warehouse import queries
     from fleetplan.warehouse.db import Warehouse
 
+    problem = _check_paths(args)
+    if problem is not None:
+        args.usage_error(problem)  # exits 2, as argparse does
     try:
         scenario = load_scenario(Path(args.scenario))
         if args.capacity_rule:
@@ -159,6 +173,83 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _real(path: Path) -> Path:
+    """A path as the system finds it (links followed, `..` taken): two names of one file meet."""
+    return Path(os.path.realpath(path))
+
+
+def _outputs(args: argparse.Namespace) -> list[tuple[str, Path]]:
+    """The files this command will write, with their options (--deploy-out: a kubernetes file;
+    a skypilot folder's files are known after the plan)."""
+    given = [
+        ("--csv", args.csv),
+        ("--fleet-csv", args.fleet_csv),
+        ("--sources-csv", args.sources_csv),
+        ("--xlsx", args.xlsx),
+        ("--json", args.json),
+        ("--schedule-csv", args.schedule_csv),
+        ("--output", args.output if args.router else None),
+    ]
+    if args.deploy == "kubernetes" and args.deploy_out:
+        given.append(("--deploy-out", Path(args.deploy_out).expanduser()))
+    return [(option, path) for option, path in given if path and not is_stream(path)]
+
+
+def _inputs(args: argparse.Namespace) -> dict[Path, str]:
+    """The files this command reads, each named for a message: no output may replace one."""
+    from fleetplan.warehouse.db import resolve_path
+
+    warehouse = resolve_path(args.warehouse)
+    return {
+        _real(Path(args.scenario)): "the scenario (--scenario)",
+        _real(warehouse): "the warehouse (--warehouse)",
+        _real(Path(f"{warehouse}.wal")): "the warehouse's log (--warehouse)",  # DuckDB's, beside
+    }
+
+
+def _deploy_out_problem(deploy: str, text: str) -> str | None:
+    """Why --deploy-out cannot be written for --deploy (None: it can): kubernetes writes a file
+    (`output_file`'s checks); skypilot a folder of <pool>.yaml files, created with its parents
+    where missing, so that what is there must be a folder, or the nearest thing there above it."""
+    if deploy == "kubernetes":
+        try:
+            output_file(text)
+        except argparse.ArgumentTypeError as error:
+            return str(error)
+        return None
+    folder = Path(text).expanduser()
+    there = folder
+    while not os.path.lexists(there) and there.parent != there:
+        there = there.parent
+    if there.is_dir():
+        return None
+    if there == folder:
+        return f"{text} is not a folder: --deploy skypilot writes a <pool>.yaml per pool into one"
+    return f"cannot create the folder {text}: {there} is not a folder"
+
+
+def _check_paths(args: argparse.Namespace) -> str | None:
+    """What is wrong with the paths to write, before any work (None: nothing): --deploy-out for
+    its --deploy, an output that is an input (the scenario, the warehouse: it would be replaced)
+    or another output's file."""
+    if args.deploy and args.deploy_out:
+        problem = _deploy_out_problem(args.deploy, args.deploy_out)
+        if problem is not None:
+            return f"argument --deploy-out: {problem}"
+    inputs = _inputs(args)
+    written: dict[Path, str] = {}
+    if args.deploy == "skypilot" and args.deploy_out:  # its folder: no other output's file
+        written[_real(Path(args.deploy_out).expanduser())] = "--deploy-out"
+    for option, path in _outputs(args):
+        real = _real(path)
+        if real in inputs:
+            return f"argument {option}: {path} is {inputs[real]}: an output cannot replace an input"
+        if real in written:
+            return f"argument {option}: {path} is also {written[real]}'s path: give each its own"
+        written[real] = option
+    return None
+
+
 def _print_summary(result) -> None:
     """The plan for a terminal: its summary, availability, the day and the trade-off."""
     from fleetplan.planner.availability.summary import availability_lines
@@ -194,9 +285,15 @@ def _write_exports(args: argparse.Namespace, result, inputs) -> bool:
     )
     try:
         for option, path, what, build in files:
-            if path:
-                write_output(path, build(), option=option)
-                print(f"{what} -> {path}", file=sys.stderr)
+            if not path:
+                continue
+            try:
+                content = build()
+            except OSError as error:  # openpyxl writes temp files: a full disk, a size limit
+                reason = error.strerror or error
+                raise InputError(f"{option} {path}: cannot write it: {reason}") from None
+            write_output(path, content, option=option)
+            print(f"{what} -> {path}", file=sys.stderr)
     except InputError as error:
         print(f"fleetplan plan: {error}", file=sys.stderr)
         return False
@@ -226,7 +323,8 @@ def _write_router(args: argparse.Namespace, result, models: dict[str, str]) -> b
 
 
 def _write_deploy(args: argparse.Namespace, result, models: dict[str, str]) -> bool:
-    """The recommended fleet as deployments (--deploy) to --deploy-out, or standard output."""
+    """The recommended fleet as deployments (--deploy) to --deploy-out, or standard output;
+    False (said why) where it cannot be written. SkyPilot's files are written all or none."""
     from fleetplan.core.errors import InputError
     from fleetplan.services.deploy import kubernetes_yaml, skypilot_yaml
 
@@ -234,7 +332,7 @@ def _write_deploy(args: argparse.Namespace, result, models: dict[str, str]) -> b
         if args.deploy == "kubernetes":
             text = kubernetes_yaml(result, models)
             if args.deploy_out:
-                write_output(output_file(args.deploy_out), text, option="--deploy-out")
+                write_output(Path(args.deploy_out).expanduser(), text, option="--deploy-out")
                 print(f"kubernetes -> {args.deploy_out}", file=sys.stderr)
             else:
                 sys.stdout.write(text)
@@ -243,12 +341,22 @@ def _write_deploy(args: argparse.Namespace, result, models: dict[str, str]) -> b
         if not args.deploy_out:
             sys.stdout.write("---\n".join(files.values()))
             return True
-        folder = Path(args.deploy_out)
-        folder.mkdir(parents=True, exist_ok=True)
-        for name, text in files.items():
-            write_output(output_file(str(folder / name)), text, option="--deploy-out")
+        folder = Path(args.deploy_out).expanduser()
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            reason = error.strerror or error
+            raise InputError(f"--deploy-out {folder}: cannot create the folder: {reason}") from None
+        taken = _inputs(args) | {_real(path): f"{option}'s file" for option, path in _outputs(args)}
+        paths = [(folder / name, text) for name, text in files.items()]
+        for path, _ in paths:
+            if _real(path) in taken:
+                raise InputError(
+                    f"--deploy-out {path} is {taken[_real(path)]}: an output cannot replace it"
+                )
+        write_outputs(paths, option="--deploy-out")
         print(f"skypilot ({len(files)} services) -> {folder}/", file=sys.stderr)
-    except (InputError, OSError) as error:
-        print(f"fleetplan plan: --deploy-out: {error}", file=sys.stderr)
+    except InputError as error:
+        print(f"fleetplan plan: {error}", file=sys.stderr)
         return False
     return True
