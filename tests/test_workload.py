@@ -139,3 +139,39 @@ def test_workload_command_writes_classes(cli, tmp_path, traces):
     bad.write_text("x\n1\n")
     done = cli("workload", bad)
     assert done.returncode == 1 and "bad.csv" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        # rows longer than the header: pandas made their first fields an index, shifting the
+        # columns (a replay of it was "MEETS" at 1970-01-01)
+        ("timestamp,input_tokens,output_tokens\n1,2,3,4,5,6\n61,2,3,4,5,6\n", "more fields"),
+        # an Azure header and a generic one: two timestamp columns (was a TypeError)
+        (
+            "TIMESTAMP,ContextTokens,GeneratedTokens,timestamp,input_tokens,output_tokens\n"
+            "0,1,2,0,1,2\n",
+            "given twice",
+        ),
+        # an empty class was dropped silently by --class-by column
+        ("timestamp,input_tokens,output_tokens,class\n0,1,2,a\n70,1,2,\n", "line 3"),
+        # True/False are not times or counts
+        ("timestamp,input_tokens,output_tokens\nTrue,1,2\nFalse,1,2\n", "line 2"),
+        ("timestamp,input_tokens,output_tokens\n0,True,2\n70,False,2\n", "line 2"),
+    ],
+)
+def test_a_log_whose_columns_are_not_what_its_header_says_is_refused(text, says):
+    with pytest.raises(InputError, match=says):
+        read_trace(text, name="bad.csv")
+
+
+def test_classes_are_text_as_written_and_a_span_of_decades_is_refused_at_once():
+    text = "timestamp,input_tokens,output_tokens,class\n0,1,2,1\n70,1,2,1.0\n"
+    assert list(read_trace(text, name="c.csv")["class"]) == ["1", "1.0"]  # two classes
+    # two rows 77 years apart: one mask per hour of the span ran for minutes (9999: forever)
+    frame = read_trace(
+        "timestamp,input_tokens,output_tokens\n2023-11-16T18:00:00,1,2\n2100-11-16T18:00:00,1,2\n",
+        name="w.csv",
+    )
+    with pytest.raises(InputError, match="over the 3,660 days"):
+        workload(frame, "all", source="w.csv")

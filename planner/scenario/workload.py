@@ -40,17 +40,30 @@ GENERIC = ("timestamp", "input_tokens", "output_tokens")
 CLASS_BY = ("all", "input", "output", "column")
 PERCENTILES = (50, 90, 99)
 HOURS = 24
+MAX_SPAN = pd.Timedelta(days=3660)  # ten years of clock hours, each summed once
 
 
 def read_trace(text: str, *, name: str) -> pd.DataFrame:
     """The log as (timestamp, input_tokens, output_tokens[, class]); InputError names the file
     and what is wrong."""
-    try:
-        frame = pd.read_csv(io.StringIO(text))
+    try:  # a class is text as written ("1" and "1.0" two classes; an empty one refused)
+        frame = pd.read_csv(io.StringIO(text), dtype={"class": str}, keep_default_na=False)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as error:
         raise InputError(f"not a CSV table: {error}", file=name) from None
+    if not isinstance(frame.index, pd.RangeIndex):  # pandas made the extra fields an index
+        raise InputError(
+            f"line 2 has more fields than the header's {len(frame.columns)} "
+            f"({', '.join(map(str, frame.columns))}): its columns would be shifted",
+            file=name,
+        )
     if set(AZURE) <= set(frame.columns):
         frame = frame.rename(columns=AZURE)
+    twice = sorted({str(c) for c in frame.columns[frame.columns.duplicated()]})
+    if twice:
+        raise InputError(
+            f"column {', '.join(twice)} given twice (an Azure trace's header and a generic one)",
+            file=name,
+        )
     missing = [c for c in GENERIC if c not in frame.columns]
     if missing:
         raise InputError(
@@ -66,13 +79,15 @@ def read_trace(text: str, *, name: str) -> pd.DataFrame:
     for column in ("input_tokens", "output_tokens"):
         frame[column] = _numbers(frame[column])
     bad = parsed.isna() | frame["input_tokens"].isna() | frame["output_tokens"].isna()
+    if "class" in frame.columns:
+        bad |= frame["class"].str.strip() == ""
     for column in ("input_tokens", "output_tokens"):  # NaN is caught above
         bad |= ~frame[column].between(0, MAX_TOKENS)
     if bad.any():
         row = int(np.flatnonzero(bad.to_numpy())[0]) + 2  # the header is line 1
         raise InputError(
-            f"line {row}: a timestamp that is not a time, or a token count that is not a number "
-            f"from 0 to {MAX_TOKENS:,} ({int(bad.sum())} such rows)",
+            f"line {row}: a timestamp that is not a time, a token count that is not a number "
+            f"from 0 to {MAX_TOKENS:,}, or an empty class ({int(bad.sum())} such rows)",
             file=name,
         )
     frame["timestamp"] = parsed
@@ -80,7 +95,12 @@ def read_trace(text: str, *, name: str) -> pd.DataFrame:
 
 
 def _numbers(values: pd.Series) -> pd.Series:
-    """Numbers, NaN where a cell is none (a digit string too long for an integer: infinite)."""
+    """Numbers, NaN where a cell is none (a digit string too long for an integer: infinite;
+    True/False, which pandas reads as booleans, none)."""
+    if pd.api.types.is_bool_dtype(values):
+        return pd.Series(math.nan, index=values.index)
+    if values.dtype == object:  # text, and a True among it
+        values = values.map(lambda v: math.nan if isinstance(v, bool) else v)
     try:
         return pd.to_numeric(values, errors="coerce").astype(float)
     except OverflowError:  # "9" * 400: pandas parses it as an integer first
@@ -98,7 +118,8 @@ def _timestamps(stamps: pd.Series) -> pd.Series:
     """Each cell as a UTC time without zone: a number is seconds since 1970, text is ISO 8601
     (with or without an offset, a zone-less time read as UTC); NaT where it is neither (or out
     of pandas' range)."""
-    seconds = _numbers(stamps) if not pd.api.types.is_numeric_dtype(stamps) else stamps
+    numeric = pd.api.types.is_numeric_dtype(stamps) and not pd.api.types.is_bool_dtype(stamps)
+    seconds = stamps if numeric else _numbers(stamps)
     seconds = seconds.astype(float).where(lambda v: np.isfinite(v))
     parsed = pd.to_datetime(seconds, unit="s", errors="coerce", utc=True)
     text = seconds.isna() & stamps.notna()
@@ -171,6 +192,11 @@ def class_stats(
     """A class's figures over the log's span [start, end] (the whole log's, not the class's)."""
     stamps = frame["timestamp"]
     buckets = pd.date_range(start.floor("h"), end.floor("h"), freq="h")
+    # requests per clock hour and the busiest minute of each: one pass over the rows (a mask
+    # per hour made a log's cost its rows times the hours it spans)
+    per_hour = stamps.dt.floor("h").value_counts()
+    busiest = stamps.dt.floor("min").value_counts()
+    busiest = busiest.groupby(busiest.index.floor("h")).max()
     rates: dict[int, list[float]] = {}
     bursts: dict[int, list[float]] = {}
     for bucket in buckets:
@@ -178,12 +204,11 @@ def class_stats(
         seconds = (hi - lo).total_seconds()
         if seconds < 60:  # less than a minute of an hour says nothing about it
             continue
-        inside = stamps[(stamps >= bucket) & (stamps < bucket + pd.Timedelta(hours=1))]
-        rate = len(inside) / seconds
+        count = int(per_hour.get(bucket, 0))
+        rate = count / seconds
         rates.setdefault(bucket.hour, []).append(rate)
-        if len(inside):
-            per_minute = inside.dt.floor("min").value_counts()
-            bursts.setdefault(bucket.hour, []).append(float(per_minute.max()) / 60 / rate)
+        if count:
+            bursts.setdefault(bucket.hour, []).append(float(busiest[bucket]) / 60 / rate)
     hourly = [float(np.mean(rates[h])) if h in rates else None for h in range(HOURS)]
     hourly_burst = [max(bursts[h]) if h in bursts else None for h in range(HOURS)]
     known = [b for b in hourly_burst if b is not None]
@@ -201,6 +226,12 @@ def class_stats(
 def workload(frame: pd.DataFrame, class_by: str = "all", *, source: str) -> dict[str, object]:
     """The classes of a log, as JSON: `classes` (scenario entries) and `workload` (the figures)."""
     start, end = frame["timestamp"].min(), frame["timestamp"].max()
+    if end - start > MAX_SPAN:
+        raise InputError(
+            f"the log spans {start} to {end}: over the {MAX_SPAN.days:,} days fleetplan reads "
+            "hour by hour (a timestamp out of place?)",
+            file=source,
+        )
     stats = [
         class_stats(part, name, start, end) for name, part in classes_of(frame, class_by).items()
     ]
