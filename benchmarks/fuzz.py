@@ -10,6 +10,7 @@ files that parse but contradict themselves (warehouse.consistency) are counted a
 
     python benchmarks/fuzz.py --cases 2000
     python benchmarks/fuzz.py --server --cases 2000
+    python benchmarks/fuzz.py --surface scenarios|traces|exports --cases 200
 
 `--server`: the hostile-server mode. A streaming OpenAI-compatible server on 127.0.0.1 answers
 each completion with one of its SSE chunks (a token or the usage) mutated as a file is, and the
@@ -33,6 +34,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.fuzz_surfaces import SURFACES, surface_main  # noqa: E402
 from benchmarks.inputs.fuzzing import mutate, seed_files  # noqa: E402
 from fleetplan.core.errors import FleetplanError  # noqa: E402
 from fleetplan.warehouse.importers.base import FileInput, ImportOptions  # noqa: E402
@@ -155,9 +157,17 @@ def main() -> int:
     parser.add_argument("--cases", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--server", action="store_true", help="the hostile-server mode")
+    parser.add_argument(
+        "--surface",
+        choices=SURFACES,
+        help="scenarios, request traces or exported files instead of result files "
+        "(benchmarks/fuzz_surfaces.py)",
+    )
     args = parser.parse_args()
     if args.server:
         return server_main(args.cases, args.seed)
+    if args.surface:
+        return surface_main(args.surface, args.cases, args.seed)
 
     seeds = seed_files()
     labels = sorted(seeds)
