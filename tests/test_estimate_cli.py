@@ -183,7 +183,8 @@ def test_a_hostile_config_json_is_refused_naming_the_key(cli, sample_warehouse_p
 
 
 def test_weights_no_gpu_holds_are_no_capacity_not_an_estimate(cli, sample_warehouse_path, tmp_path):
-    config = json.loads(CONFIG.read_text()) | {"vocab_size": 10**12}
+    # ten trillion parameters (a vocabulary of 10**12 is refused as out of range now)
+    config = json.loads(CONFIG.read_text()) | {"fleetplan_parameters": 1e13}
     path = tmp_path / "config.json"
     path.write_text(json.dumps(config))
     done = capacity(

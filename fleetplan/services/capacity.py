@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from fleetplan.core.errors import InputError
 from fleetplan.core.gpus import canonical_gpu
@@ -27,6 +27,7 @@ from fleetplan.planner.curve.envelope_flags import flagged
 from fleetplan.planner.curve.levels import CurveLevel
 from fleetplan.planner.curve.load_curve import Basis, LoadCurve, fit_curve, measured_rule
 from fleetplan.planner.estimate.serving import Shape, kv_cache_tokens
+from fleetplan.planner.scenario.parts import MAX_TOKENS
 from fleetplan.planner.scenario.scenario import CapacityAt, TrafficClass
 from fleetplan.services.envelope import (
     architecture_from_file,
@@ -70,8 +71,8 @@ class CapacityQuery(_Schema):
     gpu: str = Field(min_length=1, description="GPU model, any common label (4090, h100-pcie)")
     gpu_count: Annotated[int, Field(ge=1)]
     dataset: str | None = None
-    input_len: Annotated[int, Field(ge=1)] | None = None
-    output_len: Annotated[int, Field(ge=1)] | None = None
+    input_len: Annotated[int, Field(ge=1, le=MAX_TOKENS)] | None = None
+    output_len: Annotated[int, Field(ge=1, le=MAX_TOKENS)] | None = None
     targets: LatencyTargets = Field(default_factory=LatencyTargets)
     extrapolate: bool = False  # past the highest stable level, toward saturation
     # The server (engine, version, dtype, TP, variant:
@@ -84,6 +85,20 @@ class CapacityQuery(_Schema):
     model_config_path: str | None = None
     # Where no run of the configuration is held: estimate it (fleetplan.services.estimate).
     estimate: bool = False
+
+    @field_validator("input_len", "output_len", mode="before")
+    @classmethod
+    def _at_most_max_tokens(cls, value: object, info: ValidationInfo) -> object:
+        """A length over `MAX_TOKENS` (a scenario class's limit too) refused as an InputError
+        naming it, as a command line reports one (the Field's bound stays behind it)."""
+        if isinstance(value, int) and not isinstance(value, bool) and value > MAX_TOKENS:
+            flag = "--" + str(info.field_name).replace("_", "-")
+            raise InputError(
+                f"{flag} {value:,} is more than {MAX_TOKENS:,} tokens, the most a prompt or a "
+                "response may have",
+                field=info.field_name,
+            )
+        return value
 
 
 class CapacityLevel(_Schema):

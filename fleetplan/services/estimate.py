@@ -29,14 +29,17 @@ from pydantic import BaseModel, ConfigDict
 from fleetplan.core.errors import InputError
 from fleetplan.core.gpus import canonical_gpu
 from fleetplan.core.paths import sample_data_dir
-from fleetplan.core.stats import finite_number
-from fleetplan.planner.capacity.envelope import Architecture
+from fleetplan.planner.capacity.envelope import (
+    Architecture,
+    config_width,
+    tensor_parallel_problem,
+)
 from fleetplan.planner.capacity.rules import points_for_model
 from fleetplan.planner.estimate.calibrate import Fit, fit_all
 from fleetplan.planner.estimate.predict import Prediction, predict
 from fleetplan.planner.estimate.queueing import predict_queue
 from fleetplan.planner.estimate.serving import Server, Shape, kv_cache_tokens
-from fleetplan.planner.estimate.simulate import Traffic
+from fleetplan.planner.estimate.simulate import SimulationTooLong, Traffic, step_budget
 from fleetplan.planner.estimate.specs import Borrowed, GpuSpec, nearest_measured, specs_from_table
 from fleetplan.services.envelope import (
     architecture_from_file,
@@ -137,23 +140,42 @@ def _pair(value) -> tuple[float, float] | None:
 
 
 def model_shape(query, architectures: dict[str, Architecture]) -> Shape:
-    """The query's model's shape: from its config.json where given, else the bundled table."""
+    """The query's model's shape: from its config.json where given, else the bundled table. An
+    InputError where the server cannot serve it: its GPU count is no tensor parallel size the
+    model splits into (`tensor_parallel_problem`), or the query's lengths are longer than the
+    model's context."""
     if query.model_config_path is not None:
         config = config_from_file(query.model_config_path)
         # Served as vLLM's dtype "auto" does where the config names none: 16-bit.
         arch = architecture_from_file(
             query.model_config_path, query.model, dtype="auto", config=config
         )
-        width = finite_number(config.get("hidden_size"))
-        return Shape.of(arch, width if width and width > 0 else None)
-    arch = architecture_named(architectures, query.model)
-    if arch is not None:
-        return Shape.of(arch)
-    raise InputError(
-        f"no runs and no architecture for {query.model}: give its config.json (--model-config) "
-        "to estimate it",
-        field="model_config",
-    )
+        shape = Shape.of(arch, config_width(config))
+    else:
+        arch = architecture_named(architectures, query.model)
+        if arch is None:
+            raise InputError(
+                f"no runs and no architecture for {query.model}: give its config.json "
+                "(--model-config) to estimate it",
+                field="model_config",
+            )
+        shape = Shape.of(arch)
+    problem = tensor_parallel_problem(arch, query.gpu_count)
+    if problem is not None:
+        raise InputError(
+            f"--gpu-count {query.gpu_count:,}: an estimate serves the model with tensor "
+            f"parallelism over all of the server's GPUs, and {problem}",
+            field="gpu_count",
+        )
+    lengths = (query.input_len or 0) + (query.output_len or 0)
+    if arch.max_context is not None and lengths > arch.max_context:
+        raise InputError(
+            f"--input-len {query.input_len or 0:,} and --output-len {query.output_len or 0:,} "
+            f"make {lengths:,} tokens, more than the model's context of {arch.max_context:,} "
+            "(max_position_embeddings in its config.json)",
+            field="input_len",
+        )
+    return shape
 
 
 def traffic_of(points: pd.DataFrame, query) -> tuple[Traffic, str, str]:
@@ -245,22 +267,61 @@ def calibrations(points: pd.DataFrame, architectures) -> dict[tuple[str, str], F
     return _FITS[key]
 
 
+# The scheduler steps a simulated prediction may take, all its runs together: about ten seconds
+# of one core. Long outputs on a cache of few such requests take many (every preemption
+# recomputes); beyond it the estimate is refused rather than left running
+# (`planner.estimate.simulate.step_budget`).
+SIMULATION_STEPS = 2_000_000
+
+
 def prediction_for(
     shape: Shape, gpu: GpuSpec, count: int, fit: Fit, traffic: Traffic, method: str = "simulation"
 ):
     """The server's prediction by the simulation (or the queueing approximation, "queue"),
-    or None where the weights do not fit its memory."""
+    or None where the weights do not fit its memory or the model does not split over `count`
+    GPUs (`tensor_parallel_problem`, vLLM's rules). Where `count` exceeds the KV heads, each
+    is replicated and the cache holds KV heads / `count` of what it would. By the simulation,
+    an InputError where a request of fixed lengths does not fit the cache, or where simulating
+    would take over `SIMULATION_STEPS`."""
+    arch = shape.architecture
+    if tensor_parallel_problem(arch, count, strict=False) is not None:
+        return None
     server = Server(shape, gpu, count)
-    kv = kv_cache_tokens(shape, gpu, count)
+    kv = kv_cache_tokens(shape, gpu, count) * min(1.0, arch.kv_heads / count)
     if kv < 1:
         return None
     if method == "queue":
         return predict_queue(
             server, fit.efficiencies, traffic, gpu_count=count, kv_tokens_per_replica=kv
         )
-    return predict(
-        server, fit.efficiencies, traffic, gpu_count=count, kv_tokens_per_replica=kv, seed=0
-    )
+    longest = traffic.input_tokens + traffic.output_tokens
+    if traffic.max_total is None and longest > kv:
+        raise InputError(
+            f"a request of {traffic.input_tokens:,.0f} + {traffic.output_tokens:,.0f} tokens "
+            f"does not fit the KV cache of {kv:,.0f} tokens that {count}x {gpu.gpu_id} holds "
+            "for the model (an engine refuses such a request; the estimate would serve shorter "
+            "ones): "
+            "ask for shorter lengths or more GPUs",
+            field="input_len",
+        )
+    try:
+        with step_budget(SIMULATION_STEPS):
+            return predict(
+                server,
+                fit.efficiencies,
+                traffic,
+                gpu_count=count,
+                kv_tokens_per_replica=kv,
+                seed=0,
+            )
+    except SimulationTooLong:
+        raise InputError(
+            f"simulating {traffic.input_tokens:,.0f}/{traffic.output_tokens:,.0f}-token "
+            f"requests on {count}x {gpu.gpu_id} takes over {SIMULATION_STEPS:,} scheduler steps "
+            f"(a KV cache of {kv:,.0f} tokens holds few such requests, preempted and recomputed "
+            "over and over): too long to estimate; ask for shorter lengths or more GPUs",
+            field="output_len",
+        ) from None
 
 
 def interval(value: float, band: EstimateError | None) -> tuple[float, float]:

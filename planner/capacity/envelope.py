@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from fleetplan.core.errors import InputError
 
@@ -67,6 +67,7 @@ DTYPE_BYTES: dict[str, float] = {
     "fp8": 1.0,
     "float8": 1.0,
     "float8_e4m3fn": 1.0,
+    "float8_e5m2": 1.0,
     "int8": 1.0,
     "int4": 0.5,
 }
@@ -87,6 +88,12 @@ class Architecture:
     kv_bytes: float  # bytes per KV element (the KV cache dtype)
     weight_bytes: float  # the weights' bytes in memory
     source: str
+    # The attention (query) heads, where known (a config.json; the bundled table has none):
+    # what tensor parallelism splits (`tensor_parallel_problem`).
+    heads: int | None = None
+    # The longest prompt and output together the model takes (its config.json's
+    # max_position_embeddings, scaled as an engine scales it by rope_scaling); None: not given.
+    max_context: int | None = None
 
     @property
     def kv_bytes_per_token(self) -> float:
@@ -120,29 +127,172 @@ class Envelope:
 
 
 def _positive(config: Mapping, *names: str) -> float | None:
+    """The first of `names` the config gives (None where it gives none): a finite number above
+    0; an InputError names the key otherwise (a bool too: JSON's true is not a count)."""
     for name in names:
         value = config.get(name)
-        if isinstance(value, bool) or value is None:
+        if value is None:
             continue
-        if isinstance(value, int | float) and math.isfinite(value) and value > 0:
+        if isinstance(value, bool):
+            raise InputError(
+                f"{name} must be a number above 0, got {value!r} (a bool, not a number)", field=name
+            )
+        if isinstance(value, int | float) and value > 0 and _as_float(value) < math.inf:
             return float(value)
-        raise InputError(f"{name} must be a number above 0, got {value!r}", field=name)
+        shown = repr(value) if len(repr(value)) <= 40 else f"{repr(value)[:37]}..."
+        raise InputError(f"{name} must be a number above 0, got {shown}", field=name)
     return None
 
 
+def _as_float(value: float) -> float:
+    """A number as a float; inf for an int past a float's range (or nan)."""
+    try:
+        return float(value) if value == value else math.inf
+    except OverflowError:
+        return math.inf
+
+
 # The most of each a real model has, with room to spare (the largest public dense models: about
-# 130 layers, 128 heads, head dimension 256): beyond, a config.json is a mistake, not a model.
-SHAPE_LIMITS = {"num_hidden_layers": 10_000, "num_key_value_heads": 100_000, "head_dim": 65_536}
+# 130 layers, 128 heads, head dimension 256, width 16,384, MLP width 53,248, vocabularies of
+# 262,144, contexts of 10 million tokens): beyond, a config.json is a mistake, not a model. Each
+# is a whole number from 1 to its limit; the GPT-2 names (n_layer, n_head, n_embd) count as theirs.
+SHAPE_LIMITS = {
+    "num_hidden_layers": 10_000,
+    "num_attention_heads": 100_000,
+    "num_key_value_heads": 100_000,
+    "head_dim": 65_536,
+    "hidden_size": 1_048_576,
+    "intermediate_size": 4_194_304,
+    "vocab_size": 16_777_216,
+    "max_position_embeddings": 1_000_000_000,
+}
+_ALIASES = {
+    "n_layer": "num_hidden_layers",
+    "n_head": "num_attention_heads",
+    "n_embd": "hidden_size",
+}
 
 
 def _check_whole(name: str, value: float) -> None:
-    """A count of a shape (layers, heads, a head's dimension) is a whole number from 1 to its
-    limit; an InputError names the key otherwise."""
-    if value != int(value) or not 1 <= value <= SHAPE_LIMITS[name]:
+    """A count of a shape (layers, heads, a head's dimension, a width) is a whole number from 1
+    to its limit; an InputError names the key otherwise."""
+    limit = SHAPE_LIMITS[_ALIASES.get(name, name)]
+    if value != int(value) or not 1 <= value <= limit:
         raise InputError(
-            f"{name} must be a whole number from 1 to {SHAPE_LIMITS[name]:,}, got {value:g}",
-            field=name,
+            f"{name} must be a whole number from 1 to {limit:,}, got {value:g}", field=name
         )
+
+
+def _shape(config: Mapping, *names: str) -> float | None:
+    """The first of `names` the config gives, checked as a shape's count (`_check_whole`);
+    None where it gives none."""
+    for name in names:
+        if config.get(name) is not None:
+            value = _positive(config, name)
+            assert value is not None
+            _check_whole(name, value)
+            return value
+    return None
+
+
+# config.json keys that count a mixture of experts' experts (Mixtral, Qwen-MoE, OLMoE, Jamba,
+# DeepSeek-V2/V3, DBRX's ffn_config): above 1, the model is no dense decoder.
+EXPERT_KEYS = (
+    "num_local_experts",
+    "num_experts",
+    "n_routed_experts",
+    "moe_num_experts",
+    "num_experts_per_tok",
+)
+
+
+def _dense_only(config: Mapping) -> None:
+    """Refuse, naming the key, a config.json whose weights the dense shape cannot size: a mixture
+    of experts (unless `fleetplan_weight_bytes` or `fleetplan_parameters` gives them) or a
+    quantized checkpoint (unless `fleetplan_weight_bytes` does)."""
+    given_bytes = config.get("fleetplan_weight_bytes") is not None
+    given = given_bytes or config.get("fleetplan_parameters") is not None
+    nested = config.get("ffn_config")
+    places = [("", config)] + ([("ffn_config.", nested)] if isinstance(nested, Mapping) else [])
+    for prefix, where in places:
+        for key in (*EXPERT_KEYS, "moe_intermediate_size"):
+            value = where.get(key)
+            if value is None or given:
+                continue
+            counted = isinstance(value, int | float) and not isinstance(value, bool)
+            if key != "moe_intermediate_size" and counted and value in (0, 1):
+                continue  # one expert (or none) is a dense MLP
+            if key == "moe_intermediate_size" and counted and value == 0:
+                continue
+            raise InputError(
+                f"{prefix}{key} is {value!r} in the model's config.json: a mixture-of-experts "
+                "model, and fleetplan's serving model and bounds size dense models only (every "
+                "weight counted from the shape); give the weights to go on: "
+                "fleetplan_weight_bytes (the checkpoint's bytes in memory) or "
+                "fleetplan_parameters (all experts' parameters) in the config.json (the "
+                "estimate then still treats the model as dense)",
+                field=f"{prefix}{key}",
+            )
+    quantization = config.get("quantization_config")
+    if quantization is not None and not given_bytes:
+        method = quantization.get("quant_method") if isinstance(quantization, Mapping) else None
+        shown = f" ({method})" if isinstance(method, str) else ""
+        raise InputError(
+            f"quantization_config{shown} in the model's config.json: a quantized checkpoint, whose "
+            "weights fleetplan cannot size from the shape and torch_dtype (it would count them "
+            "unquantized); give fleetplan_weight_bytes (the checkpoint's bytes in memory, e.g. "
+            "the sum of its safetensors files) in the config.json",
+            field="quantization_config",
+        )
+
+
+def context_length(config: Mapping) -> int | None:
+    """The longest prompt and output together the model takes: max_position_embeddings, times a
+    rope_scaling factor as vLLM derives a model's length (not for "llama3", "su" or "longrope"
+    scaling, whose max_position_embeddings already counts it); None where not given."""
+    base = _shape(config, "max_position_embeddings")
+    if base is None:
+        return None
+    scaling = config.get("rope_scaling")
+    if isinstance(scaling, Mapping):
+        kind = scaling.get("rope_type", scaling.get("type"))
+        factor = scaling.get("factor")
+        if (
+            kind not in ("llama3", "su", "longrope")
+            and isinstance(factor, int | float)
+            and not isinstance(factor, bool)
+            and math.isfinite(factor)
+            and factor > 1
+        ):
+            base = base * min(float(factor), 1024.0)
+    return int(base)
+
+
+def tensor_parallel_problem(
+    architecture: Architecture, tp: int, *, strict: bool = True
+) -> str | None:
+    """Why an engine cannot split the model over `tp` GPUs by tensor parallelism, in words;
+    None where it can. vLLM's rules: the attention heads divide by `tp`, and the KV heads do
+    too or `tp` is a multiple of them (each then replicated, `tp` / KV heads times). Where the
+    attention heads are unknown (the bundled table), `strict` refuses a `tp` above the KV heads
+    too: nothing then says that it divides the attention heads."""
+    heads, kv = architecture.heads, architecture.kv_heads
+    if heads is not None and heads % tp:
+        return (
+            f"tensor parallel size {tp:,} does not divide the model's {heads} attention heads "
+            "(vLLM refuses it)"
+        )
+    if kv % tp and tp % kv:
+        return (
+            f"tensor parallel size {tp:,} neither divides the model's {kv} KV heads nor is a "
+            "multiple of them (vLLM refuses it)"
+        )
+    if heads is None and strict and tp > kv:
+        return (
+            f"tensor parallel size {tp:,} is more than the model's {kv} KV heads, and its "
+            "attention heads are not known to check that it divides them (give its config.json)"
+        )
+    return None
 
 
 def dtype_bytes(dtype: object) -> float | None:
@@ -157,15 +307,15 @@ def estimated_parameters(config: Mapping) -> float | None:
     config.json: embeddings (twice unless tied), per layer the attention projections (query and
     output of the heads, key and value of the KV heads) and a gated MLP (three matrices). Biases
     and norms are left out (under 0.1 %). None where a figure is missing."""
-    hidden = _positive(config, "hidden_size", "n_embd")
-    layers = _positive(config, "num_hidden_layers", "n_layer")
-    heads = _positive(config, "num_attention_heads", "n_head")
-    inter = _positive(config, "intermediate_size")
-    vocab = _positive(config, "vocab_size")
+    hidden = _shape(config, "hidden_size", "n_embd")
+    layers = _shape(config, "num_hidden_layers", "n_layer")
+    heads = _shape(config, "num_attention_heads", "n_head")
+    inter = _shape(config, "intermediate_size")
+    vocab = _shape(config, "vocab_size")
     if None in (hidden, layers, heads, inter, vocab):
         return None
-    kv_heads = _positive(config, "num_key_value_heads") or heads
-    head_dim = _positive(config, "head_dim") or hidden / heads
+    kv_heads = _shape(config, "num_key_value_heads") or heads
+    head_dim = _shape(config, "head_dim") or hidden / heads
     attention = 2 * hidden * heads * head_dim + 2 * hidden * kv_heads * head_dim
     mlp = 3 * hidden * inter
     tied = bool(config.get("tie_word_embeddings", _ties_by_default(config)))
@@ -182,6 +332,12 @@ def _ties_by_default(config: Mapping) -> bool:
     return str(config.get("model_type", "")).lower().startswith(_TIED_BY_DEFAULT)
 
 
+def config_width(config: Mapping) -> float | None:
+    """The model's width (d_model: hidden_size, or GPT-2's n_embd), checked as a shape's count;
+    None where the config.json gives none."""
+    return _shape(config, "hidden_size", "n_embd")
+
+
 def architecture_from_config(
     model: str, config: Mapping, *, source: str, kv_dtype: str | None = None
 ) -> Architecture:
@@ -189,22 +345,42 @@ def architecture_from_config(
     bytes: `fleetplan_weight_bytes` where given, else `fleetplan_parameters` (or the estimate
     from the shape) x the bytes of `torch_dtype`; the KV cache's elements are `kv_dtype`'s (the
     run's dtype), else `torch_dtype`'s, and either stands for the other where one is missing.
-    An InputError names a missing field."""
-    layers = _positive(config, "num_hidden_layers", "n_layer")
-    heads = _positive(config, "num_attention_heads", "n_head")
+    An InputError names a missing field or one out of its range (`SHAPE_LIMITS`), KV heads that
+    do not divide the attention heads, an unknown torch_dtype, and a mixture of experts or a
+    quantized checkpoint whose weights it is not given (`_dense_only`)."""
+    layers = _shape(config, "num_hidden_layers", "n_layer")
+    heads = _shape(config, "num_attention_heads", "n_head")
     if layers is None or heads is None:
         missing = "num_hidden_layers" if layers is None else "num_attention_heads"
         raise InputError(f"the model's config.json has no {missing}", field=missing)
-    kv_heads = _positive(config, "num_key_value_heads") or heads
-    head_dim = _positive(config, "head_dim")
+    kv_heads = _shape(config, "num_key_value_heads") or heads
+    if kv_heads > heads or heads % kv_heads:
+        raise InputError(
+            f"num_key_value_heads ({int(kv_heads)}) must divide the {int(heads)} attention heads "
+            "(num_attention_heads): each KV head serves a whole group of them",
+            field="num_key_value_heads",
+        )
+    width = config_width(config)
+    for name in ("intermediate_size", "vocab_size"):
+        _shape(config, name)
+    max_context = context_length(config)
+    head_dim = _shape(config, "head_dim")
     if head_dim is None:
-        hidden = _positive(config, "hidden_size", "n_embd")
-        if hidden is None:
+        if width is None:
             raise InputError(
                 "the model's config.json has no head_dim or hidden_size", field="head_dim"
             )
-        head_dim = hidden / heads
-    weight_dtype = config.get("torch_dtype") or config.get("dtype")
+        head_dim = width / heads
+        _check_whole("head_dim", head_dim)
+    _dense_only(config)
+    dtype_key = "torch_dtype" if config.get("torch_dtype") is not None else "dtype"
+    weight_dtype = config.get(dtype_key)
+    if weight_dtype is not None and dtype_bytes(weight_dtype) is None:
+        raise InputError(
+            f"{dtype_key} {weight_dtype!r} in the model's config.json is not a dtype fleetplan "
+            f"knows ({', '.join(sorted(DTYPE_BYTES))})",
+            field=dtype_key,
+        )
     element = dtype_bytes(weight_dtype) or dtype_bytes(kv_dtype)
     kv_element = dtype_bytes(kv_dtype) or element
     if kv_element is None or element is None:
@@ -223,12 +399,6 @@ def architecture_from_config(
                 field="fleetplan_parameters",
             )
         weight_bytes = parameters * element
-    for name, value in (
-        ("num_hidden_layers", layers),
-        ("num_key_value_heads", kv_heads),
-        ("head_dim", head_dim),
-    ):
-        _check_whole(name, value)
     return Architecture(
         model=model,
         layers=int(layers),
@@ -237,6 +407,8 @@ def architecture_from_config(
         kv_bytes=kv_element,
         weight_bytes=weight_bytes,
         source=source,
+        heads=int(heads),
+        max_context=max_context,
     )
 
 
@@ -261,7 +433,9 @@ def architectures_from_table(table: Mapping) -> dict[str, Architecture]:
             source = str(entry["source"])
         except KeyError as missing:
             raise InputError(f"{where} has no {missing.args[0]}", field=where) from None
-        found[model.lower()] = architecture_from_config(model, config, source=source)
+        # the table gives no attention heads (it stands the KV heads in): unknown
+        arch = architecture_from_config(model, config, source=source)
+        found[model.lower()] = replace(arch, heads=None)
     return found
 
 

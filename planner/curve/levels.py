@@ -51,8 +51,10 @@ from __future__ import annotations
 
 import functools
 import itertools
+import json
 import math
 import statistics
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -92,6 +94,9 @@ class CurveLevel:
     tpot_p99_ms: float | None
     load_reason: str
     concurrency: int | None = None  # a closed-loop level: offered_rps is its throughput
+    # A level the serving model simulated (`fleetplan.services.fill`: its `estimate` says basis
+    # "estimated"), not measured: the curve's words say "simulated" for it.
+    simulated: bool = False
 
     @property
     def point_basis(self) -> str:
@@ -194,7 +199,33 @@ def _curve_level(
         tpot_p99_ms=finite_number(row.get("tpot_p99_ms")),
         load_reason=load.reason,
         concurrency=concurrency,
+        simulated=_simulated(row),
     )
+
+
+ESTIMATE_RUN = "estimate:"  # the run ids `fleetplan.services.fill` gives simulated levels
+
+
+def _simulated(row: dict) -> bool:
+    """A row the serving model simulated: its `estimate` JSON says basis "estimated", or, where
+    the rows carry no `estimate` (a plan's curves are fitted from `CURVE_COLUMNS` alone), its
+    run id is one fill gives a simulated level. A lent measurement of an identical architecture
+    was measured, and is not one."""
+    told = row.get("estimate")
+    if not isinstance(told, str) or not told:
+        return "estimate" not in row and str(row.get("run_id", "")).startswith(ESTIMATE_RUN)
+    try:
+        account = json.loads(told)
+    except ValueError:
+        return False
+    return isinstance(account, dict) and account.get("basis") == "estimated"
+
+
+def simulated(levels: Iterable[CurveLevel]) -> bool:
+    """Every one of the levels simulated, none measured (`CurveLevel.simulated`): the words
+    about them say "simulated" where they say "measured" of measured ones."""
+    levels = list(levels)
+    return bool(levels) and all(level.simulated for level in levels)
 
 
 def _closed_loop(row: dict) -> bool:
@@ -245,11 +276,13 @@ def saturation_of(
     levels: list[CurveLevel], rates: list[float], envelope: EnvelopeRate | None = None
 ) -> tuple[float | None, str | None]:
     """The saturation rate and what it rests on (module docstring)."""
+    # a simulated level shows what the serving model computes; a measured one proves it
+    kind, shows = ("simulated level", "shows") if simulated(levels) else ("level", "proves")
     evidence = [
         (
             level.sustained_rps,
-            f"at least the {level.sustained_rps:.3g} req/s a level at {level.offered_rps:g} "
-            "req/s offered proves",
+            f"at least the {level.sustained_rps:.3g} req/s a {kind} at {level.offered_rps:g} "
+            f"req/s offered {shows}",
         )
         for level in levels
         if level.concurrency is None and not level.stable and level.sustained_rps
@@ -270,7 +303,7 @@ def saturation_of(
         if knee.sustained_rps < saturation:
             saturation = knee.sustained_rps
             words = (
-                f"the {knee.sustained_rps:.3g} req/s a level that fell behind at "
+                f"the {knee.sustained_rps:.3g} req/s a {kind} that fell behind at "
                 f"{knee.offered_rps:.3g} req/s offered sustained (the lowest rate it fell behind "
                 f"at; {words})"
             )

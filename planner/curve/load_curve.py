@@ -64,6 +64,7 @@ from fleetplan.planner.curve.levels import (
     envelope_axes,
     metric_axis,
     saturation_of,
+    simulated,
 )
 
 MIN_STABLE_LEVELS = 2  # a curve needs two rates the server kept up with
@@ -125,6 +126,16 @@ class LoadCurve:
             f"P99 {metric.upper()} is missing at a stable level, or too few stable levels are "
             "left once outliers (a P99 over twice those at higher rates) are set aside"
         )
+
+    @cached_property
+    def _measured(self) -> str:
+        """What the levels are, in words: "simulated" where the serving model computed them all
+        (an estimate, `levels.simulated`), else "measured"."""
+        return "simulated" if simulated(self.levels) else "measured"
+
+    @cached_property
+    def _proving(self) -> str:
+        return "showing" if simulated(self.levels) else "proving"
 
     @cached_property  # read on every prediction; the curve is frozen
     def stable_rates(self) -> list[float]:
@@ -232,7 +243,7 @@ class LoadCurve:
         if rate >= upper - _EPS and upper == top:
             reason = (
                 f"the targets hold up to the highest rate the server kept up with ({top:g} req/s)"
-                "; beyond it nothing was measured"
+                f"; beyond it nothing was {self._measured}"
             )
         return CapacityEstimate(
             rate, predicted.basis, reason, predicted.ttft_p99_ms, predicted.tpot_p99_ms
@@ -255,17 +266,18 @@ class LoadCurve:
             words = (
                 f"interpolated between kept-up levels at {below:.3g} and {above:.3g} req/s"
                 if proven.basis is Basis.INTERPOLATED
-                else f"measured: kept up at {below:.3g} req/s; the targets fail at {above:.3g}"
+                else f"{self._measured}: kept up at {below:.3g} req/s; the targets fail at "
+                f"{above:.3g}"
             )
             return replace(proven, rps_low=low, rps_high=above, words=words)
-        measured = f"measured: kept up at {top:.3g} req/s"
+        measured = f"{self._measured}: kept up at {top:.3g} req/s"
         closed = [lv for lv in self.levels if lv.stable and lv.concurrency is not None]
         if closed and abs(max(lv.offered_rps for lv in closed) - top) <= _EPS:
             measured = f"measured: {closed[-1].point_basis} at {top:.3g} req/s (its P99 TTFT "
             measured += f"taken x{CLOSED_LOOP_TTFT_FACTOR:g}, as open-loop arrivals would see it)"
         saturation = self.saturation_rps
         if saturation is None or saturation <= top + _EPS:
-            words = f"{measured}; not measured above"
+            words = f"{measured}; not {self._measured} above"
             if saturation is not None:
                 words = f"{measured}; saturates there ({self.saturation_basis})"
             return replace(proven, rps_low=low, rps_high=saturation, words=words)
@@ -281,9 +293,11 @@ class LoadCurve:
         above = {rate for rate in above if rate > top + _EPS}
         if above:
             span = f"{min(above):.3g}" if len(above) == 1 else f"{min(above):.3g}-{max(above):.3g}"
+            kind = "simulated level" if self._measured == "simulated" else "level"
+            count = f"{len(above)} {kind}s" if len(above) > 1 else kind
             words += (
-                f"; at most the P99s of the {f'{len(above)} levels' if len(above) > 1 else 'level'}"
-                f" above it that did not keep up (proving {span} req/s)"
+                f"; at most the P99s of the {count} above it that did not keep up "
+                f"({self._proving} {span} req/s)"
             )
         return replace(queued, rps_low=low, rps_high=saturation, words=words, reason=None)
 
