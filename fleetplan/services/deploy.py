@@ -5,10 +5,13 @@ Per pool with servers (the recommended fleet):
 - the model: the class's model, by its full id where the warehouse knows it (`models`);
 - the engine: vLLM's OpenAI-compatible server, the image `vllm/vllm-openai:v<version>` of the
   version the pool's capacity was measured on (the `server` words; the latest where none is
-  said), with `--tensor-parallel-size` (the GPUs per server), `--dtype` where the runs name one,
+  said, or where what is said is not a version: digits and dots, then letters, digits and
+  `.+-`), with `--tensor-parallel-size` (the GPUs per server), `--dtype` where the runs name one,
   and the variant's engine arguments where its label is written as arguments ("--enable-prefix-
-  caching", "--max-num-seqs=128"); any other variant label is kept as an annotation and a
-  comment (its arguments are not known: set them by hand);
+  caching", "--max-num-seqs=128"; a value of letters, digits and `._/:,+-` only); any other
+  variant label is kept as an annotation and a comment (its arguments are not known: set them by
+  hand), and so is one that would set what fleetplan sets or what the file says the pool is
+  (`RESERVED`: the model, its GPUs, the port, the API key);
 - the replicas: the pool's servers (for a plan with availability, those planned, spares
   included); one server is one replica of `gpus_per_server` GPUs. A day plan's pools (a class
   on a configuration under an offer, `router_config.routes`) change by the hour: a Deployment
@@ -31,19 +34,25 @@ without it refused) and a Hugging Face token from `hf-token`; the Service (Clust
 SkyPilot (`sky serve up <pool>.yaml`): one service per pool, `resources.accelerators`
 `<name>:<count>` (SkyPilot's accelerator names below), the replicas fixed, the readiness probe
 /health, and the vLLM command as `run`.
+
+The benchmark runs' words reach the files as data, never as commands: SkyPilot's `setup` and `run`
+are shell, each of their words quoted (`shlex.join`); Kubernetes expands `$(VAR)` in a container's
+`args`, so each `$` there is written `$$` (read back as one `$`); in SkyPilot's environment
+variable FLEETPLAN_VARIANT_NOT_SET, the labels of variants not set are written with any character
+but letters, digits, spaces and `._/:,+=-` as `_`. Pool names are unique: names that would meet
+are told apart by a number no other pool's name has.
 """
 
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Mapping
 from typing import Any
 
-import yaml
-
 from fleetplan.planner.peak.results import Plan, PoolPlan
 from fleetplan.services.exports import hours_text
-from fleetplan.services.router_config import Route, routes
+from fleetplan.services.router_config import Route, dump_yaml, routes
 
 PORT = 8000
 IMAGE = "vllm/vllm-openai"
@@ -76,7 +85,30 @@ SKYPILOT_ACCELERATOR = {
     "a10g": "A10G",
     "b200": "B200",
 }
-_ARGUMENT = re.compile(r"^--[a-z0-9][a-z0-9-]*(=\S+)?$")
+# An engine argument as a variant label writes it: a flag, and a value of no character a shell or
+# Kubernetes (`$(VAR)`) would read.
+_ARGUMENT = re.compile(r"--([a-z0-9][a-z0-9-]*)(=[A-Za-z0-9._/:,+-]+)?")
+# What fleetplan sets (`engine_arguments`), and what would make the pool something the file and
+# the router do not say (another name served, other GPUs, no API key): a variant setting one of
+# these (or a prefix of one, which vLLM's argparse may take for it) is not passed.
+RESERVED = frozenset(
+    {
+        "model",
+        "tensor-parallel-size",
+        "dtype",
+        "host",
+        "port",
+        "served-model-name",
+        "pipeline-parallel-size",
+        "data-parallel-size",
+        "api-key",
+        "config",
+        "uds",
+    }
+)
+# A version as pip and the image tags write it: 0.8.5, 0.8.5.post1, 0.10.1rc1, 0.9.0+cu126.
+_VERSION = re.compile(r"[0-9]+(?:\.[0-9]+)*(?:[.+-]?[A-Za-z0-9])*")
+_NOTE = re.compile(r"[^A-Za-z0-9 ._/:,+=-]")
 
 
 def _name(route: Route) -> str:
@@ -88,16 +120,21 @@ def _name(route: Route) -> str:
 
 
 def _named(found: list[Route]) -> list[tuple[str, Route]]:
-    """Each pool with its name (`_name`), names that would meet told apart by a number."""
-    seen: dict[str, int] = {}
+    """Each pool with its name (`_name`), names that would meet told apart by a number: the
+    first pool keeps the name, the next gets `-2` (cut to stay 63 characters), or `-3`, ...,
+    whichever neither another pool's own name nor one given before is."""
+    names = [_name(route) for route in found]
+    taken = set(names)
+    given: set[str] = set()
     out = []
-    for route in found:
-        name = _name(route)
-        seen[name] = seen.get(name, 0) + 1
-        if seen[name] > 1:
-            suffix = f"-{seen[name]}"
-            name = name[: 63 - len(suffix)].rstrip("-") + suffix
-        out.append((name, route))
+    for name, route in zip(names, found, strict=True):
+        chosen, count = name, 1
+        while chosen in given or (chosen != name and chosen in taken):  # taken: another's own
+            count += 1
+            suffix = f"-{count}"
+            chosen = name[: 63 - len(suffix)].rstrip("-") + suffix
+        given.add(chosen)
+        out.append((chosen, route))
     return out
 
 
@@ -108,7 +145,7 @@ def _server(pool: PoolPlan | Route) -> dict[str, Any]:
     for i, part in enumerate(parts):
         words = part.split()
         if i == 0 and words and words[0].lower() == "vllm":
-            found["version"] = words[1] if len(words) > 1 else None
+            found["version"] = _version(words[1]) if len(words) > 1 else None
         elif i == 0 and words:
             found["engine"] = words[0]
         elif re.fullmatch(r"TP \d+", part):
@@ -120,8 +157,20 @@ def _server(pool: PoolPlan | Route) -> dict[str, Any]:
     return found
 
 
+def _version(word: str) -> str | None:
+    """The engine's version, or None (not known: the latest) where the word is not one."""
+    return word if len(word) <= 64 and _VERSION.fullmatch(word) else None
+
+
+def _passed(token: str) -> bool:
+    """Whether a variant's word is an argument passed as it is (`_ARGUMENT`, not `RESERVED`)."""
+    found = _ARGUMENT.fullmatch(token)
+    return found is not None and not any(r.startswith(found[1]) for r in RESERVED)
+
+
 def engine_arguments(pool: PoolPlan | Route, model: str) -> tuple[list[str], list[str]]:
-    """vLLM's arguments for the pool, and the variant labels that are not arguments."""
+    """vLLM's arguments for the pool, and the variant labels not passed: not arguments, or
+    setting what fleetplan sets (`RESERVED`)."""
     server = _server(pool)
     args = ["--model", model, "--tensor-parallel-size", str(pool.gpus_per_server)]
     if server["dtype"]:
@@ -130,7 +179,7 @@ def engine_arguments(pool: PoolPlan | Route, model: str) -> tuple[list[str], lis
     unknown = []
     for label in server["variant"]:
         tokens = label.split()
-        if tokens and all(_ARGUMENT.match(t) for t in tokens):
+        if tokens and all(_passed(t) for t in tokens):
             args += tokens
         else:
             unknown.append(label)
@@ -138,8 +187,15 @@ def engine_arguments(pool: PoolPlan | Route, model: str) -> tuple[list[str], lis
 
 
 def _image(pool: PoolPlan | Route) -> str:
+    """The vLLM image of the pool's version (a local version's `+...` cut: no tag has one)."""
     version = _server(pool)["version"]
-    return f"{IMAGE}:v{version}" if version else f"{IMAGE}:latest"
+    return f"{IMAGE}:v{version.split('+')[0]}" if version else f"{IMAGE}:latest"
+
+
+def _kubernetes_text(word: str) -> str:
+    """A word of a container's command or args as Kubernetes keeps it: `$$` is read as `$`, so
+    that no `$(VAR)` in it is replaced by a variable."""
+    return word.replace("$", "$$")
 
 
 def kubernetes_documents(plan: Plan, models: Mapping[str, str]) -> list[dict[str, Any]]:
@@ -166,7 +222,7 @@ def kubernetes_documents(plan: Plan, models: Mapping[str, str]) -> list[dict[str
             "name": "vllm",
             "image": _image(pool),
             "command": ["python3", "-m", "vllm.entrypoints.openai.api_server"],
-            "args": args,
+            "args": [_kubernetes_text(a) for a in args],
             "ports": [{"name": "http", "containerPort": PORT}],
             "resources": {
                 "limits": {"nvidia.com/gpu": str(pool.gpus_per_server)},
@@ -246,11 +302,14 @@ def skypilot_services(plan: Plan, models: Mapping[str, str]) -> dict[str, dict[s
                 "readiness_probe": {"path": "/health", "initial_delay_seconds": 1200},
                 **_replicas(pool),
             },
-            "setup": f"pip install vllm{'==' + version if version else ''}",
-            "run": "python -m vllm.entrypoints.openai.api_server " + " ".join(args),
+            # Shell: every word quoted.
+            "setup": shlex.join(["pip", "install", f"vllm=={version}" if version else "vllm"]),
+            "run": shlex.join(["python", "-m", "vllm.entrypoints.openai.api_server", *args]),
         }
         if unknown:
-            task["envs"]["FLEETPLAN_VARIANT_NOT_SET"] = "; ".join(unknown)
+            task["envs"]["FLEETPLAN_VARIANT_NOT_SET"] = "; ".join(
+                _NOTE.sub("_", label) for label in unknown
+            )
         out[name] = task
     return out
 
@@ -291,29 +350,32 @@ def _header(plan: Plan, what: str, check: str) -> str:
     )
 
 
+_NOT_SET = (
+    "a variant whose engine arguments are not known, or that would set what fleetplan sets (the "
+    "model, its GPUs, the port, the API key: "
+    + ", ".join(f"--{r}" for r in sorted(RESERVED))
+    + "), is not passed and is named in"
+)
 K8S_CHECK = (
     "Check the nvidia.com/gpu.product names against your nodes (kubectl get nodes -L "
-    "nvidia.com/gpu.product); a variant whose engine arguments are not known is named in "
-    "fleetplan.io/variant-not-set."
+    f"nvidia.com/gpu.product); {_NOT_SET} fleetplan.io/variant-not-set."
 )
 SKY_CHECK = (
     "Check the accelerator against `sky show-gpus` (SkyPilot's H100 is the SXM part on most "
-    "clouds); a variant whose engine arguments are not known is named in "
-    "FLEETPLAN_VARIANT_NOT_SET."
+    f"clouds); {_NOT_SET} FLEETPLAN_VARIANT_NOT_SET."
 )
 
 
 def kubernetes_yaml(plan: Plan, models: Mapping[str, str]) -> str:
     docs = kubernetes_documents(plan, models)
-    return _header(plan, "Kubernetes Deployments and Services", K8S_CHECK) + yaml.safe_dump_all(
-        docs, sort_keys=False
+    return _header(plan, "Kubernetes Deployments and Services", K8S_CHECK) + dump_yaml(
+        docs, documents=True
     )
 
 
 def skypilot_yaml(plan: Plan, models: Mapping[str, str]) -> dict[str, str]:
     """Per pool its file's name and text (`sky serve up <name>.yaml`)."""
     return {
-        f"{name}.yaml": _header(plan, "A SkyPilot service", SKY_CHECK)
-        + yaml.safe_dump(task, sort_keys=False)
+        f"{name}.yaml": _header(plan, "A SkyPilot service", SKY_CHECK) + dump_yaml(task)
         for name, task in skypilot_services(plan, models).items()
     }

@@ -18,15 +18,21 @@ LiteLLM (https://docs.litellm.ai/docs/proxy/configs, `model_list` and `router_se
   weights do not change by the hour: a day plan's deployments carry their servers and rates
   hour by hour in `model_info` (`servers_by_hour`, `rate_rps_by_hour`), and the schedule CSV
   (`fleetplan plan --schedule-csv`) says the same; scale each pool's servers by it;
-- where a class has `fallback` in the plan, a second group `<class>-fallback` holding the class's
-  pools with spare capacity (servers x capacity above their planned rate: typically the
-  datacenter pool beside consumer hosts, or spare servers planned to carry nothing), weighted
-  by that spare capacity, and `router_settings.fallbacks` from the class's group to it. A pool
-  marked down (in cooldown) drops out of its group, and the group's other pools take its
-  share; a request that fails on a pool goes to the fallback group. Without fallback in the
-  plan, LiteLLM still sends a down pool's share to the class's other pools; the plan does not
-  count on that capacity, so those pools may then miss their targets. (The day program plans no
-  fallback.)
+- where a class has `fallback` in the plan, a second group `<class>-fallback` (`-fallback-2`,
+  `-fallback-3`, ... where a class or another group already has that name: one group never
+  holds two classes' pools) holding the class's pools with spare capacity (servers x capacity
+  above their planned rate: typically the datacenter pool beside consumer hosts, or spare
+  servers planned to carry nothing), weighted by that spare capacity, and
+  `router_settings.fallbacks` from the class's group to it. A pool marked down (in cooldown)
+  drops out of its group, and the group's other pools take its share; a request that fails on
+  a pool goes to the fallback group. Without fallback in the plan, LiteLLM still sends a down
+  pool's share to the class's other pools; the plan does not count on that capacity, so those
+  pools may then miss their targets. (The day program plans no fallback.)
+
+Every YAML fleetplan writes (this config, the deployment files) goes through `dump_yaml`: a
+string any YAML 1.1, YAML 1.2 or Go (sigs.k8s.io/yaml, what kubectl reads with) resolver could
+take for a boolean, a null or a number (`y`, `N`, `off`, `~`, `1e3`, `0o10`, `0x1F`, `1_000`,
+`1:20`, `.inf`) is written double-quoted, so that every reader gets the name as written.
 """
 
 from __future__ import annotations
@@ -42,6 +48,46 @@ import yaml
 from fleetplan.planner.peak.results import FleetPlan, Plan, PoolPlan
 
 ROUTING_STRATEGY = "simple-shuffle"
+
+_STR = "tag:yaml.org,2002:str"
+# What some YAML reader resolves a plain scalar to other than a string (module docstring):
+# YAML 1.1's booleans and nulls in any case (PyYAML, Go's yaml.v2 and sigs.k8s.io/yaml), and
+# numbers of YAML 1.1 (underscores, sexagesimal, leading-zero octal), YAML 1.2 (`0o`, `1e3`)
+# and Go's strconv (`0b`, `0o`, `0x` in either case, a sign), with infinities and NaNs.
+_NOT_A_STRING = re.compile(
+    r"""
+    (?: y | n | yes | no | on | off | true | false | null | ~ | )
+    | [-+]? (?: 0b[01_]+ | 0o[0-7_]+ | 0x[0-9a-f_]+ )
+    | [-+]? [0-9_]+ (?: :[0-5]?[0-9] )* (?: \.[0-9_]* )? (?: e[-+]?[0-9_]+ )?
+    | [-+]? \.[0-9_]+ (?: e[-+]?[0-9_]+ )?
+    | [-+]? \.? (?: inf | infinity | nan )
+    """,
+    re.IGNORECASE | re.VERBOSE,
+)
+
+
+class QuotingDumper(yaml.SafeDumper):
+    """PyYAML's safe dumper, a string that could be read as anything else double-quoted."""
+
+
+def _represent_str(dumper: QuotingDumper, data: str) -> yaml.ScalarNode:
+    if (
+        _NOT_A_STRING.fullmatch(data)
+        or dumper.resolve(yaml.ScalarNode, data, (True, False)) != _STR  # PyYAML's own
+    ):
+        return dumper.represent_scalar(_STR, data, style='"')
+    return dumper.represent_str(data)
+
+
+QuotingDumper.add_representer(str, _represent_str)
+
+
+def dump_yaml(data: Any, *, documents: bool = False) -> str:
+    """`data` as YAML (a list of documents where `documents`), every string read back as one."""
+    options: dict[str, Any] = {"Dumper": QuotingDumper, "sort_keys": False, "allow_unicode": False}
+    if documents:
+        return yaml.dump_all(data, **options)
+    return yaml.dump(data, **options)
 
 
 def _pools(fleet: FleetPlan) -> list[PoolPlan]:
@@ -234,12 +280,15 @@ def litellm_config(
     table = routing_table(plan, models)
     model_list: list[dict[str, Any]] = []
     fallbacks: list[dict[str, list[str]]] = []
+    # The groups taken: every class's (a class without pools too: its clients ask for it).
+    taken = set(table["classes"]) | {c.traffic_class for c in plan.recommended.classes or []}
     for name, entry in table["classes"].items():
         for p in entry["pools"]:
             if p["share"] > 0:
                 model_list.append(_deployment(name, p, entry["model"], provider, p["share"]))
         if entry["fallback_to"]:
-            group = f"{name}-fallback"
+            group = _unused(f"{name}-fallback", taken)
+            taken.add(group)
             chosen = [p for p in entry["pools"] if p["pool"] in entry["fallback_to"]]
             spare = sum(p["spare_rps"] for p in chosen)
             for p in chosen:
@@ -254,7 +303,16 @@ def litellm_config(
     }
     if fallbacks:
         config["router_settings"]["fallbacks"] = fallbacks
-    return _header(plan, table) + yaml.safe_dump(config, sort_keys=False, allow_unicode=False)
+    return _header(plan, table) + dump_yaml(config)
+
+
+def _unused(group: str, taken: set[str]) -> str:
+    """`group`, or `group-2`, `group-3`, ...: the first no class or other group has."""
+    found, count = group, 1
+    while found in taken:
+        count += 1
+        found = f"{group}-{count}"
+    return found
 
 
 def _header(plan: Plan, table: dict[str, Any]) -> str:
