@@ -11,7 +11,7 @@ from tests.support.planner_points import gpu
 from tests.test_planner import run
 
 
-def _plan(rate: float, fallback: bool, max_4090: int | None):
+def simple_plan(rate: float, fallback: bool, max_4090: int | None):
     return run(
         [
             {
@@ -38,7 +38,7 @@ def _plan(rate: float, fallback: bool, max_4090: int | None):
 def test_simulated_share_of_time_met_agrees_with_the_planned_attainment(
     rate, fallback, max_4090, window_s
 ):
-    plan = _plan(rate, fallback, max_4090)
+    plan = simple_plan(rate, fallback, max_4090)
     (planned,) = plan.recommended.classes
     result = simulate(plan, hours=4000, seed=1, window_s=window_s)
     (chat,) = result.classes
@@ -49,7 +49,7 @@ def test_simulated_share_of_time_met_agrees_with_the_planned_attainment(
 
 
 def test_fewer_servers_than_planned_meet_the_targets_less_often():
-    plan = _plan(10.0, False, None)
+    plan = simple_plan(10.0, False, None)
     pool = plan.recommended.pools[0]
     fewer = plan.recommended.model_copy(
         update={"pools": [pool.model_copy(update={"servers": pool.servers - 3})]}

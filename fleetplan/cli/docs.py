@@ -91,10 +91,11 @@ _ARG_TYPES = {
     "int": "integer",
     "float": "number",
     "positive_int": "integer, at least 1",
+    "non_negative_int": "integer, 0 or more",
     "positive_float": "number above 0",
     "seconds": "seconds, 0 to 86,400",
     "convert": "number, a limit above 0",
-    "output_file": "a file path whose folder exists",
+    "output_file": "a file path whose folder exists (not a FIFO, socket or device)",
 }
 
 

@@ -43,8 +43,15 @@ def run_replay(args: argparse.Namespace) -> int:
     except OSError as error:
         print(f"fleetplan {NAME}: cannot read {args.plan}: {error.strerror}", file=sys.stderr)
         return EXIT_PROBLEMS
-    except (InputError, PlanShapeError, ValueError, KeyError, TypeError) as error:
+    except (InputError, PlanShapeError, ValueError, KeyError) as error:
         print(f"fleetplan {NAME}: {args.plan}: {error}", file=sys.stderr)
+        return EXIT_PROBLEMS
+    except (AttributeError, TypeError, OverflowError) as error:  # a last resort: a shape unread
+        print(
+            f"fleetplan {NAME}: {args.plan}: not a fleetplan plan JSON this replay reads "
+            f"({type(error).__name__}: {error})",
+            file=sys.stderr,
+        )
         return EXIT_PROBLEMS
     try:
         raw = read_at_most(Path(args.trace), limit=MAX_TRACE_BYTES)

@@ -20,16 +20,18 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     simulate.add_argument(
         "--plan", required=True, metavar="FILE", help="a plan JSON (fleetplan plan --json)"
     )
-    simulate.add_argument("--hours", type=float, default=2000.0, help="hours to simulate")
-    simulate.add_argument("--seed", type=int, default=0, help="random seed")
+    simulate.add_argument("--hours", type=positive_float, default=2000.0, help="hours to simulate")
+    simulate.add_argument(
+        "--seed", type=non_negative_int, default=0, help="random seed (an integer, 0 or more)"
+    )
     simulate.add_argument(
         "--repair-hours",
-        type=float,
+        type=positive_float,
         default=1.0,
         help="mean time a failed host stays down (h); up times follow from the availability",
     )
     simulate.add_argument(
-        "--window-s", type=float, default=60.0, help="arrivals are counted per window (s)"
+        "--window-s", type=positive_float, default=60.0, help="arrivals are counted per window (s)"
     )
     replay = simulate.add_argument_group(
         "trace replay (--trace)",
@@ -64,6 +66,31 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     warehouse_arg(replay)
 
 
+def non_negative_int(text: str) -> int:
+    """An integer 0 or more (a seed: numpy refuses a negative one)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"an integer 0 or more, not {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"an integer 0 or more, not {value}")
+    return value
+
+
+def _raw_servers_check(raw: object) -> None:
+    """Refuse what the plan model would coerce: a pool's servers given as true/false."""
+    from fleetplan.planner.availability.simulation import SimulationInputError
+
+    recommended = raw.get("recommended") if isinstance(raw, dict) else None
+    pools = recommended.get("pools") if isinstance(recommended, dict) else None
+    for i, pool in enumerate(pools if isinstance(pools, list) else []):
+        if isinstance(pool, dict) and isinstance(pool.get("servers"), bool):
+            raise SimulationInputError(
+                f"recommended.pools[{i}].servers is {pool['servers']!r}: a whole number of "
+                "servers, not true/false"
+            )
+
+
 def _hour(text: str) -> int:
     try:
         value = int(text)
@@ -80,22 +107,43 @@ def run(args: argparse.Namespace) -> int:
     from fleetplan.core.errors import InputError
     from fleetplan.core.files import read_at_most
     from fleetplan.core.strict import load_json
-    from fleetplan.planner.availability.simulation import report, simulate
+    from fleetplan.planner.availability.simulation import (
+        SimulationInputError,
+        check_plan,
+        report,
+        simulate,
+    )
     from fleetplan.services.exports import plan_from_json
 
     if args.trace is not None:
         from fleetplan.cli.replay import run_replay
 
         return run_replay(args)
-    if not (args.hours > 0 and args.repair_hours > 0 and args.window_s > 0):
-        print(
-            "fleetplan simulate: --hours, --repair-hours and --window-s must be above 0",
-            file=sys.stderr,
-        )
-        return EXIT_PROBLEMS
     try:
         raw = load_json(read_at_most(args.plan, limit=64 << 20), file=args.plan)  # a file, bounded
         plan = plan_from_json(raw)
+        _raw_servers_check(raw)
+    except OSError as error:
+        print(f"fleetplan simulate: cannot read {args.plan}: {error.strerror}", file=sys.stderr)
+        return EXIT_PROBLEMS
+    except InputError as error:  # not JSON, or a key given twice
+        print(f"fleetplan simulate: {error}", file=sys.stderr)
+        return EXIT_PROBLEMS
+    except (json.JSONDecodeError, ValidationError, AttributeError, TypeError) as error:
+        print(
+            f"fleetplan simulate: {args.plan} is not a fleetplan plan JSON: {error}",
+            file=sys.stderr,
+        )
+        return EXIT_PROBLEMS
+    except ValueError as error:  # what the plan's reading refuses
+        print(f"fleetplan simulate: {args.plan}: {error}", file=sys.stderr)
+        return EXIT_PROBLEMS
+    try:
+        check_plan(plan)
+    except SimulationInputError as error:  # the plan's fleet: the field named
+        print(f"fleetplan simulate: {args.plan}: {error}", file=sys.stderr)
+        return EXIT_PROBLEMS
+    try:
         result = simulate(
             plan,
             hours=args.hours,
@@ -103,20 +151,8 @@ def run(args: argparse.Namespace) -> int:
             repair_hours=args.repair_hours,
             window_s=args.window_s,
         )
-    except OSError as error:
-        print(f"fleetplan simulate: cannot read {args.plan}: {error.strerror}", file=sys.stderr)
-        return EXIT_PROBLEMS
-    except InputError as error:  # not JSON, or a key given twice
+    except SimulationInputError as error:  # an option (named) or the work it asks for
         print(f"fleetplan simulate: {error}", file=sys.stderr)
-        return EXIT_PROBLEMS
-    except (json.JSONDecodeError, ValidationError, AttributeError) as error:
-        print(
-            f"fleetplan simulate: {args.plan} is not a fleetplan plan JSON: {error}",
-            file=sys.stderr,
-        )
-        return EXIT_PROBLEMS
-    except ValueError as error:
-        print(f"fleetplan simulate: {args.plan}: {error}", file=sys.stderr)
         return EXIT_PROBLEMS
     sys.stdout.write(report(result))
     return EXIT_OK

@@ -34,6 +34,118 @@ from fleetplan.planner.peak.results import Plan
 
 DEFAULT_REPAIR_HOURS = 1.0
 DEFAULT_WINDOW_S = 60.0
+MAX_WINDOWS = 10_000_000  # windows simulated (--hours x 3600 / --window-s)
+MAX_EVENTS = 50_000_000  # up/down changes drawn, one at a time, for the failing servers
+MAX_CELLS = 1_000_000_000  # per-window figures computed: windows x (pools + failing servers)
+MAX_POOL_SERVERS = 1_000_000
+MAX_PER_WINDOW = 10**15  # a class's arrivals in one window (numpy's Poisson draws stop near 1e19)
+
+
+def _class_rates(pools) -> dict[str, float]:
+    rates: dict[str, float] = {}
+    for p in pools:
+        rates[p.traffic_class] = rates.get(p.traffic_class, 0.0) + p.rate_rps
+    return rates
+
+
+def _count(value: float) -> str:
+    return f"{value:,.0f}" if value < 1e15 else f"{value:.3g}"
+
+
+class SimulationInputError(ValueError):
+    """An option (named) or the plan's fleet (the field's path named) the simulation refuses."""
+
+
+def _finite(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def check_plan(plan: Plan) -> None:
+    """Refuse a fleet the simulation cannot run on, naming the field: servers an int 0 to
+    MAX_POOL_SERVERS, availability in (0, 1], rates and capacities finite and >= 0, a class's
+    rate above 0, attainments in [0, 1]."""
+    fleet = plan.recommended
+    where = "recommended.pools"
+    if not fleet.pools:
+        raise SimulationInputError("the plan has no fleet to simulate (recommended.pools is empty)")
+    for i, p in enumerate(fleet.pools):
+        at = f"{where}[{i}]"
+        n = p.servers
+        if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= MAX_POOL_SERVERS:
+            raise SimulationInputError(
+                f"{at}.servers is {n!r}: a whole number of servers from 0 to {MAX_POOL_SERVERS:,}"
+            )
+        a = p.availability
+        if a is not None and not (_finite(a) and 0 < a <= 1):
+            raise SimulationInputError(f"{at}.availability is {a!r}: a share above 0 and at most 1")
+        for name in ("rate_rps", "capacity_rps_per_server", "full_capacity_rps_per_server"):
+            value = getattr(p, name)
+            if name == "full_capacity_rps_per_server" and value is None:
+                continue
+            if not (_finite(value) and value >= 0):
+                raise SimulationInputError(
+                    f"{at}.{name} is {value!r}: a finite number of requests/s, 0 or more"
+                )
+    for name, rate in _class_rates(fleet.pools).items():
+        if not rate > 0:
+            raise SimulationInputError(
+                f"{where}: class {name!r} has a rate_rps of {rate:g} over its pools: nothing "
+                "to simulate (a class's pools must carry a rate above 0)"
+            )
+    for i, c in enumerate(fleet.classes or []):
+        att = getattr(c, "attainment", None)
+        if att is not None and not (_finite(att) and 0 <= att <= 1):
+            raise SimulationInputError(
+                f"recommended.classes[{i}].attainment is {att!r}: a share from 0 to 1"
+            )
+
+
+def check_work(plan: Plan, *, hours: float, repair_hours: float, window_s: float, batches=20):
+    """Refuse options (named) that are not finite and above 0, or that ask for more work than
+    the caps allow, before any is done."""
+    for option, value in (
+        ("--hours", hours),
+        ("--repair-hours", repair_hours),
+        ("--window-s", window_s),
+    ):
+        if not (_finite(value) and value > 0):
+            raise SimulationInputError(f"{option} must be a finite number above 0, not {value!r}")
+    windows = hours * 3600.0 / window_s
+    if not windows <= MAX_WINDOWS:
+        raise SimulationInputError(
+            f"--hours {hours:g} in windows of --window-s {window_s:g} make {_count(windows)} "
+            f"windows, over the {MAX_WINDOWS:,} the simulation does: shorten --hours or widen "
+            "--window-s"
+        )
+    steps = max(batches, int(windows))
+    span_h = steps * window_s / 3600.0  # at least `batches` windows are simulated
+    pools = plan.recommended.pools
+    failing = [p for p in pools if p.availability is not None and p.availability < 1]
+    servers = sum(p.servers for p in failing)
+    # each failing server changes state about 2 x span x (1 - a) / repair_hours times
+    events = sum(2 * p.servers * span_h * (1 - p.availability) / repair_hours for p in failing)
+    if not events <= MAX_EVENTS:
+        raise SimulationInputError(
+            f"--hours {hours:g} (windows of --window-s {window_s:g}) with --repair-hours "
+            f"{repair_hours:g} make about {_count(events)} host failures and returns over the "
+            f"plan's {servers:,} failing servers, over the {MAX_EVENTS:,} the simulation draws: "
+            "shorten --hours or --window-s, or lengthen --repair-hours"
+        )
+    top = max(_class_rates(pools).values())
+    if not top * window_s <= MAX_PER_WINDOW:
+        raise SimulationInputError(
+            f"a class's rate of {top:g} req/s makes {_count(top * window_s)} arrivals in a "
+            f"window of --window-s {window_s:g}, over the {MAX_PER_WINDOW:,} the simulation "
+            "counts: narrow --window-s (or check the plan's recommended.pools[].rate_rps)"
+        )
+    cells = steps * (len(pools) + servers)
+    if not cells <= MAX_CELLS:
+        raise SimulationInputError(
+            f"--hours {hours:g} in windows of --window-s {window_s:g} ({steps:,} windows) over "
+            f"the plan's {len(pools):,} pools and {servers:,} failing servers make "
+            f"{cells:,} figures, over the {MAX_CELLS:,} the simulation computes: shorten "
+            "--hours or widen --window-s"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,14 +209,18 @@ def simulate(
 ) -> SimulationResult:
     fleet = plan.recommended
     if not fleet.pools:
-        raise ValueError("the plan has no fleet to simulate")
+        raise SimulationInputError("the plan has no fleet to simulate")
+    check_plan(plan)
+    check_work(plan, hours=hours, repair_hours=repair_hours, window_s=window_s, batches=batches)
     rng = np.random.default_rng(seed)
     window_h = window_s / 3600.0
     steps = max(batches, int(hours / window_h))
     attained = {c.traffic_class: c for c in fleet.classes or []}
     results = []
-    for name in dict.fromkeys(p.traffic_class for p in fleet.pools):
-        pools = [p for p in fleet.pools if p.traffic_class == name]
+    by_class: dict[str, list] = {}
+    for p in fleet.pools:
+        by_class.setdefault(p.traffic_class, []).append(p)
+    for name, pools in by_class.items():
         rate = sum(p.rate_rps for p in pools)
         fallback = name in attained and attained[name].fallback
         capacity = [

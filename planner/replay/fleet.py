@@ -97,7 +97,8 @@ def _number(value: object) -> float | None:
 
 
 def _classes(raw: Mapping) -> tuple[dict[str, Targets], dict[str, str]]:
-    scenario = (raw.get("inputs") or {}).get("scenario")
+    inputs = raw.get("inputs") or {}
+    scenario = inputs.get("scenario") if isinstance(inputs, Mapping) else None
     if not isinstance(scenario, Mapping) or not isinstance(scenario.get("classes"), list):
         raise PlanShapeError(
             "the plan has no inputs.scenario.classes (the targets to judge by): write it with "
@@ -105,10 +106,17 @@ def _classes(raw: Mapping) -> tuple[dict[str, Targets], dict[str, str]]:
         )
     default_model = str(scenario.get("model") or raw.get("model") or "")
     targets, models = {}, {}
-    for entry in scenario["classes"]:
+    for i, entry in enumerate(scenario["classes"]):
         if not isinstance(entry, Mapping) or not entry.get("name"):
             continue
         name = str(entry["name"])
+        for target in ("ttft_p99_ms", "tpot_p99_ms"):
+            value = entry.get(target)
+            if value is not None and not (_number(value) is not None and value > 0):
+                raise PlanShapeError(
+                    f"inputs.scenario.classes[{i}].{target} is {_kind(value)}: a target in ms "
+                    "above 0"
+                )
         targets[name] = Targets(
             _number(entry.get("ttft_p99_ms")), _number(entry.get("tpot_p99_ms"))
         )
@@ -127,38 +135,116 @@ def _weights(slots: list[tuple[PoolKey, int, float]]) -> list[Slot]:
     return [s for s in out if s.weight > 0] or out
 
 
+MAX_POOL_SERVERS = 1_000_000
+
+
+def _object(value: object, where: str) -> Mapping:
+    if not isinstance(value, Mapping):
+        raise PlanShapeError(f"{where} is {_kind(value)}, not an object")
+    return value
+
+
+def _list(value: object, where: str) -> list:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise PlanShapeError(f"{where} is {_kind(value)}, not a list")
+    return value
+
+
+def _kind(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"{str(value).lower()} (a boolean)"
+    if isinstance(value, str):
+        return f"the text {value[:40]!r}"
+    if isinstance(value, Mapping):
+        return "an object"
+    if isinstance(value, list):
+        return "a list"
+    return repr(value)[:40]
+
+
+def _text(value: object, where: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise PlanShapeError(f"{where} is {_kind(value)}, not a name")
+    return value
+
+
+def _int(value: object, where: str, low: int, high: int, default: int | None = None) -> int:
+    """A whole number low..high; a float with no fraction counts; bools, text, null refused."""
+    if value is None and default is not None:
+        return default
+    given = value
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise PlanShapeError(f"{where} is {_kind(given)}: a whole number from {low} to {high:,}")
+    return value
+
+
+def _rate(value: object, where: str) -> float:
+    """A rate or capacity: finite and 0 or more (null or absent: 0)."""
+    if value is None:
+        return 0.0
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise PlanShapeError(f"{where} is {_kind(value)}, not a number")
+    if not (math.isfinite(value) and value >= 0):
+        raise PlanShapeError(f"{where} is {value!r}: a finite number, 0 or more")
+    return float(value)
+
+
+def _servers(pool: Mapping, where: str) -> int:
+    return _int(pool.get("servers"), f"{where}.servers", 0, MAX_POOL_SERVERS, default=0)
+
+
 def fleet_of(raw: Mapping) -> Fleet:
     """The fleet of a plan JSON (a day plan's hours where it has them)."""
+    raw = _object(raw, "the plan")
     targets, models = _classes(raw)
-    recommended = raw.get("recommended") or {}
-    pools = recommended.get("pools") or []
+    recommended = _object(raw.get("recommended") or {}, "recommended")
+    pools = _list(recommended.get("pools"), "recommended.pools")
     availability: dict[PoolKey, float] = {}
     servers: dict[PoolKey, str] = {}
     capacity: dict[PoolKey, float] = {}
     peak: dict[str, list[tuple[PoolKey, int, float]]] = {}
-    for pool in pools:
+    for i, pool in enumerate(pools):
+        at = f"recommended.pools[{i}]"
+        pool = _object(pool, at)
         key = PoolKey(
-            str(pool["traffic_class"]), str(pool["gpu_model"]), int(pool["gpus_per_server"])
+            _text(pool.get("traffic_class"), f"{at}.traffic_class"),
+            _text(pool.get("gpu_model"), f"{at}.gpu_model"),
+            _int(pool.get("gpus_per_server"), f"{at}.gpus_per_server", 1, 1024),
         )
-        a = _number(pool.get("availability"))
-        if a is not None and 0 < a < 1:
-            availability[key] = a
+        a = pool.get("availability")
+        if a is not None:
+            a = _rate(a, f"{at}.availability")
+            if not 0 < a <= 1:
+                raise PlanShapeError(f"{at}.availability is {a!r}: a share above 0 and at most 1")
+            if a < 1:
+                availability[key] = a
         servers[key] = str(pool.get("server") or "")
-        capacity[key] = float(pool.get("capacity_rps_per_server") or 0.0)
+        capacity[key] = _rate(pool.get("capacity_rps_per_server"), f"{at}.capacity_rps_per_server")
         peak.setdefault(key.traffic_class, []).append(
-            (key, int(pool.get("servers") or 0), float(pool.get("rate_rps") or 0.0))
+            (key, _servers(pool, at), _rate(pool.get("rate_rps"), f"{at}.rate_rps"))
         )
-    for row in raw.get("capacities") or []:
-        configuration = str(row.get("configuration") or "")
+    for i, row in enumerate(_list(raw.get("capacities"), "capacities")):
+        at = f"capacities[{i}]"
+        row = _object(row, at)
+        configuration = row.get("configuration")
+        configuration = configuration if isinstance(configuration, str) else ""
         count, _, gpu = configuration.partition("x ")
-        if count.isdigit() and gpu:
+        if count.isdigit() and len(count) <= 4 and gpu:
             key = PoolKey(str(row.get("traffic_class")), gpu, int(count))
             servers.setdefault(key, str(row.get("server") or ""))
-            capacity.setdefault(key, float(row.get("capacity_rps_per_server") or 0.0))
+            capacity.setdefault(
+                key, _rate(row.get("capacity_rps_per_server"), f"{at}.capacity_rps_per_server")
+            )
     day = raw.get("day") or {}
     schedule = day.get("schedule") if isinstance(day, Mapping) else None
     if schedule:
-        hours = _day_hours(schedule)
+        hours = _day_hours(_list(schedule, "day.schedule"))
         kind = "day"
     else:
         if not any(n for slots in peak.values() for _k, n, _r in slots):
@@ -170,15 +256,24 @@ def fleet_of(raw: Mapping) -> Fleet:
 
 def _day_hours(schedule: list) -> list[dict[str, list[Slot]]]:
     hours: list[dict[str, list[Slot]]] = [{} for _ in range(HOURS)]
-    for entry in schedule:
-        h = int(entry["hour"])
-        if not 0 <= h < HOURS:
-            raise PlanShapeError(f"day.schedule has hour {h}: hours are 0-23")
+    for e, entry in enumerate(schedule):
+        at = f"day.schedule[{e}]"
+        entry = _object(entry, at)
+        hour = entry.get("hour")
+        if isinstance(hour, int) and not isinstance(hour, bool) and not 0 <= hour < HOURS:
+            raise PlanShapeError(f"day.schedule has hour {hour}: hours are 0-23")
+        h = _int(hour, f"{at}.hour", 0, HOURS - 1)
         by_class: dict[str, list[tuple[PoolKey, int, float]]] = {}
-        for pool in entry.get("pools") or []:
-            key = PoolKey(str(pool["class"]), str(pool["gpu_model"]), int(pool["gpus_per_server"]))
+        for i, pool in enumerate(_list(entry.get("pools"), f"{at}.pools")):
+            where = f"{at}.pools[{i}]"
+            pool = _object(pool, where)
+            key = PoolKey(
+                _text(pool.get("class"), f"{where}.class"),
+                _text(pool.get("gpu_model"), f"{where}.gpu_model"),
+                _int(pool.get("gpus_per_server"), f"{where}.gpus_per_server", 1, 1024),
+            )
             by_class.setdefault(key.traffic_class, []).append(
-                (key, int(pool.get("servers") or 0), float(pool.get("rate_rps") or 0.0))
+                (key, _servers(pool, where), _rate(pool.get("rate_rps"), f"{where}.rate_rps"))
             )
         merged: dict[str, list[Slot]] = {}
         for name, slots in by_class.items():
@@ -188,6 +283,12 @@ def _day_hours(schedule: list) -> list[dict[str, list[Slot]]]:
                 total = totals.setdefault(key, [0, 0.0])
                 total[0] += n
                 total[1] += rate
+            for key, (n, _rate_sum) in totals.items():
+                if n > MAX_POOL_SERVERS:
+                    raise PlanShapeError(
+                        f"{at}: pool {key.label()} has {n:,} servers, over the "
+                        f"{MAX_POOL_SERVERS:,} a replay routes to"
+                    )
             merged[name] = _weights([(k, int(v[0]), v[1]) for k, v in totals.items()])
         hours[h] = merged
     return hours

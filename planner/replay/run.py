@@ -56,7 +56,7 @@ class Served:
     pools: list[PoolKey]
 
 
-class _Outages:
+class Outages:
     """Down intervals per (pool, server index), drawn when first asked for."""
 
     def __init__(self, fleet: Fleet, horizon: tuple[float, float], repair_h: float, seed: int):
@@ -99,7 +99,7 @@ def _down_intervals(a: float, repair_s: float, t0: float, t1: float, rng):
     return np.array(starts), np.array(ends)
 
 
-def _route(fleet: Fleet, requests: Requests, rng, outages: _Outages, pool_ids):
+def _route(fleet: Fleet, requests: Requests, rng, outages: Outages, pool_ids):
     """Each request's (pool index, server index); -1 where it has nowhere to go."""
     n = len(requests)
     pool = np.full(n, -1, dtype=np.int64)
@@ -121,6 +121,25 @@ def _route(fleet: Fleet, requests: Requests, rng, outages: _Outages, pool_ids):
     return pool, server
 
 
+SCAN_SERVERS = 256  # a pool up to this size is scanned for its up servers; larger ones sampled
+SAMPLE_TRIES = 4096  # at most this many draws: finds an up server unless under ~0.7 % are up
+
+
+def up_servers(slot: Slot, t: float, outages, rng) -> list[int]:
+    """Up servers of a pool at t to pick from: all of them for a small pool; for a large one,
+    the first up server of servers drawn at random (a uniform pick among the up servers,
+    without scanning every server of the pool): about 30 / availability draws, at most
+    SAMPLE_TRIES."""
+    if slot.servers <= SCAN_SERVERS:
+        return [j for j in range(slot.servers) if not outages.is_down(slot.pool, j, t)]
+    a = outages.fleet.availability.get(slot.pool, 1.0)
+    tries = int(min(SAMPLE_TRIES, max(64, 30 / max(a, 1e-9))))
+    for j in rng.integers(slot.servers, size=tries).tolist():
+        if not outages.is_down(slot.pool, j, t):
+            return [j]
+    return []
+
+
 def _around_outages(slots: list[Slot], at, time_s, pool, server, rng, outages, pool_ids):
     """Requests whose server is down go to an up server of their pool, else of another pool."""
     by_id = {pool_ids[s.pool]: s for s in slots}
@@ -131,7 +150,7 @@ def _around_outages(slots: list[Slot], at, time_s, pool, server, rng, outages, p
             continue
         options = []  # (slot, its up servers)
         for s in slots:
-            up = [j for j in range(s.servers) if not outages.is_down(s.pool, j, t)]
+            up = up_servers(s, t, outages, rng)
             if up:
                 options.append((s, up))
         mine = [up for s, up in options if s is slot]
@@ -162,20 +181,23 @@ def replay(
     pool_ids = {p: i for i, p in enumerate(pools)}
     rng = np.random.default_rng([seed, 3])
     horizon = (float(requests.time_s[0]) - HOUR_S, float(requests.time_s[-1]) + HOUR_S)
-    outages = _Outages(fleet, horizon, repair_hours, seed)
+    outages = Outages(fleet, horizon, repair_hours, seed)
     pool, server = _route(fleet, requests, rng, outages, pool_ids)
     n = len(requests)
     ttft = np.full(n, math.inf)
     tpot = np.full(n, math.inf)
     failed = pool < 0
-    keys = np.where(failed, -1, pool * (1 << 32) + server)
-    order = np.argsort(keys, kind="stable")  # each server's requests together, in arrival order
-    busy, first = np.unique(keys[order], return_index=True)
-    bounds = [*first.tolist(), len(order)]
-    for done, key in enumerate(busy.tolist()):
-        if key < 0:
+    # each server's requests together, in arrival order (lexsort is stable): (pool, server)
+    # pairs compared as pairs, so no encoding of the two into one number can collide
+    order = np.lexsort((server, pool))
+    pairs = np.stack([pool[order], server[order]], axis=1)
+    starts = np.flatnonzero(np.any(pairs[1:] != pairs[:-1], axis=1)) + 1 if len(order) else []
+    first = [0, *list(starts)] if len(order) else []
+    bounds = [*first, len(order)]
+    busy = [(int(pairs[i, 0]), int(pairs[i, 1])) for i in first]
+    for done, (p, s) in enumerate(busy):
+        if p < 0:
             continue
-        p, s = divmod(key, 1 << 32)
         mine = order[bounds[done] : bounds[done + 1]]
         model = models[pools[p]]
         t = requests.time_s[mine]
