@@ -133,3 +133,28 @@ def test_the_names_and_numbers_a_scenario_plainly_says_still_hold():
     raw["gpus"][0]["max_gpus"] = 8  # an int where an int is asked, 2.0 where a float is
     raw["classes"][0]["hourly_rps"][0] = 2
     assert Scenario.model_validate(raw).classes[1].name == "chat 2"
+
+
+def test_the_pages_size_bound_counts_fill_estimates_and_each_class_model(sample_tables):
+    """40 classes on a model measured on one configuration are 40 choices; with fill estimates
+    each offered GPU adds its configurations, and the page refuses past 400 before planning
+    (an 80-class fill link ran the 60 s wall; a class on another model was counted on the
+    scenario's)."""
+    from fleetplan.core.errors import InputError
+    from fleetplan.services.planning import PAGE_MAX_CHOICES, plan_on_the_page
+
+    raw = json.loads((ROOT / "examples" / "chat-batch-qwen14b.json").read_text())
+    first = raw["classes"][0]
+    # 4 measured configurations of the model here, 8 with the estimated GPUs: 80 classes are
+    # 320 choices counted the old way, 640 as planned
+    raw["classes"] = [{**first, "name": f"c{i}"} for i in range(80)]
+    raw["estimates"] = "fill"
+    raw["gpus"] += [
+        {"gpu_model": g, "hourly_usd": 3.0, "site": raw["gpus"][0]["site"]}
+        for g in ("h100-sxm", "l40s", "a100-80gb")
+        if g not in {o["gpu_model"] for o in raw["gpus"]}
+    ]
+    scenario = Scenario.model_validate(raw)
+    with pytest.raises(InputError, match="are 640 choices, over the 400 the dashboard plans"):
+        plan_on_the_page(scenario, sample_tables.points, sample_tables.catalog)
+    assert PAGE_MAX_CHOICES == 400

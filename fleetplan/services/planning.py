@@ -136,21 +136,29 @@ def plan_on_the_page(
     """A plan as the dashboard makes one: within its time limit and size bound (above). The
     cost/carbon frontier (three quarters of a plan's solves on the bundled data) only with
     `frontier`: the page asks for it when its tab is open, or a download needs it."""
-    try:
-        configs = len(configurations(points_for_model(points, scenario.model), scenario))
-    except InputError:
-        configs = 0  # no results for the model: planning says so
-    choices = len(scenario.classes) * configs
+    # counted as planned: each class's own model, with the configurations fill estimates add
+    # (the scenario's model alone, before fill, let an 80-class fill link run the 60 s wall)
+    filled = with_estimates(points, scenario)
+    configs: dict[str, int] = {}
+    for model in scenario.models():
+        try:
+            configs[model] = len(configurations(points_for_model(filled, model), scenario))
+        except InputError:
+            configs[model] = 0  # no results for the model: planning says so
+    choices = sum(configs[scenario.model_of(c)] for c in scenario.classes)
     if choices > PAGE_MAX_CHOICES:
         raise InputError(
-            f"{len(scenario.classes)} traffic classes x {configs} GPU configurations is "
-            f"{choices} choices, over the {PAGE_MAX_CHOICES} the dashboard plans: plan it with "
-            "`fleetplan plan`, or offer fewer classes or GPUs"
+            f"{len(scenario.classes)} traffic classes on the GPU configurations of their models "
+            f"({', '.join(f'{n} for {m}' for m, n in configs.items())}) are {choices} choices, "
+            f"over the {PAGE_MAX_CHOICES} the dashboard plans: plan it with `fleetplan plan`, "
+            "or offer fewer classes or GPUs"
         )
     note = page_limits_note(scenario)
     if note:
         scenario = scenario.model_copy(update={"time_limit_s": PAGE_TIME_LIMIT_S})
-    result = plan_from_tables(scenario, points, catalog, **({} if frontier else NO_FRONTIER))
+    options = {} if frontier else NO_FRONTIER
+    flagged = with_envelope_flags(filled, catalog)
+    result = plan(scenario, flagged, facts_from_catalog(catalog), **options)
     return result.model_copy(update={"notes": [*result.notes, note]}) if note else result
 
 
