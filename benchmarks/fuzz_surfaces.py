@@ -143,30 +143,41 @@ def scenario_cases(cases: int, rng: random.Random) -> tuple[list, list]:
     return picks, [(name, mutate(data, rng)) for name, data in picks]
 
 
-def run_scenarios(items, tables, bugs: Counter, wrong: Counter) -> tuple[float, int, int]:
-    """Seconds for the cases, how many were refused, how many were planned."""
+def _tally(items, attempt: Callable, bugs: Counter) -> tuple[float, int, int]:
+    """Seconds for `attempt` on every case, how many it refused (a project error) and how many
+    went through; anything else raised is a bug, counted where it happened."""
     from fleetplan.core.errors import FleetplanError
-    from fleetplan.services.planning import load_scenario, plan_from_tables
 
-    refused = planned = 0
+    refused = through = 0
     start = time.perf_counter()
-    for name, data in items:
+    for item in items:
         try:
-            scenario = load_scenario(data, name=name)
-            limit = min(scenario.time_limit_s, PLAN_SECONDS)
-            scenario = scenario.model_copy(update={"time_limit_s": limit})
-            result = plan_from_tables(scenario, tables["points"], tables["catalog"])
+            attempt(item)
         except FleetplanError:
             refused += 1
             continue
         except Exception as error:  # a bug
             _bug(bugs, error)
             continue
-        planned += 1
+        through += 1
+    return time.perf_counter() - start, refused, through
+
+
+def run_scenarios(items, tables, bugs: Counter, wrong: Counter) -> tuple[float, int, int]:
+    """Seconds for the cases, how many were refused, how many were planned."""
+    from fleetplan.services.planning import load_scenario, plan_from_tables
+
+    def attempt(item) -> None:
+        name, data = item
+        scenario = load_scenario(data, name=name)
+        limit = min(scenario.time_limit_s, PLAN_SECONDS)
+        scenario = scenario.model_copy(update={"time_limit_s": limit})
+        result = plan_from_tables(scenario, tables["points"], tables["catalog"])
         problem = _plan_holds_together(result)
         if problem:
             wrong[problem] += 1
-    return time.perf_counter() - start, refused, planned
+
+    return _tally(items, attempt, bugs)
 
 
 # --- traces --------------------------------------------------------------------------------
@@ -383,21 +394,7 @@ def export_cases(cases: int, rng: random.Random) -> tuple[list, list]:
 
 
 def run_exports(items, tables, bugs: Counter, wrong: Counter) -> tuple[float, int, int]:
-    from fleetplan.core.errors import FleetplanError
-
-    refused = written = 0
-    start = time.perf_counter()
-    for raw, _names in items:
-        try:
-            write_exports(raw, tables, wrong)
-        except FleetplanError:
-            refused += 1
-            continue
-        except Exception as error:  # a bug
-            _bug(bugs, error)
-            continue
-        written += 1
-    return time.perf_counter() - start, refused, written
+    return _tally(items, lambda item: write_exports(item[0], tables, wrong), bugs)
 
 
 def surface_main(surface: str, cases: int, seed: int) -> int:

@@ -22,6 +22,16 @@ pytestmark = pytest.mark.slow  # a real Chromium (tests/support/browser.py)
 PLAN = "Plan a fleet"
 
 
+def shown_metrics(page) -> dict[str, str]:
+    """The page's metrics as a browser shows them: label -> value."""
+    return {
+        m.locator("[data-testid='stMetricLabel']").inner_text(): m.locator(
+            "[data-testid='stMetricValue']"
+        ).inner_text()
+        for m in page.locator("[data-testid='stMetric']").all()
+    }
+
+
 def test_the_day_example_opened_from_a_link(dashboard_url, browser_page):
     page = browser_page
     example = load_scenario(ROOT / "examples" / "day-chat-nightly.json")
@@ -79,12 +89,7 @@ def test_the_new_users_day_exports_what_the_page_shows(dashboard_url, browser_pa
     page.get_by_text("Cost per day").first.wait_for(timeout=60_000)
     wait_rendered(page, PLAN)
     assert page.locator("[data-testid='stException']").count() == 0
-    metrics = {
-        m.locator("[data-testid='stMetricLabel']").inner_text(): m.locator(
-            "[data-testid='stMetricValue']"
-        ).inner_text()
-        for m in page.locator("[data-testid='stMetric']").all()
-    }
+    metrics = shown_metrics(page)
     per_day = metrics["Cost per day"]
     screenshot(page, "plan-day-owned.png")
 
@@ -134,12 +139,7 @@ def test_the_new_users_day_in_euros(dashboard_url, browser_page, tmp_path):
     page.get_by_text("Cost per day").first.wait_for(timeout=60_000)
     wait_rendered(page, PLAN)
     assert page.locator("[data-testid='stException']").count() == 0
-    metrics = {
-        m.locator("[data-testid='stMetricLabel']").inner_text(): m.locator(
-            "[data-testid='stMetricValue']"
-        ).inner_text()
-        for m in page.locator("[data-testid='stMetric']").all()
-    }
+    metrics = shown_metrics(page)
     per_day = metrics["Cost per day"]
     assert per_day.startswith("€"), metrics
     assert page.get_by_text("In EUR at 1.1 USD per EUR").count() >= 1

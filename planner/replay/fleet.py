@@ -199,6 +199,15 @@ def _servers(pool: Mapping, where: str) -> int:
     return _int(pool.get("servers"), f"{where}.servers", 0, MAX_POOL_SERVERS, default=0)
 
 
+def _pool_key(pool: dict, at: str, class_field: str) -> PoolKey:
+    """A pool's (class, GPU, GPUs per server), each checked, named by where it is."""
+    return PoolKey(
+        _text(pool.get(class_field), f"{at}.{class_field}"),
+        _text(pool.get("gpu_model"), f"{at}.gpu_model"),
+        _int(pool.get("gpus_per_server"), f"{at}.gpus_per_server", 1, 1024),
+    )
+
+
 def fleet_of(raw: Mapping) -> Fleet:
     """The fleet of a plan JSON (a day plan's hours where it has them)."""
     raw = _object(raw, "the plan")
@@ -212,11 +221,7 @@ def fleet_of(raw: Mapping) -> Fleet:
     for i, pool in enumerate(pools):
         at = f"recommended.pools[{i}]"
         pool = _object(pool, at)
-        key = PoolKey(
-            _text(pool.get("traffic_class"), f"{at}.traffic_class"),
-            _text(pool.get("gpu_model"), f"{at}.gpu_model"),
-            _int(pool.get("gpus_per_server"), f"{at}.gpus_per_server", 1, 1024),
-        )
+        key = _pool_key(pool, at, "traffic_class")
         a = pool.get("availability")
         if a is not None:
             a = _rate(a, f"{at}.availability")
@@ -267,11 +272,7 @@ def _day_hours(schedule: list) -> list[dict[str, list[Slot]]]:
         for i, pool in enumerate(_list(entry.get("pools"), f"{at}.pools")):
             where = f"{at}.pools[{i}]"
             pool = _object(pool, where)
-            key = PoolKey(
-                _text(pool.get("class"), f"{where}.class"),
-                _text(pool.get("gpu_model"), f"{where}.gpu_model"),
-                _int(pool.get("gpus_per_server"), f"{where}.gpus_per_server", 1, 1024),
-            )
+            key = _pool_key(pool, where, "class")
             by_class.setdefault(key.traffic_class, []).append(
                 (key, _servers(pool, where), _rate(pool.get("rate_rps"), f"{where}.rate_rps"))
             )
