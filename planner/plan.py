@@ -30,6 +30,7 @@ from fleetplan.planner.peak.measure_next import measure_next_notes
 from fleetplan.planner.peak.program import Weights
 from fleetplan.planner.peak.results import CapacityRow, FleetPlan, Plan, PlanStatus
 from fleetplan.planner.scenario.scenario import Scenario
+from fleetplan.planner.solve.kernel import plan_clock
 
 
 def plan(
@@ -44,7 +45,11 @@ def plan(
 
     `points`: benchmark points in the columns of the canonical table; `facts`: reference figures
     per GPU model (power, embodied carbon, lifetime) where the scenario gives none;
-    `pareto_points`: how many frontier points to look for (0: no frontier)."""
+    `pareto_points`: how many frontier points to look for (0: no frontier).
+
+    The scenario's `time_limit_s` bounds the plan's solving as a whole, from its first solve
+    (`kernel.plan_clock`): the recommended fleet (its peak, then its day) first; the baselines
+    and the frontier get what is left, and say so where nothing was."""
     from fleetplan.planner.availability import (
         plan_available as availability_plan,
     )  # imports this module's helpers
@@ -53,9 +58,10 @@ def plan(
     # some availability < 1 or an attainment asked: the peak with spares (a day scenario's day
     # gets its spares hour by hour, planner.day.spares, beside its peak plan)
     if availability_plan.applies(scenario) and not scenario.is_day:
-        return availability_plan.plan_with_availability(
-            scenario, points, facts, baselines=baselines
-        )
+        with plan_clock(scenario.time_limit_s):
+            return availability_plan.plan_with_availability(
+                scenario, points, facts, baselines=baselines
+            )
     facts = facts or {}
     caps = capacities(points, scenario)
     pools = [
@@ -76,24 +82,27 @@ def plan(
         message = " | ".join(unservable)
         fleet = FleetPlan(name="recommended", status=PlanStatus.INFEASIBLE, message=message)
         return _infeasible(fleet, message, inputs_notes, common)
-    limits = scenario_limits(scenario)
-    peak = solve_pools(candidates, weights=weights, limits=limits)
-    fleet = fleet_of(candidates, "recommended", peak)
-    if scenario.is_day:  # version 2: the day beside its peak
-        common["day"] = plan_day(scenario, pools, weights=weights, peak=peak, carbon_known=not gaps)
-    if fleet.status is PlanStatus.INFEASIBLE:
-        message = binding_limits(candidates)
-        return _infeasible(fleet, message, inputs_notes, common)
-    result = Plan(
-        status=fleet.status,
-        message=fleet.message,
-        recommended=fleet,
-        notes=inputs_notes
-        + plan_notes(fleet, scenario, gaps)
-        + measure_next_notes(fleet, pools, scenario),
-        **common,
-    )
-    return _with_comparisons(result, candidates, weights, gaps, baselines, pareto_points)
+    with plan_clock(scenario.time_limit_s):  # one time limit for every solve from here
+        limits = scenario_limits(scenario)
+        peak = solve_pools(candidates, weights=weights, limits=limits)
+        fleet = fleet_of(candidates, "recommended", peak)
+        if scenario.is_day:  # version 2: the day beside its peak
+            common["day"] = plan_day(
+                scenario, pools, weights=weights, peak=peak, carbon_known=not gaps
+            )
+        if fleet.status is PlanStatus.INFEASIBLE:
+            message = binding_limits(candidates)
+            return _infeasible(fleet, message, inputs_notes, common)
+        result = Plan(
+            status=fleet.status,
+            message=fleet.message,
+            recommended=fleet,
+            notes=inputs_notes
+            + plan_notes(fleet, scenario, gaps)
+            + measure_next_notes(fleet, pools, scenario),
+            **common,
+        )
+        return _with_comparisons(result, candidates, weights, gaps, baselines, pareto_points)
 
 
 def _common_fields(scenario: Scenario, caps: Sequence[Capacity]) -> dict:

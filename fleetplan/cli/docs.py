@@ -52,8 +52,10 @@ FIELD_NOTES: dict[tuple[str, str], str] = {
     ("Scenario", "objective"): 'What the plan minimises: `"cost"`, `"carbon"`, or '
     '`{"carbon_price_usd_per_t": X}` (cost with carbon priced at X USD a tonne). Ties go to '
     "fewer GPUs.",
-    ("Scenario", "time_limit_s"): "The solver's time limit (seconds). The dashboard plans with "
-    "at most 10 s whatever the scenario says; `fleetplan plan` keeps the scenario's.",
+    ("Scenario", "time_limit_s"): "The time limit (seconds) of the plan's solving as a whole, "
+    "from its first solve: the recommended fleet and its day first, then the baselines and the "
+    "frontier with what is left (each says so where nothing was). The dashboard plans with at "
+    "most 10 s whatever the scenario says; `fleetplan plan` keeps the scenario's.",
     ("TrafficClass", "name"): "The class's name; unique within the scenario.",
     ("GpuOffer", "gpu_model"): "The GPU, as any common label (`4090`, `H100 PCIe`): stored as "
     "its canonical id (`rtx-4090`, `h100-pcie`); a GPU fleetplan does not know is refused.",

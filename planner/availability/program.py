@@ -54,7 +54,7 @@ from fleetplan.planner.availability.probability import (
     servers_needed,
 )
 from fleetplan.planner.peak.economics import PoolEconomics
-from fleetplan.planner.peak.program import Limits, Weights, peak_limit_rows
+from fleetplan.planner.peak.program import Limits, Weights, by_class, peak_limit_rows
 from fleetplan.planner.solve import kernel
 from fleetplan.planner.solve.kernel import Deadline, LimitRow, SolveStatus
 from fleetplan.planner.solve.rows import Rows
@@ -119,17 +119,21 @@ class Program:
             [o.servers * pools[o.pool].gpus_per_server for o in options] + [0.0] * npool
         )
         rows = Rows(self.columns)
+        of_pool: list[list[int]] = [[] for _ in range(npool)]  # options by pool, in one pass
+        for j, o in enumerate(options):
+            of_pool[o.pool].append(j)
         for i in range(npool):  # one option per pool
-            rows.add([(j, 1.0) for j, o in enumerate(options) if o.pool == i], 1.0, 1.0)
+            rows.add([(j, 1.0) for j in of_pool[i]], 1.0, 1.0)
         for i, pool in enumerate(pools):  # x_p <= c_p * sum k_o z_o
             capacity_rps = pool.capacity.capacity_rps
-            entries = [(j, -capacity_rps * o.counted) for j, o in enumerate(options) if o.pool == i]
+            entries = [(j, -capacity_rps * options[j].counted) for j in of_pool[i]]
             rows.add([(nz + i, 1.0), *entries], -np.inf, 0.0)
+        grouped = by_class(pools)
         for name, need in needs.items():  # each class fully served, and its attainment
-            members = [i for i, p in enumerate(pools) if p.capacity.traffic_class == name]
+            members = grouped.get(name, [])
             rows.add([(nz + i, 1.0) for i in members], need.rate_rps, need.rate_rps)
             if need.attainment is not None and not need.fallback:
-                logs = [(j, o.log_p) for j, o in enumerate(options) if o.pool in members]
+                logs = [(j, options[j].log_p) for i in members for j in of_pool[i]]
                 rows.add(logs, math.log(need.attainment) - 1e-12, np.inf)
         kernel.add_limit_rows(rows, option_limit_rows(pools, options, limits))
         rate = [needs[p.capacity.traffic_class].rate_rps for p in pools]
@@ -239,8 +243,9 @@ def _per_class(
     """Each class solved alone, without limits; None where one has no optimal answer."""
     servers, rates = [0] * len(pools), [0.0] * len(pools)
     deadline = Deadline(time_limit_s)
+    grouped = by_class(pools)
     for name, need in needs.items():
-        members = [i for i, p in enumerate(pools) if p.capacity.traffic_class == name]
+        members = grouped.get(name, [])
         left = deadline.left()
         if left <= 0:
             return None
@@ -302,9 +307,8 @@ def _solve_all(
 
 
 def _stopped(time_limit_s: float) -> AvailableSolution:
-    return AvailableSolution(
-        SolveStatus.TIME_LIMIT, f"no plan proven within the time limit of {time_limit_s:g} s"
-    )
+    message = f"no plan proven within the time limit of {kernel.said(time_limit_s):g} s"
+    return AvailableSolution(SolveStatus.TIME_LIMIT, message)
 
 
 def _target(pool: PoolEconomics, needs: dict[str, ClassNeed]) -> ClassNeed:

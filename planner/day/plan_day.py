@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextvars import copy_context
 from dataclasses import replace
 
 import numpy as np
@@ -64,6 +65,7 @@ def plan_day(
     with ThreadPoolExecutor(max_workers=1) as worker:
         alone_future = (
             worker.submit(
+                copy_context().run,  # the plan's clock (kernel.plan_clock) in the thread too
                 solve_day,
                 alone_pools,
                 weights=weights,

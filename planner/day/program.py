@@ -181,13 +181,15 @@ def _per_class(
     deadline = Deadline(time_limit_s)
     servers: dict[tuple[int, int], int] = {}
     rates: dict[tuple[int, int], float] = {}
+    grouped: dict[str, list[int]] = {}  # the pools by class, in one pass
+    for i, pool in enumerate(pools):
+        grouped.setdefault(pool.traffic.name, []).append(i)
     for name in names:
         left = deadline.left()
         if left <= 0:
-            return DaySolution(
-                SolveStatus.TIME_LIMIT, f"time limit of {time_limit_s:g} s reached", {}, {}, {}
-            )
-        members = [i for i, p in enumerate(pools) if p.traffic.name == name]
+            message = f"time limit of {kernel.said(time_limit_s):g} s reached"
+            return DaySolution(SolveStatus.TIME_LIMIT, message, {}, {}, {})
+        members = grouped[name]
         part = _solve(pools, members, weights, DayLimits({}), left, fewest_gpus)
         if part.status is not SolveStatus.OPTIMAL:
             return part
@@ -284,7 +286,7 @@ def _decomposed(
     if gap <= 1e-9:  # the bound proves it
         return replace(found, status=SolveStatus.OPTIMAL, message="optimal", mip_gap=gap)
     message = (
-        f"not proven optimal within the time limit of {time_limit_s:g} s: a day of "
+        f"not proven optimal within the time limit of {kernel.said(time_limit_s):g} s: a day of "
         f"{len(layout.pairs):,} pool-hours is planned by decomposition (the exact program over "
         f"the {len(used)} of {len(layout.members)} pools its LP relaxation uses); its objective "
         f"is within {gap:.2%} of a proven lower bound"

@@ -9,6 +9,12 @@ import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, OptimizeResult, linprog
 from scipy.sparse import csr_array, vstack
 
+from fleetplan.planner.solve import kernel
+
+# The relaxation's own limit; within a plan, the plan's time left where that is less (an LP
+# that does not finish is no answer: the day is then solved whole, within what is left).
+RELAX_LIMIT_S = 3600.0
+
 
 def relax(
     objective: np.ndarray, constraints: Sequence[LinearConstraint], bounds: Bounds
@@ -28,6 +34,7 @@ def relax(
         b_eq=lower[equal] if equal.any() else None,
         bounds=np.column_stack([bounds.lb, bounds.ub]),
         method="highs",
+        options={"time_limit": max(kernel.clipped(RELAX_LIMIT_S), 1e-3)},
     )
     return relaxed if relaxed.status in (0, 2) else None
 

@@ -20,6 +20,7 @@ from fleetplan.planner.peak.fleets import Candidates, scenario_limits, solve_fle
 from fleetplan.planner.peak.program import Weights
 from fleetplan.planner.peak.results import FleetPlan, PlanStatus
 from fleetplan.planner.scenario.scenario import Scenario
+from fleetplan.planner.solve import kernel
 
 PAPER_TTFT_THRESHOLD_MS = 200.0
 H100_MODELS = ("h100-pcie", "h100-sxm", "h100-nvl")
@@ -90,6 +91,13 @@ def baselines(
             out.append(
                 FleetPlan(name=baseline.name, status=PlanStatus.NOT_APPLICABLE, message=message)
             )
+            continue
+        if kernel.spent():  # the plan's time limit went on what came before
+            message = (
+                f"not solved: the plan's time limit of {kernel.said(scenario.time_limit_s):g} s "
+                "was spent before it (raise time_limit_s)"
+            )
+            out.append(FleetPlan(name=baseline.name, status=PlanStatus.TIME_LIMIT, message=message))
             continue
         subset = candidates.only(baseline.rule(scenario))
         out.append(solve(subset, baseline.name, weights=weights, limits=scenario_limits(scenario)))

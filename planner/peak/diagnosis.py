@@ -17,8 +17,11 @@ from fleetplan.planner.scenario.scenario import Scenario, TrafficClass
 def unservable_classes(caps: Sequence[Capacity], classes: Sequence[TrafficClass]) -> list[str]:
     """For each class no configuration can serve: which target fails where, and the best reached."""
     reasons = []
+    by_class: dict[str, list[Capacity]] = {}  # in one pass: a scan per class was quadratic
+    for c in caps:
+        by_class.setdefault(c.traffic_class, []).append(c)
     for traffic in classes:
-        mine = [c for c in caps if c.traffic_class == traffic.name]
+        mine = by_class.get(traffic.name, [])
         if any(c.capacity_rps > 0 for c in mine):
             continue
         if not mine:

@@ -21,6 +21,7 @@ import numpy as np
 from fleetplan.planner.peak.fleets import Candidates, scenario_limits, solve_fleet
 from fleetplan.planner.peak.program import Weights
 from fleetplan.planner.peak.results import HOURS_PER_MONTH, FleetPlan, ParetoPoint, PlanStatus
+from fleetplan.planner.solve.kernel import Deadline, said, spent
 
 # A weight this small only breaks ties: "min cost" still prefers the cleaner of equal-cost fleets.
 _NUDGE = 1e-6
@@ -40,16 +41,20 @@ def pareto_frontier(
     was cut short or some points are not proven optimal."""
     if gaps:
         return [], "carbon unknown for " + "; ".join(gaps)
-    deadline = time.monotonic() + candidates.scenario.time_limit_s
+    limit = said(candidates.scenario.time_limit_s)
+    if spent():
+        return [], f"not swept: the plan's time limit of {limit:g} s was spent before it"
+    deadline = Deadline(candidates.scenario.time_limit_s).end  # within the plan's clock
     cheapest, cleanest = _ends(candidates)
     if cheapest.totals is None or cleanest.totals is None:
+        if time.monotonic() >= deadline:
+            return [], f"not swept: no end of it found within the time limit of {limit:g} s"
         return [], "no feasible fleet to sweep"
     priced = _priced(candidates, cheapest=cheapest, cleanest=cleanest, deadline=deadline)
     fleets = [cheapest, cleanest, *priced]
     frontier, unproven = _close_gaps(candidates, fleets, count=count, deadline=deadline)
     message = None
     if len(frontier) < count and time.monotonic() >= deadline:
-        limit = candidates.scenario.time_limit_s
         message = f"{len(frontier)} points found within the time limit of {limit:g} s"
     if unproven:
         message = (message + "; " if message else "") + f"{unproven} not proven optimal"

@@ -123,11 +123,13 @@ def _solve_per_class(
     servers = [0] * len(pools)
     rates = [0.0] * len(pools)
     deadline = Deadline(time_limit_s)
+    grouped = by_class(pools)
     for k, rate in demand_rps.items():
-        members = [i for i, p in enumerate(pools) if p.capacity.traffic_class == k]
+        members = grouped.get(k, [])
         left = deadline.left()
         if left <= 0:
-            return Solution(SolveStatus.TIME_LIMIT, f"time limit of {time_limit_s:g} s reached")
+            message = f"time limit of {kernel.said(time_limit_s):g} s reached"
+            return Solution(SolveStatus.TIME_LIMIT, message)
         part = _solve_joint(
             [pools[i] for i in members],
             {k: rate},
@@ -141,6 +143,15 @@ def _solve_per_class(
         for i, y, x in zip(members, part.servers, part.rates, strict=True):
             servers[i], rates[i] = y, x
     return Solution(SolveStatus.OPTIMAL, "optimal", tuple(servers), tuple(rates))
+
+
+def by_class(pools: Sequence[PoolEconomics]) -> dict[str, list[int]]:
+    """The pools' indices by the class they serve, in one pass (a scan per class was quadratic:
+    500 classes x 50,000 pools took 15 s before any solve)."""
+    grouped: dict[str, list[int]] = {}
+    for i, pool in enumerate(pools):
+        grouped.setdefault(pool.capacity.traffic_class, []).append(i)
+    return grouped
 
 
 def _within_limits(solution: Solution, pools: Sequence[PoolEconomics], limits: Limits) -> bool:
@@ -186,7 +197,8 @@ def _solve_joint(
     fewest_gpus: bool,
 ) -> Solution:
     """The whole program at once: every class and every limit together."""
-    unserved = [k for k in demand_rps if not any(p.capacity.traffic_class == k for p in pools)]
+    classes = {p.capacity.traffic_class for p in pools}
+    unserved = [k for k in demand_rps if k not in classes]
     if unserved:
         return Solution(SolveStatus.INFEASIBLE, f"no configuration can serve {', '.join(unserved)}")
     if not pools:
@@ -242,9 +254,9 @@ def _constraints(
 ) -> LinearConstraint:
     count = len(pools)
     rows = Rows(2 * count)
+    members = by_class(pools)
     for k, rate in demand_rps.items():  # each class fully served
-        served = [(count + i, 1.0) for i, p in enumerate(pools) if p.capacity.traffic_class == k]
-        rows.add(served, rate, rate)
+        rows.add([(count + i, 1.0) for i in members.get(k, [])], rate, rate)
     for i, pool in enumerate(pools):  # a pool carries what it can: x_p - capacity_p * y_p <= 0
         rows.add([(count + i, 1.0), (i, -pool.capacity.capacity_rps)], -np.inf, 0.0)
     kernel.add_limit_rows(rows, peak_limit_rows(pools, limits))  # GPU limits, budget, carbon cap

@@ -15,6 +15,9 @@ scipy's status to the planner's.
   without it (each program solves its classes one by one first where they meet only in the
   limits, and keeps the union where every `LimitRow` holds).
 - `Deadline`: the time left of a solve's limit, shared by its steps.
+- `plan_clock`: one time limit for everything a plan solves (its recommended fleet, its day,
+  its comparisons): every `Deadline` and every `run` within it ends by the plan's end, and
+  `said` gives messages the plan's limit rather than the sliver of it one step was left.
 
 How to add a constraint family (a power cap in kW, say): a family is rows over a program's
 columns. 1. Give the scenario the limit (validated, its unit in its name; None = no limit) and
@@ -38,6 +41,7 @@ import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
@@ -94,11 +98,15 @@ def add_limit_rows(rows: Rows, limits: Sequence[LimitRow]) -> None:
 
 
 class Deadline:
-    """The end of a solve's time limit, shared by its steps."""
+    """The end of a solve's time limit, shared by its steps; never later than the end of the
+    plan's clock (`plan_clock`) where one runs."""
 
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
         self.end = time.monotonic() + seconds
+        clock = _CLOCK.get()
+        if clock is not None:
+            self.end = min(self.end, clock.end)
 
     def left(self) -> float:
         return self.end - time.monotonic()
@@ -106,6 +114,42 @@ class Deadline:
     def left_at_least(self, seconds: float = 0.001) -> float:
         """The time left, at least `seconds` (a last step always gets a try)."""
         return max(self.left(), seconds)
+
+
+_CLOCK: ContextVar[Deadline | None] = ContextVar("fleetplan_plan_clock", default=None)
+
+
+@contextmanager
+def plan_clock(seconds: float) -> Iterator[Deadline]:
+    """Within the block every solve shares one time limit of `seconds` (within an outer
+    clock's, where one runs): a plan of many solves (the recommended fleet, the day, the
+    baselines, the frontier) is bounded as a whole, not solve by solve. A thread started
+    within it sees it only through `contextvars.copy_context`."""
+    clock = Deadline(seconds)
+    token = _CLOCK.set(clock)
+    try:
+        yield clock
+    finally:
+        _CLOCK.reset(token)
+
+
+def clipped(time_limit_s: float) -> float:
+    """`time_limit_s`, or the plan's time left where that is less."""
+    clock = _CLOCK.get()
+    return time_limit_s if clock is None else min(time_limit_s, clock.left())
+
+
+def said(time_limit_s: float) -> float:
+    """The time limit a message names: the plan's, where a plan clock runs (a step's own
+    limit is what the plan had left, 0.001 s at the end, which is not what the user set)."""
+    clock = _CLOCK.get()
+    return time_limit_s if clock is None else clock.seconds
+
+
+def spent() -> bool:
+    """Whether the plan's clock (if one runs) has run out."""
+    clock = _CLOCK.get()
+    return clock is not None and clock.left() <= 0
 
 
 def slack(best: float) -> float:
@@ -133,7 +177,7 @@ def run(
     objective below it are of interest (HiGHS's `objective_bound`: it prunes every branch that
     cannot go below it, so it need not prove what is known already); read the answer with
     `improves`."""
-    options = {"time_limit": max(time_limit_s, 1e-3), "mip_rel_gap": MIP_REL_GAP}
+    options = {"time_limit": max(clipped(time_limit_s), 1e-3), "mip_rel_gap": MIP_REL_GAP}
     if cutoff is not None:
         options["objective_bound"] = cutoff
     with warnings.catch_warnings(), without_stray_lines():
@@ -279,7 +323,7 @@ def outcome(result: OptimizeResult, time_limit_s: float, *, infeasible: str) -> 
     words."""
     if result.x is None:
         if result.status == 1:
-            message = f"no plan found within the time limit of {time_limit_s:g} s"
+            message = f"no plan found within the time limit of {said(time_limit_s):g} s"
             return Outcome(SolveStatus.TIME_LIMIT, message)
         if result.status == 2:
             return Outcome(SolveStatus.INFEASIBLE, infeasible)
@@ -290,7 +334,7 @@ def outcome(result: OptimizeResult, time_limit_s: float, *, infeasible: str) -> 
         return Outcome(SolveStatus.OPTIMAL, "optimal", x, gap)
     if result.status != 1:
         return Outcome(SolveStatus.ERROR, f"the solver stopped: {result.message}")
-    message = f"stopped at the time limit of {time_limit_s:g} s"
+    message = f"stopped at the time limit of {said(time_limit_s):g} s"
     if gap is not None and math.isfinite(gap):
         message += f" with a feasible plan that is not proven optimal (relative gap {gap:.2%})"
     bound = _finite(getattr(result, "mip_dual_bound", None))
