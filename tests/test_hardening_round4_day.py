@@ -158,3 +158,65 @@ def test_the_pages_size_bound_counts_fill_estimates_and_each_class_model(sample_
     with pytest.raises(InputError, match="are 640 choices, over the 400 the dashboard plans"):
         plan_on_the_page(scenario, sample_tables.points, sample_tables.catalog)
     assert PAGE_MAX_CHOICES == 400
+
+
+def limited(sample_tables, *, gpus=({}, {}), sites=None, **fields):
+    raw = json.loads((ROOT / "examples" / "day-chat-nightly.json").read_text())
+    raw |= fields
+    for offer, extra in zip(raw["gpus"], gpus, strict=True):
+        offer |= extra
+    for site, grid in zip(raw["sites"], sites or (), strict=False):
+        site["grid_gco2_per_kwh"] = grid
+    return plan_from_tables(
+        Scenario.model_validate(raw), sample_tables.points, sample_tables.catalog
+    )
+
+
+@pytest.mark.parametrize(
+    ("fields", "day_says", "peak_says"),
+    [
+        (  # the example's day costs $403.20; its peak plan $18.60/h
+            {"budget_usd_per_day": 200},
+            "budget_usd_per_day $200.00/day (the cheapest day without limits: $403.20)",
+            "budget_usd_per_day $200/day, at the peak $8.333/h (a 24th of the day",
+        ),
+        (
+            {"budget_usd_per_hour": 10},
+            "budget_usd_per_hour $10.00/h (the cheapest day without limits: $16.80 at 0:00)",
+            "budget_usd_per_hour $10/h (the cheapest plan without limits costs $18.60/h)",
+        ),
+        (
+            {"carbon_cap_kg_per_day": 5},
+            "carbon_cap_kg_per_day 5 kgCO2e/day (the cleanest day without limits: 12.89 kgCO2e)",
+            "carbon_cap_kg_per_day 5 kgCO2e/day, at the peak 0.2083 kgCO2e/h",
+        ),
+        (
+            {"gpus": ({"max_gpus": 3}, {"max_gpus": 2})},
+            "gpus[].max_gpus of h100-pcie is 3 (the cheapest day without limits: 7 GPUs)",
+            "gpus[].max_gpus of h100-pcie is 3 (the cheapest plan without limits uses 7)",
+        ),
+    ],
+)
+def test_an_infeasible_day_and_its_peak_name_the_limits_field_and_the_figure_it_needs(
+    sample_tables, fields, day_says, peak_says
+):
+    # the peak said "budget $8.33/h" for a daily budget (no such field) and the day "the limits
+    # leave no way to serve every class every hour", naming none
+    result = limited(sample_tables, **fields)
+    assert result.day is not None and result.day.status.value == "infeasible"
+    assert day_says in result.day.message, result.day.message
+    assert result.status.value == "infeasible" and peak_says in result.message, result.message
+
+
+def test_limits_each_met_alone_but_not_together_are_named_together(sample_tables):
+    # a dirty grid for the reserved H100s, a clean one for the 4090s: the cheapest day ($403.20,
+    # 31.7 kg) and the cleanest ($414, 30.6 kg) each meet one limit, no day meets both
+    result = limited(
+        sample_tables, sites=(900, 20), budget_usd_per_day=405, carbon_cap_kg_per_day=31
+    )
+    assert result.day is not None and result.day.status.value == "infeasible"
+    assert result.day.message.endswith(
+        "every hour together: budget_usd_per_day $405.00/day; carbon_cap_kg_per_day 31 kgCO2e/day"
+    ), result.day.message
+    assert limited(sample_tables, sites=(900, 20), budget_usd_per_day=405).day.cost_usd
+    assert limited(sample_tables, sites=(900, 20), carbon_cap_kg_per_day=31).day.cost_usd

@@ -65,9 +65,11 @@ def test_no_solve_of_a_plan_may_run_past_the_plans_time_limit(calls):
     # every call was told to end by the plan's end, where the first call's limit ends (each
     # had the full second from its own start before)
     (first, first_allowed), *rest = calls
-    assert first_allowed == pytest.approx(limit, abs=0.05)
+    assert 0 < first_allowed <= limit
+    # (HiGHS's least limit is 1 ms, kernel.run; 50 ms: between the limit's reckoning and the
+    # call's, on a busy machine; without the fix each call overran by a step or more)
     for started, allowed in rest:
-        assert started + allowed <= first + first_allowed + 1e-3
+        assert started + allowed <= first + first_allowed + 0.05 or allowed == 1e-3
     # what had no time left says so, in the plan's own limit
     assert result.pareto == [] and "time limit of 1 s was spent" in result.pareto_message
     skipped = [b for b in result.baselines if "spent before it" in b.message]
@@ -99,7 +101,7 @@ def test_a_day_under_a_short_limit_gives_its_solves_only_what_is_left(sample_tab
     assert result.day is not None and len(calls) >= 3
     (first, first_allowed), *rest = calls
     for started, allowed in rest:  # the day's solves, its reserved-only day's in its thread
-        assert started + allowed <= first + first_allowed + 1e-3 or allowed == 1e-3
+        assert started + allowed <= first + first_allowed + 0.05 or allowed == 1e-3
     if result.day.status.value != "optimal":  # HiGHS may still finish a small day in 1 ms
         assert "0.2 s" in result.day.message and "0.001 s" not in result.day.message
 

@@ -123,7 +123,7 @@ def test_budget_too_small_is_infeasible_with_the_cheapest_cost():
         [{"name": "batch", "rate_rps": 10}], [gpu("rtx-4090", 0.25)], budget_usd_per_hour=1.0
     )
     assert result.status is PlanStatus.INFEASIBLE
-    assert "budget $1/h" in result.message and "$2.00/h" in result.message
+    assert "budget_usd_per_hour $1/h" in result.message and "$2.00/h" in result.message
 
 
 def test_time_limit_is_a_status_not_an_exception():

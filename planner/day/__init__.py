@@ -8,6 +8,7 @@ servers hour by hour, volumes inside their windows).
 - `pruning`, `cuts`, `relaxation`: what the program can leave out exactly, its rounding cuts,
   its LP relaxation and reduced-cost fixing.
 - `spread`: volume work spread evenly over the hours that tie.
+- `diagnosis`: which limits leave a day without a plan, named by the scenario's fields.
 - `spares`: with availability, spare servers hour by hour until each class meets its attainment.
 - `results` (the output models) and `schedule` (terminal text, the schedule CSV).
 """

@@ -276,12 +276,13 @@ def solution_of(result: OptimizeResult, layout: Layout, time_limit_s: float) -> 
 
 
 def day_limit_rows(layout: Layout, limits: DayLimits) -> list[LimitRow]:
-    """Every limit of the day, defined once: the solver's rows and the split's check."""
+    """Every limit of the day, defined once: the solver's rows, the split's check and the
+    diagnosis's words (`day.diagnosis`): each row is named by the scenario's field."""
     rows = []
     for offer, max_gpus in limits.max_gpus.items():
         reserved = [(j, float(u[2])) for u, j in layout.units.items() if u[0] == offer]
         if reserved:
-            rows.append(LimitRow(f"max_gpus of {offer}", tuple(reserved), float(max_gpus)))
+            rows.append(LimitRow(f"gpus[].max_gpus of {offer}", tuple(reserved), float(max_gpus)))
         for h in layout.hours:
             rented = [
                 (layout.s(n), float(pool.econ.gpus_per_server))
@@ -290,14 +291,16 @@ def day_limit_rows(layout: Layout, limits: DayLimits) -> list[LimitRow]:
                 and pool.offer.offer_name == offer
             ]
             if rented:
-                rows.append(LimitRow(f"max_gpus of {offer} at {h}:00", tuple(rented), max_gpus))
+                rows.append(
+                    LimitRow(f"gpus[].max_gpus of {offer} at {h}:00", tuple(rented), max_gpus)
+                )
     for offer, min_gpus in limits.min_gpus.items():  # owned GPUs, all kept: -sum <= -min
         reserved = [(j, -float(u[2])) for u, j in layout.units.items() if u[0] == offer]
         if reserved:
-            rows.append(LimitRow(f"owned GPUs of {offer}", tuple(reserved), -float(min_gpus)))
+            rows.append(LimitRow(f"gpus[].min_gpus of {offer}", tuple(reserved), -float(min_gpus)))
     for kind, hourly_limit, daily_limit, what in (
-        ("usd", limits.budget_usd_per_hour, limits.budget_usd_per_day, "budget"),
-        ("kg", limits.carbon_cap_kg_per_hour, limits.carbon_cap_kg_per_day, "carbon cap"),
+        ("usd", limits.budget_usd_per_hour, limits.budget_usd_per_day, "budget_usd"),
+        ("kg", limits.carbon_cap_kg_per_hour, limits.carbon_cap_kg_per_day, "carbon_cap_kg"),
     ):
         if hourly_limit is None and daily_limit is None:
             continue
@@ -305,9 +308,9 @@ def day_limit_rows(layout: Layout, limits: DayLimits) -> list[LimitRow]:
         for h in layout.hours:
             terms = hour_terms(layout, h, kind)
             if hourly_limit is not None:
-                rows.append(LimitRow(f"{what} at {h}:00", tuple(terms), hourly_limit))
+                rows.append(LimitRow(f"{what}_per_hour at {h}:00", tuple(terms), hourly_limit))
             for col, coef in terms:
                 day[col] = day.get(col, 0.0) + coef * layout.weight[h]
         if daily_limit is not None:
-            rows.append(LimitRow(f"{what} per day", tuple(day.items()), daily_limit))
+            rows.append(LimitRow(f"{what}_per_day", tuple(day.items()), daily_limit))
     return rows

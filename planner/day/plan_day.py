@@ -18,6 +18,7 @@ import numpy as np
 
 from fleetplan.planner.capacity.configuration import level_basis
 from fleetplan.planner.day import spares
+from fleetplan.planner.day.diagnosis import binding_day_limits
 from fleetplan.planner.day.hourly_pools import DayLimits, DayPool, day_pools
 from fleetplan.planner.day.layout import DaySolution, Layout, by_unit, hourly, vector_of
 from fleetplan.planner.day.program import solve_day
@@ -114,8 +115,13 @@ def plan_day(
     figures = _figures("recommended", layout, solution, carbon_known)
     if not solution.has_plan:
         status = PlanStatus(solution.status)
+        message = solution.message
+        if status is PlanStatus.INFEASIBLE:  # which limits, by the scenario's fields
+            message = binding_day_limits(
+                candidates, limits, time_limit_s=scenario.time_limit_s, carbon_known=carbon_known
+            )
         return DayPlan(
-            status=status, message=solution.message, timezone=scenario.timezone, compared=compared
+            status=status, message=message, timezone=scenario.timezone, compared=compared
         )
     vector = vector_of(layout, solution)
     figures_by_hour = {kind: hourly(layout, vector, kind) for kind in ("usd", "kg", "kwh")}
