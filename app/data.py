@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import threading
+import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -222,7 +223,7 @@ def _progress(status, seconds: float) -> None:
     """A plan's progress on the page: a call into Streamlit, where a rerun or a closed session
     stops this script, and with it the plan's process (the runner kills it on the way out)."""
     if seconds >= 1.0:
-        status.caption(f"Planning... {seconds:.0f} s (at most {PAGE_TIME_LIMIT_S:g} s a solve)")
+        status.caption(f"Planning... {seconds:.0f} s (at most {PAGE_TIME_LIMIT_S:g} s of solving)")
 
 
 def replay_for(
@@ -256,14 +257,29 @@ def _replay_progress(status, seconds: float) -> None:
         status.caption(f"Replaying... {seconds:.0f} s")
 
 
-def plan_for(scenario_json: str, *, frontier: bool = False, session: str | None = None) -> Plan:
+def download_session() -> tuple[str, Callable[[], bool]]:
+    """The runner's name and liveness test for the plans this session's downloads build, taken
+    during a run of the page: a download is built when its button is clicked, outside any run,
+    where the session cannot be known. One name per session, so a newer download's plan ends an
+    older one still in flight; ended with the session, as the page's plans are."""
+    session, wanted = _session()
+    return f"{session or uuid.uuid4().hex}:download", wanted
+
+
+def plan_for(
+    scenario_json: str,
+    *,
+    frontier: bool = False,
+    session: tuple[str, Callable[[], bool]] | None = None,
+) -> Plan:
     """Plans are cached by scenario (its JSON is the cache key), warehouse stamp and whether the
     cost/carbon frontier was asked for (`frontier`: the page asks when its tab is open): going
     back to an earlier input is instant, new data plans again. Planned as `fleetplan plan`
     plans, from the same tables, within the page's own limits, in a process of its own: a
     session's newer plan, a rerun or the session's end stops it (`services.plan_runner`).
-    `session`: a plan asked for outside a run of the page (a download being built), under its
-    own name in the runner, without progress on the page."""
+    `session`: a plan asked for outside a run of the page (a download being built): its name in
+    the runner and whether its session is still open (`download_session`), without progress on
+    the page."""
     key = (scenario_json, stamp(), frontier)
     plans = _plans()
     with _LOCK_PLANS:
@@ -272,10 +288,10 @@ def plan_for(scenario_json: str, *, frontier: bool = False, session: str | None 
             return plans[key]
     scenario = load_scenario(scenario_json.encode(), name="scenario")
     status = st.empty() if session is None else None
-    session, wanted = _session() if session is None else (session, lambda: True)
+    name, wanted = _session() if session is None else session
     try:
         result = plan_runner().run(
-            session,
+            name,
             partial(plan_on_the_page, frontier=frontier),
             scenario,
             points(),

@@ -131,6 +131,51 @@ def test_a_plan_past_its_wall_time_is_stopped_and_says_so(tmp_path):
     assert runner.running == 0
 
 
+def test_a_plan_that_waits_its_wall_time_for_a_slot_is_refused_and_never_started(tmp_path):
+    # it waited for as long as the slots stayed busy (a download's plan, never cancelled: for
+    # ever)
+    runner = PlanRunner(slots=1, wall_s=0.5)
+    sessions = Sessions(runner)
+    sessions.start("busy", plan_jobs.wait_for, str(tmp_path / "never"), "busy")
+    until(lambda: runner.running == 1, "the slot taken")
+    with pytest.raises(InputError, match=r"waited over 0\.5 s for one of the server's 1 planning"):
+        runner.run("tab", plan_jobs.double, 1)
+    assert runner.started == 1 and "tab" not in runner._jobs
+    sessions.join()  # the busy one ran past its own wall time
+    assert isinstance(sessions.ended["busy"], InputError) and runner.running == 0
+
+
+def test_a_downloads_plan_is_its_sessions_ended_with_it_and_by_its_next(
+    monkeypatch, sample_warehouse_path, tmp_path
+):
+    # a download's plan ran under a name of its own ("download-<uuid>") that nothing ended: a
+    # closed tab's download planned on, and each click another plan
+    import streamlit as st
+
+    from fleetplan.app import data
+    from fleetplan.warehouse.db import ENV_VAR
+
+    monkeypatch.setenv(ENV_VAR, str(sample_warehouse_path))
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    runner = PlanRunner(slots=1)
+    monkeypatch.setattr(data, "_RUNNER", [runner])
+    asked = (ROOT / "examples" / "chat-batch-qwen14b.json").read_text()
+    with pytest.raises(PlanCancelled):
+        data.plan_for(asked, frontier=True, session=("tab:download", lambda: False))
+    assert runner.started == 0  # ended before it had a process
+    name, wanted = data.download_session()  # outside a server: a name of its own, always open
+    assert name.endswith(":download") and wanted()
+    # a second download of the same session ends the first one's plan
+    sessions = Sessions(runner)
+    sessions.start("tab:download", plan_jobs.wait_for, str(tmp_path / "never"), 0)
+    until(lambda: runner.process_of("tab:download") is not None, "the first download's plan")
+    plan = data.plan_for(asked, frontier=True, session=("tab:download", lambda: True))
+    sessions.join()
+    assert isinstance(sessions.ended["tab:download"], PlanSuperseded)
+    assert plan.recommended.totals is not None and plan.pareto
+
+
 def test_a_refusal_in_the_plans_process_is_the_same_input_error():
     with pytest.raises(InputError, match="no such model") as caught:
         PlanRunner(slots=1).run("tab", plan_jobs.refuse)

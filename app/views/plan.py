@@ -6,8 +6,6 @@ sent link (the URL): see `app/plan_inputs.py`."""
 
 from __future__ import annotations
 
-import uuid
-
 import streamlit as st
 
 from fleetplan.app import data
@@ -71,8 +69,8 @@ if result is not None:
 
 # -- files --------------------------------------------------------------------------------------
 files = st.columns(3)
-# A download is built outside the page's run: its plan has a name of its own in the runner.
-download_plan = f"download-{uuid.uuid4().hex}"
+# A download is built outside the page's run: its plan is named (and ended) by this session.
+download_plan = data.download_session()
 downloads(
     result,
     scenario,

@@ -7,8 +7,10 @@ closed).
 - At most one plan per session: a session's new plan ends the one it had in flight (its process
   is killed, its slot freed), which then raises `PlanSuperseded`.
 - A plan whose session has ended (`wanted()` turns false, checked every `POLL_S`) is ended the
-  same way (`PlanCancelled`); a plan past `wall_s` is ended and refused with an InputError. The
-  solver's own time limit (`planning.PAGE_TIME_LIMIT_S`, each solve) bounds a plan before that.
+  same way (`PlanCancelled`); a plan past `wall_s` is ended and refused with an InputError, and
+  so is one that waited `wall_s` for a slot without getting one (never started). The
+  solver's own time limit (`planning.PAGE_TIME_LIMIT_S`, all its solves together) bounds a plan
+  before that.
 - `tick(seconds)` is called while a plan runs: the dashboard shows progress with it, and Streamlit
   stops a rerun or a closed session's script at such a call (its exception ends the plan too).
 
@@ -33,7 +35,7 @@ from fleetplan.core.errors import FleetplanError, InputError
 
 T = TypeVar("T")
 POLL_S = 0.05  # how often a waiting or running plan checks whether it is still wanted
-WALL_S = 60.0  # a dashboard plan's whole time, all its solves together (each is limited to 10 s)
+WALL_S = 60.0  # a dashboard plan's whole time (its solving is limited to 10 s; the rest builds)
 TOO_LONG = "plan it with `fleetplan plan`, or offer fewer classes or GPUs"
 # What the fork server imports once for every plan: the planner, and what SciPy imports only on
 # first use during a plan (seconds, paid by every process otherwise; benchmarks/plan_process.py).
@@ -173,6 +175,13 @@ class PlanRunner:
         try:
             while not self._free.acquire(timeout=POLL_S):
                 self._still_wanted(job, wanted, tick, started)
+                if time.monotonic() - started > self.wall_s:
+                    what = too_long[0]
+                    raise InputError(
+                        f"{what} waited over {self.wall_s:g} s for one of the server's "
+                        f"{self.slots} planning slots, all busy with other sessions' plans, and "
+                        "was not started: try again in a minute"
+                    )
             try:
                 with self._lock:
                     self.running += 1

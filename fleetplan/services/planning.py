@@ -111,7 +111,7 @@ def plan_from_tables(
 
 
 # What the dashboard gives one plan, whatever the scenario asks (a link or an upload is anyone's):
-# each solve stops after PAGE_TIME_LIMIT_S, and a scenario of more than PAGE_MAX_CHOICES traffic
+# its solving (all its solves) stops after PAGE_TIME_LIMIT_S, and more than PAGE_MAX_CHOICES traffic
 # classes x GPU configurations is refused. So a plan's work is bounded; the dashboard also runs
 # each plan in a process that its session's end or next plan kills (`plan_runner`), one per
 # session and a core each at most. `fleetplan plan` gives a scenario its own limits.
