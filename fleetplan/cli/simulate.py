@@ -138,6 +138,8 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as error:  # what the plan's reading refuses
         print(f"fleetplan simulate: {args.plan}: {error}", file=sys.stderr)
         return EXIT_PROBLEMS
+    if plan.day is not None:  # a day plan: its day, hour by hour (not its peak comparison)
+        return _simulate_day(args, plan.day)
     try:
         check_plan(plan)
     except SimulationInputError as error:  # the plan's fleet: the field named
@@ -155,4 +157,30 @@ def run(args: argparse.Namespace) -> int:
         print(f"fleetplan simulate: {error}", file=sys.stderr)
         return EXIT_PROBLEMS
     sys.stdout.write(report(result))
+    return EXIT_OK
+
+
+def _simulate_day(args: argparse.Namespace, raw: object) -> int:
+    """A day plan's day simulated (`planner.day.simulation`): its schedule, its spares, each
+    hour's attainment."""
+    from fleetplan.planner.availability.simulation import SimulationInputError
+    from fleetplan.planner.day.simulation import day_report, read_day, simulate_day
+
+    try:
+        day = read_day(raw)
+    except SimulationInputError as error:
+        print(f"fleetplan simulate: {args.plan}: {error}", file=sys.stderr)
+        return EXIT_PROBLEMS
+    try:
+        result = simulate_day(
+            day,
+            hours=args.hours,
+            seed=args.seed,
+            repair_hours=args.repair_hours,
+            window_s=args.window_s,
+        )
+    except SimulationInputError as error:
+        print(f"fleetplan simulate: {error}", file=sys.stderr)
+        return EXIT_PROBLEMS
+    sys.stdout.write(day_report(result))
     return EXIT_OK

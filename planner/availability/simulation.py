@@ -48,7 +48,7 @@ def _class_rates(pools) -> dict[str, float]:
     return rates
 
 
-def _count(value: float) -> str:
+def count_text(value: float) -> str:
     return f"{value:,.0f}" if value < 1e15 else f"{value:.3g}"
 
 
@@ -56,7 +56,7 @@ class SimulationInputError(ValueError):
     """An option (named) or the plan's fleet (the field's path named) the simulation refuses."""
 
 
-def _finite(value: object) -> bool:
+def finite(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
@@ -76,13 +76,13 @@ def check_plan(plan: Plan) -> None:
                 f"{at}.servers is {n!r}: a whole number of servers from 0 to {MAX_POOL_SERVERS:,}"
             )
         a = p.availability
-        if a is not None and not (_finite(a) and 0 < a <= 1):
+        if a is not None and not (finite(a) and 0 < a <= 1):
             raise SimulationInputError(f"{at}.availability is {a!r}: a share above 0 and at most 1")
         for name in ("rate_rps", "capacity_rps_per_server", "full_capacity_rps_per_server"):
             value = getattr(p, name)
             if name == "full_capacity_rps_per_server" and value is None:
                 continue
-            if not (_finite(value) and value >= 0):
+            if not (finite(value) and value >= 0):
                 raise SimulationInputError(
                     f"{at}.{name} is {value!r}: a finite number of requests/s, 0 or more"
                 )
@@ -94,7 +94,7 @@ def check_plan(plan: Plan) -> None:
             )
     for i, c in enumerate(fleet.classes or []):
         att = getattr(c, "attainment", None)
-        if att is not None and not (_finite(att) and 0 <= att <= 1):
+        if att is not None and not (finite(att) and 0 <= att <= 1):
             raise SimulationInputError(
                 f"recommended.classes[{i}].attainment is {att!r}: a share from 0 to 1"
             )
@@ -108,12 +108,12 @@ def check_work(plan: Plan, *, hours: float, repair_hours: float, window_s: float
         ("--repair-hours", repair_hours),
         ("--window-s", window_s),
     ):
-        if not (_finite(value) and value > 0):
+        if not (finite(value) and value > 0):
             raise SimulationInputError(f"{option} must be a finite number above 0, not {value!r}")
     windows = hours * 3600.0 / window_s
     if not windows <= MAX_WINDOWS:
         raise SimulationInputError(
-            f"--hours {hours:g} in windows of --window-s {window_s:g} make {_count(windows)} "
+            f"--hours {hours:g} in windows of --window-s {window_s:g} make {count_text(windows)} "
             f"windows, over the {MAX_WINDOWS:,} the simulation does: shorten --hours or widen "
             "--window-s"
         )
@@ -127,14 +127,14 @@ def check_work(plan: Plan, *, hours: float, repair_hours: float, window_s: float
     if not events <= MAX_EVENTS:
         raise SimulationInputError(
             f"--hours {hours:g} (windows of --window-s {window_s:g}) with --repair-hours "
-            f"{repair_hours:g} make about {_count(events)} host failures and returns over the "
+            f"{repair_hours:g} make about {count_text(events)} host failures and returns over the "
             f"plan's {servers:,} failing servers, over the {MAX_EVENTS:,} the simulation draws: "
             "shorten --hours or --window-s, or lengthen --repair-hours"
         )
     top = max(_class_rates(pools).values())
     if not top * window_s <= MAX_PER_WINDOW:
         raise SimulationInputError(
-            f"a class's rate of {top:g} req/s makes {_count(top * window_s)} arrivals in a "
+            f"a class's rate of {top:g} req/s makes {count_text(top * window_s)} arrivals in a "
             f"window of --window-s {window_s:g}, over the {MAX_PER_WINDOW:,} the simulation "
             "counts: narrow --window-s (or check the plan's recommended.pools[].rate_rps)"
         )
@@ -175,15 +175,26 @@ def _up_states(
     servers: int, a: float, steps: int, window_h: float, repair_h: float, rng
 ) -> np.ndarray:
     """Servers up at each window's start, as an array of counts (alternating renewal)."""
-    up = np.zeros(steps, dtype=np.int64)
     if servers <= 0:
-        return up
+        return np.zeros(steps, dtype=np.int64)
     if a >= 1.0:
-        return up + servers
+        return np.full(steps, servers, dtype=np.int64)
+    return server_states(servers, a, steps, window_h, repair_h, rng).sum(axis=0, dtype=np.int64)
+
+
+def server_states(
+    servers: int, a: float, steps: int, window_h: float, repair_h: float, rng
+) -> np.ndarray:
+    """Whether each server is up at each window's start (servers x steps; alternating renewal:
+    up an exponential time of mean repair_h x a / (1 - a), down one of mean repair_h, starting
+    in the stationary state)."""
+    up = np.ones((max(servers, 0), steps), dtype=bool)
+    if servers <= 0 or a >= 1.0:
+        return up
     mean_up = repair_h * a / (1 - a)
     horizon = steps * window_h
     times = np.arange(steps) * window_h
-    for _ in range(servers):
+    for k in range(servers):
         state_up = rng.random() < a
         edges = []
         now = 0.0
@@ -193,8 +204,7 @@ def _up_states(
             edges.append(now)
             current = not current
         changes = np.searchsorted(np.array(edges), times, side="right")
-        is_up = (changes % 2 == 0) == state_up
-        up += is_up
+        up[k] = (changes % 2 == 0) == state_up
     return up
 
 

@@ -9,6 +9,8 @@ servers hour by hour, volumes inside their windows).
   its LP relaxation and reduced-cost fixing.
 - `spread`: volume work spread evenly over the hours that tie.
 - `diagnosis`: which limits leave a day without a plan, named by the scenario's fields.
+- `simulation`: the day's fleet simulated hour by hour with hosts that fail (`fleetplan
+  simulate` on a day plan).
 - `spares`: with availability, spare servers hour by hour until each class meets its attainment.
 - `results` (the output models) and `schedule` (terminal text, the schedule CSV).
 """

@@ -386,6 +386,7 @@ def _fleet(
                 "rates": [0.0] * HOURS,
                 "server": pool.econ.capacity.configuration.server,
                 "capacity": pool.capacity,
+                "full": pool.econ.capacity.full_rps,
                 "model": scenario.model_of(pool.traffic),
             },
         )
@@ -419,6 +420,7 @@ def _fleet(
                 model=share["model"],
                 server=share["server"],
                 capacity_rps_per_server=share["capacity"],
+                full_capacity_rps_per_server=share["full"],
                 servers_by_hour=share["servers"],
                 rate_by_hour=share["rates"],
                 requests=3600 * sum(share["rates"]),
@@ -437,6 +439,7 @@ def _fleet(
                 gpus_per_server=n,
                 servers=max(held[unit]),
                 servers_by_hour=held[unit],
+                availability=pools[next(iter(used))].offer.availability if used else 1.0,
                 gpu_hours=float(sum(held[unit]) * n),
                 cost_usd=cost,
                 kgco2e=kg,

@@ -79,6 +79,12 @@ class DayShare(_Out):
     model: str = Field(description="The class's model (the scenario's, or the class's own).")
     server: str = Field(description="The engine the capacity was measured on, in words.")
     capacity_rps_per_server: float
+    full_capacity_rps_per_server: float | None = Field(
+        default=None,
+        description="One server's capacity at the class's targets before the utilisation "
+        "ceiling (capacity_rps_per_server = it x max_utilization): what `fleetplan simulate` "
+        "lets an up server carry.",
+    )
     servers_by_hour: list[int] = Field(description="Servers serving the class, hours 0-23.")
     rate_by_hour: list[float] = Field(description="The class's rate carried, hours 0-23.")
     requests: float = Field(description="Requests a day: the rates x 3,600 s, summed.")
@@ -100,6 +106,10 @@ class DayUnit(_Out):
     )
     servers_by_hour: list[int] = Field(
         description="Servers held each hour 0-23 (reserved: all of them, serving or idle)."
+    )
+    availability: float = Field(
+        default=1.0,
+        description="The offer's availability: the share of time each of its servers is up.",
     )
     gpu_hours: float
     cost_usd: float = Field(description="The unit's cost over the day (USD).")
