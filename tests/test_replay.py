@@ -384,3 +384,45 @@ def test_refusals_name_what_is_wrong(cli, tmp_path, peak_plan, sample_warehouse_
         sample_warehouse_template,
     )
     assert split.returncode == 1 and "not one of the plan's" in split.stderr
+
+
+def test_off_a_terminal_the_replay_says_what_it_is_doing(
+    cli, tmp_path, peak_plan, sample_warehouse_template
+):
+    # a 10-million-row log replayed for two minutes printed nothing off a terminal (tqdm's bar
+    # is off there): under systemd or docker it looked hung
+    trace = poisson_trace(tmp_path / "t.csv", rate=3.0, seconds=600)
+    done = cli(
+        "simulate",
+        "--plan",
+        peak_plan,
+        "--trace",
+        trace,
+        "--warehouse",
+        sample_warehouse_template,
+        input="",
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    assert lines[0].startswith(f"fleetplan simulate: reading {trace} [")
+    assert lines[1].startswith("fleetplan simulate: replaying the requests through the plan's")
+    total = len(pd.read_csv(trace))
+    assert f": {total:,} of {total:,} requests (100 %) [" in lines[-1]
+
+
+def test_progress_lines_off_a_terminal_come_at_most_every_interval():
+    import io
+
+    from fleetplan.cli.common import Progress
+
+    stream = io.StringIO()
+    progress = Progress("fleetplan x", "request", stream=stream, every_s=3600)
+    progress.phase("working")
+    for done in range(1, 1001):
+        progress.update(done, 1000)
+    progress.close()
+    lines = stream.getvalue().splitlines()
+    # the phase's line, then nothing within the interval but the end (100 %)
+    assert len(lines) == 2, lines
+    assert lines[0].startswith("fleetplan x: working [0 s]")
+    assert lines[1].startswith("fleetplan x: working: 1,000 of 1,000 requests (100 %)")

@@ -262,3 +262,66 @@ def print_outcomes(outcomes, *, stream=None) -> Counter:
         if len(outcome.warnings) > 5:
             progress.write(f"{'':<9} ... {len(outcome.warnings) - 5} more warnings", file=stream)
     return counts
+
+
+class Progress:
+    """Progress of a long step on stderr: a tqdm bar on a terminal; off one (a log file, systemd,
+    docker, a pipe), a plain line when a phase starts (`phase`) and at most every `every_s`
+    seconds while it advances (`update`), so that a long run never looks hung. `command`
+    prefixes the lines ("fleetplan simulate")."""
+
+    def __init__(self, command: str, unit: str, *, stream=None, every_s: float = 10.0) -> None:
+        import time
+
+        self._clock = time.monotonic
+        self.command = command
+        self.unit = unit
+        self.stream = stream or sys.stderr
+        self.every_s = every_s
+        self.tty = _isatty(self.stream)
+        self.bar = None
+        self.started = self._clock()
+        self.said_at = -math.inf
+        self.what = ""
+
+    def phase(self, what: str) -> None:
+        """A new step: a line off a terminal, the bar's label on one."""
+        self.what = what
+        self.said_at = -math.inf
+        if self.tty:
+            self.stream.write(f"{self.command}: {what}\n")
+        else:
+            self._line(what)
+
+    def update(self, done: int, total: int) -> None:
+        if self.tty:
+            if self.bar is None:
+                from tqdm import tqdm
+
+                self.bar = tqdm(total=total, unit=self.unit, file=self.stream, leave=False)
+            self.bar.total = total
+            self.bar.n = done
+            self.bar.refresh()
+            return
+        now = self._clock()
+        if done >= total or now - self.said_at >= self.every_s:
+            share = f" ({100 * done / total:.0f} %)" if total else ""
+            self._line(f"{self.what}: {done:,} of {total:,} {self.unit}s{share}", now)
+
+    def _line(self, text: str, now: float | None = None) -> None:
+        now = self._clock() if now is None else now
+        self.said_at = now
+        self.stream.write(f"{self.command}: {text} [{now - self.started:.0f} s]\n")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+
+def _isatty(stream) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):  # a closed or odd stream: no terminal
+        return False

@@ -25,8 +25,7 @@ def _read_plan(path: str) -> dict:
 
 
 def run_replay(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
-
+    from fleetplan.cli.common import Progress
     from fleetplan.core.errors import InputError
     from fleetplan.core.files import read_at_most
     from fleetplan.planner.replay.fleet import PlanShapeError, fleet_of
@@ -53,18 +52,14 @@ def run_replay(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_PROBLEMS
+    progress = Progress(f"fleetplan {NAME}", "request")
     try:
+        progress.phase(f"reading {args.trace}")
         raw = read_at_most(Path(args.trace), limit=MAX_TRACE_BYTES)
         trace = read_trace(raw.decode("utf-8", errors="replace"), name=args.trace)
         with Warehouse.open(args.warehouse, read_only=True) as warehouse:
             points = benchmark_points(warehouse)
-        bar = tqdm(total=0, unit="server", disable=None, file=sys.stderr, leave=False)
-
-        def progress(done: int, total: int) -> None:
-            bar.total = total
-            bar.n = done
-            bar.refresh()
-
+        progress.phase("replaying the requests through the plan's servers")
         try:
             result = replay_trace(
                 points,
@@ -76,10 +71,10 @@ def run_replay(args: argparse.Namespace) -> int:
                 scale=args.scale,
                 seed=args.seed,
                 repair_hours=args.repair_hours,
-                progress=progress,
+                progress=progress.update,
             )
         finally:
-            bar.close()
+            progress.close()
     except OSError as error:
         print(f"fleetplan {NAME}: cannot read {args.trace}: {error.strerror}", file=sys.stderr)
         return EXIT_PROBLEMS

@@ -176,7 +176,7 @@ def replay(
     progress=None,
 ) -> Served:
     """Every request of `requests` through `fleet` (module docstring). `progress(done, total)`
-    is told as servers finish."""
+    is told the requests replayed as each server finishes."""
     pools = fleet.pools()
     pool_ids = {p: i for i, p in enumerate(pools)}
     rng = np.random.default_rng([seed, 3])
@@ -222,7 +222,7 @@ def replay(
                 lost = (t < start) & (out.finish > start)
                 failed[mine[lost]] = True
         if progress is not None:
-            progress(done + 1, len(busy))
+            progress(int(bounds[done + 1]), n)
     ttft[failed] = math.inf
     tpot[failed] = math.inf
     return Served(ttft, tpot, pool, failed, pools)
