@@ -68,7 +68,7 @@ def test_a_fifo_is_refused_before_the_plan_without_waiting(
     os.mkfifo(fifo)
     done = _plan(cli, sample_warehouse_template, "--json", fifo)
     assert done.returncode == 2
-    assert f"argument --json: {fifo} is a FIFO (named pipe)" in done.stderr
+    assert f"argument --json: {fifo} is a pipe (FIFO)" in done.stderr
     assert done.stdout == ""  # nothing planned
     assert "Traceback" not in done.stderr
 
@@ -78,7 +78,7 @@ def test_a_fifo_appearing_after_the_arguments_is_refused_not_waited_on(tmp_path)
     path = tmp_path / "k.yaml"
     checked = output_file(str(path))
     os.mkfifo(path)
-    with pytest.raises(InputError, match=r"--deploy-out .*k\.yaml is a FIFO"):
+    with pytest.raises(InputError, match=r"--deploy-out .*k\.yaml is a pipe \(FIFO\)"):
         write_output(checked, "kind: Service\n", option="--deploy-out")
 
 
@@ -94,7 +94,7 @@ def test_sockets_devices_and_links_to_them_are_refused(tmp_path):
     os.mkfifo(fifo)
     link = tmp_path / "to-fifo.json"
     link.symlink_to(fifo)
-    with pytest.raises(argparse.ArgumentTypeError, match=r"is a link to a FIFO"):
+    with pytest.raises(argparse.ArgumentTypeError, match=r"is a link to a pipe \(FIFO\)"):
         output_file(str(link))
 
 

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from fleetplan.core.errors import InputError
-from fleetplan.core.files import parse_limit
+from fleetplan.core.files import file_kind, parse_limit
 from fleetplan.core.text import printable
 
 # The longest --wait: a day. A longer wait (or nan, inf) is a typo that would hang a script.
@@ -98,38 +98,23 @@ def is_stream(path: Path) -> bool:
     return _STREAM.fullmatch(os.path.normpath(os.path.abspath(path))) is not None
 
 
-def _kind(mode: int) -> str | None:
-    """What a file that is not a regular file is, for a message (None: a regular file)."""
-    if stat.S_ISREG(mode):
-        return None
-    if stat.S_ISDIR(mode):
-        return "a folder"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO (named pipe)"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    return "not a regular file"
-
-
 def _refusal(path: Path) -> str | None:
-    """What is at `path` when it cannot be written as an output file, for a message ("a FIFO
-    (named pipe)", "a link to a device"); None when it can: nothing, a regular file, a link to
-    one or a link to nothing (the link is replaced, see `write_outputs`). A FIFO would hang the
-    write; a device or a socket is not a file. OSError where the path cannot be looked at (a
-    name over the system's limit, a loop of links)."""
+    """What is at `path` when it cannot be written as an output file, for a message ("a pipe
+    (FIFO)", "a link to a device": `core.files.file_kind`'s words); None when it can: nothing,
+    a regular file, a link to one or a link to nothing (the link is replaced, see
+    `write_outputs`). A FIFO would hang the write; a device or a socket is not a file. OSError
+    where the path cannot be looked at (a name over the system's limit, a loop of links)."""
     try:
         info = path.lstat()
     except FileNotFoundError:
         return None
     if stat.S_ISLNK(info.st_mode):
         try:
-            kind = _kind(path.stat().st_mode)
+            kind = file_kind(path.stat().st_mode)
         except FileNotFoundError:
             return None  # a link to nothing: replaced by the file
         return None if kind is None else f"a link to {kind}"
-    return _kind(info.st_mode)
+    return file_kind(info.st_mode)
 
 
 def output_file(text: str) -> Path:

@@ -28,7 +28,11 @@ def megabytes(size: float) -> str:
     return f"{size / 2**20:.3g} MB"
 
 
-def _kind(mode: int) -> str:
+def file_kind(mode: int) -> str | None:
+    """What a file that is not a regular file is, for a message (None: a regular file): the
+    words every refusal of a path uses, read or written."""
+    if stat.S_ISREG(mode):
+        return None
     if stat.S_ISDIR(mode):
         return "a folder"
     if stat.S_ISFIFO(mode):
@@ -51,7 +55,9 @@ def read_at_most(path: str | os.PathLike[str], *, limit: int, advice: str = "") 
     try:
         mode, size = (info := os.fstat(fd)).st_mode, info.st_size
         if not stat.S_ISREG(mode):
-            raise InputError(f"{_kind(mode)}, not a file: only regular files are read", file=name)
+            raise InputError(
+                f"{file_kind(mode)}, not a file: only regular files are read", file=name
+            )
         if size > limit:
             raise FileTooLargeError(
                 f"the file is {megabytes(size)}, over the {megabytes(limit)} limit{advice}",
