@@ -33,6 +33,7 @@ def gpu_of(configuration: str) -> str:
     return configuration.split("x ", 1)[1].split(" ", 1)[0]
 
 
+@pytest.mark.slow  # 13 fill plans: seconds
 def test_fill_compares_4090_and_h100_for_every_bundled_model(sample_tables):
     models = sorted(sample_tables.points["model"].unique())
     assert len(models) == 13

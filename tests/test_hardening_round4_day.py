@@ -37,6 +37,7 @@ def test_an_attainment_no_pool_size_reaches_is_an_infeasible_day_naming_the_fiel
     assert "gpus[].availability" in result.day.message
 
 
+@pytest.mark.slow  # seconds of spares at extreme availability
 @pytest.mark.parametrize(
     ("availability", "attainment", "rate", "fallback"),
     [(0.01, 0.999999, 1000.0, False), (0.5, 0.999999, 1e4, False), (0.01, 0.9, 3.0, True)],

@@ -156,6 +156,7 @@ def test_same_seed_same_answer_and_another_seed_routes_otherwise(
     assert json.loads(first.stdout)["classes"] != other["classes"]
 
 
+@pytest.mark.slow  # seconds of replay
 def test_far_above_the_plan_it_misses_and_says_the_busiest_minute_and_the_headroom(
     cli, tmp_path, peak_plan, sample_warehouse_template
 ):

@@ -99,6 +99,7 @@ def _replay(cli, plan, trace, warehouse):
     return chat
 
 
+@pytest.mark.slow  # seconds of replay (two fleets through a trace)
 def test_sized_with_bursts_it_holds_sized_on_the_mean_it_misses_the_busiest_hour(
     cli, tmp_path, sample_warehouse_template, conv_arrivals
 ):
@@ -125,6 +126,7 @@ def test_sized_with_bursts_it_holds_sized_on_the_mean_it_misses_the_busiest_hour
     assert with_bursts["goodput"] > on_mean["goodput"]
 
 
+@pytest.mark.slow  # seconds of replay
 def test_the_mean_sized_fleet_holds_poisson_arrivals_at_the_same_rate(
     cli, tmp_path, sample_warehouse_template, conv_arrivals
 ):

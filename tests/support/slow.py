@@ -1,7 +1,9 @@
 """Which tests are slow, so that `make test-fast` (`pytest -m 'not slow'`) leaves them out.
 
-Marked by hand: the engine, browser and Ray tests, and the modules whose every test runs the
-dashboard in AppTest or starts a hostile server. Marked here, at collection
+Marked by hand: the engine, browser and Ray tests, the modules whose every test runs the
+dashboard in AppTest or starts a hostile server, and the few tests that spend seconds solving or
+simulating in this process (a trace replayed through two fleets, spares at an extreme
+availability, 13 fill plans), each with its reason beside the mark. Marked here, at collection
 (`conftest.pytest_collection_modifyitems`): every other test that starts a process of its own,
 which costs seconds each (an interpreter importing pandas, DuckDB and scipy, or a Streamlit run):
 
