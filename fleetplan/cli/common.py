@@ -11,6 +11,7 @@ import re
 import secrets
 import stat
 import sys
+import time
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -256,8 +257,6 @@ class Progress:
     prefixes the lines ("fleetplan simulate")."""
 
     def __init__(self, command: str, unit: str, *, stream=None, every_s: float = 10.0) -> None:
-        import time
-
         self._clock = time.monotonic
         self.command = command
         self.unit = unit

@@ -139,15 +139,23 @@ def run(args: argparse.Namespace) -> int:
         print(f"fleetplan simulate: {args.plan}: {error}", file=sys.stderr)
         return EXIT_PROBLEMS
     if plan.day is not None:  # a day plan: its day, hour by hour (not its peak comparison)
-        return _simulate_day(args, plan.day)
+        from fleetplan.planner.day.simulation import day_report, read_day, simulate_day
+
+        run_it, say = simulate_day, day_report
+    else:
+        run_it, say = simulate, report
     try:
-        check_plan(plan)
+        if plan.day is not None:
+            fleet = read_day(plan.day)
+        else:
+            check_plan(plan)
+            fleet = plan
     except SimulationInputError as error:  # the plan's fleet: the field named
         print(f"fleetplan simulate: {args.plan}: {error}", file=sys.stderr)
         return EXIT_PROBLEMS
     try:
-        result = simulate(
-            plan,
+        result = run_it(
+            fleet,
             hours=args.hours,
             seed=args.seed,
             repair_hours=args.repair_hours,
@@ -156,31 +164,5 @@ def run(args: argparse.Namespace) -> int:
     except SimulationInputError as error:  # an option (named) or the work it asks for
         print(f"fleetplan simulate: {error}", file=sys.stderr)
         return EXIT_PROBLEMS
-    sys.stdout.write(report(result))
-    return EXIT_OK
-
-
-def _simulate_day(args: argparse.Namespace, raw: object) -> int:
-    """A day plan's day simulated (`planner.day.simulation`): its schedule, its spares, each
-    hour's attainment."""
-    from fleetplan.planner.availability.simulation import SimulationInputError
-    from fleetplan.planner.day.simulation import day_report, read_day, simulate_day
-
-    try:
-        day = read_day(raw)
-    except SimulationInputError as error:
-        print(f"fleetplan simulate: {args.plan}: {error}", file=sys.stderr)
-        return EXIT_PROBLEMS
-    try:
-        result = simulate_day(
-            day,
-            hours=args.hours,
-            seed=args.seed,
-            repair_hours=args.repair_hours,
-            window_s=args.window_s,
-        )
-    except SimulationInputError as error:
-        print(f"fleetplan simulate: {error}", file=sys.stderr)
-        return EXIT_PROBLEMS
-    sys.stdout.write(day_report(result))
+    sys.stdout.write(say(result))
     return EXIT_OK

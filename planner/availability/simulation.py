@@ -48,7 +48,7 @@ def _class_rates(pools) -> dict[str, float]:
     return rates
 
 
-def count_text(value: float) -> str:
+def _count(value: float) -> str:
     return f"{value:,.0f}" if value < 1e15 else f"{value:.3g}"
 
 
@@ -103,6 +103,43 @@ def check_plan(plan: Plan) -> None:
 def check_work(plan: Plan, *, hours: float, repair_hours: float, window_s: float, batches=20):
     """Refuse options (named) that are not finite and above 0, or that ask for more work than
     the caps allow, before any is done."""
+    pools = plan.recommended.pools
+    failing = [
+        (p.servers, p.availability)
+        for p in pools
+        if p.availability is not None and p.availability < 1
+    ]
+    check_caps(
+        hours=hours,
+        repair_hours=repair_hours,
+        window_s=window_s,
+        least_steps=batches,
+        failing=failing,
+        pools=len(pools),
+        top_rate=max(_class_rates(pools).values()),
+        whose="plan's",
+        rate_field="recommended.pools[].rate_rps",
+    )
+
+
+def check_caps(
+    *,
+    hours: float,
+    repair_hours: float,
+    window_s: float,
+    least_steps: int,
+    failing: list[tuple[int, float]],
+    pools: int,
+    top_rate: float,
+    whose: str,
+    rate_field: str,
+    max_cells: int = MAX_CELLS,
+    longest_window_s: float | None = None,
+) -> None:
+    """The options finite and above 0 (named), and the work they ask of a fleet within the caps
+    (windows, host failures and returns, arrivals in a window, per-window figures), before any
+    is done. `failing`: (servers, availability) of each group of failing servers; `whose`: the
+    fleet's owner in the messages ("plan's", "day's"); `longest_window_s`: a cap on --window-s."""
     for option, value in (
         ("--hours", hours),
         ("--repair-hours", repair_hours),
@@ -110,42 +147,82 @@ def check_work(plan: Plan, *, hours: float, repair_hours: float, window_s: float
     ):
         if not (finite(value) and value > 0):
             raise SimulationInputError(f"{option} must be a finite number above 0, not {value!r}")
+    if longest_window_s is not None and window_s > longest_window_s:
+        raise SimulationInputError(
+            f"--window-s {window_s:g} is longer than an hour: a day plan changes every hour "
+            f"(at most {longest_window_s:g})"
+        )
     windows = hours * 3600.0 / window_s
     if not windows <= MAX_WINDOWS:
         raise SimulationInputError(
-            f"--hours {hours:g} in windows of --window-s {window_s:g} make {count_text(windows)} "
+            f"--hours {hours:g} in windows of --window-s {window_s:g} make {_count(windows)} "
             f"windows, over the {MAX_WINDOWS:,} the simulation does: shorten --hours or widen "
             "--window-s"
         )
-    steps = max(batches, int(windows))
-    span_h = steps * window_s / 3600.0  # at least `batches` windows are simulated
-    pools = plan.recommended.pools
-    failing = [p for p in pools if p.availability is not None and p.availability < 1]
-    servers = sum(p.servers for p in failing)
+    steps = max(least_steps, int(windows))
+    span_h = steps * window_s / 3600.0  # at least `least_steps` windows are simulated
+    servers = sum(n for n, _ in failing)
     # each failing server changes state about 2 x span x (1 - a) / repair_hours times
-    events = sum(2 * p.servers * span_h * (1 - p.availability) / repair_hours for p in failing)
+    events = sum(2 * n * span_h * (1 - a) / repair_hours for n, a in failing)
     if not events <= MAX_EVENTS:
         raise SimulationInputError(
             f"--hours {hours:g} (windows of --window-s {window_s:g}) with --repair-hours "
-            f"{repair_hours:g} make about {count_text(events)} host failures and returns over the "
-            f"plan's {servers:,} failing servers, over the {MAX_EVENTS:,} the simulation draws: "
+            f"{repair_hours:g} make about {_count(events)} host failures and returns over the "
+            f"{whose} {servers:,} failing servers, over the {MAX_EVENTS:,} the simulation draws: "
             "shorten --hours or --window-s, or lengthen --repair-hours"
         )
-    top = max(_class_rates(pools).values())
-    if not top * window_s <= MAX_PER_WINDOW:
+    if not top_rate * window_s <= MAX_PER_WINDOW:
         raise SimulationInputError(
-            f"a class's rate of {top:g} req/s makes {count_text(top * window_s)} arrivals in a "
-            f"window of --window-s {window_s:g}, over the {MAX_PER_WINDOW:,} the simulation "
-            "counts: narrow --window-s (or check the plan's recommended.pools[].rate_rps)"
+            f"a class's rate of {top_rate:g} req/s makes {_count(top_rate * window_s)} "
+            f"arrivals in a window of --window-s {window_s:g}, over the {MAX_PER_WINDOW:,} the "
+            f"simulation counts: narrow --window-s (or check the plan's {rate_field})"
         )
-    cells = steps * (len(pools) + servers)
-    if not cells <= MAX_CELLS:
+    cells = steps * (pools + servers)
+    if not cells <= max_cells:
         raise SimulationInputError(
             f"--hours {hours:g} in windows of --window-s {window_s:g} ({steps:,} windows) over "
-            f"the plan's {len(pools):,} pools and {servers:,} failing servers make "
-            f"{cells:,} figures, over the {MAX_CELLS:,} the simulation computes: shorten "
+            f"the {whose} {pools:,} pools and {servers:,} failing servers make "
+            f"{cells:,} figures, over the {max_cells:,} the simulation computes: shorten "
             "--hours or widen --window-s"
         )
+
+
+def windows_met(
+    rng, rate: float, window_s: float, count: int, capacity: list, shares, *, fallback: bool
+) -> np.ndarray:
+    """Whether each of `count` windows was met: Poisson arrivals at `rate`, split over the pools
+    by `shares` (with fallback, taken by the pools together), each pool serving up to its
+    `capacity` (requests a window, one array a pool)."""
+    arrivals = rng.poisson(rate * window_s, size=count)
+    if fallback:
+        return arrivals <= np.sum(capacity, axis=0) + 1e-9
+    split = rng.multinomial(arrivals, shares) if len(capacity) > 1 else arrivals[:, None]
+    return np.all(split <= np.stack(capacity, axis=1) + 1e-9, axis=1)
+
+
+def interval(met: np.ndarray, batches: int) -> tuple[float, float, float]:
+    """The share of windows met and its 95 % interval from the means of `batches` consecutive
+    batches (none where fewer than two windows)."""
+    mean = float(met.mean())
+    count = min(batches, len(met))
+    if count < 2:
+        return mean, mean, mean
+    batch = np.array([b.mean() for b in np.array_split(met.astype(float), count)])
+    half = float(student_t.ppf(0.975, count - 1) * batch.std(ddof=1) / math.sqrt(count))
+    return mean, max(0.0, mean - half), min(1.0, mean + half)
+
+
+def verdict(planned: float | None, low: float, high: float) -> str:
+    """What the simulated interval says of the plan's figure."""
+    if low == high:
+        return "no interval: every window alike (simulate longer to see misses)"
+    if planned is None:
+        return ""
+    if low <= planned <= high:
+        return "agrees"
+    if planned < low:
+        return "above the plan (the headroom carries some outages)"
+    return "outside the interval"
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,20 +316,10 @@ def simulate(
             * window_s
             for p in pools
         ]
-        arrivals = rng.poisson(rate * window_s, size=steps)
-        if fallback:
-            met = arrivals <= np.sum(capacity, axis=0) + 1e-9
-        else:
-            shares = np.array([p.rate_rps / rate for p in pools])
-            split = rng.multinomial(arrivals, shares) if len(pools) > 1 else arrivals[:, None]
-            met = np.all(split <= np.stack(capacity, axis=1) + 1e-9, axis=1)
-        batch = np.array([b.mean() for b in np.array_split(met.astype(float), batches)])
-        mean = float(met.mean())
-        half = float(student_t.ppf(0.975, batches - 1) * batch.std(ddof=1) / math.sqrt(batches))
+        shares = np.array([p.rate_rps / rate for p in pools])
+        met = windows_met(rng, rate, window_s, steps, capacity, shares, fallback=fallback)
         planned = attained[name].attainment if name in attained else None
-        results.append(
-            ClassResult(name, planned, mean, max(0.0, mean - half), min(1.0, mean + half))
-        )
+        results.append(ClassResult(name, planned, *interval(met, batches)))
     return SimulationResult(hours, seed, repair_hours, window_s, results)
 
 
@@ -269,13 +336,8 @@ def report(result: SimulationResult) -> str:
     ]
     for c in result.classes:
         planned = "none" if c.planned is None else f"{c.planned:.5f}"
-        verdict = {True: "agrees", False: "outside the interval", None: ""}[c.agrees()]
-        if c.agrees() is False and c.planned is not None and c.planned < c.low:
-            verdict = "above the plan (the headroom carries some outages)"
-        if c.low == c.high:
-            verdict = "no interval: every window alike (simulate longer to see misses)"
         lines.append(
             f"  {c.traffic_class:<16} {c.met:>20.5f} {f'{c.low:.5f}-{c.high:.5f}':>20} "
-            f"{planned:>10}  {verdict}"
+            f"{planned:>10}  {verdict(c.planned, c.low, c.high)}"
         )
     return "\n".join(lines) + "\n"

@@ -18,23 +18,21 @@ The model is the peak's (`planner.availability.simulation`), over the day's sche
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 from pydantic import ValidationError
-from scipy.stats import t as student_t
 
 from fleetplan.planner.availability.simulation import (
     MAX_CELLS,
-    MAX_EVENTS,
-    MAX_PER_WINDOW,
     MAX_POOL_SERVERS,
-    MAX_WINDOWS,
     SimulationInputError,
-    count_text,
+    check_caps,
     finite,
+    interval,
     server_states,
+    verdict,
+    windows_met,
 )
 from fleetplan.planner.day.results import DayPlan, DayShare
 from fleetplan.planner.scenario.parts import HOURS
@@ -162,56 +160,23 @@ def _pools(day: DayPlan) -> tuple[dict[str, list[_Pool]], list[int]]:
 def check_day_work(
     day: DayPlan, *, hours: float, repair_hours: float, window_s: float, batches: int = 20
 ) -> None:
-    """The peak's caps (`check_work`) on the day's fleet, before any work is done."""
-    for option, value in (
-        ("--hours", hours),
-        ("--repair-hours", repair_hours),
-        ("--window-s", window_s),
-    ):
-        if not (finite(value) and value > 0):
-            raise SimulationInputError(f"{option} must be a finite number above 0, not {value!r}")
-    if window_s > 3600:
-        raise SimulationInputError(
-            f"--window-s {window_s:g} is longer than an hour: a day plan changes every hour "
-            "(at most 3600)"
-        )
-    windows = hours * 3600.0 / window_s
-    if not windows <= MAX_WINDOWS:
-        raise SimulationInputError(
-            f"--hours {hours:g} in windows of --window-s {window_s:g} make {count_text(windows)} "
-            f"windows, over the {MAX_WINDOWS:,} the simulation does: shorten --hours or widen "
-            "--window-s"
-        )
-    steps = max(batches * HOURS, int(windows))
-    span_h = steps * window_s / 3600.0
+    """The peak's caps (`check_caps`) on the day's fleet, and windows of at most an hour, before
+    any work is done."""
     _, sizes = _pools(day)
-    failing = [(n, unit.availability) for n, unit in zip(sizes, day.fleet, strict=True)]
-    failing = [(n, a) for n, a in failing if a < 1]
-    servers = sum(n for n, _ in failing)
-    events = sum(2 * n * span_h * (1 - a) / repair_hours for n, a in failing)
-    if not events <= MAX_EVENTS:
-        raise SimulationInputError(
-            f"--hours {hours:g} (windows of --window-s {window_s:g}) with --repair-hours "
-            f"{repair_hours:g} make about {count_text(events)} host failures and returns over the "
-            f"day's {servers:,} failing servers, over the {MAX_EVENTS:,} the simulation draws: "
-            "shorten --hours or --window-s, or lengthen --repair-hours"
-        )
-    top = max((max(s.rate_by_hour) for unit in day.fleet for s in unit.classes), default=0.0)
-    if not top * window_s <= MAX_PER_WINDOW:
-        raise SimulationInputError(
-            f"a class's rate of {top:g} req/s makes {count_text(top * window_s)} arrivals in a "
-            f"window of --window-s {window_s:g}, over the {MAX_PER_WINDOW:,} the simulation "
-            "counts: narrow --window-s (or check the plan's day.fleet[].classes[].rate_by_hour)"
-        )
-    pools = sum(len(unit.classes) for unit in day.fleet)
-    cells = steps * (pools + servers)
-    if not cells <= MAX_DAY_CELLS:
-        raise SimulationInputError(
-            f"--hours {hours:g} in windows of --window-s {window_s:g} ({steps:,} windows) over "
-            f"the day's {pools:,} pools and {servers:,} failing servers make {cells:,} figures, "
-            f"over the {MAX_DAY_CELLS:,} the simulation computes: shorten --hours or widen "
-            "--window-s"
-        )
+    failing = [(n, u.availability) for n, u in zip(sizes, day.fleet, strict=True)]
+    check_caps(
+        hours=hours,
+        repair_hours=repair_hours,
+        window_s=window_s,
+        least_steps=batches * HOURS,
+        failing=[(n, a) for n, a in failing if a < 1],
+        pools=sum(len(unit.classes) for unit in day.fleet),
+        top_rate=max((max(s.rate_by_hour) for u in day.fleet for s in u.classes), default=0.0),
+        whose="day's",
+        rate_field="day.fleet[].classes[].rate_by_hour",
+        max_cells=MAX_DAY_CELLS,
+        longest_window_s=3600.0,
+    )
 
 
 def simulate_day(
@@ -253,15 +218,10 @@ def simulate_day(
                 continue
             at = np.nonzero(hour_of == h)[0]
             capacity = [_up(cumulative[p.unit], p, h, at) * p.capacity * window_s for p in carried]
-            arrivals = rng.poisson(rate * window_s, size=len(at))
-            if fallback:
-                met = arrivals <= np.sum(capacity, axis=0) + 1e-9
-            else:
-                shares = np.array([p.rates[h] / rate for p in carried])
-                split = rng.multinomial(arrivals, shares) if len(carried) > 1 else arrivals[:, None]
-                met = np.all(split <= np.stack(capacity, axis=1) + 1e-9, axis=1)
+            shares = np.array([p.rates[h] / rate for p in carried])
+            met = windows_met(rng, rate, window_s, len(at), capacity, shares, fallback=fallback)
             planned = attained[name].by_hour[h] if name in attained else None
-            hourly.append(_hour_result(h, planned, met, batches))
+            hourly.append(HourResult(h, planned, *interval(met, batches)))
         if not hourly:
             continue
         worst = min(hourly, key=lambda r: (r.met, r.hour))
@@ -276,16 +236,6 @@ def _up(cumulative: np.ndarray | None, pool: _Pool, h: int, at: np.ndarray) -> n
         return np.full(len(at), pool.servers[h], dtype=np.int64)
     first = pool.offset[h]
     return cumulative[first + pool.servers[h], at] - cumulative[first, at]
-
-
-def _hour_result(hour: int, planned: float | None, met: np.ndarray, batches: int) -> HourResult:
-    mean = float(met.mean())
-    count = min(batches, len(met))
-    if count < 2:
-        return HourResult(hour, planned, mean, mean, mean)
-    batch = np.array([b.mean() for b in np.array_split(met.astype(float), count)])
-    half = float(student_t.ppf(0.975, count - 1) * batch.std(ddof=1) / math.sqrt(count))
-    return HourResult(hour, planned, mean, max(0.0, mean - half), min(1.0, mean + half))
 
 
 def day_report(result: DaySimulationResult) -> str:
@@ -304,13 +254,8 @@ def day_report(result: DaySimulationResult) -> str:
     for c in result.classes:
         w = c.worst
         planned = "none" if c.planned is None else f"{c.planned:.5f}"
-        verdict = {True: "agrees", False: "outside the interval", None: ""}[c.agrees()]
-        if c.agrees() is False and c.planned is not None and c.planned < w.low:
-            verdict = "above the plan (the headroom carries some outages)"
-        if w.low == w.high:
-            verdict = "no interval: every window alike (simulate longer to see misses)"
         lines.append(
             f"  {c.traffic_class:<16} {f'{w.hour:02d}h':>10} {w.met:>20.5f} "
-            f"{f'{w.low:.5f}-{w.high:.5f}':>20} {planned:>10}  {verdict}"
+            f"{f'{w.low:.5f}-{w.high:.5f}':>20} {planned:>10}  {verdict(c.planned, w.low, w.high)}"
         )
     return "\n".join(lines) + "\n"
