@@ -137,3 +137,45 @@ def test_the_migration_gives_stored_runs_their_content_key(warehouse_path, tmp_p
         # the run is now present by its content, from the first file
         outcome = ingest(wh, "third.json", gzip.compress(COMPACT))
         assert outcome.status is FileStatus.DUPLICATE and "(from" in outcome.message
+
+
+def test_a_runs_key_is_the_same_text_whatever_the_values_kind():
+    """The key's canonical text (`identity._canonical`, with a fast path for floats, text and
+    whole numbers) is the documented one for every kind a stored figure has: 10 significant
+    digits, inf and nan as Python writes them, an enum as its stored text, bools and None as
+    they are; a large file's keys are computed once and handed to the store."""
+    import hashlib
+    import math
+
+    from fleetplan.core.contract import EnergyMethod
+    from fleetplan.warehouse.identity import content_key
+
+    def reference(value):
+        value = getattr(value, "value", value)
+        if value is None or isinstance(value, bool | str):
+            return value
+        number = float(value)
+        return repr(number) if math.isinf(number) else f"{number:.10g}"
+
+    values = [
+        1.0, 0.1 + 0.2, 123456789012.5, -2.5e-7, math.inf, -math.inf, math.nan, 0, 7,
+        2**60, True, False, None, "h100-pcie", EnergyMethod.NONE,
+    ]  # fmt: skip
+    setup = [reference(v) for v in ("m", "g", 1)]
+    text = json.dumps([setup, [[reference(v) for v in values]]], separators=(",", ":"))
+    assert content_key(["m", "g", 1], [values]) == hashlib.sha256(text.encode()).hexdigest()
+    assert text.count('"inf"') == 1 and '"-inf"' in text and '"nan"' in text and "true" in text
+
+
+def test_the_store_is_handed_keys_that_match_its_runs(warehouse):
+    from fleetplan.warehouse.identity import run_key, run_keys
+    from fleetplan.warehouse.preview import preview_file
+    from fleetplan.warehouse.store import SourceFile, store_runs
+
+    file = FileInput.from_bytes("r.json", COMPACT)
+    preview = preview_file(warehouse, file, ImportOptions())
+    assert preview.keys == run_keys(preview.parsed.runs) == (run_key(preview.parsed.runs[0]),)
+    source = SourceFile(name="r.json", sha256=file.sha256, size_bytes=1, importer="x",
+                        importer_version="1", origin="test", warnings=())  # fmt: skip
+    with pytest.raises(ValueError, match="1 runs"):
+        store_runs(warehouse, source, preview.parsed.runs, keys=())

@@ -50,6 +50,13 @@ RUN_FIELDS: tuple[str, ...] = ("model", "gpu_model", "gpu_count")
 
 
 def _canonical(value: object) -> object:
+    kind = type(value)
+    if kind is float:  # the common case first: most stored figures (inf and nan as repr writes)
+        return f"{value:.10g}"
+    if kind is str or value is None:
+        return value
+    if kind is int:
+        return f"{float(value):.10g}"
     value = getattr(value, "value", value)  # an enum as its stored text
     if value is None or isinstance(value, bool | str):
         return value
@@ -72,8 +79,14 @@ def content_key(setup: Sequence[object], points: Iterable[Sequence[object]]) -> 
 def run_key(run: Run) -> str:
     """The key of a run as a format read it."""
     setup = [getattr(run, name) for name in RUN_FIELDS]
-    points = [[getattr(point, name) for name in POINT_FIELDS] for point in run.points]
+    # a model's fields are its __dict__ (read there: a getattr each is most of a large file's key)
+    points = [[vars(point)[name] for name in POINT_FIELDS] for point in run.points]
     return content_key(setup, points)
+
+
+def run_keys(runs: Iterable[Run]) -> tuple[str, ...]:
+    """The key of each run, in order."""
+    return tuple(run_key(run) for run in runs)
 
 
 def stored_keys(con) -> dict[str, str]:

@@ -7,7 +7,7 @@ app's upload) and, when ready, stored at once, before the next file is read.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -128,7 +128,7 @@ def _commit(warehouse: Warehouse, preview: Preview, origin: str) -> Outcome:
     if preview.parsed is None or preview.status is not FileStatus.READY:
         return Outcome(preview.file, preview.status, preview.message)
     try:
-        return _store(warehouse, preview.parsed, origin)
+        return _store(warehouse, preview.parsed, origin, preview.keys or None)
     except WarehouseError:
         raise
     except Exception as error:  # a bug: the transaction is rolled back, the file refused
@@ -136,7 +136,9 @@ def _commit(warehouse: Warehouse, preview: Preview, origin: str) -> Outcome:
         return Outcome(preview.file, FileStatus.REJECTED, unexpected_error(error))
 
 
-def _store(warehouse: Warehouse, parsed: ParsedFile, origin: str) -> Outcome:
+def _store(
+    warehouse: Warehouse, parsed: ParsedFile, origin: str, keys: Sequence[str] | None = None
+) -> Outcome:
     ensure_reference(warehouse)  # a warehouse made by ingest alone knows its GPUs too
     file = parsed.file
     source = SourceFile(
@@ -148,7 +150,7 @@ def _store(warehouse: Warehouse, parsed: ParsedFile, origin: str) -> Outcome:
         origin=origin,
         warnings=parsed.warnings,
     )
-    result = store_runs(warehouse, source, parsed.runs)
+    result = store_runs(warehouse, source, parsed.runs, keys)
     if result.runs_added == 0:
         return Outcome(
             file.name,

@@ -28,6 +28,7 @@ from pathlib import PurePath
 
 from fleetplan.core.errors import InputError, NotResultsError, WarehouseError
 from fleetplan.warehouse.db import Warehouse
+from fleetplan.warehouse.identity import run_keys
 from fleetplan.warehouse.importers.base import FileInput, ImportOptions, ParsedFile
 from fleetplan.warehouse.importers.inference_perf import STAGE_NAME
 from fleetplan.warehouse.importers.llmd_report import PARTIAL_NAME
@@ -91,6 +92,9 @@ class Preview:
     duplicate_of: str | None = None  # the file(s) that brought the same bytes or runs before
     # Runs the warehouse holds already, by position in `parsed.runs`: the file that brought each.
     present: dict[int, str] = field(default_factory=dict)
+    # Each run's identity (`identity.run_key`), by position: computed once, for the lookup of
+    # what is present and for the store (a large file's keys take seconds).
+    keys: tuple[str, ...] = ()
 
     @property
     def format(self) -> str:
@@ -285,7 +289,8 @@ def preview_file(
             parsed, present = shown or (None, {})
             return Preview(file.name, FileStatus.DUPLICATE, message, parsed, earlier[0], present)
         parsed = label_traffic(parse(file, options), options)
-        present = runs_present(warehouse, file.sha256, parsed.runs)
+        keys = run_keys(parsed.runs)
+        present = runs_present(warehouse, file.sha256, parsed.runs, keys)
     except NotResultsError as error:
         return Preview(file.name, FileStatus.SKIPPED, error.detail)
     except InputError as error:
@@ -298,12 +303,12 @@ def preview_file(
     if present and len(present) == len(parsed.runs):
         holders = ", ".join(sorted(set(present.values())))
         message = f"its {len(present)} run(s) are already in the warehouse (from {holders})"
-        return Preview(file.name, FileStatus.DUPLICATE, message, parsed, holders, present)
+        return Preview(file.name, FileStatus.DUPLICATE, message, parsed, holders, present, keys)
     message = f"{parsed.points} point(s) in {len(parsed.runs)} run(s) via {parsed.importer}"
     if present:
         holders = ", ".join(sorted(set(present.values())))
         message += f"; {len(present)} run(s) already present (from {holders}) will be skipped"
-    return Preview(file.name, FileStatus.READY, message, parsed, present=present)
+    return Preview(file.name, FileStatus.READY, message, parsed, present=present, keys=keys)
 
 
 def _parsed_if_readable(

@@ -13,7 +13,7 @@ from fleetplan.core.contract import Run
 from fleetplan.core.load import judge_point
 from fleetplan.warehouse.columns import LOAD_COLUMNS
 from fleetplan.warehouse.db import Warehouse, utc_now
-from fleetplan.warehouse.identity import POINT_FIELDS, run_key
+from fleetplan.warehouse.identity import POINT_FIELDS, run_keys
 from fleetplan.warehouse.load import load_values
 
 log = logging.getLogger("fleetplan.store")
@@ -158,12 +158,15 @@ def _point_rows(run: Run, run_id: str) -> list[tuple]:
     return rows
 
 
-def runs_present(warehouse: Warehouse, sha256: str, runs: Sequence[Run]) -> dict[int, str]:
+def runs_present(
+    warehouse: Warehouse, sha256: str, runs: Sequence[Run], keys: Sequence[str] | None = None
+) -> dict[int, str]:
     """Which of a file's runs the warehouse holds already (the same content, as `store_runs`
     decides), by position: the name of the file that brought each. `sha256` (the file's) is
-    not used: a run's identity is its content, not its file."""
+    not used: a run's identity is its content, not its file. `keys`: the runs' keys
+    (`identity.run_keys`), where known."""
     del sha256
-    keys = [run_key(run) for run in runs]
+    keys = run_keys(runs) if keys is None else keys
     held = _held(warehouse.cursor(), keys)
     return {i: held[key] for i, key in enumerate(keys) if key in held}
 
@@ -182,11 +185,15 @@ def _held(con, keys: Sequence[str]) -> dict[str, str]:
     return dict(con.execute(sql, wanted).fetchall())
 
 
-def store_runs(warehouse: Warehouse, source: SourceFile, runs: Sequence[Run]) -> StoreResult:
+def store_runs(
+    warehouse: Warehouse, source: SourceFile, runs: Sequence[Run], keys: Sequence[str] | None = None
+) -> StoreResult:
     """Store a file's runs in one transaction. Runs already stored (the same content, e.g. the
     raw file behind a sample-data file, or this file re-serialised), or twice in this file, are
-    skipped and counted."""
-    keys = [run_key(run) for run in runs]
+    skipped and counted. `keys`: the runs' keys (`identity.run_keys`), where known."""
+    keys = run_keys(runs) if keys is None else keys
+    if len(keys) != len(runs):
+        raise ValueError(f"{len(keys)} keys for {len(runs)} runs")
     with warehouse.transaction() as con:
         held = _held(con, keys)
         present_in = set(held.values())

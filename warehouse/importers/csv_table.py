@@ -175,7 +175,11 @@ _NOT_TYPED = frozenset(("requests", "notes"))  # no request log in a table; note
 def _groups(reader: csv.DictReader, header: list[str], file: str) -> dict[tuple, dict[str, Any]]:
     """Rows by run (the same run_id, or without one the same setup), each row a point."""
     groups: dict[tuple, dict[str, Any]] = {}
-    point_fields = [f for f in Point.model_fields if f not in _NOT_TYPED and f in header]
+    point_fields = [
+        (f, _KIND.get(f) == "float")
+        for f in Point.model_fields
+        if f not in _NOT_TYPED and f in header
+    ]
     for number, row in enumerate(reader, start=2):
         where = f"row {number}"
         if None in row:
@@ -192,7 +196,18 @@ def _groups(reader: csv.DictReader, header: list[str], file: str) -> dict[tuple,
             for column, ours in PROVENANCE_COLUMNS.items()
             if column in row and _text(row[column]) is not None
         }
-        point_values = {f: _typed(f, row[f], where, file) for f in point_fields}
+        point_values = {}
+        for f, is_float in point_fields:
+            raw = row[f]
+            if not raw:
+                continue  # an empty cell: not given
+            if is_float and raw[0] != "'":
+                try:
+                    point_values[f] = float(raw)  # "inf", " Infinity " and "nan" as float reads
+                    continue
+                except ValueError:
+                    pass  # refused below, with the row and the column
+            point_values[f] = _typed(f, raw, where, file)
         if _text(row.get("notes", "")):
             point_values["notes"] = tuple(n.strip() for n in row["notes"].split("|") if n.strip())
         key = (_text(row.get("run_id", "")) or None, tuple(sorted(run_values.items(), key=str)))
