@@ -16,8 +16,12 @@
    in this process; aim under 60 s. Baseline measured in the same run: the serving model alone
    on the same requests (each server's share simulated, no routing, no summary): ratio =
    replay / baseline, the replay's own cost.
+3. `--spread`: the chat dataset's prompt spread (`simulate.CHAT_CV`) as a calibration would
+   choose it: each configuration's lowest-rate level (where a request scarcely queues),
+   simulated at 200 requests over a grid of prompt CVs, three seeds, the median P99 TTFT
+   against the measured; per CV the summed and median |log error| and the share within 35 %.
 
-    python benchmarks/replay.py [--levels-only | --speed-only]
+    python benchmarks/replay.py [--levels-only | --speed-only | --spread]
 """
 
 from __future__ import annotations
@@ -301,12 +305,72 @@ def speed_part() -> None:
         )
 
 
+SPREAD_GRID = (0.0, 0.3, 0.5, 0.6, 0.8, 1.0, 1.2)
+
+
+def spread_part() -> None:
+    """Part 3 (module docstring)."""
+    from estimate import sample_points
+
+    from fleetplan.planner.estimate.calibrate import tensor_parallel
+    from fleetplan.planner.estimate.serving import Server, Shape, kv_cache_tokens
+    from fleetplan.planner.estimate.simulate import simulate
+    from fleetplan.services.envelope import bundled_architectures
+    from fleetplan.services.estimate import bundled_specs, calibrations, trusted
+
+    points = sample_points()
+    architectures, specs = dict(bundled_architectures()), bundled_specs()
+    fits = calibrations(points, architectures)
+    errors, best = [], []
+    for (model, gpu, count), rows in trusted(points).groupby(["model", "gpu_model", "gpu_count"]):
+        row = rows.sort_values("offered_rate_rps").iloc[0].to_dict()
+        fit = fits.get((gpu, str(row.get("engine") or "")))
+        if fit is None or model.lower() not in architectures or gpu not in specs:
+            continue
+        tp = tensor_parallel(row)
+        shape = Shape.of(architectures[model.lower()])
+        prompt, output = level_tokens(row)
+        row_errors = []
+        for cv in SPREAD_GRID:
+            p99 = [
+                simulate(
+                    Server(shape, specs[gpu], tp),
+                    fit.efficiencies,
+                    Traffic(prompt, output, cv, 0.8, 1024, 2048),
+                    rate_rps=float(row["offered_rate_rps"]) / max(int(count) // tp, 1),
+                    requests=200,
+                    kv_tokens=kv_cache_tokens(shape, specs[gpu], tp),
+                    seed=seed,
+                ).p("ttft", 99)
+                for seed in SEEDS
+            ]
+            row_errors.append(float(np.log(np.median(p99) / float(row["ttft_p99_ms"]))))
+        errors.append(row_errors)
+        best.append(SPREAD_GRID[int(np.argmin(np.abs(row_errors)))])
+        print(
+            f"  {model.split('/')[-1]} on {count}x {gpu}: best CV {best[-1]:g} "
+            f"({' '.join(f'{e:+.2f}' for e in row_errors)})"
+        )
+    signed = np.array(errors)
+    table = np.abs(signed)
+    print(f"{len(errors)} configurations; median of the best CVs {np.median(best):g}")
+    print("| prompt CV | sum abs(log error) | median abs(log error) | within 35 % |")
+    print("|---|---|---|---|")
+    for j, cv in enumerate(SPREAD_GRID):
+        within = float(np.mean(np.abs(np.expm1(signed[:, j])) <= AIMS["ttft_p99"]))
+        print(f"| {cv:g} | {table[:, j].sum():.2f} | {np.median(table[:, j]):.3f} | {within:.0%} |")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--levels-only", action="store_true")
     group.add_argument("--speed-only", action="store_true")
+    group.add_argument("--spread", action="store_true", help="only part 3")
     args = parser.parse_args(argv)
+    if args.spread:
+        spread_part()
+        return 0
     if not args.speed_only:
         levels_part()
     if not args.levels_only:
