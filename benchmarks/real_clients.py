@@ -1,7 +1,9 @@
 """The real benchmarking clients against a live vLLM CPU server, imported with fleetplan.
 
 One vLLM 0.32 CPU server (prefix caching off) serves the tests' tiny random Llama (head_dim 64)
-on 127.0.0.1. Each client runs a Poisson rate sweep (`--rates`, default 2/4/8/16 req/s) and a
+on 127.0.0.1. Each client runs a Poisson rate sweep (`--rates`, default 2/4/8/16 req/s; `auto`:
+`--rate-fractions` 0.25-1.25 of the highest throughput of its own concurrency sweep, run first,
+so that the sweep spans the server's knee however fast the machine) and a
 concurrency sweep (`--concurrencies`, default 1/4/16), `--requests` (60) per level, random
 prompts of one shape (`--input-len`/`--output-len`, 128/16), ignore_eos, seed 42:
 
@@ -67,7 +69,14 @@ def _arguments(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--tools", default="guidellm,aiperf,vllm,inference-perf")
     p.add_argument("--sweeps", default="rate,concurrency")
-    p.add_argument("--rates", default="2,4,8,16", help="Poisson rates, req/s")
+    p.add_argument(
+        "--rates",
+        default="2,4,8,16",
+        help="Poisson rates, req/s; 'auto': --rate-fractions of the highest throughput of the "
+        "tool's own concurrency sweep (run first), so the sweep spans the server's knee on any "
+        "machine",
+    )
+    p.add_argument("--rate-fractions", default="0.25,0.5,0.75,1,1.25")
     p.add_argument("--concurrencies", default="1,4,16")
     p.add_argument("--requests", type=int, default=60, help="requests per level")
     p.add_argument("--input-len", type=int, default=128)
@@ -115,6 +124,15 @@ def ingest(folder: Path, warehouse: Path) -> tuple[int, str, list[dict]]:
         except Exception as error:  # a report, not a crash
             output += f"\n(reading the warehouse failed: {error})"
     return done.returncode, output, rows
+
+
+def finite_rate(value) -> float | None:
+    """A positive finite throughput, else None."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) and number > 0 else None
 
 
 def _num(value, digits: int = 2) -> str:
@@ -283,40 +301,63 @@ def _version(ctx, tool: str) -> str:
     return done.stdout.strip() or "?"
 
 
+def run_sweep(ctx, tool: str, sweep: str, levels: list[float], manifest: dict) -> bool:
+    """One tool's sweep into OUT/<tool>-<sweep>/, recorded in the manifest; False if it failed."""
+    key = f"{tool}-{sweep}"
+    folder = ctx.out / key
+    if folder.exists():
+        shutil.rmtree(folder)
+    print(f"running {key} ({levels})...", flush=True)
+    started = time.monotonic()
+    try:
+        commands = RUNNERS[tool](ctx, sweep, levels, folder)
+    except (ToolError, subprocess.TimeoutExpired) as error:
+        print(f"  {key} failed: {error}", flush=True)
+        return False
+    manifest["runs"][key] = {
+        "tool": tool,
+        "version": _version(ctx, tool),
+        "asked": f"{sweep} " + "/".join(number_text(v) for v in levels),
+        "commands": commands,
+        "minutes": round((time.monotonic() - started) / 60, 2),
+    }
+    return True
+
+
 def measure(ctx) -> int:
     manifest_path = ctx.out / "manifest.json"
     manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {"runs": {}}
     if not ctx.skip_run or "date" not in manifest:
         # Re-reading committed runs keeps the date and server that made them.
         manifest |= {"date": time.strftime("%Y-%m-%d %H:%M"), "server": ctx.server_command}
-        manifest["vllm"] = _version(ctx, "vllm")
+        manifest |= {"vllm": _version(ctx, "vllm"), "requests_per_level": ctx.requests}
     failed = False
+    auto = ctx.rates.strip() == "auto"
+    # With automatic rates a tool's concurrency sweep runs first: its plateau sets the rates.
+    sweeps = sorted(ctx.sweeps, key=lambda sweep: sweep != "concurrency") if auto else ctx.sweeps
     for tool in ctx.tools:
-        for sweep in ctx.sweeps:
+        plateau = None
+        for sweep in sweeps:
             key = f"{tool}-{sweep}"
-            levels = _numbers(ctx.rates if sweep == "rate" else ctx.concurrencies)
-            if not ctx.skip_run:
-                folder = ctx.out / key
-                if folder.exists():
-                    shutil.rmtree(folder)
-                print(f"running {key} ({levels})...", flush=True)
-                started = time.monotonic()
-                try:
-                    commands = RUNNERS[tool](ctx, sweep, levels, folder)
-                except (ToolError, subprocess.TimeoutExpired) as error:
-                    print(f"  {key} failed: {error}", flush=True)
+            if sweep == "rate" and auto:
+                if not plateau:
+                    print(f"  {key}: no concurrency sweep throughput to set its rates from")
                     failed = True
                     continue
-                manifest["runs"][key] = {
-                    "tool": tool,
-                    "version": _version(ctx, tool),
-                    "asked": f"{sweep} " + "/".join(number_text(v) for v in levels),
-                    "commands": commands,
-                    "minutes": round((time.monotonic() - started) / 60, 2),
-                }
+                levels = [round(f * plateau, 2) for f in _numbers(ctx.rate_fractions)]
+            else:
+                levels = _numbers(ctx.rates if sweep == "rate" else ctx.concurrencies)
+            if not ctx.skip_run and not run_sweep(ctx, tool, sweep, levels, manifest):
+                failed = True
+                continue
             if key not in manifest["runs"]:
                 continue
             result = compare(ctx, tool, sweep)
+            if sweep == "concurrency":
+                rates = [
+                    finite_rate(row.get("request_throughput_rps")) for row in result["fleetplan"]
+                ]
+                plateau = max((r for r in rates if r), default=None)
             own = result["own"]
             manifest["runs"][key]["own"] = own
             manifest["runs"][key]["basis"] = own[0]["sent_basis"] if own else ""
