@@ -174,7 +174,8 @@ def test_vllm_backend_manages_its_own_server(tiny_model, tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(900)  # 400 + 480 requests, run again if they missed, then the overstated plan: CI passed 300 s
+# 400 + 480 requests, run again if they missed, then the overstated plan: CI's host passed 300 s
+@pytest.mark.timeout(900)
 @VLLM
 def test_validate_holds_at_the_planned_rate_misses_far_above_and_narrows_the_next_plan(
     vllm_url, tiny_model, tmp_path
