@@ -7,6 +7,7 @@ list that matches the folders. See `fleetplan/__init__.py` for the floors."""
 from __future__ import annotations
 
 import ast
+import functools
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
@@ -64,6 +65,17 @@ PLANNER_MAY_IMPORT["__init__"] = {*PLANNER_MAY_IMPORT, "plan"}
 MAX_MODULE_LINES = 600
 
 
+def parsed(path: Path) -> ast.Module:
+    """A source file's syntax tree, parsed once a session (several checks walk every file)."""
+    return _parsed(path.resolve())
+
+
+@functools.cache
+def _parsed(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
+@functools.cache
 def modules() -> dict[str, Path]:
     """Every module of the installed package, by its dotted name."""
     found: dict[str, Path] = {}
@@ -89,7 +101,7 @@ def imported(module: str, path: Path, known: dict[str, Path]) -> Iterator[tuple[
     """The fleetplan modules `module` imports anywhere in its file (functions and
     TYPE_CHECKING blocks included), each with the line it is imported on."""
     is_package = path.name == "__init__.py"
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(parsed(path)):
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -110,6 +122,7 @@ def imported(module: str, path: Path, known: dict[str, Path]) -> Iterator[tuple[
                 yield name, node.lineno
 
 
+@functools.cache
 def graph() -> dict[str, dict[str, int]]:
     known = modules()
     return {module: dict(imported(module, path, known)) for module, path in sorted(known.items())}
@@ -159,7 +172,7 @@ def test_every_planner_sub_package_says_what_it_is_for():
             continue
         init = folder / "__init__.py"
         assert init.exists(), f"planner/{folder.name} is not a package"
-        tree = ast.parse(init.read_text(encoding="utf-8"))
+        tree = parsed(init)
         doc = ast.get_docstring(tree) or ""
         assert len(doc.split("\n\n")[0]) > 40, f"planner/{folder.name}: no purpose in its docstring"
         # it names its modules, and holds no code of its own (no re-exports)
@@ -175,7 +188,7 @@ def private_imports(folders: tuple[str, ...], root: Path = ROOT) -> list[str]:
     found = []
     for folder in folders:
         for path in sorted((root / folder).rglob("*.py")):
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            for node in ast.walk(parsed(path)):
                 if not isinstance(node, ast.ImportFrom):
                     continue
                 ours = node.level or (node.module or "").startswith(
@@ -204,7 +217,7 @@ def test_benchmarks_stand_on_the_package_alone():
     """A benchmark script imports fleetplan and its own folder, never the tests' helpers."""
     wrong = []
     for path in sorted((ROOT / "benchmarks").glob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(parsed(path)):
             names = []
             if isinstance(node, ast.Import):
                 names = [alias.name for alias in node.names]
@@ -310,7 +323,7 @@ def test_installed_packages_match_the_folders():
 
 @pytest.mark.parametrize("module", sorted(modules()))
 def test_every_module_has_a_docstring(module):
-    tree = ast.parse(modules()[module].read_text(encoding="utf-8"))
+    tree = parsed(modules()[module])
     assert ast.get_docstring(tree), f"{module} says nothing about what it is for"
 
 
