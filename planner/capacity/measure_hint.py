@@ -44,14 +44,22 @@ def measure_notes(points: pd.DataFrame, scenario: Scenario) -> list[str]:
     """For each class none of whose traffic was measured: the commands that would measure it on
     each offered GPU, in a note."""
     notes = []
+    by_model: dict[str, pd.DataFrame | None] = {}  # each model's points, chosen once
     for traffic in scenario.classes:
         named = scenario.model_of(traffic)  # the class's own model, else the scenario's
+        if named not in by_model:
+            try:
+                by_model[named] = points_for_model(points, named)
+            except InputError:  # several models match the name (the plan says so)
+                by_model[named] = None
+        model_points = by_model[named]
+        if model_points is None:
+            continue
         try:
-            model_points = points_for_model(points, named)
             if not points_for_class(model_points, traffic).empty:
                 continue
         except InputError:
-            continue  # no results for the model (the plan says so), or several kinds measured
+            continue  # several kinds of traffic measured (the plan says so)
         model = str(model_points["model"].iloc[0]) if not model_points.empty else named
         if traffic.input_len is None or traffic.output_len is None:
             notes.append(

@@ -34,8 +34,15 @@ from fleetplan.planner.scenario.scenario import CapacityRule, Scenario, TrafficC
 def points_for_model(points: pd.DataFrame, model: str) -> pd.DataFrame:
     """Points of `model`, named by its full id or by the name after the '/'."""
     full = points["model"].astype(str)
-    short = full.str.split("/").str[-1]
-    chosen = points[(full.str.lower() == model.lower()) | (short.str.lower() == model.lower())]
+    wanted = model.lower()
+    # Matched among the distinct names (a handful), then picked by membership: string methods
+    # over every row cost a plan more than the rest of choosing its points.
+    names = [
+        n
+        for n in full.unique()
+        if isinstance(n, str) and wanted in (n.lower(), n.split("/")[-1].lower())
+    ]
+    chosen = points[full.isin(names)]
     ids = sorted(chosen["model"].unique())
     if len(ids) > 1:
         raise InputError(
