@@ -61,6 +61,7 @@ from benchmarks.inputs.tiny_model import build_tiny_llama  # noqa: E402
 from fleetplan.collectors.vllm_server import free_port, managed_server  # noqa: E402
 from fleetplan.core import exits  # noqa: E402
 from fleetplan.core.errors import FleetplanError  # noqa: E402
+from fleetplan.core.stats import finite_number  # noqa: E402
 from fleetplan.warehouse.db import Warehouse  # noqa: E402
 from fleetplan.warehouse.queries import benchmark_points  # noqa: E402
 
@@ -124,15 +125,6 @@ def ingest(folder: Path, warehouse: Path) -> tuple[int, str, list[dict]]:
         except Exception as error:  # a report, not a crash
             output += f"\n(reading the warehouse failed: {error})"
     return done.returncode, output, rows
-
-
-def finite_rate(value) -> float | None:
-    """A positive finite throughput, else None."""
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) and number > 0 else None
 
 
 def _num(value, digits: int = 2) -> str:
@@ -301,6 +293,17 @@ def _version(ctx, tool: str) -> str:
     return done.stdout.strip() or "?"
 
 
+def highest_throughput(rows: list[dict]) -> float | None:
+    """The highest positive finite request throughput among imported levels (None: none)."""
+    rates = [finite_number(row.get("request_throughput_rps")) for row in rows]
+    return max((r for r in rates if r is not None and r > 0), default=None)
+
+
+def auto_rates(plateau: float, fractions: list[float]) -> list[float]:
+    """`--rates auto`: the rate sweep's levels, these fractions of the concurrency plateau."""
+    return [round(f * plateau, 2) for f in fractions]
+
+
 def run_sweep(ctx, tool: str, sweep: str, levels: list[float], manifest: dict) -> bool:
     """One tool's sweep into OUT/<tool>-<sweep>/, recorded in the manifest; False if it failed."""
     key = f"{tool}-{sweep}"
@@ -344,7 +347,7 @@ def measure(ctx) -> int:
                     print(f"  {key}: no concurrency sweep throughput to set its rates from")
                     failed = True
                     continue
-                levels = [round(f * plateau, 2) for f in _numbers(ctx.rate_fractions)]
+                levels = auto_rates(plateau, _numbers(ctx.rate_fractions))
             else:
                 levels = _numbers(ctx.rates if sweep == "rate" else ctx.concurrencies)
             if not ctx.skip_run and not run_sweep(ctx, tool, sweep, levels, manifest):
@@ -354,10 +357,7 @@ def measure(ctx) -> int:
                 continue
             result = compare(ctx, tool, sweep)
             if sweep == "concurrency":
-                rates = [
-                    finite_rate(row.get("request_throughput_rps")) for row in result["fleetplan"]
-                ]
-                plateau = max((r for r in rates if r), default=None)
+                plateau = highest_throughput(result["fleetplan"])
             own = result["own"]
             manifest["runs"][key]["own"] = own
             manifest["runs"][key]["basis"] = own[0]["sent_basis"] if own else ""

@@ -135,3 +135,20 @@ def test_the_tools_own_throughput_and_p99_ttft_level_by_level(warehouse, folder)
         # fleetplan recomputes the P99 from the per-request data where a file has it (its
         # interpolation of 60 requests may differ from the tool's by a few percent)
         assert ttft == pytest.approx(their_ttft, rel=0.05)
+
+
+def test_automatic_rates_span_the_concurrency_sweeps_plateau():
+    """`real_clients.py --rates auto`: the rate sweep at fractions of the highest throughput its
+    concurrency sweep imported, unknown and infinite throughputs left out."""
+    from benchmarks.real_clients import auto_rates, highest_throughput
+
+    rows = [
+        {"request_throughput_rps": 3.83},
+        {"request_throughput_rps": None},
+        {"request_throughput_rps": math.inf},
+        {"request_throughput_rps": 7.6},
+        {"request_throughput_rps": 0.0},
+    ]
+    assert highest_throughput(rows) == 7.6
+    assert highest_throughput([{"request_throughput_rps": None}, {}]) is None
+    assert auto_rates(7.6, [0.25, 0.5, 0.75, 1, 1.25]) == [1.9, 3.8, 5.7, 7.6, 9.5]
