@@ -12,7 +12,10 @@ A baseline whose GPUs the scenario does not offer is `not_applicable`. To add on
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from contextvars import copy_context
 from dataclasses import dataclass
 
 from fleetplan.planner.peak.economics import PoolEconomics
@@ -82,23 +85,30 @@ Solver = Callable[..., FleetPlan]
 def baselines(
     candidates: Candidates, weights: Weights, *, solve: Solver = solve_fleet
 ) -> list[FleetPlan]:
-    """Every baseline, solved by `solve` with the scenario's objective and limits."""
+    """Every baseline, solved by `solve` with the scenario's objective and limits. They are
+    independent of each other, so they are solved side by side in threads (HiGHS releases the
+    GIL while it solves), each under the plan's clock (`kernel.plan_clock`); the list keeps
+    `BASELINES`' order."""
     scenario = candidates.scenario
-    out = []
-    for baseline in BASELINES:
+    limits = scenario_limits(scenario)
+
+    def one(baseline: Baseline) -> FleetPlan:
         if not baseline.applies(scenario):
             message = "the scenario offers none of these GPUs"
-            out.append(
-                FleetPlan(name=baseline.name, status=PlanStatus.NOT_APPLICABLE, message=message)
-            )
-            continue
+            return FleetPlan(name=baseline.name, status=PlanStatus.NOT_APPLICABLE, message=message)
         if kernel.spent():  # the plan's time limit went on what came before
             message = (
                 f"not solved: the plan's time limit of {kernel.said(scenario.time_limit_s):g} s "
                 "was spent before it (raise time_limit_s)"
             )
-            out.append(FleetPlan(name=baseline.name, status=PlanStatus.TIME_LIMIT, message=message))
-            continue
+            return FleetPlan(name=baseline.name, status=PlanStatus.TIME_LIMIT, message=message)
         subset = candidates.only(baseline.rule(scenario))
-        out.append(solve(subset, baseline.name, weights=weights, limits=scenario_limits(scenario)))
-    return out
+        return solve(subset, baseline.name, weights=weights, limits=limits)
+
+    applicable = [b for b in BASELINES if b.applies(scenario)]
+    if len(applicable) < 2:
+        return [one(b) for b in BASELINES]
+    with ThreadPoolExecutor(max_workers=min(len(applicable), os.cpu_count() or 1)) as pool:
+        # each task runs in a copy of this context: the plan's clock is seen in the thread
+        futures = [pool.submit(copy_context().run, one, b) for b in BASELINES]
+        return [f.result() for f in futures]
