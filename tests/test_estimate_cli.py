@@ -206,3 +206,16 @@ def test_the_p99s_shown_are_those_at_the_end_of_the_interval_shown(cli, sample_w
     i = max(k for k, r in enumerate(rates) if r <= low["capacity_rps"])
     tpots = (curve[i]["tpot_p99_ms"], curve[i + 1]["tpot_p99_ms"])
     assert min(tpots) <= low["predicted_tpot_p99_ms"] <= max(tpots)
+
+
+def test_a_band_end_of_ten_times_or_more_reads_as_a_multiple():
+    """A validation's far end (a level the estimate put past saturation) is a multiple, not a
+    percentage of six digits, in the plan's tables, its text and `capacity --estimate`."""
+    from fleetplan.planner.report.table import band_text, band_words
+
+    assert band_text([-0.154, 1.475]) == "-15% to +148%"
+    assert band_text([-0.501, 59281.446]) == "-50% to 59,282x"
+    assert band_text([-0.5, 8.99]) == "-50% to +899%" and band_text([0, 9.0]) == "+0% to 10x"
+    assert band_text(None) == "unknown" and band_text([1.0]) == "unknown"
+    words = band_words({"saturation": [-0.2, 0.1], "ttft_p99": [-0.06, 54.7], "tpot_p99": None})
+    assert words == "saturation -20% to +10%, P99 TTFT -6% to 56x, P99 TPOT unknown"

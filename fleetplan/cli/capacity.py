@@ -252,12 +252,10 @@ def envelope_text(report: CapacityReport) -> list[str]:
     return lines
 
 
-def _band(pair: tuple[float, float] | None) -> str:
-    return "unknown" if pair is None else f"{pair[0]:+.0%} to {pair[1]:+.0%}"
-
-
 def estimate_text(report: CapacityReport) -> str:
     """An estimate for a terminal: the answer, its band, the curve, what it rests on."""
+    from fleetplan.planner.report.table import band_text
+
     lines = [
         "ESTIMATE (no run of this configuration is in the warehouse; measured data always wins)",
         *_heading_lines(report),
@@ -276,8 +274,8 @@ def estimate_text(report: CapacityReport) -> str:
     if error is not None:
         lines += [
             f"Error band ({error.kind} estimates, predicted / measured - 1, P10 to P90): "
-            f"saturation {_band(error.saturation)}, P99 TTFT {_band(error.ttft_p99)}, "
-            f"P99 TPOT {_band(error.tpot_p99)}",
+            f"saturation {band_text(error.saturation)}, P99 TTFT {band_text(error.ttft_p99)}, "
+            f"P99 TPOT {band_text(error.tpot_p99)}",
             f"               from {error.source}",
         ]
     else:

@@ -203,10 +203,17 @@ def _ms(value: float | None) -> str:
     return "not predicted" if value is None else f"{value:,.1f} ms"
 
 
-def _band(pair: object) -> str:
+def band_text(pair: object) -> str:
+    """An error band (predicted / measured - 1, P10 to P90) in words: "-15% to +148%"; an end
+    of ten times the measurement or more as a multiple ("4,500x"), not a percentage of six
+    digits; "unknown" where there is no band."""
     if not isinstance(pair, list | tuple) or len(pair) != 2:
         return "unknown"
-    return f"{pair[0]:+.0%} to {pair[1]:+.0%}"
+    return f"{_band_end(pair[0])} to {_band_end(pair[1])}"
+
+
+def _band_end(error: float) -> str:
+    return f"{1 + error:,.0f}x" if error >= 9 else f"{error:+.0%}"
 
 
 def estimate_words(pool: PoolPlan) -> str:
@@ -225,8 +232,9 @@ def estimate_words(pool: PoolPlan) -> str:
 def band_words(error: dict) -> str:
     """An estimate's band in words: saturation, P99 TTFT and P99 TPOT, P10 to P90."""
     return (
-        f"saturation {_band(error.get('saturation'))}, P99 TTFT {_band(error.get('ttft_p99'))}, "
-        f"P99 TPOT {_band(error.get('tpot_p99'))}"
+        f"saturation {band_text(error.get('saturation'))}, "
+        f"P99 TTFT {band_text(error.get('ttft_p99'))}, "
+        f"P99 TPOT {band_text(error.get('tpot_p99'))}"
     )
 
 
