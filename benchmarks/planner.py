@@ -24,7 +24,11 @@ the same run. Aim: a 50 x 100 day within 5x its peak plan. Last, the new user's 
 (examples/day-chat-nightly.json) planned from the bundled data as the dashboard re-plans it
 (aim: under 1 s).
 
-    python benchmarks/planner.py [--day-only]
+With `--baselines`: the whole plan a user gets (the recommended fleet and its three baselines,
+no frontier) with the baselines solved side by side (`peak.baselines.WORKERS`, the default) and
+one after another, alternately in the same run; ratio = side by side / one after another.
+
+    python benchmarks/planner.py [--day-only | --baselines]
 """
 
 from __future__ import annotations
@@ -302,6 +306,33 @@ def example_row(repeat: int) -> None:
     )
 
 
+def baseline_rows(repeat: int) -> None:
+    """The plan with its baselines, side by side against one after another (module docstring)."""
+    from fleetplan.planner.peak import baselines as module
+
+    side_by_side = module.WORKERS
+    print(f"{'size':>9}  {'in turn':>8}  {'side by side':>12}  {'ratio':>6}  (wall; CPU)")
+    for classes, configs in SIZES[:2]:
+        scenario, points = instance(classes, configs)
+        run = partial(plan, scenario, points, FACTS, baselines=True, pareto_points=0)
+        rounds = repeat if classes < 50 else 1
+        walls = {1: [], side_by_side: []}
+        cpus = {1: [], side_by_side: []}
+        for _ in range(3):  # alternately, so that the machine's drift falls on both
+            for workers in (1, side_by_side):
+                module.WORKERS = workers
+                wall, cpu, _ = timed(rounds, run)
+                walls[workers].append(wall)
+                cpus[workers].append(cpu)
+        module.WORKERS = side_by_side
+        turn, side = min(walls[1]), min(walls[side_by_side])
+        print(
+            f"{classes:>4}x{configs:<4}  {turn:7.3f}s  {side:11.3f}s  {side / turn:5.2f}x  "
+            f"(CPU {min(cpus[1]):.3f}s, {min(cpus[side_by_side]):.3f}s; "
+            f"{side_by_side} threads)"
+        )
+
+
 def best_of(repeat: int, action) -> float:
     times = []
     for _ in range(repeat):
@@ -321,7 +352,15 @@ def main() -> None:
         help="the scenarios' capacity rule (model: a load curve fitted per configuration)",
     )
     parser.add_argument("--day-only", action="store_true", help="only the 24-hour instances")
+    parser.add_argument(
+        "--baselines",
+        action="store_true",
+        help="only the plan with its baselines, solved side by side and one after another",
+    )
     args = parser.parse_args()
+    if args.baselines:
+        baseline_rows(args.repeat)
+        return
     if args.day_only:
         day_rows(args.repeat, args.capacity_rule)
         example_row(args.repeat)

@@ -77,6 +77,10 @@ BASELINES: tuple[Baseline, ...] = (
 )
 
 
+# Threads the baselines are solved in, at most (1: one after another, as
+# `benchmarks/planner.py --baselines` times them beside the default).
+WORKERS = os.cpu_count() or 1
+
 # How a fleet is solved from a subset of the candidates (`fleets.solve_fleet`, or
 # `availability_plan.solve_available_fleet` where classes have an attainment target).
 Solver = Callable[..., FleetPlan]
@@ -106,9 +110,10 @@ def baselines(
         return solve(subset, baseline.name, weights=weights, limits=limits)
 
     applicable = [b for b in BASELINES if b.applies(scenario)]
-    if len(applicable) < 2:
+    workers = min(len(applicable), WORKERS)
+    if workers < 2:
         return [one(b) for b in BASELINES]
-    with ThreadPoolExecutor(max_workers=min(len(applicable), os.cpu_count() or 1)) as pool:
+    with ThreadPoolExecutor(max_workers=workers) as pool:
         # each task runs in a copy of this context: the plan's clock is seen in the thread
         futures = [pool.submit(copy_context().run, one, b) for b in BASELINES]
         return [f.result() for f in futures]
