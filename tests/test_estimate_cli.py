@@ -219,3 +219,54 @@ def test_a_band_end_of_ten_times_or_more_reads_as_a_multiple():
     assert band_text(None) == "unknown" and band_text([1.0]) == "unknown"
     words = band_words({"saturation": [-0.2, 0.1], "ttft_p99": [-0.06, 54.7], "tpot_p99": None})
     assert words == "saturation -20% to +10%, P99 TTFT -6% to 56x, P99 TPOT unknown"
+
+
+def test_runs_on_the_gpu_that_cannot_calibrate_it_are_named_with_what_they_lack(
+    cli, sample_warehouse_path, tool_outputs
+):
+    """A team uploads an ML.ENERGY summary of its H100 (SXM): closed-loop levels of a model the
+    shape table does not hold, with inter-token latencies but no TPOT and no prompt lengths. An
+    estimate on h100-sxm cannot calibrate on them; it says so, not "no run on h100-sxm"."""
+    summary = tool_outputs / "ml-energy-leaderboard" / "Qwen__Qwen3-14B__lm-arena-chat.json"
+    done = cli("ingest", "--warehouse", sample_warehouse_path, "--gpu", "h100-sxm", summary)
+    assert done.returncode == 0, done.stdout + done.stderr
+    traffic = ("--input-len", "200", "--output-len", "600")  # the warehouse has two datasets now
+    args = (*LLAMA, "--gpu", "h100-sxm", "--gpu-count", "1", *traffic, *TARGETS, "--estimate")
+    report = json.loads(capacity(cli, sample_warehouse_path, *args).stdout)
+    basis = report["estimate"]["gpu_basis"]
+    assert basis.startswith("no run on h100-sxm can calibrate it (its runs of Qwen/Qwen3-14B: ")
+    assert "a model of known shape" in basis and "prompt and output token counts" in basis
+    assert "a TPOT" in basis and "a throughput" not in basis  # the summary gives throughputs
+    assert basis.endswith("efficiencies borrowed from h100-pcie, the nearest measured hopper GPU")
+    # the B200 runs of the same file keep their own label: nothing else on h100-sxm
+    assert "B200" not in basis
+
+
+def test_calibration_gaps_name_what_no_level_has_or_how_few_have_it_all():
+    import pandas as pd
+
+    from fleetplan.planner.estimate.calibrate import calibration_gaps
+
+    whole = {
+        "model": "Org/Known-8B",
+        "input_tokens_mean": 200.0,
+        "output_tokens_mean": 300.0,
+        "request_throughput_rps": 2.0,
+        "tpot_mean_ms": 20.0,
+    }
+    known = {"org/known-8b"}
+    assert calibration_gaps(pd.DataFrame([whole] * 3), known) == ""
+    assert calibration_gaps(pd.DataFrame([whole] * 2), known) == (
+        "2 of their levels have all it needs, not 3"
+    )
+    no_tpot = [{**whole, "tpot_mean_ms": None, "itl_p50_ms": 20.0}] * 3
+    assert calibration_gaps(pd.DataFrame(no_tpot), known) == (
+        "no level has a TPOT (inter-token latency alone is not one)"
+    )
+    unknown = [{**whole, "model": "Org/Other", "input_tokens_mean": None}] * 3
+    assert calibration_gaps(pd.DataFrame(unknown), known) == (
+        "no level has a model of known shape or prompt and output token counts"
+    )
+    # a configured length stands for a measured mean
+    configured = [{**whole, "input_tokens_mean": None, "input_len": 128}] * 3
+    assert calibration_gaps(pd.DataFrame(configured), known) == ""

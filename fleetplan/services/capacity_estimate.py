@@ -64,7 +64,7 @@ def estimate_report(
         return identical_report(points, query, catalog, same)
     architectures[query.model.lower()] = shape.architecture
     traffic, label, words = traffic_of(points, query)
-    fit, borrowed = fit_for(calibrations(points, architectures), spec)
+    fit, borrowed = fit_for(calibrations(points, architectures), spec, points, architectures)
     band = band_for(borrowed, spec.gpu_id)
     prediction = prediction_for(shape, spec, query.gpu_count, fit, traffic)
     where = f"{query.model} on {query.gpu_count}x {spec.gpu_id}"

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import json
 import tomllib
+from collections.abc import Mapping
+from dataclasses import replace
 from functools import cache
 from pathlib import Path
 
@@ -35,7 +37,7 @@ from fleetplan.planner.capacity.envelope import (
     tensor_parallel_problem,
 )
 from fleetplan.planner.capacity.rules import points_for_model
-from fleetplan.planner.estimate.calibrate import Fit, fit_all
+from fleetplan.planner.estimate.calibrate import Fit, calibration_gaps, fit_all
 from fleetplan.planner.estimate.predict import Prediction, predict
 from fleetplan.planner.estimate.queueing import predict_queue
 from fleetplan.planner.estimate.serving import Server, Shape, kv_cache_tokens
@@ -44,6 +46,7 @@ from fleetplan.planner.estimate.specs import Borrowed, GpuSpec, nearest_measured
 from fleetplan.services.envelope import (
     architecture_from_file,
     architecture_named,
+    bundled_architectures,
     config_from_file,
 )
 from fleetplan.services.outliers import outlier_reasons
@@ -347,7 +350,15 @@ def resolve_gpu(query) -> GpuSpec:
     return specs[gpu.gpu_id]
 
 
-def fit_for(fits: dict[tuple[str, str], Fit], spec: GpuSpec) -> tuple[Fit, Borrowed]:
+def fit_for(
+    fits: dict[tuple[str, str], Fit],
+    spec: GpuSpec,
+    points: pd.DataFrame | None = None,
+    architectures: Mapping[str, Architecture] | None = None,
+) -> tuple[Fit, Borrowed]:
+    """The fit an estimate on `spec` uses and whose it is (`nearest_measured`). Where the
+    warehouse (`points`) holds runs on that GPU that gave no fit, the words say so: not "no
+    run", but whose runs could not calibrate it and what their levels lack."""
     fitted = [gpu for gpu, engine in fits if engine == ENGINE]
     borrowed = nearest_measured(bundled_specs(), spec.gpu_id, fitted)
     if borrowed is None:
@@ -356,6 +367,19 @@ def fit_for(fits: dict[tuple[str, str], Fit], spec: GpuSpec) -> tuple[Fit, Borro
             "on a GPU of sample_data/gpu_specs.toml in the warehouse",
             field="gpu",
         )
+    if borrowed.gpu_id != spec.gpu_id and points is not None and not points.empty:
+        rows = points[points["gpu_model"] == spec.gpu_id]
+        models = sorted({str(m) for m in rows["model"].dropna()})
+        if models:
+            more = f" and {len(models) - 3} more" if len(models) > 3 else ""
+            known = set(architectures if architectures is not None else bundled_architectures())
+            why = calibration_gaps(rows, known) or "the fit found no coefficients"
+            unusable = (
+                f"no run on {spec.gpu_id} can calibrate it (its runs of "
+                f"{', '.join(models[:3])}{more}: {why})"
+            )
+            words = borrowed.words.replace(f"no run on {spec.gpu_id}", unusable, 1)
+            borrowed = replace(borrowed, words=words)
     return fits[(borrowed.gpu_id, ENGINE)], borrowed
 
 

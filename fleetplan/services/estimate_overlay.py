@@ -80,7 +80,7 @@ def model_overlays(
         if model not in architectures or spec is None:
             continue
         try:
-            fit, borrowed = fit_for(fits, spec)
+            fit, borrowed = fit_for(fits, spec, everything)
         except Exception:  # nothing to calibrate on
             continue
         shape = Shape.of(architectures[model])

@@ -147,7 +147,7 @@ def _estimated(points, fits, shape, spec, count, model_id, shape_key) -> pd.Data
     query = SimpleNamespace(dataset=dataset, input_len=input_len, output_len=output_len)
     try:
         traffic, _, words = traffic_of(points, query)
-        fit, borrowed = fit_for(fits, spec)
+        fit, borrowed = fit_for(fits, spec, points)
     except InputError:  # no traffic or nothing to calibrate on: the offer stays unmeasured
         return None
     prediction = prediction_for(shape, spec, count, fit, traffic, method=METHOD)

@@ -89,7 +89,7 @@ def _calibration(good, architectures, specs, llm: str, pool: PoolKey):
     own = fit_gpu(mine, architectures, specs, pool.gpu_model, ENGINE) if len(mine) else None
     if own is not None:
         return own, f"calibrated on its own {own.equations} equations ({own.configurations[0]})"
-    fit, borrowed = fit_for(calibrations(good, architectures), specs[pool.gpu_model])
+    fit, borrowed = fit_for(calibrations(good, architectures), specs[pool.gpu_model], good)
     if borrowed.gpu_id == pool.gpu_model:
         return (
             fit,

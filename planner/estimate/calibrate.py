@@ -67,6 +67,29 @@ def tensor_parallel(row: Mapping) -> int:
     return int(stated) if stated else int(row.get("gpu_count") or 1)
 
 
+def calibration_gaps(rows: pd.DataFrame, known_models: set[str]) -> str:
+    """Why a GPU's levels in `rows` give no fit, in words: what no level has (a model of known
+    shape, prompt and output token counts, a throughput, a TPOT), or too few levels that have
+    it all; "" where nothing is missing."""
+    records = rows.to_dict("records")
+    checks = {
+        "a model of known shape": lambda r: str(r.get("model")).lower() in known_models,
+        "prompt and output token counts": lambda r: level_tokens(r) is not None,
+        "a throughput": lambda r: _number(r.get("request_throughput_rps")) is not None,
+        "a TPOT (inter-token latency alone is not one)": lambda r: (
+            (_number(r.get("tpot_mean_ms")) or _number(r.get("tpot_p50_ms"))) is not None
+        ),
+    }
+    missing = [what for what, has in checks.items() if not any(has(r) for r in records)]
+    if missing:
+        listed = ", ".join(missing[:-1]) + (" or " if len(missing) > 1 else "") + missing[-1]
+        return f"no level has {listed}"
+    whole = sum(all(has(r) for has in checks.values()) for r in records)
+    if whole >= MIN_LEVELS:
+        return ""
+    return f"{whole} of their levels have all it needs, not {MIN_LEVELS}"
+
+
 def _equations(rows: pd.DataFrame, server_of) -> tuple[list[np.ndarray], list[float], int]:
     """The TPOT and low-rate TTFT equations (module docstring) of a GPU's levels, and how many
     levels gave one."""
