@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from benchmarks.replay import api_time, as_cached, cached_level, holds_the_run
+from benchmarks.cached_prompts import api_time, as_cached, cached_level, holds_the_run
 
 LLAMA_8B = "meta-llama/Meta-Llama-3-8B-Instruct"
 
