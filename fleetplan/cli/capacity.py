@@ -254,7 +254,7 @@ def envelope_text(report: CapacityReport) -> list[str]:
 
 def estimate_text(report: CapacityReport) -> str:
     """An estimate for a terminal: the answer, its band, the curve, what it rests on."""
-    from fleetplan.planner.report.table import band_text
+    from fleetplan.planner.report.table import band_words
 
     lines = [
         "ESTIMATE (no run of this configuration is in the warehouse; measured data always wins)",
@@ -274,8 +274,7 @@ def estimate_text(report: CapacityReport) -> str:
     if error is not None:
         lines += [
             f"Error band ({error.kind} estimates, predicted / measured - 1, P10 to P90): "
-            f"saturation {band_text(error.saturation)}, P99 TTFT {band_text(error.ttft_p99)}, "
-            f"P99 TPOT {band_text(error.tpot_p99)}",
+            f"{band_words(error.model_dump())}",
             f"               from {error.source}",
         ]
     else:

@@ -67,6 +67,16 @@ def tensor_parallel(row: Mapping) -> int:
     return int(stated) if stated else int(row.get("gpu_count") or 1)
 
 
+def _throughput(row: Mapping) -> float | None:
+    """A level's request throughput, where it has one: what its TPOT equation needs."""
+    return _number(row.get("request_throughput_rps"))
+
+
+def _tpot_ms(row: Mapping) -> float | None:
+    """A level's TPOT, its mean else its median: what its TPOT equation needs."""
+    return _number(row.get("tpot_mean_ms")) or _number(row.get("tpot_p50_ms"))
+
+
 def calibration_gaps(rows: pd.DataFrame, known_models: set[str]) -> str:
     """Why a GPU's levels in `rows` give no fit, in words: what no level has (a model of known
     shape, prompt and output token counts, a throughput, a TPOT), or too few levels that have
@@ -75,10 +85,8 @@ def calibration_gaps(rows: pd.DataFrame, known_models: set[str]) -> str:
     checks = {
         "a model of known shape": lambda r: str(r.get("model")).lower() in known_models,
         "prompt and output token counts": lambda r: level_tokens(r) is not None,
-        "a throughput": lambda r: _number(r.get("request_throughput_rps")) is not None,
-        "a TPOT (inter-token latency alone is not one)": lambda r: (
-            (_number(r.get("tpot_mean_ms")) or _number(r.get("tpot_p50_ms"))) is not None
-        ),
+        "a throughput": lambda r: _throughput(r) is not None,
+        "a TPOT (inter-token latency alone is not one)": lambda r: _tpot_ms(r) is not None,
     }
     missing = [what for what, has in checks.items() if not any(has(r) for r in records)]
     if missing:
@@ -98,8 +106,8 @@ def _equations(rows: pd.DataFrame, server_of) -> tuple[list[np.ndarray], list[fl
     for row, low in zip(rows.to_dict("records"), lowest, strict=True):
         server = server_of(row)
         tokens = level_tokens(row)
-        rate = _number(row.get("request_throughput_rps"))
-        tpot = _number(row.get("tpot_mean_ms")) or _number(row.get("tpot_p50_ms"))
+        rate = _throughput(row)
+        tpot = _tpot_ms(row)
         if server is None or tokens is None or rate is None or tpot is None:
             continue
         prompt, output = tokens
