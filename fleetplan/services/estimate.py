@@ -249,6 +249,16 @@ FIT_COLUMNS = (
     "ttft_p50_ms",
     "input_tokens_mean",
     "output_tokens_mean",
+    # what says which levels found their prompts in the prefix cache (`prefix_cache`)
+    "created_at",
+    "duration_s",
+    "requests_sent",
+    "dataset",
+    "input_len",
+    "tensor_parallel_size",
+    "engine_version",
+    "variant",
+    "host",
 )
 
 
@@ -413,5 +423,6 @@ def estimate_block(prediction: Prediction, fit: Fit, borrowed: Borrowed, band, t
             "compute_efficiency": round(eff.compute_efficiency, 3),
             "allreduce_us": round(eff.allreduce_s * 1e6, 2),
             "link_efficiency": round(1 / eff.inv_link_eff, 3),  # inv_link_eff >= 1 by the fit
+            "request_ms": round(eff.request_s * 1000, 3),
         },
     )

@@ -9,6 +9,8 @@ open-loop rate, for any model of known shape on any GPU of the spec table.
 - `simulate`: a seeded discrete-event simulation of continuous batching under Poisson arrivals
   (or a benchmark's fixed number of requests), giving P50/P99 TTFT and TPOT and throughput.
 - `calibrate`: the efficiencies and overheads fitted per (GPU, engine) on measured levels.
+- `prefix_cache`: which measured levels found their prompts in the engine's prefix cache (the
+  same prompts sent again to a server that held them), read by the calibration as such.
 - `predict`: a server's saturation, its P99 curve against the rate, and the capacity at targets.
 - `queueing`: the simulation's queueing approximation in closed form, for plans that estimate
   many configurations at once (validated on its own).

@@ -9,12 +9,18 @@ Each level gives two equations in the step model's four coefficients (o, a, b, c
   throughput x input tokens per second, so a step also prefills P = throughput x input x TPOT
   tokens. TPOT = step(B, K, P).
 - TTFT, at the configuration's lowest measured rate only (where a request scarcely queues):
-  a request waits for the step under way (half a step on average) and is prefilled in the next,
-  so TTFT P50 - TPOT P50 / 2 = step(B, K, input).
+  a request spends its own time outside the steps (r: the API server tokenising, the HTTP
+  round), waits for the step under way (half a step on average) and is prefilled in the next,
+  so TTFT P50 - TPOT P50 / 2 = r + step(B, K, input).
+
+A level that found its prompts in the engine's prefix cache (`prefix_cache.cached_levels`: the
+same prompts sent again to a server whose cache held them) prefilled one token a request, not
+its prompt: its equations say so (its context still holds the prompts' KV). Such levels are
+what separates r from the prefill's compute: their TTFT holds r and a step, no prefill.
 
 The equations are divided by their measured values (relative error, so a fast GPU's
 milliseconds weigh as much as a slow one's) and solved by least squares with a robust loss,
-within physical bounds (neither efficiency above 1, no negative overhead). A level
+within physical bounds (neither efficiency above 1, no negative overhead or request time). A level
 without throughput, tokens or TPOT gives no equation; a GPU or engine with fewer than 3 levels,
 or no TPOT variation to separate the coefficients, gets no fit.
 """
@@ -30,6 +36,7 @@ from scipy.optimize import least_squares
 
 from fleetplan.core.stats import finite_number
 from fleetplan.planner.capacity.envelope import Architecture
+from fleetplan.planner.estimate.prefix_cache import cached_levels
 from fleetplan.planner.estimate.serving import MAX_NUM_SEQS, Efficiencies, Server, Shape
 from fleetplan.planner.estimate.specs import GpuSpec
 
@@ -98,12 +105,17 @@ def calibration_gaps(rows: pd.DataFrame, known_models: set[str]) -> str:
     return f"{whole} of their levels have all it needs, not {MIN_LEVELS}"
 
 
-def _equations(rows: pd.DataFrame, server_of) -> tuple[list[np.ndarray], list[float], int]:
+def _equations(
+    rows: pd.DataFrame, server_of, cached: pd.Series | None = None
+) -> tuple[list[np.ndarray], list[float], int]:
     """The TPOT and low-rate TTFT equations (module docstring) of a GPU's levels, and how many
-    levels gave one."""
+    levels gave one; `cached` (by the rows' index) marks the levels whose prompts were in the
+    prefix cache (one token prefilled a request)."""
     design, measured, levels = [], [], 0
     lowest = rows.groupby(["model", "gpu_count"])["offered_rate_rps"].transform("min")
-    for row, low in zip(rows.to_dict("records"), lowest, strict=True):
+    hits = cached.reindex(rows.index, fill_value=False) if cached is not None else None
+    records = rows.to_dict("records")
+    for index, row, low in zip(rows.index, records, lowest, strict=True):
         server = server_of(row)
         tokens = level_tokens(row)
         rate = _throughput(row)
@@ -111,11 +123,12 @@ def _equations(rows: pd.DataFrame, server_of) -> tuple[list[np.ndarray], list[fl
         if server is None or tokens is None or rate is None or tpot is None:
             continue
         prompt, output = tokens
+        prefilled = 1.0 if hits is not None and bool(hits[index]) else prompt
         step = tpot / 1000
         batch = min(max(rate * (output - 1) * step, 1.0), MAX_NUM_SEQS)
         context = batch * (prompt + output / 2)
-        arriving = rate * prompt * step
-        equation = _row(server, batch, context, arriving, arriving * prompt / 2)
+        arriving = rate * prefilled * step
+        equation = _row(server, batch, context, arriving, arriving * (prompt - prefilled / 2))
         design.append(equation / step)
         measured.append(1.0)
         levels += 1
@@ -123,42 +136,48 @@ def _equations(rows: pd.DataFrame, server_of) -> tuple[list[np.ndarray], list[fl
         offered = _number(row.get("offered_rate_rps"))
         if ttft is not None and offered is not None and offered <= low and ttft > tpot / 2:
             wait = (ttft - (_number(row.get("tpot_p50_ms")) or tpot) / 2) / 1000
-            first = _row(server, batch, context, prompt, prompt * prompt / 2)
+            positions = prefilled * (prompt - prefilled / 2)
+            first = _row(server, batch, context, prefilled, positions, request=1.0)
             design.append(first / wait)
             measured.append(1.0)
     return design, measured, levels
 
 
-def _row(server: Server, decode, context, prefill, positions) -> np.ndarray:
-    """A step's regressors: the overhead's 1, then `Server.terms`."""
-    return np.array([1.0, *server.terms(decode, context, prefill, positions)])
+def _row(server: Server, decode, context, prefill, positions, request=0.0) -> np.ndarray:
+    """A step's regressors: the overhead's 1, then `Server.terms`, then the request's own
+    time's share (1 in a TTFT equation, once a request; 0 in a step's)."""
+    return np.array([1.0, *server.terms(decode, context, prefill, positions), request])
 
 
-LOWER = np.array([0.0, 1.0, 1.0, 0.0, 1.0])  # o, a, b, c, d: no efficiency above 1
-START = np.array([1e-3, 1.2, 2.0, 1e-5, 2.0])
+LOWER = np.array([0.0, 1.0, 1.0, 0.0, 1.0, 0.0])  # o, a, b, c, d, r: no efficiency above 1
+START = np.array([1e-3, 1.2, 2.0, 1e-5, 2.0, 1e-3])
 OVERHEAD_STARTS = (0.0, 0.004, 0.012)  # seconds
 OVERHEAD_PULL = 0.05
 
 
 def predicted(matrix: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """The step model on a design matrix: max(o, a moved + b flops + c allreduces + d comm)."""
-    return np.maximum(x[0] * matrix[:, 0], matrix[:, 1:] @ x[1:])
+    """The step model on a design matrix: max(o, a moved + b flops + c allreduces + d comm),
+    plus r where the equation is a first token's."""
+    return np.maximum(x[0] * matrix[:, 0], matrix[:, 1:5] @ x[1:5]) + matrix[:, 5] * x[5]
 
 
 def _solve(matrix: np.ndarray, target: np.ndarray, multi: bool) -> np.ndarray:
     """Least squares with a robust loss (a level the model cannot explain pulls less) within
-    physical bounds: no efficiency above 1 (a, b, d >= 1), no negative overhead or latency;
-    without a tensor-parallel level, c and d stay at their floor."""
-    keep = np.array([True, True, True, multi, multi])
+    physical bounds: no efficiency above 1 (a, b, d >= 1), no negative overhead, latency or
+    request time; without a tensor-parallel level, c and d stay at their floor, without a
+    TTFT equation r at 0."""
+    keep = np.array([True, True, True, multi, multi, bool(matrix[:, 5].any())])
     scale = np.maximum(np.abs(matrix).max(axis=0), 1e-30)
     scaled = matrix / scale
 
     def residual(x: np.ndarray) -> np.ndarray:
         full = np.where(keep, 0.0, LOWER * scale)
         full[keep] = x
-        # A light pull of the overhead toward 0 (in units of the fastest step): where no level
-        # is overhead-bound, the smallest overhead the levels allow, not an arbitrary one.
-        return np.append(predicted(scaled, full) - target, OVERHEAD_PULL * full[0])
+        # A light pull of the overhead and the request's time toward 0 (in units of the
+        # fastest step, of the shortest first token): where no level needs them, the smallest
+        # the levels allow, not an arbitrary one.
+        pull = OVERHEAD_PULL * full[[0, 5]]
+        return np.append(predicted(scaled, full) - target, pull)
 
     # The overhead has no gradient where every step is above it: started from a few floors.
     tries = []
@@ -206,7 +225,8 @@ def fit_gpu(
         shape = shapes[model]
         return None if shape is None else Server(shape, spec, tensor_parallel(row))
 
-    design, measured, levels = _equations(rows, server_of)
+    cached = cached_levels(rows, architectures, specs, widths)
+    design, measured, levels = _equations(rows, server_of, cached)
     if levels < MIN_LEVELS:
         return None
     matrix, target = np.vstack(design), np.asarray(measured)
@@ -229,7 +249,9 @@ def fit_gpu(
             inv_compute_eff=float(coefficients[2]),
             allreduce_s=float(coefficients[3]),
             inv_link_eff=float(coefficients[4]),
-            basis=f"fitted on {len(used)} configurations of {gpu_model} ({engine})",
+            request_s=float(coefficients[5]),
+            basis=f"fitted on {len(used)} configurations of {gpu_model} ({engine})"
+            + (f", {int(cached.sum())} levels with their prompts cached" if cached.any() else ""),
         ),
         configurations=tuple(used),
         equations=len(design),

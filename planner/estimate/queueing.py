@@ -12,9 +12,10 @@ the tokens a running sequence holds, I + E[O^2] / (2 E[O])): r_sat = B_max / (O 
 
 - P50 TPOT = s; P99 TPOT = s x (1 + k_tpot x rho), rho = r / r_sat (batches swell and prompts
   interleave as load rises; k_tpot fitted on the simulation).
-- P99 TTFT = half a step under way + the step prefilling a P99-long prompt beside the batch + the
-  wait for a place in the batch once it is full: Erlang C with B_max places each held a decode
-  time O x s, P(wait > t) = C e^-(B_max / (O s) - r) t, its 99th percentile.
+- P99 TTFT = a request's own time outside the steps (`Efficiencies.request_s`) + half a step
+  under way + the step prefilling a P99-long prompt beside the batch + the wait for a place in
+  the batch once it is full: Erlang C with B_max places each held a decode time O x s,
+  P(wait > t) = C e^-(B_max / (O s) - r) t, its 99th percentile.
 """
 
 from __future__ import annotations
@@ -124,7 +125,7 @@ def point(
 
     def first_token(prompt: float) -> float:
         mine = c.a0 + c.a1 * batch + c.a2 * (prompt + rate * traffic.input_tokens * step)
-        return step / 2 + max(c.overhead, mine)
+        return eff.request_s + step / 2 + max(c.overhead, mine)
 
     hold = traffic.output_tokens * step
     places = max(int(batch_max), 1)

@@ -66,13 +66,16 @@ class Shape:
 class Efficiencies:
     """The fitted coefficients of a step's time (module docstring): overhead `o` in seconds,
     `a` and `b` the inverse bandwidth and compute efficiencies (1 / a of the peak bandwidth is
-    reached), `c` seconds per all-reduce; with what they were fitted on, in words."""
+    reached), `c` seconds per all-reduce; and `request_s`, a request's own time outside the
+    engine's steps, once per request (its first token comes that much later: the API server
+    tokenising, the HTTP round, streaming); with what they were fitted on, in words."""
 
     overhead_s: float
     inv_bandwidth_eff: float
     inv_compute_eff: float
     allreduce_s: float
     inv_link_eff: float = 1.0
+    request_s: float = 0.0  # a request's time outside the steps (tokenising, HTTP, streaming)
     basis: str = ""
 
     def combine(self, moved: float, flops: float, allreduces: float, comm: float) -> float:

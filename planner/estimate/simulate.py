@@ -27,7 +27,7 @@ from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -84,13 +84,21 @@ class Traffic:
     max_total: int | None = None  # nor requests whose prompt and output are longer
 
     @classmethod
-    def of_level(cls, input_tokens: float, output_tokens: float, *, fixed: bool) -> Traffic:
+    def of_level(
+        cls, input_tokens: float, output_tokens: float, *, fixed: bool, cached: bool = False
+    ) -> Traffic:
         """Fixed lengths (a random dataset at set lengths), or a chat dataset's spread: CV 1
         for prompts and outputs, with vLLM's ShareGPT filter (prompts up to 1,024 tokens,
-        prompt and output up to 2,048): an assumption of the estimate, said so."""
+        prompt and output up to 2,048): an assumption of the estimate, said so. `cached`: a
+        level whose prompts were in the prefix cache (`prefix_cache.cached_levels`), served as
+        it ran: one prompt token each to prefill."""
         if fixed:
-            return cls(input_tokens, output_tokens)
-        return cls(input_tokens, output_tokens, *CHAT_CV, 1024, 2048)
+            traffic = cls(input_tokens, output_tokens)
+        else:
+            traffic = cls(input_tokens, output_tokens, *CHAT_CV, 1024, 2048)
+        if cached:
+            return replace(traffic, input_tokens=1.0, input_cv=0.0, max_input=None)
+        return traffic
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,12 +223,14 @@ def serve(
     token_budget: int = TOKEN_BUDGET,
 ) -> Served:
     """One replica serving the given requests (arrival times in s, ascending; prompt and output
-    tokens each), continuous batching as the module's docstring says."""
+    tokens each), continuous batching as the module's docstring says. A request reaches the
+    engine `eff.request_s` after it arrives (the API server's own time), so its first and last
+    token come that much later on the arrivals' clock."""
     prompt, output = fit_to_cache(prompt, output, kv_tokens)
     run = _Run(
         server,
         eff,
-        np.asarray(arrivals, dtype=float),
+        np.asarray(arrivals, dtype=float) + eff.request_s,
         prompt,
         output,
         kv_tokens,
