@@ -44,6 +44,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from fleetplan.planner.estimate.calibrate import fit_gpu, level_tokens, tensor_parallel  # noqa: E402
+from fleetplan.planner.estimate.prefix_cache import cached_levels  # noqa: E402
 from fleetplan.planner.estimate.queueing import point  # noqa: E402
 from fleetplan.planner.estimate.serving import (  # noqa: E402
     MAX_NUM_SEQS,
@@ -86,8 +87,9 @@ def sample_points() -> pd.DataFrame:
     return kept.copy()
 
 
-def queue_level(row: dict, shape: Shape, fit):
-    """The queueing approximation at the level's rate (steady state, no finite run)."""
+def queue_level(row: dict, shape: Shape, fit, cached: bool = False):
+    """The queueing approximation at the level's rate (steady state, no finite run); `cached`:
+    its prompts were in the prefix cache, one token each to prefill, as it ran."""
     spec = bundled_specs()[row["gpu_model"]]
     tp = tensor_parallel(row)
     server = Server(shape, spec, tp)
@@ -96,7 +98,8 @@ def queue_level(row: dict, shape: Shape, fit):
     fixed = pd.notna(row.get("input_len")) and pd.notna(row.get("output_len"))
     replicas = max(int(row["gpu_count"]) // tp, 1)
     rate = float(row["offered_rate_rps"]) / replicas
-    traffic = Traffic.of_level(prompt, output, fixed=fixed)
+    traffic = Traffic.of_level(prompt, output, fixed=fixed, cached=cached)
+    prompt = traffic.input_tokens
     ttft50, ttft99, _, tpot99, r_sat = point(server, fit.efficiencies, traffic, rate, kv)
     # What a benchmark of n requests measures: n over its arrivals (no faster than the server
     # serves them) and its drain, the longest output of the run (the 1 - 1/n quantile) decoded
@@ -113,9 +116,12 @@ def queue_level(row: dict, shape: Shape, fit):
     return {"throughput": throughput * replicas, "tpot_p99": tpot99, "ttft_p99": ttft99}
 
 
-def simulate_level(row: dict, shape: Shape, fit, seed: int = 1, engine: dict | None = None):
+def simulate_level(
+    row: dict, shape: Shape, fit, seed: int = 1, engine: dict | None = None, cached: bool = False
+):
     """The level's benchmark simulated; `engine`: the server's max_num_seqs and token budget
-    where the run states them (else vLLM's defaults)."""
+    where the run states them (else vLLM's defaults); `cached`: its prompts were in the prefix
+    cache, one token each to prefill, as it ran."""
     engine = engine or {}
     budget = engine.get("token_budget", TOKEN_BUDGET)
     spec = bundled_specs()[row["gpu_model"]]
@@ -128,7 +134,7 @@ def simulate_level(row: dict, shape: Shape, fit, seed: int = 1, engine: dict | N
     run = simulate(
         server,
         fit.efficiencies,
-        Traffic.of_level(prompt, output, fixed=fixed),
+        Traffic.of_level(prompt, output, fixed=fixed, cached=cached),
         rate_rps=float(row["offered_rate_rps"]) / replicas,
         requests=min(max(int(row["requests_sent"] or 200) // replicas, 20), MAX_SIMULATED),
         kv_tokens=kv,
@@ -220,6 +226,8 @@ def evaluate(points: pd.DataFrame, method: str = "simulation") -> tuple[list[dic
     specs = bundled_specs()
     shaped = points[points["model"].str.lower().isin(archs) & points["gpu_model"].isin(specs)]
     configs, levels = [], []
+    # each level simulated as it ran: with its prompts in the prefix cache where they were
+    cached = cached_levels(shaped, archs, specs)
     for config, rows in shaped.groupby(CONFIG):
         model, gpu, _ = config
         shape = Shape.of(archs[model.lower()])
@@ -234,8 +242,10 @@ def evaluate(points: pd.DataFrame, method: str = "simulation") -> tuple[list[dic
                 continue
             base = baseline_of(shaped, config, kind, archs, specs)
             predicted, measured, naive = [], [], []
-            for row in rows.sort_values("offered_rate_rps").to_dict("records"):
-                sim = (simulate_level if method == "simulation" else queue_level)(row, shape, fit)
+            ordered = rows.sort_values("offered_rate_rps")
+            for index, row in zip(ordered.index, ordered.to_dict("records"), strict=True):
+                how = simulate_level if method == "simulation" else queue_level
+                sim = how(row, shape, fit, cached=bool(cached[index]))
                 real = measured_of(row)
                 near = nearest_level(base, row["offered_rate_rps"])
                 predicted.append(sim["throughput"])

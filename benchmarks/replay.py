@@ -21,16 +21,14 @@
    simulated at 200 requests over a grid of prompt CVs, three seeds, the median P99 TTFT
    against the measured; per CV the summed and median |log error| and the share within 35 %.
 
-4. `--cached-prompts`, an experiment on how the io.net levels were taken: its run_benchmark.sh
-   ran each configuration's rates 32, 16, 8, 4, 1 req/s one after another against one server
-   (the files' dates are a minute apart), each with the same 200 ShareGPT prompts (seed 42:
-   every level has the same input tokens), on vLLM 0.8.5, whose V1 engine caches prefixes by
-   default. So every level but the first found its prompts in the prefix cache, and a request's
-   first token needed one token's prefill, not its prompt's. Part 1 again with those levels'
-   prompts prefilled as one token (their KV then left out of the steps' context too: at these
-   batches a few per cent of a step's bytes).
+   Each level is replayed as it ran: a level that found its prompts in the engine's prefix
+   cache (`planner.estimate.prefix_cache.cached_levels`: the io.net runs sent the same 200
+   ShareGPT prompts at 32, 16, 8, 4 and 1 req/s a minute apart to one vLLM 0.8.5 server, whose
+   V1 engine caches prefixes by default; where the server's KV cache held a whole run, every
+   level after the first found them) sends one-token prompts, as the engine saw them (their
+   KV stays in the steps' context), and the calibration reads those levels the same way.
 
-    python benchmarks/replay.py [--levels-only | --speed-only | --spread] [--cached-prompts]
+    python benchmarks/replay.py [--levels-only | --speed-only | --spread]
 """
 
 from __future__ import annotations
@@ -52,14 +50,15 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from cached_prompts import api_time, as_cached, cached_level  # noqa: E402  (benchmarks/)
-
 from fleetplan.core.errors import InputError  # noqa: E402
 from fleetplan.planner.estimate.calibrate import level_tokens  # noqa: E402
+from fleetplan.planner.estimate.prefix_cache import cached_levels  # noqa: E402
 from fleetplan.planner.estimate.simulate import Traffic, lengths, serve  # noqa: E402
 from fleetplan.planner.replay.fleet import Fleet, PoolKey, Slot, Targets  # noqa: E402
 from fleetplan.planner.replay.run import replay  # noqa: E402
 from fleetplan.planner.replay.trace import Requests  # noqa: E402
+from fleetplan.services.envelope import bundled_architectures  # noqa: E402
+from fleetplan.services.estimate import bundled_specs  # noqa: E402
 from fleetplan.services.replay import server_models  # noqa: E402
 
 KEPT_UP = 0.9
@@ -86,7 +85,7 @@ def level_requests(row: dict, seed: int) -> Requests:
         prompt = np.minimum(prompt, traffic.max_input)
     if traffic.max_total is not None:
         output = np.maximum(np.minimum(output, traffic.max_total - prompt), 1)
-    if row.get("cached"):  # `--cached-prompts`: the prompt in the prefix cache, one token to run
+    if row.get("cached"):  # the prompt in the prefix cache: one token to run
         prompt = np.ones_like(prompt)
     return Requests(times, prompt, output, np.zeros(n, dtype=np.int64), ["level"], "a level")
 
@@ -107,20 +106,12 @@ def p99s(fleet: Fleet, models, row: dict) -> dict:
     return {k: float(np.median(v)) for k, v in found.items()}
 
 
-def compare(
-    points: pd.DataFrame, source: str, engine: dict | None = None, cached: bool = False
-) -> list[dict]:
-    """Every kept-up level of `points`, replayed (module docstring), with both calibrations;
-    `cached`: every level but the configuration's first (its highest rate) with its prompts in
-    the prefix cache (`--cached-prompts`)."""
+def compare(points: pd.DataFrame, source: str, engine: dict | None = None) -> list[dict]:
+    """Every kept-up level of `points`, replayed as it ran (module docstring), with both
+    calibrations."""
     out = []
-    original = points
-    if cached:  # the calibration sees the same levels as they ran: one prompt token each
-        points = as_cached(points)
+    cached = cached_levels(points, dict(bundled_architectures()), bundled_specs())
     for (model, gpu, count), rows in points.groupby(["model", "gpu_model", "gpu_count"]):
-        first = float(rows["offered_rate_rps"].max())
-        # as the configuration's levels were measured (`as_cached` changed them for the fit)
-        api = api_time(original.loc[rows.index]) if cached else 0.0
         fleet, pool = one_server(model, gpu, int(count))
         try:
             own = server_models(points, fleet)
@@ -135,14 +126,11 @@ def compare(
         for kind, models in kinds:
             if engine:
                 models = {k: replace(m, **engine) for k, m in models.items()}
-            for row in rows.to_dict("records"):
+            for index, row in zip(rows.index, rows.to_dict("records"), strict=True):
                 if float(row["request_throughput_rps"]) < KEPT_UP * float(row["offered_rate_rps"]):
                     continue
-                row = {**row, "cached": cached and cached_level(row, first)}
+                row = {**row, "cached": bool(cached[index])}
                 sim = p99s(fleet, models, row)
-                if cached:
-                    sim["ttft_p99"] += api
-
                 for metric in AIMS:
                     measured = float(row[f"{metric}_ms"])
                     out.append(
@@ -179,15 +167,12 @@ def level_table(rows: list[dict]) -> list[str]:
     return lines
 
 
-def levels_part(cached: bool = False) -> None:
+def levels_part() -> None:
     from estimate import sample_points
     from estimate_checks import real_points
 
     t0 = time.perf_counter()
     rows = compare(sample_points(), "io.net (bundled)")
-    if cached:
-        label = "io.net, prompts cached after the first level"
-        rows += compare(sample_points(), label, cached=True)
     real = real_points()
     if real is not None:
         rows += compare(real, "H100 SXM sweep (shared/)", engine=REAL_ENGINE)
@@ -397,18 +382,12 @@ def main(argv: list[str] | None = None) -> int:
     group.add_argument("--levels-only", action="store_true")
     group.add_argument("--speed-only", action="store_true")
     group.add_argument("--spread", action="store_true", help="only part 3")
-    parser.add_argument(
-        "--cached-prompts",
-        action="store_true",
-        help="part 1 again with the io.net levels after each configuration's first run with "
-        "their prompts in the prefix cache (module docstring, 4.)",
-    )
     args = parser.parse_args(argv)
     if args.spread:
         spread_part()
         return 0
     if not args.speed_only:
-        levels_part(cached=args.cached_prompts)
+        levels_part()
     if not args.levels_only:
         speed_part()
     return 0

@@ -188,9 +188,16 @@ def test_a_choice_an_estimate_could_flip_prints_the_command_that_settles_it(samp
 def test_a_day_scenario_plans_with_estimates_too(cli, sample_warehouse_path, tmp_path):
     from tests.support.paths import ROOT
 
+    # the example's day, with H100 SXM servers on demand too: a GPU nobody measured (its
+    # estimate carries the day's busy hours beside the measured H100 PCIe reserved)
+    day = json.loads((ROOT / "examples" / "day-chat-nightly.json").read_text())
+    day["gpus"].append(
+        {"gpu_model": "h100-sxm", "hourly_usd": 4.00, "site": "dc", "commitment": "on_demand"}
+    )
+    (tmp_path / "day.json").write_text(json.dumps(day))
     done = cli(
         "plan", "--warehouse", sample_warehouse_path, "--scenario",
-        ROOT / "examples" / "day-chat-nightly.json", "--estimates", "fill",
+        tmp_path / "day.json", "--estimates", "fill",
         "--schedule-csv", tmp_path / "schedule.csv", "--json", tmp_path / "plan.json",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr

@@ -120,7 +120,10 @@ def test_sized_with_bursts_it_holds_sized_on_the_mean_it_misses_the_busiest_hour
     busiest = by_hour[18]
     assert busiest["busiest_minute"]["rate_rps"] > 1.3 * on_mean["requests"] / 3500
     assert busiest["headroom"]["factor"] is not None
-    assert sum(busiest["headroom"]["servers"].values()) <= servers["bursts"]
+    # what holds the busiest ten minutes is about what the bursts sized: the headroom's factors
+    # are coarse (1.1, 1.25, 1.5, ...), so within one of their steps
+    room = sum(busiest["headroom"]["servers"].values())
+    assert servers["mean"] < room <= 1.25 * servers["bursts"], (servers, busiest["headroom"])
     # ...and the fleet sized for the bursts holds every hour.
     assert with_bursts["meets"] and all(h["meets"] for h in with_bursts["hours"])
     assert with_bursts["goodput"] > on_mean["goodput"]
