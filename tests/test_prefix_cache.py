@@ -11,7 +11,8 @@ import pytest
 
 from fleetplan.planner.estimate.calibrate import fit_gpu
 from fleetplan.planner.estimate.prefix_cache import (
-    cached_levels,
+    cached_from,
+    cached_shares,
     caches_prefixes,
     repeated_prompts,
 )
@@ -63,7 +64,8 @@ def sweep(**changes) -> pd.DataFrame:
         ("vllm", "0.8.5", "--no-enable-prefix-caching", False),
         ("vllm", "0.6.3", None, False),  # V0: off unless asked for
         ("vllm", "0.6.3", "enable-prefix-caching", True),
-        ("vllm", None, None, False),  # no version: not assumed
+        ("vllm", None, None, True),  # no version: every release since March 2025 caches
+        ("vllm", None, "no-enable-prefix-caching", False),
         ("sglang", "0.4.6", None, True),  # its radix cache
         ("sglang", "0.4.6", "--disable-radix-cache", False),
         ("trt-llm", "0.19", None, False),
@@ -116,12 +118,37 @@ def test_a_server_idle_longer_than_the_runs_may_have_restarted():
 
 
 def test_cached_only_where_the_engine_caches_and_its_cache_held_the_run():
+    """A run sent again: every request of it found its prompt (share 1)."""
     archs, specs = bundled_architectures(), bundled_specs()
-    assert list(cached_levels(sweep(), archs, specs)) == [False, True, True, True]
+    assert list(cached_shares(sweep(), archs, specs)) == [False, True, True, True]
     # one RTX 4090's cache (about 40,000 tokens) cannot hold 200 x 417 tokens: found nothing
-    assert not cached_levels(sweep(gpu_model="rtx-4090"), archs, specs).any()
-    assert not cached_levels(sweep(engine_version="0.6.3"), archs, specs).any()
-    assert not cached_levels(sweep(model="acme/unknown-7b"), archs, specs).any()
+    assert not cached_shares(sweep(gpu_model="rtx-4090"), archs, specs).any()
+    assert not cached_shares(sweep(engine_version="0.6.3"), archs, specs).any()
+    assert not cached_shares(sweep(model="acme/unknown-7b"), archs, specs).any()
+
+
+def test_a_run_cycling_through_few_prompts_finds_all_but_their_first_sending():
+    # inference-perf's shared-prefix data: 10 groups of 10 prompts through 4,800 requests
+    row = level("r", 0, 8.0, requests_sent=4800, run_metadata='{"distinct_prompts": "100"}')
+    archs, specs = bundled_architectures(), bundled_specs()
+    (share,) = cached_shares(pd.DataFrame([row]), archs, specs)
+    assert share == pytest.approx(4700 / 4800)
+    assert cached_from(4800, share) == 100  # the first sendings prefill, the rest do not
+    # a run that sends each prompt once, an engine that does not cache, a cache too small
+    # to hold the prompts (one RTX 4090's 40,000 tokens hold 50 x 417, not 1,000 x 417)
+    for changes in (
+        {"requests_sent": 100},
+        {"engine_version": "0.6.3"},
+        {"gpu_model": "rtx-4090", "run_metadata": '{"distinct_prompts": "1000"}'},
+        {"run_metadata": '{"stage": "0"}'},
+        {"run_metadata": "not json"},
+    ):
+        (none,) = cached_shares(pd.DataFrame([row | changes]), archs, specs)
+        assert none == 0.0, changes
+    fewer = row | {"gpu_model": "rtx-4090", "run_metadata": '{"distinct_prompts": "50"}'}
+    (small,) = cached_shares(pd.DataFrame([fewer]), archs, specs)
+    assert small == pytest.approx(4750 / 4800)
+    assert cached_from(200, 1.0) == 0 and cached_from(200, 0.0) is None
 
 
 def test_the_bundled_io_net_levels_after_each_configurations_first_were_cached(
@@ -129,7 +156,7 @@ def test_the_bundled_io_net_levels_after_each_configurations_first_were_cached(
 ):
     with Warehouse.open(sample_warehouse_path, read_only=True) as wh:
         points = benchmark_points(wh)
-    cached = cached_levels(points, bundled_architectures(), bundled_specs())
+    cached = cached_shares(points, bundled_architectures(), bundled_specs())
     assert 60 <= int(cached.sum()) <= 80  # 72 of 130 when written
     first = points.groupby(["model", "gpu_model", "gpu_count"])["created_at"].transform("min")
     assert not cached[points["created_at"] == first].any()  # a configuration's first run
@@ -160,6 +187,12 @@ def test_the_simulation_adds_a_requests_own_time_to_its_first_token_only():
     later = serve(server, slow, arrivals, prompt, output, kv_tokens=kv)
     assert later.first - base.first == pytest.approx(np.full(20, 0.005))
     assert later.finish - later.first == pytest.approx(base.finish - base.first)
+    # a level replayed as it ran: from `cached_from` on, one prompt token to prefill each
+    args = (server, eff, Traffic(800, 50))
+    run = simulate(*args, rate_rps=0.5, requests=40, kv_tokens=kv, seed=3, cached_from=20)
+    cold = simulate(*args, rate_rps=0.5, requests=40, kv_tokens=kv, seed=3)
+    assert run.ttft_ms[:20] == pytest.approx(cold.ttft_ms[:20])
+    assert (run.ttft_ms[20:] < cold.ttft_ms[20:]).all()
 
 
 def synthetic_sweeps(truth: Efficiencies) -> pd.DataFrame:
@@ -197,7 +230,7 @@ def test_the_calibration_reads_cached_levels_as_one_token_prefills_and_finds_the
     levels = synthetic_sweeps(truth)
     archs, specs = bundled_architectures(), bundled_specs()
     fit = fit_gpu(levels, archs, specs, "h100-pcie", "vllm")
-    assert fit is not None and "9 levels with their prompts cached" in fit.efficiencies.basis
+    assert fit is not None and "9 levels with prompts cached" in fit.efficiencies.basis
     assert fit.efficiencies.request_s == pytest.approx(0.005, rel=0.3)
     assert fit.efficiencies.bandwidth_efficiency == pytest.approx(0.8, rel=0.1)
     # The same levels without their dates: nothing proves the prompts were cached, every level
@@ -206,3 +239,16 @@ def test_the_calibration_reads_cached_levels_as_one_token_prefills_and_finds_the
     blind = fit_gpu(levels.assign(created_at=pd.NaT), archs, specs, "h100-pcie", "vllm")
     assert blind is not None and "cached" not in blind.efficiencies.basis
     assert blind.efficiencies.request_s < 0.5 * fit.efficiencies.request_s
+
+
+def test_a_measured_capacity_says_its_levels_found_their_prompts_cached(sample_warehouse_path):
+    from fleetplan.services.capacity import CapacityQuery, capacity_report
+
+    with Warehouse.open(sample_warehouse_path, read_only=True) as wh:
+        points = benchmark_points(wh)
+    h100 = capacity_report(points, CapacityQuery(model=LLAMA_8B, gpu="h100-pcie", gpu_count=1))
+    assert h100.prompts_cached is not None
+    assert h100.prompts_cached.startswith("4 of its 5 levels sent the prompts of the run just")
+    assert "a team's own prompts take longer to their first token" in h100.prompts_cached
+    rtx = capacity_report(points, CapacityQuery(model=LLAMA_8B, gpu="rtx-4090", gpu_count=1))
+    assert rtx.prompts_cached is None  # its cache cannot hold a run

@@ -71,6 +71,8 @@ def test_an_inference_perf_folder_imports_its_stages_with_the_servers_settings(w
     assert low["completed"] == 4800 and low["failed"] == 0
     assert low["output_throughput_tps"] == pytest.approx(1955.05, rel=1e-5)
     assert all(r["e2el_p99_ms"] and r["itl_p99_ms"] for r in rows)
+    # its shared-prefix data: 10 groups of 10 prompts, cycled through each stage's requests
+    assert all(json.loads(r["run_metadata"])["distinct_prompts"] == "100" for r in rows)
 
 
 @needs_shared

@@ -13,10 +13,12 @@ Each level gives two equations in the step model's four coefficients (o, a, b, c
   round), waits for the step under way (half a step on average) and is prefilled in the next,
   so TTFT P50 - TPOT P50 / 2 = r + step(B, K, input).
 
-A level that found its prompts in the engine's prefix cache (`prefix_cache.cached_levels`: the
-same prompts sent again to a server whose cache held them) prefilled one token a request, not
-its prompt: its equations say so (its context still holds the prompts' KV). Such levels are
-what separates r from the prefill's compute: their TTFT holds r and a step, no prefill.
+A request that found its prompt in the engine's prefix cache (`prefix_cache.cached_shares`: the
+same prompts sent again to a server whose cache held them; a level's share of such requests)
+prefilled one token, not its prompt: a level's equations say so, its arriving prefill the
+share's mix, its TTFT equation (the median request) one token where most requests were cached
+(its context still holds the prompts' KV). Such levels are what separates r from the prefill's
+compute: their TTFT holds r and a step, no prefill.
 
 The equations are divided by their measured values (relative error, so a fast GPU's
 milliseconds weigh as much as a slow one's) and solved by least squares with a robust loss,
@@ -36,7 +38,7 @@ from scipy.optimize import least_squares
 
 from fleetplan.core.stats import finite_number
 from fleetplan.planner.capacity.envelope import Architecture
-from fleetplan.planner.estimate.prefix_cache import cached_levels
+from fleetplan.planner.estimate.prefix_cache import cached_shares
 from fleetplan.planner.estimate.serving import MAX_NUM_SEQS, Efficiencies, Server, Shape
 from fleetplan.planner.estimate.specs import GpuSpec
 
@@ -109,13 +111,13 @@ def _equations(
     rows: pd.DataFrame, server_of, cached: pd.Series | None = None
 ) -> tuple[list[np.ndarray], list[float], int]:
     """The TPOT and low-rate TTFT equations (module docstring) of a GPU's levels, and how many
-    levels gave one; `cached` (by the rows' index) marks the levels whose prompts were in the
-    prefix cache (one token prefilled a request)."""
+    levels gave one; `cached` (the rows' in their order) is each level's share of requests
+    whose prompts were in the prefix cache (one token prefilled each)."""
     design, measured, levels = [], [], 0
     lowest = rows.groupby(["model", "gpu_count"])["offered_rate_rps"].transform("min")
-    hits = cached.reindex(rows.index, fill_value=False) if cached is not None else None
+    shares = [0.0] * len(rows) if cached is None else [float(x) for x in cached]
     records = rows.to_dict("records")
-    for index, row, low in zip(rows.index, records, lowest, strict=True):
+    for share, row, low in zip(shares, records, lowest, strict=True):
         server = server_of(row)
         tokens = level_tokens(row)
         rate = _throughput(row)
@@ -123,12 +125,13 @@ def _equations(
         if server is None or tokens is None or rate is None or tpot is None:
             continue
         prompt, output = tokens
-        prefilled = 1.0 if hits is not None and bool(hits[index]) else prompt
         step = tpot / 1000
         batch = min(max(rate * (output - 1) * step, 1.0), MAX_NUM_SEQS)
         context = batch * (prompt + output / 2)
-        arriving = rate * prefilled * step
-        equation = _row(server, batch, context, arriving, arriving * (prompt - prefilled / 2))
+        # the step's prefill: the uncached prompts whole, the cached ones their last token
+        arriving = rate * step * ((1 - share) * prompt + share)
+        positions = rate * step * ((1 - share) * prompt * prompt / 2 + share * (prompt - 0.5))
+        equation = _row(server, batch, context, arriving, positions)
         design.append(equation / step)
         measured.append(1.0)
         levels += 1
@@ -136,6 +139,7 @@ def _equations(
         offered = _number(row.get("offered_rate_rps"))
         if ttft is not None and offered is not None and offered <= low and ttft > tpot / 2:
             wait = (ttft - (_number(row.get("tpot_p50_ms")) or tpot) / 2) / 1000
+            prefilled = 1.0 if share > 0.5 else prompt  # the median request's prefill
             positions = prefilled * (prompt - prefilled / 2)
             first = _row(server, batch, context, prefilled, positions, request=1.0)
             design.append(first / wait)
@@ -225,7 +229,7 @@ def fit_gpu(
         shape = shapes[model]
         return None if shape is None else Server(shape, spec, tensor_parallel(row))
 
-    cached = cached_levels(rows, architectures, specs, widths)
+    cached = cached_shares(rows, architectures, specs, widths)
     design, measured, levels = _equations(rows, server_of, cached)
     if levels < MIN_LEVELS:
         return None
@@ -251,7 +255,7 @@ def fit_gpu(
             inv_link_eff=float(coefficients[4]),
             request_s=float(coefficients[5]),
             basis=f"fitted on {len(used)} configurations of {gpu_model} ({engine})"
-            + (f", {int(cached.sum())} levels with their prompts cached" if cached.any() else ""),
+            + (f", {int((cached > 0).sum())} levels with prompts cached" if cached.any() else ""),
         ),
         configurations=tuple(used),
         equations=len(design),

@@ -1,12 +1,15 @@
-"""Which measured levels found their prompts in the engine's prefix cache: the same prompts sent
-again to a server that had just served them, whose cache still held them.
+"""Which measured levels found their prompts in the engine's prefix cache, and what share of
+their requests did: prompts sent again to a server that had just served them, whose cache still
+held them.
 
 A benchmark that sweeps rates against one server often sends the same prompts at every rate
 (a fixed seed, a fixed slice of a dataset: the io.net runs sent the same 200 ShareGPT prompts at
-32, 16, 8, 4 and 1 req/s, a minute apart). An engine that caches prefixes (vLLM's V1 engine does
-by default, from 0.8.0) then finds each prompt's KV from the earlier run and prefills only the
-prompt's last token: that level's TTFT holds no prefill. Read as a full prefill, it tells the
-calibration that prefill is nearly free. What the files prove, level by level:
+32, 16, 8, 4 and 1 req/s, a minute apart); another draws a run's requests from a few prompts
+(inference-perf's shared-prefix data: 10 groups of 10 prompts, cycled through thousands of
+requests). An engine that caches prefixes (vLLM's V1 engine does by default, from 0.8.0) then
+finds a prompt's KV from its earlier sending and prefills only the prompt's last token: such a
+request's TTFT holds no prefill. Read as a full prefill, it tells the calibration that prefill is
+nearly free. What the files prove, level by level:
 
 1. **The same prompts again** (`repeated_prompts`): an earlier level of the same configuration
    (model, GPU, count, tensor parallelism, engine and version, variant, host, dataset) sent the
@@ -15,24 +18,32 @@ calibration that prefill is nearly free. What the files prove, level by level:
    the level just before it on that server: the previous level of the same run, or a run whose
    date is at most `IDLE_S` plus the longer of the two levels' durations earlier (a tool dates
    a run at its start or at its end: either way the server sat idle at most `IDLE_S` between
-   them; a longer gap may be a server restarted, and a restart empties the cache).
+   them; a longer gap may be a server restarted, and a restart empties the cache). Every
+   request of such a level finds its prompt (share 1).
+   **Or within the run**: the run's metadata says its requests drew from `distinct_prompts`
+   prompts (an importer sets it where the tool's configuration says so), fewer than it sent:
+   all but the first sending of each find it (share (requests - distinct) / requests).
 2. **An engine that caches prefixes** (`caches_prefixes`): vLLM 0.8.0 or later (V1, caching
-   by default) unless the variant says `no-enable-prefix-caching`; an older vLLM only where the
-   variant says `enable-prefix-caching`; SGLang (its radix cache) unless `disable-radix-cache`.
-   Any other engine, or no version: not assumed.
-3. **A cache that held the earlier run** (`holds`): a prefix cache evicts the least recently
-   used blocks, and a run that cycles through more tokens than the cache holds finds none of
-   its prompts again; so the configuration's KV cache (`serving.kv_cache_tokens`, the engine's
-   default memory utilisation) must hold every token of the earlier run, requests x (prompt +
-   output).
+   by default), or a vLLM run that names no version (every release since March 2025; V0, which
+   did not cache by default, was removed in 0.11), unless the variant says
+   `no-enable-prefix-caching`; an older vLLM only where the variant says
+   `enable-prefix-caching`; SGLang (its radix cache) unless `disable-radix-cache`. Any other
+   engine: not assumed.
+3. **A cache that held them** (`holds`): a prefix cache evicts the least recently used blocks,
+   and a run that cycles through more tokens than the cache holds finds none of its prompts
+   again; so the configuration's KV cache (`serving.kv_cache_tokens`, the engine's default
+   memory utilisation) must hold every token of the prompts' sending: requests x (prompt +
+   output) for a run sent again, distinct prompts x (prompt + output) within a run.
 
-All three, and the level is cached (`cached_levels`): `calibrate` reads its prefill as one
-token, and `benchmarks/replay.py` replays it as it ran.
+All three, and the level's share of cached requests (`cached_shares`) is above 0: `calibrate`
+reads those requests' prefill as one token, and the benchmarks replay and simulate the level
+as it ran (`simulate.simulate`'s `cached_from`: the first sendings prefill, the rest do not).
 """
 
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import re
 from collections.abc import Mapping
@@ -56,6 +67,7 @@ SAME_SERVER = (
     "dataset",
 )
 VLLM_V1_DEFAULT = (0, 8, 0)  # vLLM's V1 engine, prefix caching on, is the default from 0.8.0
+DISTINCT_PROMPTS = "distinct_prompts"  # run metadata: the prompts a run's requests drew from
 
 
 def _version(text: object) -> tuple[int, ...] | None:
@@ -73,7 +85,7 @@ def caches_prefixes(engine: object, version: object, variant: object) -> bool:
         if "enable-prefix-caching" in words:
             return True
         found = _version(version)
-        return found is not None and found >= VLLM_V1_DEFAULT
+        return found is None or found >= VLLM_V1_DEFAULT
     if engine == "sglang":
         return "disable-radix-cache" not in words
     return False
@@ -99,7 +111,7 @@ def _varied_prompts(row: Mapping) -> float | None:
 def repeated_prompts(points: pd.DataFrame) -> pd.Series:
     """Per level of `points` (its index), the run id of the level just before it on the same
     server that sent the same prompts, else None (module docstring, 1.)."""
-    found: dict = dict.fromkeys(points.index)
+    found: list[str | None] = [None] * len(points)  # by position: an index may repeat
     if points.empty:
         return pd.Series(found, index=points.index, dtype=object)
     dates = points["created_at"] if "created_at" in points else pd.Series(pd.NaT, points.index)
@@ -107,8 +119,8 @@ def repeated_prompts(points: pd.DataFrame) -> pd.Series:
         _when=pd.to_datetime(dates, errors="coerce"), _level=points.get("level_index", 0)
     )
     groups: dict[tuple, list] = {}
-    for index, row in zip(frame.index, frame.to_dict("records"), strict=True):
-        groups.setdefault(_key(row), []).append((index, row))
+    for position, row in enumerate(frame.to_dict("records")):
+        groups.setdefault(_key(row), []).append((position, row))
     for members in groups.values():
         if len(members) < 2:
             continue
@@ -116,10 +128,10 @@ def repeated_prompts(points: pd.DataFrame) -> pd.Series:
         members.sort(
             key=lambda m: (_sortable(m[1]["_when"]), str(m[1].get("run_id")), m[1]["_level"])
         )
-        for (_, before), (index, row) in itertools.pairwise(members):
+        for (_, before), (position, row) in itertools.pairwise(members):
             if _same_prompts(before, row) and _soon_after(before, row):
-                found[index] = str(before.get("run_id"))
-    return pd.Series([found[i] for i in points.index], index=points.index, dtype=object)
+                found[position] = str(before.get("run_id"))
+    return pd.Series(found, index=points.index, dtype=object)
 
 
 def _sortable(when) -> float:
@@ -153,45 +165,97 @@ def _seconds(value: object) -> float:
     return seconds if math.isfinite(seconds) and seconds > 0 else 0.0
 
 
-def holds(
-    row: Mapping, architecture: Architecture, spec: GpuSpec, width: float | None = None
-) -> bool:
-    """Whether the configuration's KV cache holds every token of a run like the level's
-    (module docstring, 3.)."""
+def _tp(row: Mapping) -> int:
     stated = row.get("tensor_parallel_size")
-    tp = (
-        int(stated)
-        if stated is not None and not pd.isna(stated)
-        else int(row.get("gpu_count") or 1)
-    )
+    if stated is not None and not pd.isna(stated):
+        return int(stated)
+    return int(row.get("gpu_count") or 1)
+
+
+def holds(
+    row: Mapping,
+    architecture: Architecture,
+    spec: GpuSpec,
+    width: float | None = None,
+    *,
+    prompts: float | None = None,
+) -> bool:
+    """Whether the configuration's KV cache holds every token of `prompts` sendings of the
+    level's prompts and outputs, by default its whole run (module docstring, 3.)."""
+    tp = _tp(row)
     shape = Shape.of(architecture, width)
     kv = kv_cache_tokens(shape, spec, tp) * min(1.0, architecture.kv_heads / tp)
     try:
-        tokens = float(row["requests_sent"]) * (
-            float(row["input_tokens_mean"]) + float(row["output_tokens_mean"])
-        )
+        count = float(row["requests_sent"]) if prompts is None else float(prompts)
+        tokens = count * (float(row["input_tokens_mean"]) + float(row["output_tokens_mean"]))
     except (KeyError, TypeError, ValueError):
         return False
     return math.isfinite(tokens) and 0 < tokens <= kv
 
 
-def cached_levels(
+def distinct_prompts(row: Mapping) -> int | None:
+    """The prompts a level's run drew its requests from, where its metadata says."""
+    raw = row.get("run_metadata")
+    if isinstance(raw, str) and raw.strip():
+        try:
+            raw = json.loads(raw)
+        except ValueError:
+            return None
+    if not isinstance(raw, Mapping):
+        return None
+    try:
+        count = int(str(raw.get(DISTINCT_PROMPTS, "")).strip())
+    except ValueError:
+        return None
+    return count if count > 0 else None
+
+
+def _within_run(row: Mapping) -> float:
+    """The share of a level's requests that sent a prompt the run had sent before."""
+    distinct = distinct_prompts(row)
+    try:
+        sent = float(row.get("requests_sent"))
+    except (TypeError, ValueError):
+        return 0.0
+    if distinct is None or not math.isfinite(sent) or sent <= distinct:
+        return 0.0
+    return (sent - distinct) / sent
+
+
+def cached_shares(
     points: pd.DataFrame,
     architectures: Mapping[str, Architecture],
     specs: Mapping[str, GpuSpec],
     widths: Mapping[str, float] | None = None,
 ) -> pd.Series:
-    """Per level of `points` (its index), whether it found its prompts in the prefix cache:
-    repeated, on an engine that caches prefixes, whose cache held the run (module docstring)."""
-    repeated = repeated_prompts(points)
-    out = pd.Series(False, index=points.index, dtype=bool)
-    for index, row in zip(points.index, points.to_dict("records"), strict=True):
-        if pd.isna(repeated[index]):
+    """Per level of `points` (its index), the share of its requests that found their prompts
+    in the prefix cache: 1 for a run whose prompts were sent just before, the repeats' share
+    within a run, 0 where the engine does not cache or its cache could not hold them (module
+    docstring)."""
+    repeated = repeated_prompts(points).tolist()
+    out = [0.0] * len(points)  # by position: an index may repeat
+    for position, row in enumerate(points.to_dict("records")):
+        again = repeated[position] is not None
+        within = 0.0 if again else _within_run(row)
+        if not again and within <= 0:
             continue
         if not caches_prefixes(row.get("engine"), row.get("engine_version"), row.get("variant")):
             continue
         model = str(row.get("model")).lower()
         arch, spec = architectures.get(model), specs.get(str(row.get("gpu_model")))
-        if arch is not None and spec is not None:
-            out[index] = holds(row, arch, spec, (widths or {}).get(model))
-    return out
+        if arch is None or spec is None:
+            continue
+        width = (widths or {}).get(model)
+        if again and holds(row, arch, spec, width):
+            out[position] = 1.0
+        elif within > 0 and holds(row, arch, spec, width, prompts=distinct_prompts(row)):
+            out[position] = within
+    return pd.Series(out, index=points.index, dtype=float)
+
+
+def cached_from(requests: int, share: float) -> int | None:
+    """The first of a level's `requests` (in the order sent) that found its prompt cached: the
+    first sendings prefill, the rest do not; None where none did."""
+    if share <= 0:
+        return None
+    return min(max(round(requests * (1 - share)), 0), requests)

@@ -90,7 +90,7 @@ class Traffic:
         """Fixed lengths (a random dataset at set lengths), or a chat dataset's spread: CV 1
         for prompts and outputs, with vLLM's ShareGPT filter (prompts up to 1,024 tokens,
         prompt and output up to 2,048): an assumption of the estimate, said so. `cached`: a
-        level whose prompts were in the prefix cache (`prefix_cache.cached_levels`), served as
+        level whose prompts were in the prefix cache (`prefix_cache.cached_shares`), served as
         it ran: one prompt token each to prefill."""
         if fixed:
             traffic = cls(input_tokens, output_tokens)
@@ -149,8 +149,11 @@ def simulate(
     seed: int = 0,
     max_num_seqs: int = MAX_NUM_SEQS,
     token_budget: int = TOKEN_BUDGET,
+    cached_from: int | None = None,
 ) -> Outcome:
-    """One replica's run of `requests` Poisson arrivals at `rate_rps` (inf: all at once)."""
+    """One replica's run of `requests` Poisson arrivals at `rate_rps` (inf: all at once);
+    `cached_from`: the requests from that one on found their prompts in the prefix cache (a
+    measured level replayed as it ran, `prefix_cache.cached_from`): one token each to prefill."""
     rng = np.random.default_rng(seed)
     arrivals = poisson_arrivals(rate_rps, requests, rng)
     prompt = lengths(traffic.input_tokens, traffic.input_cv, requests, rng)
@@ -159,6 +162,8 @@ def simulate(
         prompt = np.minimum(prompt, traffic.max_input)
     if traffic.max_total is not None:
         output = np.maximum(np.minimum(output, traffic.max_total - prompt), 1)
+    if cached_from is not None:
+        prompt[cached_from:] = 1
     served = serve(
         server,
         eff,

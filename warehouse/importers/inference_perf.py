@@ -145,10 +145,19 @@ def parse(document: Document, source: FileInput, options: ImportOptions) -> Pars
         source_file=PurePath(file).name,
         source_sha256=source.sha256,
         source_index=0,
-        metadata={"stage": str(stage)} if stage is not None else {},
+        metadata=_metadata(stage, context),
         points=(point,),
     )
     return Parsed([run], warnings, DERIVED)
+
+
+def _metadata(stage: int | None, context: dict[str, Any]) -> dict[str, str]:
+    """The run's metadata: its stage, and how many distinct prompts its requests drew from
+    (a shared-prefix dataset's groups x prompts per group)."""
+    metadata = {"stage": str(stage)} if stage is not None else {}
+    if context.get("distinct_prompts"):
+        metadata["distinct_prompts"] = str(context["distinct_prompts"])
+    return metadata
 
 
 def _stage_number(file: str) -> int | None:
@@ -329,6 +338,11 @@ def _from_config(config: dict) -> dict[str, Any]:
             prompt = [_whole(shared.get(k)) for k in ("system_prompt_len", "question_len")]
             if all(prompt):
                 found["input_len"] = sum(prompt)
+            groups = [_whole(shared.get(k)) for k in ("num_groups", "num_prompts_per_group")]
+            if all(groups):
+                # the stage's requests cycle through these prompts: an engine that caches
+                # prefixes finds them again (`planner.estimate.prefix_cache`)
+                found["distinct_prompts"] = groups[0] * groups[1]
             found["output_len"] = _whole(shared.get("output_len"))
     load = config.get("load")
     if isinstance(load, dict):
