@@ -44,7 +44,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from fleetplan.planner.estimate.calibrate import fit_gpu, level_tokens, tensor_parallel  # noqa: E402
-from fleetplan.planner.estimate.prefix_cache import cached_levels  # noqa: E402
+from fleetplan.planner.estimate.prefix_cache import cached_from, cached_shares  # noqa: E402
 from fleetplan.planner.estimate.queueing import point  # noqa: E402
 from fleetplan.planner.estimate.serving import (  # noqa: E402
     MAX_NUM_SEQS,
@@ -87,9 +87,10 @@ def sample_points() -> pd.DataFrame:
     return kept.copy()
 
 
-def queue_level(row: dict, shape: Shape, fit, cached: bool = False):
+def queue_level(row: dict, shape: Shape, fit, cached: float = 0.0):
     """The queueing approximation at the level's rate (steady state, no finite run); `cached`:
-    its prompts were in the prefix cache, one token each to prefill, as it ran."""
+    the share of its requests whose prompts were in the prefix cache: where the P99 request was
+    one of them, one token each to prefill, as it ran."""
     spec = bundled_specs()[row["gpu_model"]]
     tp = tensor_parallel(row)
     server = Server(shape, spec, tp)
@@ -98,7 +99,7 @@ def queue_level(row: dict, shape: Shape, fit, cached: bool = False):
     fixed = pd.notna(row.get("input_len")) and pd.notna(row.get("output_len"))
     replicas = max(int(row["gpu_count"]) // tp, 1)
     rate = float(row["offered_rate_rps"]) / replicas
-    traffic = Traffic.of_level(prompt, output, fixed=fixed, cached=cached)
+    traffic = Traffic.of_level(prompt, output, fixed=fixed, cached=cached >= 0.99)
     prompt = traffic.input_tokens
     ttft50, ttft99, _, tpot99, r_sat = point(server, fit.efficiencies, traffic, rate, kv)
     # What a benchmark of n requests measures: n over its arrivals (no faster than the server
@@ -117,11 +118,12 @@ def queue_level(row: dict, shape: Shape, fit, cached: bool = False):
 
 
 def simulate_level(
-    row: dict, shape: Shape, fit, seed: int = 1, engine: dict | None = None, cached: bool = False
+    row: dict, shape: Shape, fit, seed: int = 1, engine: dict | None = None, cached: float = 0.0
 ):
     """The level's benchmark simulated; `engine`: the server's max_num_seqs and token budget
-    where the run states them (else vLLM's defaults); `cached`: its prompts were in the prefix
-    cache, one token each to prefill, as it ran."""
+    where the run states them (else vLLM's defaults); `cached`: the share of its requests whose
+    prompts were in the prefix cache (the last ones sent), one token each to prefill, as it
+    ran."""
     engine = engine or {}
     budget = engine.get("token_budget", TOKEN_BUDGET)
     spec = bundled_specs()[row["gpu_model"]]
@@ -131,12 +133,14 @@ def simulate_level(
     prompt, output = level_tokens(row)
     fixed = pd.notna(row.get("input_len")) and pd.notna(row.get("output_len"))
     replicas = max(int(row["gpu_count"]) // tp, 1)
+    requests = min(max(int(row["requests_sent"] or 200) // replicas, 20), MAX_SIMULATED)
     run = simulate(
         server,
         fit.efficiencies,
-        Traffic.of_level(prompt, output, fixed=fixed, cached=cached),
+        Traffic.of_level(prompt, output, fixed=fixed),
         rate_rps=float(row["offered_rate_rps"]) / replicas,
-        requests=min(max(int(row["requests_sent"] or 200) // replicas, 20), MAX_SIMULATED),
+        requests=requests,
+        cached_from=cached_from(requests, cached),
         kv_tokens=kv,
         seed=seed,
         max_num_seqs=engine.get("max_num_seqs", MAX_NUM_SEQS),
@@ -227,7 +231,7 @@ def evaluate(points: pd.DataFrame, method: str = "simulation") -> tuple[list[dic
     shaped = points[points["model"].str.lower().isin(archs) & points["gpu_model"].isin(specs)]
     configs, levels = [], []
     # each level simulated as it ran: with its prompts in the prefix cache where they were
-    cached = cached_levels(shaped, archs, specs)
+    cached = cached_shares(shaped, archs, specs)
     for config, rows in shaped.groupby(CONFIG):
         model, gpu, _ = config
         shape = Shape.of(archs[model.lower()])
@@ -245,7 +249,7 @@ def evaluate(points: pd.DataFrame, method: str = "simulation") -> tuple[list[dic
             ordered = rows.sort_values("offered_rate_rps")
             for index, row in zip(ordered.index, ordered.to_dict("records"), strict=True):
                 how = simulate_level if method == "simulation" else queue_level
-                sim = how(row, shape, fit, cached=bool(cached[index]))
+                sim = how(row, shape, fit, cached=float(cached[index]))
                 real = measured_of(row)
                 near = nearest_level(base, row["offered_rate_rps"])
                 predicted.append(sim["throughput"])

@@ -27,6 +27,7 @@ from estimate import (
 )
 
 from fleetplan.planner.estimate.calibrate import fit_gpu
+from fleetplan.planner.estimate.prefix_cache import cached_shares
 from fleetplan.planner.estimate.serving import Server, Shape, kv_cache_tokens
 from fleetplan.planner.estimate.simulate import Traffic
 from fleetplan.services.envelope import bundled_architectures, envelope_reasons
@@ -92,6 +93,9 @@ def evaluate_real(real: pd.DataFrame, ionet: pd.DataFrame, method: str) -> list[
     archs = bundled_architectures()
     specs = bundled_specs()
     levels = []
+    # each level as it ran: its shared-prefix prompts, cycled through the run, cached after
+    # their first sending (`prefix_cache.cached_shares`)
+    cached = cached_shares(real, archs, specs)
     for config, rows in real.groupby(CONFIG):
         model = config[0]
         if model.lower() not in archs:
@@ -104,11 +108,12 @@ def evaluate_real(real: pd.DataFrame, ionet: pd.DataFrame, method: str) -> list[
                 fit = fit_gpu(ionet, archs, specs, "h100-pcie", ENGINE)
             if fit is None:
                 continue
-            for row in rows.to_dict("records"):
+            for index, row in zip(rows.index, rows.to_dict("records"), strict=True):
+                share = float(cached[index])
                 if method == "simulation":
-                    sim = simulate_level(row, shape, fit, engine=REAL_ENGINE)
+                    sim = simulate_level(row, shape, fit, engine=REAL_ENGINE, cached=share)
                 else:
-                    sim = queue_level(row, shape, fit)
+                    sim = queue_level(row, shape, fit, cached=share)
                 real_level = measured_of(row)
                 if real_level["throughput"] >= KEPT_UP * row["offered_rate_rps"]:
                     levels += p99_comparisons(config, kind, row, sim, real_level)

@@ -22,11 +22,13 @@
    against the measured; per CV the summed and median |log error| and the share within 35 %.
 
    Each level is replayed as it ran: a level that found its prompts in the engine's prefix
-   cache (`planner.estimate.prefix_cache.cached_levels`: the io.net runs sent the same 200
+   cache (`planner.estimate.prefix_cache.cached_shares`: the io.net runs sent the same 200
    ShareGPT prompts at 32, 16, 8, 4 and 1 req/s a minute apart to one vLLM 0.8.5 server, whose
    V1 engine caches prefixes by default; where the server's KV cache held a whole run, every
-   level after the first found them) sends one-token prompts, as the engine saw them (their
-   KV stays in the steps' context), and the calibration reads those levels the same way.
+   level after the first found them; the H100 SXM sweep's shared-prefix runs cycle 100 prompts
+   through thousands of requests, all but the first sending of each found) sends one-token
+   prompts for those requests (the last ones sent), as the engine saw them, and the calibration
+   reads those levels the same way.
 
     python benchmarks/replay.py [--levels-only | --speed-only | --spread]
 """
@@ -52,7 +54,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from fleetplan.core.errors import InputError  # noqa: E402
 from fleetplan.planner.estimate.calibrate import level_tokens  # noqa: E402
-from fleetplan.planner.estimate.prefix_cache import cached_levels  # noqa: E402
+from fleetplan.planner.estimate.prefix_cache import cached_from, cached_shares  # noqa: E402
 from fleetplan.planner.estimate.simulate import Traffic, lengths, serve  # noqa: E402
 from fleetplan.planner.replay.fleet import Fleet, PoolKey, Slot, Targets  # noqa: E402
 from fleetplan.planner.replay.run import replay  # noqa: E402
@@ -85,8 +87,9 @@ def level_requests(row: dict, seed: int) -> Requests:
         prompt = np.minimum(prompt, traffic.max_input)
     if traffic.max_total is not None:
         output = np.maximum(np.minimum(output, traffic.max_total - prompt), 1)
-    if row.get("cached"):  # the prompt in the prefix cache: one token to run
-        prompt = np.ones_like(prompt)
+    first = cached_from(n, float(row.get("cached") or 0.0))
+    if first is not None:  # the prompts in the prefix cache: one token to run
+        prompt[first:] = 1
     return Requests(times, prompt, output, np.zeros(n, dtype=np.int64), ["level"], "a level")
 
 
@@ -110,7 +113,7 @@ def compare(points: pd.DataFrame, source: str, engine: dict | None = None) -> li
     """Every kept-up level of `points`, replayed as it ran (module docstring), with both
     calibrations."""
     out = []
-    cached = cached_levels(points, dict(bundled_architectures()), bundled_specs())
+    cached = cached_shares(points, dict(bundled_architectures()), bundled_specs())
     for (model, gpu, count), rows in points.groupby(["model", "gpu_model", "gpu_count"]):
         fleet, pool = one_server(model, gpu, int(count))
         try:
@@ -129,7 +132,7 @@ def compare(points: pd.DataFrame, source: str, engine: dict | None = None) -> li
             for index, row in zip(rows.index, rows.to_dict("records"), strict=True):
                 if float(row["request_throughput_rps"]) < KEPT_UP * float(row["offered_rate_rps"]):
                     continue
-                row = {**row, "cached": bool(cached[index])}
+                row = {**row, "cached": float(cached[index])}
                 sim = p99s(fleet, models, row)
                 for metric in AIMS:
                     measured = float(row[f"{metric}_ms"])
