@@ -145,6 +145,7 @@ def text(report: CapacityReport) -> str:
             if report.saturation_rps is not None
             else "not reached in the data (no level that did not keep up)"
         ),
+        *([f"Prompts cached: {report.prompts_cached}"] if report.prompts_cached else []),
         "",
         *_level_lines(report),
     ]

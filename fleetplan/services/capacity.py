@@ -26,6 +26,7 @@ from fleetplan.planner.capacity.rules import points_for_class, points_for_model
 from fleetplan.planner.curve.envelope_flags import flagged
 from fleetplan.planner.curve.levels import CurveLevel
 from fleetplan.planner.curve.load_curve import Basis, LoadCurve, fit_curve, measured_rule
+from fleetplan.planner.estimate.prefix_cache import cached_shares
 from fleetplan.planner.estimate.serving import Shape, kv_cache_tokens
 from fleetplan.planner.scenario.parts import MAX_TOKENS
 from fleetplan.planner.scenario.scenario import CapacityAt, TrafficClass
@@ -173,6 +174,9 @@ class CapacityReport(_Schema):
     # An estimate's curve, calibration and error band (basis "estimated"); None for measured.
     estimate: EstimateBlock | None = None
     identical_to: str | None = None  # the measured model of the same shape (its basis)
+    # Where levels found their prompts in the engine's prefix cache (`prefix_cache`), in words:
+    # their TTFT holds no prefill, which a team's own prompts would; None where none did.
+    prompts_cached: str | None = None
 
 
 def _kept_up(stable: bool | None) -> KeptUp:
@@ -337,9 +341,30 @@ def capacity_report(
     if catalog is not None:  # a level over a physical bound is never stable (envelope_flags)
         rows = with_envelope_flags(rows, catalog, _architectures(query, rows))
     report = report_of(rows, query, fit_curve(rows))
+    report = report.model_copy(update={"prompts_cached": prompts_cached_words(rows, query)})
     if catalog is None:
         return report
     return report.model_copy(update={"bounds": server_envelope_of(rows, query, catalog)})
+
+
+def prompts_cached_words(rows: pd.DataFrame, query: CapacityQuery) -> str | None:
+    """How many of the configuration's levels found their prompts in the prefix cache, and
+    what that means for their TTFT; None where none did."""
+    shares = cached_shares(rows, _architectures(query, rows), bundled_specs())
+    cached = int((shares > 0).sum())
+    if not cached:
+        return None
+    partly = int(((shares > 0) & (shares < 1)).sum())
+    how = (
+        "sent the prompts of the run just before again to a server whose prefix cache held them"
+        if not partly
+        else "sent prompts the server had served before and still held in its prefix cache"
+    )
+    return (
+        f"{cached} of its {len(rows)} levels {how}: their TTFT holds no prefill (one token "
+        "a cached prompt), so a team's own prompts take longer to their first token than "
+        "these levels show (docs/estimates.md)"
+    )
 
 
 def _architectures(query: CapacityQuery, rows: pd.DataFrame) -> dict[str, Architecture]:

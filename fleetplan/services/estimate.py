@@ -259,6 +259,7 @@ FIT_COLUMNS = (
     "engine_version",
     "variant",
     "host",
+    "run_metadata",
 )
 
 
