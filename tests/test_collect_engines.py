@@ -291,13 +291,15 @@ def test_validate_holds_at_the_planned_rate_misses_far_above_and_narrows_the_nex
         return done.returncode, json.loads(done.stdout)
 
     # A 2-core host still stalls now and then for a few hundred ms (a P99 of 400 requests is
-    # their 4th-slowest): a validation that missed is run once more, each try ingested into its
-    # own copy of the warehouse, and the one that held is the one planned on.
+    # their 4th-slowest): a validation that missed, or whose P99 interval straddled a target
+    # ("cannot tell": exit 0, seen in a full run here), is run once more, each try ingested into its own
+    # copy of the warehouse, and the one that held is the one planned on.
     for attempt in range(2):
         held = tmp_path / f"wh-validated-{attempt}.duckdb"
         shutil.copyfile(warehouse, held)
         code, report = validate(tmp_path / "before.json", "--ingest", "--warehouse", held)
-        if code == 0:
+        first = report["levels"][0] if report.get("levels") else {}
+        if code == 0 and all(first.get(m, {}).get("verdict") == "holds" for m in ("ttft", "tpot")):
             break
     assert code == 0, json.dumps(report, indent=1)
     planned, stepped = report["levels"]
