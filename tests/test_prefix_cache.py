@@ -252,3 +252,24 @@ def test_a_measured_capacity_says_its_levels_found_their_prompts_cached(sample_w
     assert "a team's own prompts take longer to their first token" in h100.prompts_cached
     rtx = capacity_report(points, CapacityQuery(model=LLAMA_8B, gpu="rtx-4090", gpu_count=1))
     assert rtx.prompts_cached is None  # its cache cannot hold a run
+
+
+def test_the_benchmarks_pages_overlay_simulates_each_level_as_it_ran(sample_warehouse_path):
+    from fleetplan.services.capacity import LatencyTargets
+    from fleetplan.services.estimate_overlay import model_overlays
+    from fleetplan.services.load_tables import benchmark_curves
+
+    with Warehouse.open(sample_warehouse_path, read_only=True) as wh:
+        points = benchmark_points(wh)
+    subset = points[points["model"] == LLAMA_8B]
+    curves = benchmark_curves(subset, targets=LatencyTargets(ttft_p99_ms=500))
+    overlays = model_overlays(subset, points, curves)
+    h100 = overlays["1x h100-pcie"]
+    assert "4 of its levels simulated with their prompts in the prefix cache" in h100.words
+    assert "prefix cache" not in overlays["1x rtx-4090"].words
+    # like with like: at 1 req/s (cached) the simulated P99 TTFT is the measured one's, not a
+    # full prefill's more
+    low = subset[(subset["gpu_model"] == "h100-pcie") & (subset["offered_rate_rps"] == 1.0)]
+    measured = float(low["ttft_p99_ms"].iloc[0])
+    simulated = dict(h100.ttft)[1.0]
+    assert simulated == pytest.approx(measured, rel=0.35)

@@ -1,6 +1,7 @@
 """The Benchmarks page's overlay: the serving model calibrated on the warehouse, simulated at
-each measured level of a configuration (its rate, its number of requests, its mean tokens), so a
-user sees how well the model an estimate rests on fits what was measured.
+each measured level of a configuration as it ran (its rate, its number of requests, its mean
+tokens, and the prompts it found in the engine's prefix cache: `prefix_cache.cached_shares`),
+so a user sees how well the model an estimate rests on fits what was measured.
 
 One series per configuration curve (`load_tables.ConfigurationCurve`), keyed by its label:
 (offered req/s, simulated P99 ms) per metric, and the fit's words (which GPU's coefficients,
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from fleetplan.planner.estimate.calibrate import level_tokens, tensor_parallel
+from fleetplan.planner.estimate.prefix_cache import cached_from, cached_shares
 from fleetplan.planner.estimate.serving import Server, Shape, kv_cache_tokens
 from fleetplan.planner.estimate.simulate import Traffic, simulate
 from fleetplan.services.envelope import bundled_architectures
@@ -34,7 +36,7 @@ class Overlay:
         return self.ttft if metric == "ttft" else self.tpot
 
 
-def _simulated(row: dict, shape: Shape, fit) -> tuple[float, float] | None:
+def _simulated(row: dict, shape: Shape, fit, cached: float = 0.0) -> tuple[float, float] | None:
     spec = bundled_specs().get(str(row["gpu_model"]))
     tokens = level_tokens(row)
     rate = row.get("offered_rate_rps")
@@ -48,14 +50,16 @@ def _simulated(row: dict, shape: Shape, fit) -> tuple[float, float] | None:
     fixed = pd.notna(row.get("input_len")) and pd.notna(row.get("output_len"))
     sent = row.get("requests_sent")
     requests = int(sent) if sent is not None and pd.notna(sent) and sent > 0 else 200
+    requests = max(min(requests // replicas, 1000), 20)
     run = simulate(
         Server(shape, spec, tp),
         fit.efficiencies,
         Traffic.of_level(*tokens, fixed=fixed),
         rate_rps=float(rate) / replicas,
-        requests=max(min(requests // replicas, 1000), 20),
+        requests=requests,
         kv_tokens=kv,
         seed=1,
+        cached_from=cached_from(requests, cached),
     )
     return run.p("ttft", 99), run.p("tpot", 99)
 
@@ -85,13 +89,21 @@ def model_overlays(
             continue
         shape = Shape.of(architectures[model])
         ttft, tpot = [], []
-        for row in rows.sort_values("offered_rate_rps").to_dict("records"):
-            simulated = _simulated(row, shape, fit)
+        ordered = rows.sort_values("offered_rate_rps")
+        shares = cached_shares(ordered, architectures, bundled_specs()).tolist()
+        for row, share in zip(ordered.to_dict("records"), shares, strict=True):
+            simulated = _simulated(row, shape, fit, share)
             if simulated is None:
                 continue
             ttft.append((float(row["offered_rate_rps"]), simulated[0]))
             tpot.append((float(row["offered_rate_rps"]), simulated[1]))
         if ttft:
             words = f"{borrowed.words}; calibrated on {len(fit.configurations)} configurations"
+            cached = sum(share > 0 for share in shares)
+            if cached:
+                words += (
+                    f"; {cached} of its levels simulated with their prompts in the prefix cache, "
+                    "as they ran"
+                )
             out[curve.configuration] = Overlay(curve.configuration, ttft, tpot, words)
     return out
