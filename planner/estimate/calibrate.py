@@ -1,7 +1,8 @@
 """The serving model's coefficients (`serving.Efficiencies`) fitted per (GPU, engine) on the
 measured levels of every model whose shape is known.
 
-Each level gives two equations in the step model's four coefficients (o, a, b, c), both linear:
+Each level gives two equations in the step model's coefficients (o, a, b, c, d and the request's
+own time r), both linear:
 
 - TPOT: a level's mean TPOT is the time of a decode step at its mean batch. By Little's law
   over the decode phase, the level's mean batch is B = throughput x (output tokens - 1) x

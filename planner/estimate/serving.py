@@ -18,7 +18,8 @@ cache over them) serving a model of P parameters and W weight bytes:
   2 x (t - 1) / t x tokens x d_model x 2 bytes, over the link's bandwidth.
 
 So step time = o + a x bytes / B + b x flops / F + [t > 1] x 2 L x (c + comm bytes / link),
-linear in the fitted (o, a, b, c): `Efficiencies` holds them (`calibrate` fits them).
+linear in the fitted (o, a, b, c); `Efficiencies` holds them and a request's own time outside
+the steps (`calibrate` fits them).
 
 KV cache (vLLM's rule): memory x utilisation (0.9 by default) - weights - a reserve; the
 reserve is what the engine keeps out of the cache besides the weights: about 1 GiB per GPU of
