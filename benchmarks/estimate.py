@@ -43,7 +43,8 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from fleetplan.planner.estimate.calibrate import fit_gpu, level_tokens, tensor_parallel  # noqa: E402
+from fleetplan.planner.estimate.calibrate import fit_gpu  # noqa: E402
+from fleetplan.planner.estimate.level import level_tokens, tensor_parallel  # noqa: E402
 from fleetplan.planner.estimate.prefix_cache import cached_from, cached_shares  # noqa: E402
 from fleetplan.planner.estimate.queueing import point  # noqa: E402
 from fleetplan.planner.estimate.serving import (  # noqa: E402

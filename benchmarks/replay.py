@@ -53,7 +53,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from fleetplan.core.errors import InputError  # noqa: E402
-from fleetplan.planner.estimate.calibrate import level_tokens  # noqa: E402
+from fleetplan.planner.estimate.level import level_tokens  # noqa: E402
 from fleetplan.planner.estimate.prefix_cache import cached_from, cached_shares  # noqa: E402
 from fleetplan.planner.estimate.simulate import Traffic, lengths, serve  # noqa: E402
 from fleetplan.planner.replay.fleet import Fleet, PoolKey, Slot, Targets  # noqa: E402
@@ -330,7 +330,7 @@ def spread_part() -> None:
     """Part 3 (module docstring)."""
     from estimate import sample_points
 
-    from fleetplan.planner.estimate.calibrate import tensor_parallel
+    from fleetplan.planner.estimate.level import tensor_parallel
     from fleetplan.planner.estimate.serving import Server, Shape, kv_cache_tokens
     from fleetplan.planner.estimate.simulate import simulate
     from fleetplan.services.envelope import bundled_architectures

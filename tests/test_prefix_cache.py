@@ -5,6 +5,8 @@ time to every first token."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -174,13 +176,7 @@ def test_the_simulation_adds_a_requests_own_time_to_its_first_token_only():
     eff = Efficiencies(
         overhead_s=0.004, inv_bandwidth_eff=1.2, inv_compute_eff=1.5, allreduce_s=0.0
     )
-    slow = Efficiencies(
-        overhead_s=0.004,
-        inv_bandwidth_eff=1.2,
-        inv_compute_eff=1.5,
-        allreduce_s=0.0,
-        request_s=0.005,
-    )
+    slow = replace(eff, request_s=0.005)
     arrivals = np.arange(20) * 1.0  # one at a time: no queue
     prompt, output = np.full(20, 200), np.full(20, 50)
     base = serve(server, eff, arrivals, prompt, output, kv_tokens=kv)

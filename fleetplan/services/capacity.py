@@ -338,19 +338,22 @@ def capacity_report(
     """The capacity of the query's configuration, from benchmark points (any models); with the
     GPU catalog, its server's physical bounds and the levels that claim more."""
     rows = configuration_points(points, query)
+    architectures = _architectures(query, rows)  # a config.json read once
     if catalog is not None:  # a level over a physical bound is never stable (envelope_flags)
-        rows = with_envelope_flags(rows, catalog, _architectures(query, rows))
+        rows = with_envelope_flags(rows, catalog, architectures)
     report = report_of(rows, query, fit_curve(rows))
-    report = report.model_copy(update={"prompts_cached": prompts_cached_words(rows, query)})
+    cached = prompts_cached_words(rows, architectures)
+    report = report.model_copy(update={"prompts_cached": cached})
     if catalog is None:
         return report
-    return report.model_copy(update={"bounds": server_envelope_of(rows, query, catalog)})
+    bounds = server_envelope_of(rows, catalog, architectures)
+    return report.model_copy(update={"bounds": bounds})
 
 
-def prompts_cached_words(rows: pd.DataFrame, query: CapacityQuery) -> str | None:
+def prompts_cached_words(rows: pd.DataFrame, architectures: dict[str, Architecture]) -> str | None:
     """How many of the configuration's levels found their prompts in the prefix cache, and
     what that means for their TTFT; None where none did."""
-    shares = cached_shares(rows, _architectures(query, rows), bundled_specs())
+    shares = cached_shares(rows, architectures, bundled_specs())
     cached = int((shares > 0).sum())
     if not cached:
         return None
@@ -379,11 +382,11 @@ def _architectures(query: CapacityQuery, rows: pd.DataFrame) -> dict[str, Archit
 
 
 def server_envelope_of(
-    rows: pd.DataFrame, query: CapacityQuery, catalog: pd.DataFrame
+    rows: pd.DataFrame, catalog: pd.DataFrame, architectures: dict[str, Architecture]
 ) -> ServerEnvelope:
-    """The physical bounds of the configuration's server at each of its levels."""
+    """The physical bounds of the configuration's server at each of its levels
+    (`architectures`: the query's, `_architectures`)."""
     model = str(rows["model"].iloc[0])
-    architectures = _architectures(query, rows)
     architecture = find_architecture(architectures, model)
     hardware = hardware_of(catalog, str(rows["gpu_model"].iloc[0]))
     common = {"memory_gb": hardware.memory_gb, "bandwidth_gb_s": hardware.bandwidth_gb_s}

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from fleetplan.planner.estimate.calibrate import level_tokens, tensor_parallel
+from fleetplan.planner.estimate.level import level_tokens, tensor_parallel
 from fleetplan.planner.estimate.prefix_cache import cached_from, cached_shares
 from fleetplan.planner.estimate.serving import Server, Shape, kv_cache_tokens
 from fleetplan.planner.estimate.simulate import Traffic, simulate

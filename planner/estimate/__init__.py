@@ -8,6 +8,7 @@ open-loop rate, for any model of known shape on any GPU of the spec table.
   tensor-parallel communication) and the KV cache an engine allocates.
 - `simulate`: a seeded discrete-event simulation of continuous batching under Poisson arrivals
   (or a benchmark's fixed number of requests), giving P50/P99 TTFT and TPOT and throughput.
+- `level`: what the estimate reads of a measured level (its token counts, its TP).
 - `calibrate`: the efficiencies and overheads fitted per (GPU, engine) on measured levels.
 - `prefix_cache`: which measured levels found their prompts in the engine's prefix cache (the
   same prompts sent again to a server that held them), read by the calibration as such.

@@ -37,8 +37,8 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import least_squares
 
-from fleetplan.core.stats import finite_number
 from fleetplan.planner.capacity.envelope import Architecture
+from fleetplan.planner.estimate.level import level_tokens, positive, tensor_parallel
 from fleetplan.planner.estimate.prefix_cache import cached_shares
 from fleetplan.planner.estimate.serving import MAX_NUM_SEQS, Efficiencies, Server, Shape
 from fleetplan.planner.estimate.specs import GpuSpec
@@ -58,33 +58,14 @@ class Fit:
     median_error: float  # median relative error of the fitted equations
 
 
-def _number(value: object) -> float | None:
-    """A positive finite figure of a row (`core.stats.finite_number`, above 0), else None."""
-    number = finite_number(value)
-    return number if number is not None and number > 0 else None
-
-
-def level_tokens(row: Mapping) -> tuple[float, float] | None:
-    """A level's mean input and output tokens: measured means, else the configured lengths."""
-    prompt = _number(row.get("input_tokens_mean")) or _number(row.get("input_len"))
-    output = _number(row.get("output_tokens_mean")) or _number(row.get("output_len"))
-    return (prompt, output) if prompt and output else None
-
-
-def tensor_parallel(row: Mapping) -> int:
-    """The level's tensor-parallel size: stated, else one engine over all the server's GPUs."""
-    stated = _number(row.get("tensor_parallel_size"))
-    return int(stated) if stated else int(row.get("gpu_count") or 1)
-
-
 def _throughput(row: Mapping) -> float | None:
     """A level's request throughput, where it has one: what its TPOT equation needs."""
-    return _number(row.get("request_throughput_rps"))
+    return positive(row.get("request_throughput_rps"))
 
 
 def _tpot_ms(row: Mapping) -> float | None:
     """A level's TPOT, its mean else its median: what its TPOT equation needs."""
-    return _number(row.get("tpot_mean_ms")) or _number(row.get("tpot_p50_ms"))
+    return positive(row.get("tpot_mean_ms")) or positive(row.get("tpot_p50_ms"))
 
 
 def calibration_gaps(rows: pd.DataFrame, known_models: set[str]) -> str:
@@ -136,10 +117,10 @@ def _equations(
         design.append(equation / step)
         measured.append(1.0)
         levels += 1
-        ttft = _number(row.get("ttft_p50_ms"))
-        offered = _number(row.get("offered_rate_rps"))
+        ttft = positive(row.get("ttft_p50_ms"))
+        offered = positive(row.get("offered_rate_rps"))
         if ttft is not None and offered is not None and offered <= low and ttft > tpot / 2:
-            wait = (ttft - (_number(row.get("tpot_p50_ms")) or tpot) / 2) / 1000
+            wait = (ttft - (positive(row.get("tpot_p50_ms")) or tpot) / 2) / 1000
             prefilled = 1.0 if share > 0.5 else prompt  # the median request's prefill
             positions = prefilled * (prompt - prefilled / 2)
             first = _row(server, batch, context, prefilled, positions, request=1.0)

@@ -51,6 +51,7 @@ from collections.abc import Mapping
 import pandas as pd
 
 from fleetplan.planner.capacity.envelope import Architecture
+from fleetplan.planner.estimate.level import positive, tensor_parallel
 from fleetplan.planner.estimate.serving import Shape, kv_cache_tokens
 from fleetplan.planner.estimate.specs import GpuSpec
 
@@ -100,12 +101,7 @@ def _varied_prompts(row: Mapping) -> float | None:
     fixed = row.get("input_len")
     if fixed is not None and not pd.isna(fixed):
         return None
-    mean = row.get("input_tokens_mean")
-    try:
-        mean = float(mean)
-    except (TypeError, ValueError):
-        return None
-    return mean if math.isfinite(mean) and mean > 0 else None
+    return positive(row.get("input_tokens_mean"))
 
 
 def repeated_prompts(points: pd.DataFrame) -> pd.Series:
@@ -153,23 +149,8 @@ def _soon_after(before: Mapping, row: Mapping) -> bool:
     if pd.isna(then) or pd.isna(now):
         return False
     gap = (now - then).total_seconds()
-    longer = max(_seconds(before.get("duration_s")), _seconds(row.get("duration_s")))
-    return 0 < gap <= IDLE_S + longer
-
-
-def _seconds(value: object) -> float:
-    try:
-        seconds = float(value)
-    except (TypeError, ValueError):
-        return 0.0
-    return seconds if math.isfinite(seconds) and seconds > 0 else 0.0
-
-
-def _tp(row: Mapping) -> int:
-    stated = row.get("tensor_parallel_size")
-    if stated is not None and not pd.isna(stated):
-        return int(stated)
-    return int(row.get("gpu_count") or 1)
+    durations = (positive(before.get("duration_s")), positive(row.get("duration_s")))
+    return 0 < gap <= IDLE_S + max(d or 0.0 for d in durations)
 
 
 def holds(
@@ -182,7 +163,7 @@ def holds(
 ) -> bool:
     """Whether the configuration's KV cache holds every token of `prompts` sendings of the
     level's prompts and outputs, by default its whole run (module docstring, 3.)."""
-    tp = _tp(row)
+    tp = tensor_parallel(row)
     shape = Shape.of(architecture, width)
     kv = kv_cache_tokens(shape, spec, tp) * min(1.0, architecture.kv_heads / tp)
     try:
@@ -212,12 +193,8 @@ def distinct_prompts(row: Mapping) -> int | None:
 
 def _within_run(row: Mapping) -> float:
     """The share of a level's requests that sent a prompt the run had sent before."""
-    distinct = distinct_prompts(row)
-    try:
-        sent = float(row.get("requests_sent"))
-    except (TypeError, ValueError):
-        return 0.0
-    if distinct is None or not math.isfinite(sent) or sent <= distinct:
+    distinct, sent = distinct_prompts(row), positive(row.get("requests_sent"))
+    if distinct is None or sent is None or sent <= distinct:
         return 0.0
     return (sent - distinct) / sent
 
