@@ -36,7 +36,7 @@ import pandas as pd
 
 from fleetplan.planner.capacity.envelope import architecture_from_config
 from fleetplan.planner.estimate.calibrate import Fit
-from fleetplan.planner.estimate.serving import Server, Shape, kv_cache_tokens
+from fleetplan.planner.estimate.serving import Server, Shape, kv_cache_tokens, transferred
 from fleetplan.services.estimate import bundled_specs
 
 FOLDER = "ml-energy-leaderboard"
@@ -91,6 +91,8 @@ def levels(root, fit: Fit) -> pd.DataFrame:
                 continue
             gpu, kind = GPUS[level["gpu_model"]]
             server = Server(shape, specs[gpu], 1)
+            # borrowed as fleetplan borrows it: moved to this GPU (`transferred`)
+            eff = transferred(fit.efficiencies, specs[fit.gpu_model], specs[gpu])
             mean_out, weighted_out = output_moments(level["output_length_distribution"])
             batch = float(level["avg_batch_size"])
             row = {
@@ -106,11 +108,9 @@ def levels(root, fit: Fit) -> pd.DataFrame:
             prompts = {"": PROMPT_TOKENS, "_half": PROMPT_TOKENS / 2, "_double": PROMPT_TOKENS * 2}
             for tag, prompt in prompts.items():
                 context = batch * (prompt + weighted_out / 2)
-                step = server.step_s(fit.efficiencies, batch, context)
+                step = server.step_s(eff, batch, context)
                 prefill = batch * prompt / mean_out  # prompt tokens a step, on average
-                mean_step = server.step_s(
-                    fit.efficiencies, batch, context, prefill, prefill * prompt / 2
-                )
+                mean_step = server.step_s(eff, batch, context, prefill, prefill * prompt / 2)
                 row[f"itl_est{tag}"] = step * 1000
                 row[f"tokens_est{tag}"] = batch / mean_step
             # the longest batch the estimated KV cache holds at these lengths

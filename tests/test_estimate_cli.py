@@ -62,6 +62,11 @@ def test_a_gpu_of_another_architecture_says_whose_efficiencies_it_borrows(
     report = json.loads(done.stdout)
     assert "borrowed from h100-pcie" in report["estimate"]["gpu_basis"]
     assert "ampere" in report["estimate"]["gpu_basis"]
+    # moved to the A100 as the validation moved it: the floor by memory bandwidth, with figures
+    assert (
+        "moved from h100-pcie to a100-80gb: step floor scaled by memory bandwidth (2000 / 2039"
+        in (report["estimate"]["gpu_basis"])
+    )
     sxm = json.loads(
         capacity(
             cli,
@@ -237,7 +242,8 @@ def test_runs_on_the_gpu_that_cannot_calibrate_it_are_named_with_what_they_lack(
     assert basis.startswith("no run on h100-sxm can calibrate it (its runs of Qwen/Qwen3-14B: ")
     assert "a model of known shape" in basis and "prompt and output token counts" in basis
     assert "a TPOT" in basis and "a throughput" not in basis  # the summary gives throughputs
-    assert basis.endswith("efficiencies borrowed from h100-pcie, the nearest measured hopper GPU")
+    borrowed = "efficiencies borrowed from h100-pcie, the nearest measured hopper GPU; "
+    assert f"{borrowed}moved from h100-pcie to h100-sxm: step floor scaled by" in basis
     # the B200 runs of the same file keep their own label: nothing else on h100-sxm
     assert "B200" not in basis
 

@@ -14,7 +14,13 @@ from fleetplan.core.errors import InputError
 from fleetplan.core.paths import sample_data_dir
 from fleetplan.planner.estimate.calibrate import fit_gpu
 from fleetplan.planner.estimate.predict import predict
-from fleetplan.planner.estimate.serving import Efficiencies, Server, Shape, kv_cache_tokens
+from fleetplan.planner.estimate.serving import (
+    Efficiencies,
+    Server,
+    Shape,
+    kv_cache_tokens,
+    transferred,
+)
 from fleetplan.planner.estimate.shape import identical_architectures, same_shape
 from fleetplan.planner.estimate.simulate import Traffic, simulate
 from fleetplan.planner.estimate.specs import nearest_measured, specs_from_table
@@ -63,6 +69,30 @@ def test_the_spec_table_agrees_with_the_gpu_catalog_where_both_have_a_gpu():
         ({"id": "x", "interconnect": "pcie", "tflops_bf16_dense": 1, "memory_gb": 1}, "bandwidth"),
         ({"id": "x", "interconnect": "infiniband"}, "interconnect"),
         ({"interconnect": "pcie"}, "id"),
+        (
+            {
+                "id": "x",
+                "interconnect": "nvlink",
+                "tflops_bf16_dense": 1,
+                "memory_gb": 1,
+                "bandwidth_gb_s": 1,
+                "interconnect_gb_s": 1,
+                "peer_to_peer": False,
+            },
+            "peer_to_peer",
+        ),
+        (
+            {
+                "id": "x",
+                "interconnect": "pcie",
+                "tflops_bf16_dense": 1,
+                "memory_gb": 1,
+                "bandwidth_gb_s": 1,
+                "interconnect_gb_s": 1,
+                "peer_to_peer": "no",
+            },
+            "peer_to_peer",
+        ),
     ],
 )
 def test_a_spec_entry_without_a_figure_is_refused_naming_it(entry, says):
@@ -91,6 +121,30 @@ def test_an_unmeasured_gpu_borrows_from_its_own_architecture_first():
     assert "nor on any ampere GPU" in other.words
     assert nearest_measured(specs, "h100-pcie", measured).gpu_id == "h100-pcie"
     assert nearest_measured(specs, "h100-sxm", []) is None
+
+
+def test_a_borrowed_fit_moves_its_step_floor_by_bandwidth_and_its_all_reduces_by_the_path():
+    specs = bundled_specs()
+    assert not specs["rtx-4090"].peer_to_peer and specs["h100-pcie"].peer_to_peer
+    h100 = Efficiencies(0.0043, 1.3, 2.06, 6e-5, inv_link_eff=2.9, request_s=0.0047, basis="b")
+    moved = transferred(h100, specs["h100-pcie"], specs["rtx-4090"])
+    # the floor of a card of half the bandwidth doubles; the link's terms double without P2P
+    assert moved.overhead_s == pytest.approx(0.0043 * 2000 / 1008)
+    assert moved.allreduce_s == pytest.approx(1.2e-4) and moved.inv_link_eff == pytest.approx(5.8)
+    # the efficiencies (fractions of the peaks) and a request's own time move as they are
+    assert (moved.inv_bandwidth_eff, moved.inv_compute_eff, moved.request_s) == (1.3, 2.06, 0.0047)
+    assert "moved from h100-pcie to rtx-4090" in moved.basis and "8.53 ms" in moved.basis
+    assert "no peer-to-peer" in moved.basis
+    back = transferred(moved, specs["rtx-4090"], specs["h100-pcie"])
+    assert back.overhead_s == pytest.approx(h100.overhead_s)
+    assert back.allreduce_s == pytest.approx(h100.allreduce_s)
+    # an NVLink target of its own architecture: the floor falls with its bandwidth, the path
+    # is peer to peer on both
+    sxm = transferred(h100, specs["h100-pcie"], specs["h100-sxm"])
+    assert sxm.overhead_s == pytest.approx(0.0043 * 2000 / 3350)
+    assert sxm.allreduce_s == h100.allreduce_s and "peer-to-peer" not in sxm.basis
+    # a GPU's own fit is its own
+    assert transferred(h100, specs["h100-pcie"], specs["h100-pcie"]) is h100
 
 
 def test_a_step_reads_the_weights_and_grows_with_the_batch_and_the_prefill():

@@ -40,7 +40,13 @@ from fleetplan.planner.capacity.rules import points_for_model
 from fleetplan.planner.estimate.calibrate import Fit, calibration_gaps, fit_all
 from fleetplan.planner.estimate.predict import Prediction, predict
 from fleetplan.planner.estimate.queueing import predict_queue
-from fleetplan.planner.estimate.serving import Server, Shape, kv_cache_tokens
+from fleetplan.planner.estimate.serving import (
+    Server,
+    Shape,
+    kv_cache_tokens,
+    transfer_words,
+    transferred,
+)
 from fleetplan.planner.estimate.simulate import SimulationTooLong, Traffic, step_budget
 from fleetplan.planner.estimate.specs import Borrowed, GpuSpec, nearest_measured, specs_from_table
 from fleetplan.services.envelope import (
@@ -367,7 +373,8 @@ def fit_for(
     points: pd.DataFrame | None = None,
     architectures: Mapping[str, Architecture] | None = None,
 ) -> tuple[Fit, Borrowed]:
-    """The fit an estimate on `spec` uses and whose it is (`nearest_measured`). Where the
+    """The fit an estimate on `spec` uses and whose it is (`nearest_measured`), a borrowed one
+    moved to `spec` (`transferred`: its step floor and all-reduces). Where the
     warehouse (`points`) holds runs on that GPU that gave no fit, the words say so: not "no
     run", but whose runs could not calibrate it and what their levels lack."""
     fitted = [gpu for gpu, engine in fits if engine == ENGINE]
@@ -391,7 +398,14 @@ def fit_for(
             )
             words = borrowed.words.replace(f"no run on {spec.gpu_id}", unusable, 1)
             borrowed = replace(borrowed, words=words)
-    return fits[(borrowed.gpu_id, ENGINE)], borrowed
+    fit = fits[(borrowed.gpu_id, ENGINE)]
+    if borrowed.gpu_id == spec.gpu_id:
+        return fit, borrowed
+    # the borrowed fit moved to this GPU: its step floor and its all-reduces (`transferred`)
+    source = bundled_specs()[borrowed.gpu_id]
+    words = f"{borrowed.words}; {transfer_words(fit.efficiencies, source, spec)}"
+    moved = replace(fit, efficiencies=transferred(fit.efficiencies, source, spec))
+    return moved, replace(borrowed, words=words)
 
 
 def has_runs(points: pd.DataFrame, model: str, gpu: str, count: int) -> bool:

@@ -32,7 +32,7 @@ vLLM reports about 41,000 there.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from fleetplan.planner.capacity.envelope import GIB, Architecture
 from fleetplan.planner.estimate.specs import GpuSpec
@@ -151,3 +151,53 @@ def kv_cache_tokens(
     )
     free = tp * gpu.memory_bytes * utilisation - arch.weight_bytes - reserve
     return max(free, 0.0) / arch.kv_bytes_per_token
+
+
+def _crossings(gpu: GpuSpec) -> float:
+    """How often a tensor-parallel transfer crosses the GPUs' link: once peer to peer, twice
+    staged through host memory."""
+    return 1.0 if gpu.peer_to_peer else 2.0
+
+
+def transferred(eff: Efficiencies, source: GpuSpec, target: GpuSpec) -> Efficiencies:
+    """`eff`, fitted on `source`, as `target` borrows it (`specs.nearest_measured`). The fitted
+    efficiencies are fractions of the peaks, so they move as they are; two seconds-valued terms
+    would not:
+
+    - the step floor `o` (a step of small kernels: launches, sampling, reading a small model's
+      weights) scales with the memory bandwidth, source / target: a slower card's floor is
+      higher (fitted: 12.2 ms on the RTX 4090 at 1,008 GB/s, 4.3 ms on the H100 PCIe at 2,000);
+    - the all-reduce terms (`c` and the link's inverse efficiency) double where the target's
+      GPUs have no peer-to-peer and the source's had it (each transfer staged through host
+      memory crosses PCIe twice), and halve the other way.
+
+    A request's own time (the API server, HTTP) is the host's and moves as it is. `basis` ends
+    with `transfer_words`."""
+    if source.gpu_id == target.gpu_id:
+        return eff
+    path = _crossings(target) / _crossings(source)
+    return replace(
+        eff,
+        overhead_s=eff.overhead_s * source.bandwidth_gb_s / target.bandwidth_gb_s,
+        allreduce_s=eff.allreduce_s * path,
+        inv_link_eff=eff.inv_link_eff * path,
+        basis=f"{eff.basis}; {transfer_words(eff, source, target)}",
+    )
+
+
+def transfer_words(eff: Efficiencies, source: GpuSpec, target: GpuSpec) -> str:
+    """What `transferred` does to `eff` from `source` to `target`, with the figures."""
+    floor = source.bandwidth_gb_s / target.bandwidth_gb_s
+    words = (
+        f"moved from {source.gpu_id} to {target.gpu_id}: step floor scaled by memory bandwidth "
+        f"({source.bandwidth_gb_s:g} / {target.bandwidth_gb_s:g} GB/s: "
+        f"{eff.overhead_s * 1000:.2f} -> {eff.overhead_s * floor * 1000:.2f} ms)"
+    )
+    path = _crossings(target) / _crossings(source)
+    if path != 1.0:
+        staged = target if path > 1 else source
+        words += (
+            f", all-reduce time x{path:g} ({staged.gpu_id} has no peer-to-peer: its transfers "
+            "cross PCIe twice, through host memory)"
+        )
+    return words

@@ -26,6 +26,9 @@ class GpuSpec:
     interconnect: str  # "pcie" or "nvlink"
     interconnect_gb_s: float
     source: str
+    # whether the GPUs of one server reach each other's memory directly (NVLink, or PCIe
+    # peer-to-peer); without it (GeForce cards) NCCL stages every transfer through host memory
+    peer_to_peer: bool = True
 
     @property
     def flops(self) -> float:
@@ -63,6 +66,12 @@ def specs_from_table(table: Mapping) -> dict[str, GpuSpec]:
                 f"{where}.interconnect must be one of {', '.join(INTERCONNECTS)}, got {link!r}",
                 field=f"{where}.interconnect",
             )
+        peer = entry.get("peer_to_peer", True)
+        if not isinstance(peer, bool) or (link == "nvlink" and not peer):
+            raise InputError(
+                f"{where}.peer_to_peer must be true or false (true over NVLink), got {peer!r}",
+                field=f"{where}.peer_to_peer",
+            )
         found[gpu_id] = GpuSpec(
             gpu_id=gpu_id,
             architecture=str(entry.get("architecture", "")),
@@ -72,6 +81,7 @@ def specs_from_table(table: Mapping) -> dict[str, GpuSpec]:
             interconnect=link,
             interconnect_gb_s=_figure(entry, "interconnect_gb_s", where),
             source=str(entry.get("source", "")),
+            peer_to_peer=peer,
         )
     return found
 
