@@ -11,6 +11,15 @@ would be wrong by), each point says so in a note, and the ingest prints it (`rat
 
 The send rate of n requests sent over a span of s seconds is (n - 1) / s: n - 1 gaps, as
 `fleetplan.core.load` reads arrivals.
+
+A level may also open faster than it goes on (GuideLLM 0.8.1 sends a rate level's first third at
+about 1.7x the rest's rate, and its first level as a backlog of 100 requests in 1.5 s: the
+release of 2026-12-06, benchmarks/RESULTS.md): its P99s then carry the opening's queue, not a
+steady load at its rate. Under Poisson arrivals the gaps are exponential, so the mean gap of the
+level's last two thirds over its first third's is F-distributed (2b, 2a degrees of freedom for a
+and b gaps); `opening_note` says so where that ratio is beyond chance (below `OPENING_P`), the
+opening at least `OPENING_RATIO` times the rest's rate, in a level of at least
+`OPENING_REQUESTS` requests. A note, as the rate's: the level is stored as it ran.
 """
 
 from __future__ import annotations
@@ -18,9 +27,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from fleetplan.core.contract import Run
+from scipy.stats import f as f_distribution
+
+from fleetplan.core.contract import Point, Run
 
 RATE_TOLERANCE = 0.05
+OPENING_P = 1e-5  # chance that a Poisson level opens this much faster than it goes on
+OPENING_RATIO = 1.3  # and by this much at least: a difference worth a note
+OPENING_REQUESTS = 30
 
 
 def send_rate(start_s: Sequence[float]) -> float | None:
@@ -46,17 +60,50 @@ def rate_note(offered: float | None, configured: float | None) -> str | None:
     )
 
 
+def opening_note(start_s: Sequence[float]) -> str | None:
+    """The note for a level whose first third was sent faster than the rest, beyond what
+    Poisson arrivals give by chance (module docstring), or None."""
+    starts = sorted(t for t in start_s if t is not None and math.isfinite(t))
+    if len(starts) < OPENING_REQUESTS:
+        return None
+    third = len(starts) // 3
+    opening, rest = starts[third] - starts[0], starts[-1] - starts[third]
+    if opening <= 0 or rest <= 0:
+        return None
+    first_rate, rest_rate = third / opening, (len(starts) - 1 - third) / rest
+    ratio = first_rate / rest_rate  # the rest's mean gap over the opening's
+    if ratio < OPENING_RATIO:
+        return None
+    chance = float(f_distribution.sf(ratio, 2 * (len(starts) - 1 - third), 2 * third))
+    if chance >= OPENING_P:
+        return None
+    return (
+        f"opened with a burst: its first {third} requests sent at {first_rate:.4g} req/s, the "
+        f"other {len(starts) - third} at {rest_rate:.4g} req/s ({ratio:.2f}x, not Poisson "
+        "arrivals by chance): its P99s carry the opening's queue, not a steady load at its rate"
+    )
+
+
+def _notes(point: Point) -> list[str]:
+    notes = [rate_note(point.offered_rate_rps, point.configured_rate_rps)]
+    rate = point.offered_rate_rps
+    if point.requests is not None and rate is not None and math.isfinite(rate):  # open loops
+        notes.append(opening_note(point.requests.start_s))
+    return [n for n in notes if n is not None and n not in point.notes]
+
+
 def rate_notes(runs: Sequence[Run]) -> tuple[list[Run], list[str]]:
-    """The runs with a note on each point sent at another rate than configured, and the notes
-    as warnings naming the level."""
+    """The runs with a note on each point sent at another rate than configured or opened with
+    a burst, and the notes as warnings naming the level."""
     out, warnings = [], []
     for r, run in enumerate(runs):
         points = []
         for i, point in enumerate(run.points):
-            note = rate_note(point.offered_rate_rps, point.configured_rate_rps)
-            if note is not None and note not in point.notes:
+            notes = _notes(point)
+            for note in notes:
                 warnings.append(f"run {r + 1} of {len(runs)}, level {i + 1}: {note}")
-                point = point.model_copy(update={"notes": (*point.notes, note)})
+            if notes:
+                point = point.model_copy(update={"notes": (*point.notes, *notes)})
             points.append(point)
         out.append(run.model_copy(update={"points": tuple(points)}))
     return out, warnings
