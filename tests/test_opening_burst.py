@@ -83,6 +83,10 @@ def test_an_opening_at_1_8x_the_rest_is_said_with_its_figures():
     assert opening_note(opening_starts(2.0, 400, faster=30)) is not None
     # too few requests to tell, however it opened
     assert opening_note(opening_starts(4.0, 29, faster=30)) is None
+    # a first third sent all at once: the extreme of it
+    at_once = opening_note([0.0] * 41 + [0.25 * k for k in range(1, 80)])
+    assert at_once is not None and "its first 41 requests sent at once" in at_once
+    assert "the other 80 at 4 req/s" in at_once
 
 
 def test_the_import_notes_a_bursting_level_and_leaves_a_closed_loop_alone(tmp_path):

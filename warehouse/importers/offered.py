@@ -13,8 +13,8 @@ The send rate of n requests sent over a span of s seconds is (n - 1) / s: n - 1 
 `fleetplan.core.load` reads arrivals.
 
 A level may also open faster than it goes on (GuideLLM 0.8.1 sends a rate level's first third at
-about 1.7x the rest's rate, and its first level as a backlog of 100 requests in 1.5 s: the
-release of 2026-12-06, benchmarks/RESULTS.md): its P99s then carry the opening's queue, not a
+about 1.8x the rest's rate, and its first level as a backlog of 133 requests at 72 req/s:
+benchmarks/RESULTS.md, 2026-12-06): its P99s then carry the opening's queue, not a
 steady load at its rate. Under Poisson arrivals the gaps are exponential, so the mean gap of the
 level's last two thirds over its first third's is F-distributed (2b, 2a degrees of freedom for a
 and b gaps); `opening_note` says so where that ratio is beyond chance (below `OPENING_P`), the
@@ -26,8 +26,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-
-from scipy.stats import f as f_distribution
 
 from fleetplan.core.contract import Point, Run
 
@@ -68,19 +66,25 @@ def opening_note(start_s: Sequence[float]) -> str | None:
         return None
     third = len(starts) // 3
     opening, rest = starts[third] - starts[0], starts[-1] - starts[third]
-    if opening <= 0 or rest <= 0:
-        return None
-    first_rate, rest_rate = third / opening, (len(starts) - 1 - third) / rest
+    if rest <= 0:
+        return None  # all sent at once: a burst, which the load judgement says (`core.load`)
+    rest_rate = (len(starts) - 1 - third) / rest
+    others = f"the other {len(starts) - third} at {rest_rate:.4g} req/s"
+    tail = "its P99s carry the opening's queue, not a steady load at its rate"
+    if opening <= 0:
+        return f"opened with a burst: its first {third + 1} requests sent at once, {others}: {tail}"
+    first_rate = third / opening
     ratio = first_rate / rest_rate  # the rest's mean gap over the opening's
     if ratio < OPENING_RATIO:
         return None
+    from scipy.stats import f as f_distribution  # only here: scipy.stats is slow to import
+
     chance = float(f_distribution.sf(ratio, 2 * (len(starts) - 1 - third), 2 * third))
     if chance >= OPENING_P:
         return None
     return (
-        f"opened with a burst: its first {third} requests sent at {first_rate:.4g} req/s, the "
-        f"other {len(starts) - third} at {rest_rate:.4g} req/s ({ratio:.2f}x, not Poisson "
-        "arrivals by chance): its P99s carry the opening's queue, not a steady load at its rate"
+        f"opened with a burst: its first {third} requests sent at {first_rate:.4g} req/s, "
+        f"{others} ({ratio:.2f}x, not Poisson arrivals by chance): {tail}"
     )
 
 
