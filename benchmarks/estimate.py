@@ -34,7 +34,6 @@ import math
 import sys
 import tempfile
 import time
-from dataclasses import replace
 from pathlib import Path
 from statistics import NormalDist
 
@@ -54,7 +53,6 @@ from fleetplan.planner.estimate.serving import (  # noqa: E402
     Server,
     Shape,
     kv_cache_tokens,
-    transferred,
 )
 from fleetplan.planner.estimate.simulate import Traffic, simulate  # noqa: E402
 from fleetplan.services.envelope import bundled_architectures  # noqa: E402
@@ -247,9 +245,8 @@ def evaluate(points: pd.DataFrame, method: str = "simulation") -> tuple[list[dic
             fit = fit_gpu(train, archs, specs, fit_on, ENGINE) if fit_on else None
             if fit is None:
                 continue
-            # borrowed as fleetplan borrows it: moved to this GPU (`fit_for`, `transferred`)
-            moved = transferred(fit.efficiencies, specs[fit_on], specs[gpu])
-            fit = replace(fit, efficiencies=moved)
+            # borrowed as fleetplan borrows it: moved to this GPU (`fit_for`, `Fit.moved_to`)
+            fit = fit.moved_to(specs[fit_on], specs[gpu])
             base = baseline_of(shaped, config, kind, archs, specs)
             predicted, measured, naive = [], [], []
             ordered = rows.sort_values("offered_rate_rps")

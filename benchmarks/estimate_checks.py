@@ -8,7 +8,6 @@ import contextlib
 import io
 import tempfile
 import time
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -29,7 +28,7 @@ from estimate import (
 
 from fleetplan.planner.estimate.calibrate import fit_gpu
 from fleetplan.planner.estimate.prefix_cache import cached_shares
-from fleetplan.planner.estimate.serving import Server, Shape, kv_cache_tokens, transferred
+from fleetplan.planner.estimate.serving import Server, Shape, kv_cache_tokens
 from fleetplan.planner.estimate.simulate import Traffic
 from fleetplan.services.envelope import bundled_architectures, envelope_reasons
 from fleetplan.services.estimate import bundled_specs
@@ -107,9 +106,8 @@ def evaluate_real(real: pd.DataFrame, ionet: pd.DataFrame, method: str) -> list[
                 fit = fit_gpu(real[real["model"] != model], archs, specs, "h100-sxm", ENGINE)
             else:
                 fit = fit_gpu(ionet, archs, specs, "h100-pcie", ENGINE)
-                if fit is not None:  # borrowed as fleetplan borrows it (`transferred`)
-                    moved = transferred(fit.efficiencies, specs["h100-pcie"], specs["h100-sxm"])
-                    fit = replace(fit, efficiencies=moved)
+                if fit is not None:  # borrowed as fleetplan borrows it (`Fit.moved_to`)
+                    fit = fit.moved_to(specs["h100-pcie"], specs["h100-sxm"])
             if fit is None:
                 continue
             for index, row in zip(rows.index, rows.to_dict("records"), strict=True):

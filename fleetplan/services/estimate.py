@@ -45,7 +45,6 @@ from fleetplan.planner.estimate.serving import (
     Shape,
     kv_cache_tokens,
     transfer_words,
-    transferred,
 )
 from fleetplan.planner.estimate.simulate import SimulationTooLong, Traffic, step_budget
 from fleetplan.planner.estimate.specs import Borrowed, GpuSpec, nearest_measured, specs_from_table
@@ -404,8 +403,7 @@ def fit_for(
     # the borrowed fit moved to this GPU: its step floor and its all-reduces (`transferred`)
     source = bundled_specs()[borrowed.gpu_id]
     words = f"{borrowed.words}; {transfer_words(fit.efficiencies, source, spec)}"
-    moved = replace(fit, efficiencies=transferred(fit.efficiencies, source, spec))
-    return moved, replace(borrowed, words=words)
+    return fit.moved_to(source, spec), replace(borrowed, words=words)
 
 
 def has_runs(points: pd.DataFrame, model: str, gpu: str, count: int) -> bool:

@@ -31,7 +31,7 @@ or no TPOT variation to separate the coefficients, gets no fit.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -40,7 +40,13 @@ from scipy.optimize import least_squares
 from fleetplan.planner.capacity.envelope import Architecture
 from fleetplan.planner.estimate.level import level_tokens, positive, tensor_parallel
 from fleetplan.planner.estimate.prefix_cache import cached_shares
-from fleetplan.planner.estimate.serving import MAX_NUM_SEQS, Efficiencies, Server, Shape
+from fleetplan.planner.estimate.serving import (
+    MAX_NUM_SEQS,
+    Efficiencies,
+    Server,
+    Shape,
+    transferred,
+)
 from fleetplan.planner.estimate.specs import GpuSpec
 
 MIN_LEVELS = 3
@@ -56,6 +62,10 @@ class Fit:
     configurations: tuple[str, ...]  # "model on Nx gpu" of the levels used
     equations: int
     median_error: float  # median relative error of the fitted equations
+
+    def moved_to(self, source: GpuSpec, target: GpuSpec) -> Fit:
+        """This fit (of `source`) as `target` borrows it (`serving.transferred`)."""
+        return replace(self, efficiencies=transferred(self.efficiencies, source, target))
 
 
 def _throughput(row: Mapping) -> float | None:
