@@ -59,11 +59,11 @@ ESTIMATES_HELP = (
     "measured on gets an estimated capacity, from a serving model of the engine (each step reads "
     "the weights and the batch's KV cache from memory and computes its tokens) whose "
     "efficiencies are fitted on all the runs the warehouse holds; a GPU with no run borrows "
-    "the nearest measured GPU's, moved to its memory bandwidth and its link (said in the Basis "
-    "column). A measured model of the same shape counts as a measurement. Estimated pools are "
-    "marked, carry the error band measured by leaving each model and GPU out of the fit in "
-    "turn, and are planned on the band's low end: measure them (fleetplan collect "
-    "--find-capacity) before you buy."
+    "the nearest measured GPU's, moved to its memory bandwidth and its link (the plan's text "
+    "and CSV say whose). A measured model of the same shape counts as a measurement. "
+    "Estimated pools are marked, carry the error band measured by leaving each model and GPU "
+    "out of the fit in turn, and are planned on the band's low end: measure them (fleetplan "
+    "collect --find-capacity) before you buy."
 )
 
 
