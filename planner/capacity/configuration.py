@@ -180,7 +180,7 @@ class LazyCurve:
 
     __slots__ = ("_curve", "rows")
 
-    def __init__(self, rows: pd.DataFrame) -> None:
+    def __init__(self, rows: pd.DataFrame | list[dict]) -> None:
         self.rows = rows
         self._curve: LoadCurve | None = None
 
@@ -256,6 +256,23 @@ class Capacity:
         if self.before_ceiling_rps is not None:
             return self.before_ceiling_rps
         return self.level.request_throughput_rps if self.level else 0.0
+
+
+# The columns of `benchmark_points` `level_from_row` reads.
+LEVEL_COLUMNS = (
+    "run_id",
+    "offered_rate_rps",
+    "max_concurrency",
+    "request_throughput_rps",
+    "ttft_p99_ms",
+    "tpot_p99_ms",
+    "input_tokens_mean",
+    "output_tokens_mean",
+    "avg_power_w",
+    "source_file",
+    "sustained_rps",
+    "estimate",
+)
 
 
 def level_from_row(

@@ -216,10 +216,14 @@ def capacities(points: pd.DataFrame, scenario: Scenario) -> list[Capacity]:
     by_model = {model: _model_points(points, model, scenario) for model in scenario.models()}
     result = []
     curves = {model: Curves() for model in by_model}  # one fit per configuration and shape
+    chosen: dict[tuple, pd.DataFrame] = {}  # classes asking for one traffic share its points
     for traffic in scenario.classes:
         model = scenario.model_of(traffic)
         model_points, configs = by_model[model]
-        class_points = points_for_class(model_points, traffic)
+        asked = (model, traffic.dataset, traffic.input_len, traffic.output_len)
+        if asked not in chosen:
+            chosen[asked] = points_for_class(model_points, traffic)
+        class_points = chosen[asked]
         result += _class_capacities(
             class_points,
             traffic,

@@ -168,10 +168,12 @@ def _load(rate: float, saturation: float) -> float:
     return rho / (1 - rho)
 
 
-def curve_levels(frame: pd.DataFrame) -> list[CurveLevel]:
+def curve_levels(frame: pd.DataFrame | list[dict]) -> list[CurveLevel]:
+    """A configuration's levels on the curve, from its rows of `benchmark_points` (a table, or
+    its rows as `tabular.records` gives them)."""
     usable = [
         row
-        for row in records(frame)
+        for row in (frame if isinstance(frame, list) else records(frame))
         if bool(row.get("complete", True)) and not (row.get("failed") or 0)
     ]
     rows = [row for row in usable if finite_number(row.get("offered_rate_rps"))]

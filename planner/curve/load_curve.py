@@ -213,6 +213,9 @@ class LoadCurve:
         axis = self._axes[metric]
         return axis.at(rate) if axis else None
 
+    def _value_at(self, rate: float, metric: str) -> float | None:  # `_above`'s argument order
+        return self._value(metric, rate)
+
     def capacity(
         self,
         *,
@@ -230,9 +233,22 @@ class LoadCurve:
         if extrapolate and self.saturation_rps is not None and self.saturation_rps > top:
             upper = self.saturation_rps * (1 - 1e-6)
 
-        def meets(rate: float) -> bool:
-            predicted = self.predict(rate, extrapolate=extrapolate)
-            return predicted is not None and _meets(predicted, *targets)
+        def meets(rate: float) -> bool:  # `predict` and `_meets`, on the targeted metrics alone
+            if not math.isfinite(rate) or rate < 0:
+                return False
+            if rate > top + _EPS:
+                saturation = self.saturation_rps
+                if not extrapolate or saturation is None or rate >= saturation:
+                    return False
+                value = self._above
+            else:
+                value = self._value_at
+            for metric, target in zip(("ttft", "tpot"), targets, strict=True):
+                if target is not None:
+                    predicted = value(rate, metric)
+                    if predicted is None or predicted > target:
+                        return False
+            return True
 
         lowest = self.stable_rates[0]
         if not meets(lowest):
@@ -369,9 +385,12 @@ def _bisect(meets, low: float, high: float) -> float:
     return low
 
 
-def fit_curve(levels: pd.DataFrame, *, envelope: EnvelopeRate | None = None) -> LoadCurve:
-    """The curve of one configuration and traffic shape, from its rows of `benchmark_points`;
-    `envelope`, where known, caps the saturation (or stands for it where the data shows none)."""
+def fit_curve(
+    levels: pd.DataFrame | list[dict], *, envelope: EnvelopeRate | None = None
+) -> LoadCurve:
+    """The curve of one configuration and traffic shape, from its rows of `benchmark_points` (a
+    table, or its rows as `tabular.records` gives them); `envelope`, where known, caps the
+    saturation (or stands for it where the data shows none)."""
     measured = curve_levels(levels)
     stable = [level for level in measured if level.stable]
     rates = sorted({level.offered_rps for level in stable})
