@@ -166,6 +166,9 @@ def test_benchmarks_latency_vs_load_draws_each_configurations_curve_and_capacity
 
 
 def test_busy_warehouse_is_a_message_not_a_stack_trace(monkeypatch, sample_warehouse_path):
+    from fleetplan.app import data
+
+    monkeypatch.setattr(data, "WAIT_S", 1.0)  # the page's wait (15 s) is not what is tested here
     with held_by_another_process(sample_warehouse_path):
         at = run_app(monkeypatch, sample_warehouse_path)
         assert "in use by process" in at.error[0].value
