@@ -47,39 +47,16 @@ Shape = tuple[object, object, object]  # (dataset, input_len, output_len); None 
 CURVE_RULE = "model"  # the public value of `capacity_rule` for this rule (docs/definitions.md)
 
 
-class LevelRows:
-    """The rows of one traffic shape's points (all configurations) a capacity can rest on, by
-    (run_id, level_index), as `level_from_row` reads them: converted once, on first use."""
-
-    __slots__ = ("_by_level", "points")
-
-    def __init__(self, points: pd.DataFrame) -> None:
-        self.points = points
-        self._by_level: dict[tuple[str, int], dict] | None = None
-
-    def row(self, run_id: str, level_index: int) -> dict:
-        if self._by_level is None:
-            wanted = [c for c in (*LEVEL_COLUMNS, "level_index") if c in self.points.columns]
-            self._by_level = {
-                (str(row["run_id"]), _level_index(row.get("level_index"))): row
-                for row in records(self.points[wanted])
-            }
-        return self._by_level[(run_id, level_index)]
-
-
-def _level_index(value: object) -> int:
-    return 0 if value is None or pd.isna(value) else int(value)
-
-
 @dataclass(frozen=True, slots=True)
 class Fitted:
-    """One configuration's curve for one traffic shape, the shape's rows a capacity can rest
-    on, and the capacities asked of it so far (by targets), each with the level it rests on."""
+    """One configuration's curve for one traffic shape (fitted on its rows, which also carry
+    what a capacity resting on one of them reports), and the capacities asked of it so far (by
+    targets), each with the level it rests on."""
 
     source: LazyCurve  # the curve, fitted on first use
-    rows: LevelRows  # the traffic shape's points (all configurations), by level
     best: tuple[float | None, float | None]  # lowest P99 TTFT and TPOT measured (for messages)
     answers: dict[TargetPair, tuple[CapacityEstimate, Level | None]] = field(default_factory=dict)
+    _rows: dict[tuple[str, int], dict] = field(default_factory=dict)  # its rows by level
     _levels: dict[tuple[str, int], Level] = field(default_factory=dict)
 
     @property
@@ -113,7 +90,11 @@ class Fitted:
         top = max(stable, key=lambda level: (level.offered_rps, level.run_id))
         key = (top.run_id, top.level_index)
         if key not in self._levels:  # several targets often rest on one level
-            row = self.rows.row(*key)
+            if not self._rows:
+                self._rows.update(
+                    {(str(row["run_id"]), _level_index(row)): row for row in self.source.rows}
+                )
+            row = self._rows[key]
             self._levels[key] = level_from_row(row, stable=True, load_reason=top.load_reason)
         return self._levels[key]
 
@@ -130,26 +111,32 @@ class Curves:
         if shape not in self._by_shape:
             class_points = with_servers(class_points)
             best = best_p99s(class_points)
-            level_rows = LevelRows(class_points)
             self._by_shape[shape] = {
-                Configuration.of(*key): Fitted(
-                    LazyCurve(rows), level_rows, best.get(key, (None, None))
-                )
+                Configuration.of(*key): Fitted(LazyCurve(rows), best.get(key, (None, None)))
                 for key, rows in _by_configuration(class_points).items()
             }
         return self._by_shape[shape]
 
 
+# What a configuration's curve is fitted on, and what a capacity resting on a level reports.
+_COLUMNS = tuple(dict.fromkeys((*CURVE_COLUMNS, *LEVEL_COLUMNS, *CONFIG_KEYS)))
+
+
 def _by_configuration(points: pd.DataFrame) -> dict[tuple, list[dict]]:
-    """The curve's columns of `points`, row by row, grouped by configuration (`CONFIG_KEYS`) in
-    one conversion: as `groupby(CONFIG_KEYS)` groups them (a row with a key unknown in none)."""
-    narrow = points[[c for c in (*CURVE_COLUMNS, *CONFIG_KEYS) if c in points]]
+    """`_COLUMNS` of `points`, row by row, grouped by configuration (`CONFIG_KEYS`) in one
+    conversion: as `groupby(CONFIG_KEYS)` groups them (a row with a key unknown in none)."""
+    narrow = points[[c for c in _COLUMNS if c in points]]
     groups: dict[tuple, list[dict]] = {}
     for row in records(narrow):
         key = tuple(row[c] for c in CONFIG_KEYS)
         if not any(v is None or pd.isna(v) for v in key):
             groups.setdefault(key, []).append(row)
     return groups
+
+
+def _level_index(row: dict) -> int:
+    value = row.get("level_index")
+    return 0 if value is None or pd.isna(value) else int(value)
 
 
 def shape_of(points: pd.DataFrame) -> Shape:
