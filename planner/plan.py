@@ -75,8 +75,9 @@ def plan(
     candidates = Candidates.of(scenario, pools)
     weights = objective_weights(scenario)
     inputs_notes = unmeasured_offers(caps, scenario) + grid_basis_notes(scenario)
-    inputs_notes += overlap_notes(caps) + measure_notes(points, scenario)
-    common = _common_fields(scenario, caps)
+    overlaps = overlapping(caps)  # which capacities' intervals overlap: notes and rows
+    inputs_notes += overlap_notes(caps, overlaps) + measure_notes(points, scenario)
+    common = _common_fields(scenario, caps, overlaps)
     unservable = unservable_classes(caps, scenario.classes)
     if unservable:
         message = " | ".join(unservable)
@@ -105,7 +106,9 @@ def plan(
         return _with_comparisons(result, candidates, weights, gaps, baselines, pareto_points)
 
 
-def _common_fields(scenario: Scenario, caps: Sequence[Capacity]) -> dict:
+def _common_fields(
+    scenario: Scenario, caps: Sequence[Capacity], overlaps: dict[int, list[int]]
+) -> dict:
     """The fields every plan carries, feasible or not: what was asked and the capacities."""
     return {
         "scenario": scenario.name,
@@ -113,7 +116,7 @@ def _common_fields(scenario: Scenario, caps: Sequence[Capacity]) -> dict:
         "objective": objective_label(scenario),
         "capacity_rule": scenario.capacity_rule,
         "capacity_at": scenario.capacity_at,
-        "capacities": _capacity_rows(caps),
+        "capacities": capacity_rows(caps, overlaps),
     }
 
 
@@ -179,8 +182,17 @@ def _check_carbon_is_known(scenario: Scenario, gaps: list[str]) -> None:
         )
 
 
-def _capacity_rows(caps: Sequence[Capacity]) -> list[CapacityRow]:
-    overlaps = overlapping(caps)
+def capacity_rows(
+    caps: Sequence[Capacity], overlaps: dict[int, list[int]] | None = None
+) -> list[CapacityRow]:
+    """The plan's table of capacities, one row per (class, configuration); `overlaps`: what
+    `intervals.overlapping` finds for `caps`, where already known."""
+    overlaps = overlapping(caps) if overlaps is None else overlaps
+    names = [c.configuration.name for c in caps]
+    described: dict[int, str] = {}  # classes with one targets rest on one level
+    for c in caps:
+        if c.level is not None and id(c.level) not in described:
+            described[id(c.level)] = c.level.describe()
     return [
         CapacityRow(
             traffic_class=c.traffic_class,
@@ -189,8 +201,8 @@ def _capacity_rows(caps: Sequence[Capacity]) -> list[CapacityRow]:
             capacity_rps_per_server=c.capacity_rps,
             capacity_low_rps_per_server=c.low,
             capacity_high_rps_per_server=c.high,
-            overlaps=[caps[j].configuration.name for j in overlaps.get(i, [])],
-            level=c.level.describe() if c.level else None,
+            overlaps=[names[j] for j in overlaps.get(i, [])],
+            level=described[id(c.level)] if c.level is not None else None,
             reason=c.reason,
             behind=bool(c.level and c.level.behind),
             basis=c.basis,

@@ -68,7 +68,7 @@ def plan_with_availability(
         "model": scenario.model,
         "objective": objective_label(scenario),
         "capacity_rule": scenario.capacity_rule,
-        "capacities": base._capacity_rows(caps),
+        "capacities": base.capacity_rows(caps),
     }
     unservable = unservable_classes(caps, scenario.classes)
     if unservable:

@@ -50,11 +50,14 @@ def _interval(capacity: Capacity) -> str:
 MAX_NAMED_IN_NOTE = 6
 
 
-def overlap_notes(capacities: Sequence[Capacity]) -> list[str]:
+def overlap_notes(
+    capacities: Sequence[Capacity], found: dict[int, list[int]] | None = None
+) -> list[str]:
     """One note per class whose configurations' intervals overlap, naming those configurations
     (at most `MAX_NAMED_IN_NOTE`, the rest counted) with their intervals, for the plan's notes.
-    Which overlaps which is in each capacity row's `overlaps`."""
-    found = overlapping(capacities)
+    Which overlaps which is in each capacity row's `overlaps`; `found`: what `overlapping` finds
+    for `capacities`, where already known."""
+    found = overlapping(capacities) if found is None else found
     by_class: dict[str, list[Capacity]] = {}
     for i in sorted(found):
         by_class.setdefault(capacities[i].traffic_class, []).append(capacities[i])

@@ -45,6 +45,7 @@ def measure_notes(points: pd.DataFrame, scenario: Scenario) -> list[str]:
     each offered GPU, in a note."""
     notes = []
     by_model: dict[str, pd.DataFrame | None] = {}  # each model's points, chosen once
+    measured: dict[tuple, bool | None] = {}  # whether a traffic was measured (None: unclear)
     for traffic in scenario.classes:
         named = scenario.model_of(traffic)  # the class's own model, else the scenario's
         if named not in by_model:
@@ -55,11 +56,14 @@ def measure_notes(points: pd.DataFrame, scenario: Scenario) -> list[str]:
         model_points = by_model[named]
         if model_points is None:
             continue
-        try:
-            if not points_for_class(model_points, traffic).empty:
-                continue
-        except InputError:
-            continue  # several kinds of traffic measured (the plan says so)
+        asked = (named, traffic.dataset, traffic.input_len, traffic.output_len)
+        if asked not in measured:  # classes asking for one traffic share the answer
+            try:
+                measured[asked] = not points_for_class(model_points, traffic).empty
+            except InputError:
+                measured[asked] = None  # several kinds of traffic measured (the plan says so)
+        if measured[asked] is not False:
+            continue
         model = str(model_points["model"].iloc[0]) if not model_points.empty else named
         if traffic.input_len is None or traffic.output_len is None:
             notes.append(
