@@ -133,7 +133,7 @@ def test_the_day_plan_states_its_gap(monkeypatch):
     monkeypatch.setattr(day_program, "LARGE", 0)
     monkeypatch.setattr(day_program, "PROVE", False)
     # no cuts: the LP bound alone stays below this day's optimum
-    monkeypatch.setattr(day_program, "covering_cuts", lambda entries, demand: [])
+    monkeypatch.setattr(day_program, "cut_rows", lambda entries, demand: None)
     decomposed = plan(Scenario.model_validate(raw), POINTS, FACTS).day
     assert decomposed.status.value == "time_limit"
     assert "not proven optimal" in decomposed.message

@@ -28,26 +28,41 @@ def tightened(entries: Sequence[tuple[int, float]], demand: float) -> list[tuple
     return [(col, min(cap, demand)) for col, cap in entries]
 
 
-def covering_cuts(
+def cut_rows(
     entries: Sequence[tuple[int, float]], demand: float
-) -> list[tuple[list[tuple[int, float]], float]]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """The MIR cuts of a demand row (after tightening), one per distinct capacity below the
     demand (the largest MAX_DIVISORS of them), each the rounding of the module's docstring,
-    all divisors at once in arrays; a divisor that divides the demand whole gives none."""
+    all divisors at once in arrays: the row's columns, one line of coefficients per cut (0 where
+    the cut leaves a column out) and each cut's lower side. None where there is none (a divisor
+    that divides the demand whole gives none)."""
     if demand <= _EPS or not entries:
-        return []
+        return None
     cols = np.array([col for col, _cap in entries])
     caps = np.minimum(np.array([cap for _col, cap in entries], dtype=float), demand)
     divisors = np.unique(np.round(caps[caps < demand - _EPS], 9))[::-1][:MAX_DIVISORS]
     b = demand / divisors
     f = b - np.floor(b)
     keep = (f >= 1e-7) & (f <= 1 - 1e-7)
+    if not keep.any():
+        return None
     divisors, b, f = divisors[keep], b[keep], f[keep, None]
     a = caps[None, :] / divisors[:, None]
     whole = np.floor(a + 1e-12)
     coef = whole + np.minimum(np.maximum(a - whole, 0.0), f) / f
+    return cols, np.where(coef > _EPS, coef, 0.0), np.ceil(b)
+
+
+def covering_cuts(
+    entries: Sequence[tuple[int, float]], demand: float
+) -> list[tuple[list[tuple[int, float]], float]]:
+    """`cut_rows` as rows of (column, coefficient) entries, each with its lower side."""
+    found = cut_rows(entries, demand)
+    if found is None:
+        return []
+    cols, coef, lower = found
     cuts = []
-    for row, lower in zip(coef, np.ceil(b), strict=True):
-        kept = row > _EPS
-        cuts.append((list(zip(cols[kept].tolist(), row[kept].tolist(), strict=True)), float(lower)))
+    for row, low in zip(coef, lower, strict=True):
+        kept = row > 0
+        cuts.append((list(zip(cols[kept].tolist(), row[kept].tolist(), strict=True)), float(low)))
     return cuts

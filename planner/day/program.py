@@ -42,7 +42,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy.optimize import Bounds, OptimizeResult
 
-from fleetplan.planner.day.cuts import covering_cuts, tightened
+from fleetplan.planner.day.cuts import cut_rows, tightened
 from fleetplan.planner.day.hourly_pools import DayLimits, DayPool
 from fleetplan.planner.day.layout import (
     DaySolution,
@@ -89,8 +89,9 @@ def _demand_rows(layout: Layout, rows: Rows, covering: bool) -> np.ndarray:
         if not covering:
             rows.add([(layout.x(n), 1.0) for n in ns], target, target)
         rows.add(tightened(cover, target), target, np.inf)
-        for cut, lower in covering_cuts(cover, target):
-            rows.add(cut, lower, np.inf)
+        cuts = cut_rows(cover, target)
+        if cuts is not None:
+            rows.add_block(*cuts, np.inf)
         upper_x[ns] = target
     return upper_x
 

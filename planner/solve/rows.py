@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 from scipy.optimize import LinearConstraint
 from scipy.sparse import coo_array
 
@@ -23,6 +24,18 @@ class Rows:
         self.vals.extend(val for _col, val in entries)
         self.lower.append(lower)
         self.upper.append(upper)
+
+    def add_block(
+        self, cols: np.ndarray, coef: np.ndarray, lower: np.ndarray, upper: float
+    ) -> None:
+        """Rows over the columns `cols`, one per line of `coef` (its zeros left out), each
+        lower[k] <= row_k . (z, x) <= upper: as many `add`s, in one pass."""
+        at, col = np.nonzero(coef)
+        self.rows.extend((at + len(self.lower)).tolist())
+        self.cols.extend(cols[col].tolist())
+        self.vals.extend(coef[at, col].tolist())
+        self.lower.extend(np.asarray(lower, dtype=float).tolist())
+        self.upper.extend([upper] * len(lower))
 
     def constraint(self) -> LinearConstraint:
         shape = (len(self.lower), self.columns)
