@@ -71,7 +71,7 @@ def plan(
         for offer in scenario.offers_of(c.configuration.gpu_model)
     ]
     gaps = carbon_gaps(pools, scenario, facts)
-    _check_carbon_is_known(scenario, gaps)
+    check_carbon_is_known(scenario, gaps)
     candidates = Candidates.of(scenario, pools)
     weights = objective_weights(scenario)
     inputs_notes = unmeasured_offers(caps, scenario) + grid_basis_notes(scenario)
@@ -82,7 +82,7 @@ def plan(
     if unservable:
         message = " | ".join(unservable)
         fleet = FleetPlan(name="recommended", status=PlanStatus.INFEASIBLE, message=message)
-        return _infeasible(fleet, message, inputs_notes, common)
+        return infeasible_plan(fleet, message, inputs_notes, common)
     with plan_clock(scenario.time_limit_s):  # one time limit for every solve from here
         limits = scenario_limits(scenario)
         peak = solve_pools(candidates, weights=weights, limits=limits)
@@ -93,7 +93,7 @@ def plan(
             )
         if fleet.status is PlanStatus.INFEASIBLE:
             message = binding_limits(candidates)
-            return _infeasible(fleet, message, inputs_notes, common)
+            return infeasible_plan(fleet, message, inputs_notes, common)
         result = Plan(
             status=fleet.status,
             message=fleet.message,
@@ -138,7 +138,7 @@ def _with_comparisons(
     return result.model_copy(update=updates)
 
 
-def _infeasible(fleet: FleetPlan, message: str, notes: list[str], common: dict) -> Plan:
+def infeasible_plan(fleet: FleetPlan, message: str, notes: list[str], common: dict) -> Plan:
     fleet = fleet.model_copy(update={"message": message})
     return Plan(
         status=PlanStatus.INFEASIBLE, message=message, recommended=fleet, notes=notes, **common
@@ -171,7 +171,7 @@ def grid_basis_notes(scenario: Scenario) -> list[str]:
     ]
 
 
-def _check_carbon_is_known(scenario: Scenario, gaps: list[str]) -> None:
+def check_carbon_is_known(scenario: Scenario, gaps: list[str]) -> None:
     """An objective or a cap on carbon needs carbon for every GPU model: ask for what is missing."""
     needs_carbon = scenario.objective != "cost" or scenario.carbon_cap_kg_per_hour is not None
     if needs_carbon and gaps:

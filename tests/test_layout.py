@@ -200,9 +200,53 @@ def private_imports(folders: tuple[str, ...], root: Path = ROOT) -> list[str]:
     return found
 
 
+def private_attributes(folders: tuple[str, ...], root: Path = ROOT) -> list[str]:
+    """`module._name` where `module` is another module of the package, imported whole
+    (`from fleetplan.planner import plan as base` ... `base._rows`): the same private name
+    taken, by attribute."""
+    known = set(modules())
+    found = []
+    for folder in folders:
+        for path in sorted((root / folder).rglob("*.py")):
+            tree = parsed(path)
+            aliases = set()
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Import):
+                    aliases |= {a.asname for a in node.names if a.asname and a.name in known}
+                elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                    aliases |= {
+                        a.asname or a.name for a in node.names if f"{node.module}.{a.name}" in known
+                    }
+                elif _imports_a_module(node, known):  # base = importlib.import_module("...")
+                    aliases |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+            found += [
+                f"{path.relative_to(root)}:{node.lineno} {node.value.id}.{node.attr}"
+                for node in ast.walk(tree)
+                if isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in aliases
+                and node.attr.startswith("_")
+                and not node.attr.startswith("__")
+            ]
+    return found
+
+
+def _imports_a_module(node: ast.AST, known: set[str]) -> bool:
+    """`name = importlib.import_module("fleetplan....")` of a module of the package."""
+    if not isinstance(node, ast.Assign) or not isinstance(node.value, ast.Call):
+        return False
+    call = node.value
+    named = isinstance(call.func, ast.Attribute) and call.func.attr == "import_module"
+    argument = call.args[0] if call.args else None
+    return named and isinstance(argument, ast.Constant) and argument.value in known
+
+
 def test_no_private_name_is_imported_from_another_module():
     folders = ("fleetplan", "app", "collectors", "warehouse", "planner", "benchmarks", "tests")
     assert not private_imports(folders), "\n".join(private_imports(folders))
+    # by attribute too, in the product (tests reach a private seam to replace it: monkeypatch)
+    product = ("fleetplan", "app", "collectors", "warehouse", "planner", "benchmarks")
+    assert not private_attributes(product), "\n".join(private_attributes(product))
 
 
 def test_the_private_import_check_finds_one(tmp_path):
@@ -211,6 +255,13 @@ def test_the_private_import_check_finds_one(tmp_path):
         "from fleetplan.planner.plan import _steps, public\nfrom os import _exit\n"
     )
     assert private_imports(("x",), tmp_path) == ["x/m.py:1 _steps"]
+    (tmp_path / "x" / "n.py").write_text(
+        "from fleetplan.planner import plan as base\nimport os\nbase._rows(os._exit)\n"
+        "import importlib\nplan = importlib.import_module('fleetplan.planner.plan')\n"
+        "plan._steps()\n"
+    )
+    found = private_attributes(("x",), tmp_path)
+    assert found == ["x/n.py:3 base._rows", "x/n.py:6 plan._steps"]
 
 
 def test_benchmarks_stand_on_the_package_alone():

@@ -59,7 +59,7 @@ def plan_with_availability(
     caps = capacities(points, scenario)
     pools = [pool_economics(c, scenario, facts) for c in caps if c.capacity_rps > 0]
     gaps = carbon_gaps(pools, scenario, facts)
-    base._check_carbon_is_known(scenario, gaps)
+    base.check_carbon_is_known(scenario, gaps)
     candidates = Candidates.of(scenario, pools)
     weights = objective_weights(scenario)
     notes = base.unmeasured_offers(caps, scenario) + base.grid_basis_notes(scenario)
@@ -74,7 +74,7 @@ def plan_with_availability(
     if unservable:
         message = " | ".join(unservable)
         fleet = FleetPlan(name="recommended", status=PlanStatus.INFEASIBLE, message=message)
-        return base._infeasible(fleet, message, notes, common)
+        return base.infeasible_plan(fleet, message, notes, common)
     limits = scenario_limits(scenario)
     fleet = solve_available_fleet(candidates, "recommended", weights=weights, limits=limits)
     if fleet.totals is None and fleet.status is not PlanStatus.INFEASIBLE:  # stopped, or error
@@ -82,7 +82,7 @@ def plan_with_availability(
             status=fleet.status, message=fleet.message, recommended=fleet, notes=notes, **common
         )
     if fleet.totals is None:
-        return base._infeasible(fleet, fleet.message, notes, common)
+        return base.infeasible_plan(fleet, fleet.message, notes, common)
     result = Plan(
         status=fleet.status,
         message=fleet.message,
