@@ -84,6 +84,21 @@ def test_a_gpu_of_another_architecture_says_whose_efficiencies_it_borrows(
     assert sxm["saturation_rps"] > 1.3 * report["saturation_rps"] / 1.64
 
 
+def test_the_instruct_model_of_most_public_sweeps_is_in_the_architectures_table(
+    cli, sample_warehouse_path
+):
+    """Llama-3.1-8B-Instruct (the model of the inference-perf KubeCon demos, no bundled run)
+    needs no config.json: its shape is in the table, and it is R1-Distill-Llama-8B's."""
+    done = capacity(
+        cli, sample_warehouse_path, "--model", "meta-llama/Llama-3.1-8B-Instruct",
+        "--gpu", "rtx-4090", "--gpu-count", "1", *TARGETS, "--estimate",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["basis"] == "identical architecture"
+    assert report["identical_to"] == "deepseek-ai/DeepSeek-R1-Distill-Llama-8B"
+
+
 def test_an_identical_architecture_answers_with_its_measurement(cli, sample_warehouse_path):
     done = capacity(
         cli, sample_warehouse_path, *LLAMA, "--gpu", "rtx-4090", "--gpu-count", "1", *TARGETS,
