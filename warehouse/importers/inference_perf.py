@@ -184,6 +184,12 @@ def _point(
     if completed == 0 or not rps:
         raise successes.error("count", "no request succeeded in this stage: nothing to store")
     stats = _latencies(successes, warnings)
+    per_chunk = _tpot_per_chunk(successes, stats)
+    notes: tuple[str, ...] = ()
+    if per_chunk is not None:  # unknown rather than half the truth: never planned with
+        stats = {k: v for k, v in stats.items() if not k.startswith("tpot_")}
+        notes = (per_chunk,)
+        warnings.append(per_chunk)
     requested = load.number("requested_rate")
     achieved = load.number("achieved_rate")
     closed_loop = stage_load.get("max_concurrency") is not None
@@ -203,7 +209,43 @@ def _point(
         total_throughput_tps=rates.number("total_tokens_per_sec"),
         input_tokens_mean=_mean(successes, "prompt_len"),
         output_tokens_mean=_mean(successes, "output_len"),
+        notes=notes,
         **stats,
+    )
+
+
+# How far a stage's first-to-last-token time may exceed what its TPOT allows before the TPOT is
+# taken for a time per streamed chunk rather than per token (`_tpot_per_chunk`): the margin
+# covers the time from the last token to the response's end, which the E2EL also counts.
+PER_CHUNK_MARGIN = 1.5
+
+
+def _tpot_per_chunk(successes: Reader, stats: dict[str, float]) -> str | None:
+    """Why the stage's TPOT cannot be per output token, where its own figures prove it; None
+    where they do not. At least 20 % of the requests have an E2EL of at least its median and a
+    TTFT, a TPOT and an output length of at most their P90s (each of the last three leaves out
+    at most 10 %): each such request spent at least E2EL p50 - TTFT p90 from its first token to
+    its end, of which its tokens after the first took TPOT x (output tokens - 1) <= TPOT p90 x
+    (output p90 - 1); `PER_CHUNK_MARGIN` leaves room for the time after the last token.
+    inference-perf before its per-token expansion of chunk times (the version of the KubeCon NA
+    2025 demos and of inference-sim's H100 runs) divided by the streamed chunks, not the tokens:
+    half the per-token figure where a server streams two chunks a token."""
+    e2el, ttft, tpot = (stats.get(k) for k in ("e2el_p50_ms", "ttft_p90_ms", "tpot_p90_ms"))
+    lengths = successes.obj.get("output_len")
+    if None in (e2el, ttft, tpot) or not isinstance(lengths, dict):
+        return None
+    longest = Reader(lengths, successes.file, "successes.output_len").number("p90")
+    if longest is None or longest < 2:
+        return None
+    span, most = e2el - ttft, tpot * (longest - 1)
+    if span <= PER_CHUNK_MARGIN * most:
+        return None
+    return (
+        f"TPOT not stored: the file's time_per_output_token (P90 {tpot:.3g} ms) cannot be per "
+        f"output token: 20 % of the requests or more took at least {span:.0f} ms (E2EL median "
+        f"- TTFT P90) from the first token to the end, where {longest:.0f} tokens (output P90) "
+        f"at {tpot:.3g} ms make {most:.0f} ms: about {span / (longest - 1):.3g} ms a token, so "
+        "it counts streamed chunks, not tokens (inference-perf before its per-token chunk times)"
     )
 
 
