@@ -211,7 +211,8 @@ def nearest_level(source: pd.DataFrame, rate: float) -> dict | None:
 
 def p99_comparisons(config, kind: str, row: dict, sim: dict, real: dict, near=None) -> list[dict]:
     """A level that kept up: its P99 TPOT and TTFT estimated against measured (and the naive
-    baseline's, where it has one)."""
+    baseline's, where it has one); a P99 the level does not know (a TPOT an import left out as
+    per streamed chunk, `importers.inference_perf`) is not compared."""
     return [
         {
             "config": config,
@@ -222,6 +223,7 @@ def p99_comparisons(config, kind: str, row: dict, sim: dict, real: dict, near=No
             "naive": None if near is None else near[metric] / real[metric] - 1,
         }
         for metric in ("tpot_p99", "ttft_p99")
+        if math.isfinite(real[metric])
     ]
 
 
