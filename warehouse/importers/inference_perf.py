@@ -184,12 +184,10 @@ def _point(
     if completed == 0 or not rps:
         raise successes.error("count", "no request succeeded in this stage: nothing to store")
     stats = _latencies(successes, warnings)
-    per_chunk = _tpot_per_chunk(successes, stats)
-    notes: tuple[str, ...] = ()
-    if per_chunk is not None:  # unknown rather than half the truth: never planned with
+    notes = (_tpot_per_chunk(successes, stats),)
+    if notes[0] is not None:  # unknown rather than half the truth: never planned with
         stats = {k: v for k, v in stats.items() if not k.startswith("tpot_")}
-        notes = (per_chunk,)
-        warnings.append(per_chunk)
+        warnings.append(notes[0])
     requested = load.number("requested_rate")
     achieved = load.number("achieved_rate")
     closed_loop = stage_load.get("max_concurrency") is not None
@@ -209,14 +207,13 @@ def _point(
         total_throughput_tps=rates.number("total_tokens_per_sec"),
         input_tokens_mean=_mean(successes, "prompt_len"),
         output_tokens_mean=_mean(successes, "output_len"),
-        notes=notes,
+        notes=tuple(n for n in notes if n),
         **stats,
     )
 
 
-# How far a stage's first-to-last-token time may exceed what its TPOT allows before the TPOT is
-# taken for a time per streamed chunk rather than per token (`_tpot_per_chunk`): the margin
-# covers the time from the last token to the response's end, which the E2EL also counts.
+# How far a stage's first-token-to-end time may exceed what its TPOT allows (`_tpot_per_chunk`):
+# room for the time from the last token to the response's end, which the E2EL also counts.
 PER_CHUNK_MARGIN = 1.5
 
 
@@ -243,9 +240,10 @@ def _tpot_per_chunk(successes: Reader, stats: dict[str, float]) -> str | None:
     return (
         f"TPOT not stored: the file's time_per_output_token (P90 {tpot:.3g} ms) cannot be per "
         f"output token: 20 % of the requests or more took at least {span:.0f} ms (E2EL median "
-        f"- TTFT P90) from the first token to the end, where {longest:.0f} tokens (output P90) "
-        f"at {tpot:.3g} ms make {most:.0f} ms: about {span / (longest - 1):.3g} ms a token, so "
-        "it counts streamed chunks, not tokens (inference-perf before its per-token chunk times)"
+        f"- TTFT P90) from the first token to the end, where the {longest - 1:.3g} tokens after "
+        f"the first (output P90 {longest:.3g}) at {tpot:.3g} ms make {most:.0f} ms: about "
+        f"{span / (longest - 1):.3g} ms a token, so it counts streamed chunks, not tokens "
+        "(inference-perf before its per-token chunk times)"
     )
 
 
