@@ -13,7 +13,7 @@ import pytest
 
 from fleetplan.planner import plan
 from fleetplan.planner.day import program as day_program
-from fleetplan.planner.day.cuts import covering_cuts, tightened
+from fleetplan.planner.day.cuts import cut_rows, tightened
 from fleetplan.planner.day.hourly_pools import DayLimits
 from fleetplan.planner.day.program import solve_day
 from fleetplan.planner.day.pruning import identical_hours
@@ -35,6 +35,18 @@ from tests.support.day_brute_force import (
 @functools.cache
 def _optimum(name: str) -> float:
     return brute_force(*candidates(SMALL[name]))
+
+
+def covering_cuts(entries, demand) -> list[tuple[list[tuple[int, float]], float]]:
+    """`cut_rows` as rows of (column, coefficient) entries, each with its lower side."""
+    found = cut_rows(entries, demand)
+    if found is None:
+        return []
+    cols, coef, lower = found
+    return [
+        (list(zip(cols[row > 0].tolist(), row[row > 0].tolist(), strict=True)), float(low))
+        for row, low in zip(coef, lower, strict=True)
+    ]
 
 
 def test_the_rounding_cuts_cut_off_no_integer_plan():

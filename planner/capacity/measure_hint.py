@@ -56,7 +56,7 @@ def measure_notes(points: pd.DataFrame, scenario: Scenario) -> list[str]:
         model_points = by_model[named]
         if model_points is None:
             continue
-        asked = (named, traffic.dataset, traffic.input_len, traffic.output_len)
+        asked = (named, *traffic.traffic_asked)
         if asked not in measured:  # classes asking for one traffic share the answer
             try:
                 measured[asked] = not points_for_class(model_points, traffic).empty

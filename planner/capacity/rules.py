@@ -220,7 +220,7 @@ def capacities(points: pd.DataFrame, scenario: Scenario) -> list[Capacity]:
     for traffic in scenario.classes:
         model = scenario.model_of(traffic)
         model_points, configs = by_model[model]
-        asked = (model, traffic.dataset, traffic.input_len, traffic.output_len)
+        asked = (model, *traffic.traffic_asked)
         if asked not in chosen:
             chosen[asked] = points_for_class(model_points, traffic)
         class_points = chosen[asked]

@@ -51,18 +51,3 @@ def cut_rows(
     whole = np.floor(a + 1e-12)
     coef = whole + np.minimum(np.maximum(a - whole, 0.0), f) / f
     return cols, np.where(coef > _EPS, coef, 0.0), np.ceil(b)
-
-
-def covering_cuts(
-    entries: Sequence[tuple[int, float]], demand: float
-) -> list[tuple[list[tuple[int, float]], float]]:
-    """`cut_rows` as rows of (column, coefficient) entries, each with its lower side."""
-    found = cut_rows(entries, demand)
-    if found is None:
-        return []
-    cols, coef, lower = found
-    cuts = []
-    for row, low in zip(coef, lower, strict=True):
-        kept = row > 0
-        cuts.append((list(zip(cols[kept].tolist(), row[kept].tolist(), strict=True)), float(low)))
-    return cuts

@@ -142,6 +142,13 @@ class TrafficClass(Schema):
         return self.daily_requests is not None
 
     @property
+    def traffic_asked(self) -> tuple[str | None, int | None, int | None]:
+        """(dataset, input_len, output_len): all that chooses the measured points the class's
+        capacities rest on (`capacity.rules.points_for_class`); classes that ask the same share
+        them."""
+        return (self.dataset, self.input_len, self.output_len)
+
+    @property
     def is_day(self) -> bool:
         """Whether the class says anything a version 1 class cannot."""
         return any(getattr(self, name) is not None for name, _ in self._day_fields)

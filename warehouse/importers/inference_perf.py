@@ -184,10 +184,10 @@ def _point(
     if completed == 0 or not rps:
         raise successes.error("count", "no request succeeded in this stage: nothing to store")
     stats = _latencies(successes, warnings)
-    notes = (_tpot_per_chunk(successes, stats),)
-    if notes[0] is not None:  # unknown rather than half the truth: never planned with
+    per_chunk = _tpot_per_chunk(successes, stats)
+    if per_chunk is not None:  # unknown rather than half the truth: never planned with
         stats = {k: v for k, v in stats.items() if not k.startswith("tpot_")}
-        warnings.append(notes[0])
+        warnings.append(per_chunk)
     requested = load.number("requested_rate")
     achieved = load.number("achieved_rate")
     closed_loop = stage_load.get("max_concurrency") is not None
@@ -207,7 +207,7 @@ def _point(
         total_throughput_tps=rates.number("total_tokens_per_sec"),
         input_tokens_mean=_mean(successes, "prompt_len"),
         output_tokens_mean=_mean(successes, "output_len"),
-        notes=tuple(n for n in notes if n),
+        notes=() if per_chunk is None else (per_chunk,),
         **stats,
     )
 
