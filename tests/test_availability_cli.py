@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import yaml
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "chat-batch-qwen14b.json"
@@ -22,6 +23,7 @@ def _scenario(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
 def test_plan_says_the_risk_writes_the_contract_and_a_router_config(
     cli, tmp_path, sample_warehouse_path
 ):

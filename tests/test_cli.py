@@ -91,6 +91,7 @@ def test_busy_warehouse_is_a_clear_message_not_a_traceback(cli, tmp_path, wareho
         assert exported.returncode == 3 and "in use" in exported.stderr
 
 
+@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
 def test_build_then_benchmarks_shows_the_sample_data(cli, warehouse_path):
     built = cli("build", "--warehouse", warehouse_path, check=True)
     assert "reference data:" in built.stdout and "130 run(s), 130 point(s)" in built.stdout

@@ -31,6 +31,7 @@ def comparable(frame: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
 def test_export_imports_back_losslessly(cli, sample_warehouse_path, tmp_path):
     text = cli("benchmarks", "--warehouse", sample_warehouse_path, check=True).stdout
     path = tmp_path / "table.csv"

@@ -185,6 +185,7 @@ def test_a_choice_an_estimate_could_flip_prints_the_command_that_settles_it(samp
     assert not [n for n in measured_only.notes if "could flip it" in n]
 
 
+@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
 def test_a_day_scenario_plans_with_estimates_too(cli, sample_warehouse_path, tmp_path):
     from tests.support.paths import ROOT
 

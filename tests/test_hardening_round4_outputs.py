@@ -235,6 +235,7 @@ def test_a_bad_deploy_out_is_refused_before_the_plan(
     assert done.stdout == ""  # refused before the plan
 
 
+@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
 def test_skypilot_creates_a_missing_folder_and_writes_every_file(
     cli, tmp_path, sample_warehouse_template
 ):
@@ -245,6 +246,7 @@ def test_skypilot_creates_a_missing_folder_and_writes_every_file(
     assert _temp_files(folder) == []
 
 
+@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
 def test_skypilot_writes_no_file_when_one_cannot_be_written(
     cli, tmp_path, sample_warehouse_template
 ):
@@ -266,6 +268,7 @@ def test_skypilot_writes_no_file_when_one_cannot_be_written(
 # -- the workbook: an OS error while building it ---------------------------------------------------
 
 
+@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
 def test_an_os_error_building_the_workbook_is_a_message(
     cli, tmp_path, sample_warehouse_template, monkeypatch
 ):

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from fleetplan.services.paper_check import claims_from_warehouse, claims_json, paper_claims
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.queries import benchmark_points, counts, gpu_catalog
@@ -63,6 +65,7 @@ def test_an_empty_warehouse_says_what_to_do(cli, tmp_path):
     )
 
 
+@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
 def test_a_users_modified_copy_of_the_papers_file_changes_no_verdict(
     cli, sample_warehouse_path, tmp_path
 ):

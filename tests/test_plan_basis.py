@@ -70,6 +70,7 @@ def _two_sites(basis_dc: str | None, basis_home: str | None) -> Scenario:
     return Scenario.model_validate(raw | {"sites": sites})
 
 
+@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
 def test_a_plan_whose_sites_mix_grid_bases_warns(sample_tables):
     mixed = plan_from_tables(
         _two_sites("direct", "lifecycle"), sample_tables["points"], sample_tables["catalog"]

@@ -156,6 +156,7 @@ def test_plan_command_prints_the_day_and_writes_json_and_the_schedule_csv(
     assert {r["class"] for r in rows} == {"chat", "nightly eval"}
 
 
+@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
 def test_a_version_1_plan_json_has_no_day(cli, tmp_path, sample_warehouse_path):
     example = ROOT / "examples" / "chat-batch-qwen14b.json"
     done = cli("plan", "--warehouse", sample_warehouse_path, "--scenario", example,
@@ -206,6 +207,7 @@ def test_a_bad_day_scenario_is_refused_naming_the_field(change, says):
         Scenario.model_validate(raw)
 
 
+@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
 @pytest.mark.parametrize(
     ("scenario_file", "before"),
     [

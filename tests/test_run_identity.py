@@ -46,6 +46,7 @@ def ingest(warehouse, name: str, data: bytes) -> Outcome:
     return ingest_file(warehouse, FileInput.from_bytes(name, data))
 
 
+@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
 @pytest.mark.parametrize(
     ("copy", "how"),
     [
@@ -72,6 +73,7 @@ def test_a_changed_figure_is_another_run(warehouse):
     assert outcome.status is FileStatus.IMPORTED, outcome.message
 
 
+@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
 def test_a_row_claiming_another_files_checksum_does_not_block_that_file(warehouse, tmp_path):
     victim = FileInput.from_bytes("victim.json", COMPACT)
     # a CSV table whose one row claims to come from victim.json (its checksum and position),
