@@ -254,8 +254,8 @@ def test_a_tpot_taken_per_streamed_chunk_is_not_stored_and_says_why():
     real = (REAL / "stage_0_lifecycle_metrics.json").read_bytes()
     options = ImportOptions(gpu="h100-sxm", gpu_count=1, model=MODEL)
     (kept,) = parse(FileInput.from_bytes("stage_0_lifecycle_metrics.json", real), options).runs
-    assert kept.points[0].tpot_p99_ms is not None
-    assert not [n for n in kept.points[0].notes if "TPOT not stored" in n]
+    assert kept.points[0].tpot_p99_ms is not None and kept.points[0].itl_p99_ms is not None
+    assert not [n for n in kept.points[0].notes if "not stored" in n]
 
     report = json.loads(real)
     successes = report["successes"]
@@ -269,9 +269,40 @@ def test_a_tpot_taken_per_streamed_chunk_is_not_stored_and_says_why():
     (run,) = parse(FileInput.from_bytes("stage_0_lifecycle_metrics.json", forged), options).runs
     point = run.points[0]
     assert point.tpot_p50_ms is None and point.tpot_p99_ms is None  # unknown, not half
-    assert point.ttft_p99_ms and point.e2el_p99_ms and point.itl_p99_ms  # the rest as stated
-    (why,) = [n for n in point.notes if "TPOT not stored" in n]
+    assert point.itl_p50_ms is None and point.itl_p99_ms is None  # gaps between chunks too
+    assert point.ttft_p99_ms and point.e2el_p99_ms  # the rest as stated
+    (why,) = [n for n in point.notes if "TPOT and ITL not stored" in n]
     assert "counts streamed chunks, not tokens" in why
     # E2EL median 481.0 ms - TTFT P90 40.4 ms over the 58.3 tokens after the first (output P90
     # 59.3): 7.58 ms a token at least, where the file's TPOT P90 is 3.55 ms
     assert "about 7.58 ms a token" in why and "(P90 3.55 ms)" in why
+
+
+def test_a_report_of_inference_perf_before_0_5_keeps_no_tpot_or_itl_whatever_its_figures():
+    """inference-perf before v0.5.0 timed streamed messages, not tokens (TPOT = (last message -
+    first) / (messages - 1), ITL the gaps between messages); v0.5.0 made both per token and
+    wrote `benchmark_time_seconds` into every report for the first time. A stage report without
+    it keeps neither figure, even where its own figures prove nothing (a saturated stage, or a
+    server that streams a token a message), and says why; TTFT and E2EL are kept."""
+    from fleetplan.warehouse.importers.base import FileInput, ImportOptions
+    from fleetplan.warehouse.importers.registry import parse
+
+    report = json.loads((REAL / "stage_0_lifecycle_metrics.json").read_bytes())
+    options = ImportOptions(gpu="h100-sxm", gpu_count=1, model=MODEL)
+
+    def point(report):
+        data = json.dumps(report).encode()
+        (run,) = parse(FileInput.from_bytes("stage_0_lifecycle_metrics.json", data), options).runs
+        return run.points[0]
+
+    assert "benchmark_time_seconds" in report  # 0.7.0's own report: per token, kept
+    kept = point(report)
+    assert kept.tpot_p99_ms is not None and kept.itl_p99_ms is not None
+    del report["benchmark_time_seconds"]
+    old = point(report)
+    assert old.tpot_p50_ms is None and old.tpot_p99_ms is None
+    assert old.itl_p50_ms is None and old.itl_p99_ms is None
+    assert old.ttft_p99_ms == kept.ttft_p99_ms and old.e2el_p99_ms == kept.e2el_p99_ms
+    (why,) = [n for n in old.notes if "not stored" in n]
+    assert "no benchmark_time_seconds" in why and "before v0.5.0" in why
+    assert "messages, not tokens" in why

@@ -67,13 +67,14 @@ def test_an_inference_perf_folder_imports_its_stages_with_the_servers_settings(w
     # every percentile, seconds to ms: TTFT p50 0.0551921 s, p99 0.120615 s
     assert low["ttft_p50_ms"] == pytest.approx(55.1921, rel=1e-5)
     assert low["ttft_p99_ms"] == pytest.approx(120.615, rel=1e-5)
-    # ... but not its TPOT (p99 0.0128055 s), which this inference-perf took per streamed chunk:
-    # 4.6 s from first token to end over 250 tokens is 18.5 ms a token, not 9.45 (its P90)
-    assert math.isnan(low["tpot_p99_ms"]) and "counts streamed chunks" in low["notes"]
-    assert "about 18.5 ms a token" in low["notes"]
+    # ... but not its TPOT (p99 0.0128055 s) or ITL, which this inference-perf (before v0.5.0:
+    # no benchmark_time_seconds) took per streamed message (4.6 s from first token to end over
+    # 250 tokens is 18.5 ms a token, not 9.45, its P90), at every stage
+    assert all(math.isnan(r["tpot_p99_ms"]) and math.isnan(r["itl_p99_ms"]) for r in rows)
+    assert all("before v0.5.0" in r["notes"] for r in rows)
     assert low["completed"] == 4800 and low["failed"] == 0
     assert low["output_throughput_tps"] == pytest.approx(1955.05, rel=1e-5)
-    assert all(r["e2el_p99_ms"] and r["itl_p99_ms"] for r in rows)
+    assert all(r["e2el_p99_ms"] for r in rows)
     # its shared-prefix data: 10 groups of 10 prompts, cycled through each stage's requests
     assert all(json.loads(r["run_metadata"])["distinct_prompts"] == "100" for r in rows)
 
@@ -111,12 +112,18 @@ def test_every_inference_perf_stage_of_the_shared_runs_imports():
         parsed = parse(FileInput.from_bytes(str(stage), stage.read_bytes()), options)
         point = parsed.runs[0].points[0]
         assert point.ttft_p99_ms and point.e2el_p99_ms
-        # a TPOT, or the note why not (`inference_perf._tpot_per_chunk`)
-        chunked = [n for n in point.notes if "counts streamed chunks" in n]
-        assert bool(point.tpot_p99_ms) != bool(chunked), (stage, point.notes)
-        counted += bool(chunked)
-    # the version these runs were made with divides by streamed chunks (two a token): the
-    # figures prove it where the E2EL is long beside the TTFT, at most stages
+        # the version these runs were made with (before v0.5.0: no benchmark_time_seconds)
+        # timed streamed messages, not tokens: no TPOT or ITL at any stage, and the note says
+        # why (`importers/inference_perf_tokens`)
+        assert point.tpot_p99_ms is None and point.itl_p99_ms is None, stage
+        (why,) = [n for n in point.notes if "TPOT and ITL not stored" in n]
+        assert "before v0.5.0" in why
+        # where the figures alone prove it too (two messages a token), read as a newer report:
+        # most stages
+        newer = json.loads(stage.read_bytes()) | {"benchmark_time_seconds": 1.0}
+        data = json.dumps(newer).encode()
+        again = parse(FileInput.from_bytes(str(stage), data), options).runs[0].points[0]
+        counted += again.tpot_p99_ms is None
     assert counted >= len(stages) // 2
 
 

@@ -9,8 +9,9 @@ summary's has neither.
 By definition, from inference-perf's `summarize_requests` (reportgen): `request_latency` is the
 request's start to its last token (our E2EL); `time_to_first_token` our TTFT;
 `time_per_output_token` is (last token - first token) / (output tokens - 1) per request (our
-TPOT); `inter_token_latency` the gaps between consecutive streamed chunks, pooled over requests
-(our ITL). `normalized_time_per_output_token` is E2EL / output tokens per request, which is none
+TPOT); `inter_token_latency` the gaps between consecutive tokens, pooled over requests (our ITL).
+Before v0.5.0 both were per streamed message, not token: not stored (`inference_perf_tokens`).
+`normalized_time_per_output_token` is E2EL / output tokens per request, which is none
 of fleetplan's metrics (it folds the TTFT into each token): it is not stored, and a warning says
 so. Every percentile the file gives (mean, median, p90, p95, p99) is stored, seconds to ms.
 
@@ -47,9 +48,10 @@ from fleetplan.warehouse.importers.base import (
     model_name,
 )
 from fleetplan.warehouse.importers.document import Document, companion_yaml
+from fleetplan.warehouse.importers.inference_perf_tokens import per_token_only
 
 IMPORTER = "inference-perf"
-VERSION = "1"
+VERSION = "2"  # 2: a TPOT and ITL per streamed message are not stored
 # Figures this format derives rather than reads: not checked against the figures it states.
 DERIVED = frozenset({"duration_s"})
 
@@ -183,11 +185,10 @@ def _point(
     rps = rates.number("requests_per_sec")
     if completed == 0 or not rps:
         raise successes.error("count", "no request succeeded in this stage: nothing to store")
-    stats = _latencies(successes, warnings)
-    per_chunk = _tpot_per_chunk(successes, stats)
-    if per_chunk is not None:  # unknown rather than half the truth: never planned with
-        stats = {k: v for k, v in stats.items() if not k.startswith("tpot_")}
-        warnings.append(per_chunk)
+    # a TPOT and ITL per streamed message are unknown rather than wrong: never planned with
+    stats, per_message = per_token_only(report, successes, _latencies(successes, warnings))
+    if per_message is not None:
+        warnings.append(per_message)
     requested = load.number("requested_rate")
     achieved = load.number("achieved_rate")
     closed_loop = stage_load.get("max_concurrency") is not None
@@ -207,43 +208,8 @@ def _point(
         total_throughput_tps=rates.number("total_tokens_per_sec"),
         input_tokens_mean=_mean(successes, "prompt_len"),
         output_tokens_mean=_mean(successes, "output_len"),
-        notes=() if per_chunk is None else (per_chunk,),
+        notes=() if per_message is None else (per_message,),
         **stats,
-    )
-
-
-# How far a stage's first-token-to-end time may exceed what its TPOT allows (`_tpot_per_chunk`):
-# room for the time from the last token to the response's end, which the E2EL also counts.
-PER_CHUNK_MARGIN = 1.5
-
-
-def _tpot_per_chunk(successes: Reader, stats: dict[str, float]) -> str | None:
-    """Why the stage's TPOT cannot be per output token, where its own figures prove it; None
-    where they do not. At least 20 % of the requests have an E2EL of at least its median and a
-    TTFT, a TPOT and an output length of at most their P90s (each of the last three leaves out
-    at most 10 %): each such request spent at least E2EL p50 - TTFT p90 from its first token to
-    its end, of which its tokens after the first took TPOT x (output tokens - 1) <= TPOT p90 x
-    (output p90 - 1); `PER_CHUNK_MARGIN` leaves room for the time after the last token.
-    inference-perf before its per-token expansion of chunk times (the version of the KubeCon NA
-    2025 demos and of inference-sim's H100 runs) divided by the streamed chunks, not the tokens:
-    half the per-token figure where a server streams two chunks a token."""
-    e2el, ttft, tpot = (stats.get(k) for k in ("e2el_p50_ms", "ttft_p90_ms", "tpot_p90_ms"))
-    lengths = successes.obj.get("output_len")
-    if None in (e2el, ttft, tpot) or not isinstance(lengths, dict):
-        return None
-    longest = Reader(lengths, successes.file, "successes.output_len").number("p90")
-    if longest is None or longest < 2:
-        return None
-    span, most = e2el - ttft, tpot * (longest - 1)
-    if span <= PER_CHUNK_MARGIN * most:
-        return None
-    return (
-        f"TPOT not stored: the file's time_per_output_token (P90 {tpot:.3g} ms) cannot be per "
-        f"output token: 20 % of the requests or more took at least {span:.0f} ms (E2EL median "
-        f"- TTFT P90) from the first token to the end, where the {longest - 1:.3g} tokens after "
-        f"the first (output P90 {longest:.3g}) at {tpot:.3g} ms make {most:.0f} ms: about "
-        f"{span / (longest - 1):.3g} ms a token, so it counts streamed chunks, not tokens "
-        "(inference-perf before its per-token chunk times)"
     )
 
 
