@@ -125,7 +125,7 @@ def test_new_users_chat_plans_the_cheapest_fleet_meeting_its_attainment():
     assert [p.servers for p in h100.pools] == [6]
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 @pytest.mark.parametrize("fallback", [False, True])
 @pytest.mark.parametrize(
     ("rate", "a_h100", "a_4090", "target"),
@@ -158,7 +158,7 @@ def test_fallback_lets_a_mixed_fleet_cover_for_itself():
     )
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_availability_one_and_no_attainment_plan_byte_for_byte_as_before():
     base = {
         "name": "t",
@@ -209,7 +209,7 @@ def test_bad_availability_is_refused_naming_the_field():
         )
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_the_example_plans_byte_for_byte_as_main_did(sample_warehouse_path):
     """tests/fixtures/plans/chat-batch-qwen14b-v1.json is `fleetplan plan --json` of the example
     scenario on the sample warehouse, written without availability (test_planner_day's too)."""
@@ -234,7 +234,7 @@ def test_the_example_plans_byte_for_byte_as_main_did(sample_warehouse_path):
     assert plan_json(result, inputs) == expected
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_a_day_with_availability_meets_every_hours_target_with_spares(sample_tables):
     """Availability in a day (issue 36, item 4): the day example with its H100s up 99 % and
     its RTX 4090s 95 %, chat asking 0.99: a day plan, not a refusal; in every hour each class

@@ -23,7 +23,7 @@ def _scenario(tmp_path: Path) -> Path:
     return path
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_plan_says_the_risk_writes_the_contract_and_a_router_config(
     cli, tmp_path, sample_warehouse_path
 ):

@@ -118,7 +118,7 @@ def test_a_bracket_holds_only_when_its_lower_side_meets_and_its_upper_side_misse
     assert verdict(bracket_of(wrong, sides), "x") == "0.8x/1.25x NO (NOT met low, missed high)"
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_a_side_that_lost_requests_misses_whatever_its_p99():
     """A P99 over the requests that succeeded does not count those that failed: a side whose runs
     lost any misses at once (benchmarks/capacity_live.py's judged_at), as a level that lost

@@ -55,7 +55,7 @@ def test_an_assumed_figure_is_derived_as_its_source_says():
         assert gpus[gpu].idle_power_w == pytest.approx(share * gpus[gpu].rated_power_w, abs=0.5)
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_the_default_plan_on_the_bundled_data_has_carbon_and_a_frontier(sample_warehouse_path):
     points, catalog, prices, regions = _tables(sample_warehouse_path)
     scenario = default_scenario(points, catalog, prices, regions)

@@ -16,6 +16,7 @@ from tests.support.files import write_json
 from tests.support.processes import held_by_another_process, served_dashboard
 
 
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_ingest_then_export_round_trip(cli, tmp_path, warehouse_path):
     folder = tmp_path / "in"
     folder.mkdir()
@@ -91,7 +92,7 @@ def test_busy_warehouse_is_a_clear_message_not_a_traceback(cli, tmp_path, wareho
         assert exported.returncode == 3 and "in use" in exported.stderr
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_build_then_benchmarks_shows_the_sample_data(cli, warehouse_path):
     built = cli("build", "--warehouse", warehouse_path, check=True)
     assert "reference data:" in built.stdout and "130 run(s), 130 point(s)" in built.stdout

@@ -43,7 +43,7 @@ def test_a_modelled_p99_is_written_as_modelled_beside_what_was_measured(cli, clo
     assert "closed-loop: concurrency 1 measured 265.7 ms, x1.43" in done.stdout
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 @pytest.mark.parametrize(
     ("tool", "target", "meets", "misses"),
     [

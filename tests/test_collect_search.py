@@ -111,7 +111,7 @@ def test_the_search_brackets_a_known_knee_within_the_tolerance():
     assert [expected for *_, expected in server.calls][4:] == [8, 8, 8, 8]
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_every_rate_whose_p99_decides_is_run_twice_and_one_that_fell_behind_once():
     server = knee_server()
     outcome = find_capacity(server, [3.0], SearchPlan(ttft_p99_ms=120.0), typical_s=0.2)
@@ -162,7 +162,7 @@ def test_every_level_says_what_it_was_and_why_it_passed_or_failed():
     assert "fell behind" in table and len(table.splitlines()) == 2 + len(outcome.levels) + 1
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_no_capacity_when_the_lowest_rate_already_misses():
     server = knee_server()
     outcome = find_capacity(server, [2.0, 4.0], SearchPlan(ttft_p99_ms=15.0, tpot_p99_ms=5.0))
@@ -208,7 +208,7 @@ def test_a_level_cut_short_ends_the_search_and_a_problem_fails_its_level():
     assert {level.verdict for level in outcome.levels if level.rate_rps > 10} == {"not judged"}
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_poisson_arrivals_queue_before_the_knee_so_the_capacity_is_lower():
     # The same server under Poisson arrivals (burstiness 1): requests meet a queue at any rate,
     # so the TTFT target is missed well below 20 req/s (what users' traffic looks like).
@@ -236,7 +236,7 @@ def test_level_length_rule():
     assert level_requests(100.0, 2.0, 50) == 1200 and level_requests(1.0, 2.0, 50) == 50
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_the_run_frame_a_search_leaves_fits_the_model():
     # (Also done against the real server below; here exact, without a clock.)
     from fleetplan.core.load import judge_point
@@ -446,7 +446,7 @@ def slow_in_the_middle(n: int, slow: int, fast_ms: float = 20.0, slow_ms: float 
     return values
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_a_rate_whose_p99_the_spread_cannot_decide_is_measured_again_and_judged_by_run():
     # 4 slow requests of 400 (1 %) in the first run: its P99 is 21 ms, but a resample holds 5 or
     # more of them a third of the time (P99 150 ms). Then the same rate without slow requests.
@@ -484,7 +484,7 @@ def test_a_rate_whose_p99_the_spread_cannot_decide_is_measured_again_and_judged_
     assert pooled.decision == "meets"
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_a_rate_still_undecided_after_its_runs_does_not_pass():
     # 1 % slow in every run: pooled, the P99 stays on the slow requests' edge; after 3 runs the
     # rate has not been shown to meet 100 ms, and the capacity is not credited with it.

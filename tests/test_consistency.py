@@ -207,7 +207,7 @@ def _real_files() -> list[Path]:
 _RESULTS = {".json", ".yaml", ".jsonl", ".csv", ".gz"}
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_no_real_file_of_any_tool_contradicts_itself():
     files = _real_files()
     pairs = companion_pairs(str(p) for p in files)

@@ -31,7 +31,7 @@ def comparable(frame: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_export_imports_back_losslessly(cli, sample_warehouse_path, tmp_path):
     text = cli("benchmarks", "--warehouse", sample_warehouse_path, check=True).stdout
     path = tmp_path / "table.csv"
@@ -51,6 +51,7 @@ def test_export_imports_back_losslessly(cli, sample_warehouse_path, tmp_path):
     assert again.status is FileStatus.DUPLICATE and "already in the warehouse" in again.message
 
 
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_edited_load_columns_are_judged_again(sample_warehouse_path, tmp_path):
     frame = exported(sample_warehouse_path)
     edited = frame.assign(

@@ -142,7 +142,7 @@ def test_an_eu_preset_gives_its_sources_euros_at_the_users_rate():
     )
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_a_plan_in_eur_is_the_plan_in_usd_and_its_sources_carry_the_rate(sample_tables):
     base = load_scenario(EXAMPLE)
     eur = in_eur(base, 1.25)

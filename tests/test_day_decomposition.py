@@ -138,7 +138,7 @@ def test_a_day_stopped_before_its_proof_states_a_true_bound(name, monkeypatch):
     assert f"{solution.mip_gap:.2%}" in solution.message
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_the_day_plan_states_its_gap(monkeypatch):
     raw = {**SMALL["two interactive classes share reserved servers"], "capacity_rule": "measured"}
     exact = plan(Scenario.model_validate(raw), POINTS, FACTS).day

@@ -32,7 +32,7 @@ def day_raw(sample_tables) -> dict:
     return json.loads(plan_json(plan, {}))
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_the_day_is_simulated_hour_by_hour_and_agrees_with_its_attainment(day_raw):
     day = read_day(day_raw["day"])
     assert {u.availability for u in day.fleet} == {0.95}
@@ -68,7 +68,7 @@ def test_the_day_without_its_spares_falls_short_of_its_attainment(day_raw):
     assert chat.worst.high < 0.999 and chat.agrees() is False
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_the_cli_simulates_the_day_and_says_so(cli, tmp_path, day_raw):
     path = tmp_path / "day.json"
     path.write_text(json.dumps(day_raw))

@@ -61,6 +61,7 @@ def _covered(day, plan) -> None:
             assert all(served[h] == pytest.approx(demand[h]) for h in served)
 
 
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_a_nightly_overflow_is_rented_evenly_through_the_window(sample_warehouse_path, monkeypatch):
     """1,000,000 requests: the RTX 4090s the idle H100s leave to rent are spread over the 8 hours
     of 22:00-06:00 (equal prices and grid), not rented all in one hour, at the same cost."""

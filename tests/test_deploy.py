@@ -149,6 +149,7 @@ def test_the_tools_refuse_what_is_broken(tmp_path):
     assert read_back("skypilot", sky).returncode != 0
 
 
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_to_standard_output_the_yaml_alone(cli, sample_warehouse_template):
     done = cli(
         "plan",
@@ -165,6 +166,7 @@ def test_to_standard_output_the_yaml_alone(cli, sample_warehouse_template):
     assert "Recommended fleet" in done.stderr and "Recommended fleet" not in done.stdout
 
 
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_a_variant_written_as_arguments_is_passed_and_any_other_is_named(planned):
     _folder, _plan, pools = planned
     pool = pools[0].model_copy(

@@ -84,7 +84,7 @@ def test_fleetplan_capacity_never_rests_on_the_forged_level(warehouse, points):
     assert report.rps_high < FORGED_RATE * 0.99
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 @pytest.mark.parametrize("rule", ["model", "measured"])
 def test_a_plan_never_counts_the_forged_level(warehouse, points, rule):
     raw = scenario(

@@ -20,7 +20,7 @@ def capacity(cli, warehouse, *args):
     return cli("capacity", "--warehouse", warehouse, *args, "--format", "json")
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 @pytest.mark.parametrize("gpu", ["h100-sxm", "l40s", "a100-80gb"])
 def test_an_unmeasured_gpu_is_estimated_with_its_curve_calibration_and_band(
     cli, sample_warehouse_path, gpu
@@ -54,7 +54,7 @@ def test_an_unmeasured_gpu_is_estimated_with_its_curve_calibration_and_band(
     assert report["predicted_ttft_p99_ms"] <= 500 + 1e-6
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_a_gpu_of_another_architecture_says_whose_efficiencies_it_borrows(
     cli, sample_warehouse_path
 ):
@@ -130,7 +130,7 @@ def test_a_measured_configuration_answers_as_without_the_flag(cli, sample_wareho
     assert json.loads(plain.stdout)["estimate"] is None
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_without_the_flag_an_unmeasured_configuration_is_refused_pointing_to_it(
     cli, sample_warehouse_path
 ):
@@ -217,7 +217,7 @@ def test_weights_no_gpu_holds_are_no_capacity_not_an_estimate(cli, sample_wareho
     assert done.returncode == 2 and json.loads(done.stdout)["capacity_rps"] == 0
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_the_p99s_shown_are_those_at_the_end_of_the_interval_shown(cli, sample_warehouse_path):
     args = (*LLAMA, "--gpu", "h100-sxm", "--gpu-count", "1", *TARGETS, "--estimate")
     low = json.loads(capacity(cli, sample_warehouse_path, *args).stdout)
@@ -245,7 +245,7 @@ def test_a_band_end_of_ten_times_or_more_reads_as_a_multiple():
     assert words == "saturation -20% to +10%, P99 TTFT -6% to 56x, P99 TPOT unknown"
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_runs_on_the_gpu_that_cannot_calibrate_it_are_named_with_what_they_lack(
     cli, sample_warehouse_path, tool_outputs
 ):

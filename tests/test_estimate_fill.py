@@ -133,6 +133,7 @@ def test_a_weight_too_large_for_one_gpu_is_estimated_on_the_fewest_that_hold_it(
     assert (sxm["variant"] == "estimated").all() and (sxm["stable"].iloc[:-1]).all()
 
 
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_the_plan_command_says_which_pools_rest_on_estimates(cli, sample_warehouse_path, tmp_path):
     path = tmp_path / "s.json"
     path.write_text(scenario("microsoft/phi-4", "off").model_dump_json())
@@ -185,7 +186,7 @@ def test_a_choice_an_estimate_could_flip_prints_the_command_that_settles_it(samp
     assert not [n for n in measured_only.notes if "could flip it" in n]
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_a_day_scenario_plans_with_estimates_too(cli, sample_warehouse_path, tmp_path):
     from tests.support.paths import ROOT
 

@@ -114,7 +114,7 @@ def _read_csv(path) -> tuple[list[str], list[dict[str, str]]]:
     return lines[0], [dict(zip(lines[0], line, strict=True)) for line in lines[1:]]
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_the_cli_exports_carry_the_inputs_and_every_row_can_be_recomputed(
     cli, tmp_path, sample_warehouse_path, sample_tables
 ):

@@ -69,7 +69,7 @@ def _sheet(book, name: str) -> list[dict]:
     return [dict(zip(rows[0], row, strict=True)) for row in rows[1:]]
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 @pytest.mark.parametrize("scenario", EXAMPLES, ids=lambda p: p.name)
 def test_every_export_totals_the_headline(cli, tmp_path, sample_warehouse_template, scenario):
     out = _exports(cli, tmp_path, sample_warehouse_template, scenario)
@@ -140,7 +140,7 @@ def test_every_export_totals_the_headline(cli, tmp_path, sample_warehouse_templa
     assert weights and all(w == pytest.approx(1.0, abs=1e-5) for w in weights.values())
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_a_two_model_day_routes_each_class_to_its_model_and_the_days_pools(
     cli, tmp_path, sample_warehouse_template
 ):

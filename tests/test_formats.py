@@ -215,7 +215,7 @@ def test_guidellm_reports_match_what_guidellm_printed(folder, version, printed):
         assert point.itl_mean_ms is None  # GuideLLM has no chunk-gap ITL
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 @pytest.mark.parametrize("folder", ["guidellm-0.3.1", "guidellm-0.4.0", "guidellm-0.6.1"])
 def test_guidellm_yaml_holds_the_same_runs_as_json(folder):
     from_json = read(FORMATS / folder / "benchmarks.json", gpu="RTX 4090", gpu_count=1)

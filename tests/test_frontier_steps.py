@@ -15,6 +15,7 @@ from fleetplan.warehouse.db import Warehouse
 pytestmark = pytest.mark.usefixtures("fresh_caches")
 
 
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_a_frontier_on_the_bundled_data_is_found_in_few_solves(sample_warehouse_path, monkeypatch):
     with Warehouse.open(sample_warehouse_path, read_only=True) as wh:
         points, catalog = queries.benchmark_points(wh), queries.gpu_catalog(wh)

@@ -179,7 +179,7 @@ def test_an_output_that_cannot_be_a_file_is_refused_before_the_work(tmp_path, ca
     assert code == 2 and option in err and "Traceback" not in err
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_a_csv_header_with_spaces_after_the_commas_reads_as_the_stripped_names(tmp_path, capfd):
     warehouse = tmp_path / "wh.duckdb"
     run = write_json(tmp_path / "run.json", make_result(rate=2, seed=1))
@@ -251,7 +251,7 @@ def test_a_purchase_of_1e308_over_1e_300_years_is_refused_naming_the_fields():
     assert caught.value.field == "gpus.0.lifetime_years"
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 @pytest.mark.parametrize(
     "patch",
     [

@@ -186,7 +186,7 @@ def test_a_link_with_more_choices_than_the_page_plans_is_refused_saying_the_boun
     assert "s_result" not in at.session_state
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 @pytest.mark.parametrize(
     ("table", "made_by"),
     [

@@ -66,7 +66,7 @@ def linear(m: int, a: float, target: float) -> int:
     return n
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_the_pool_sizing_search_finds_the_fewest_servers():
     rng = random.Random(3)
     for _ in range(200):

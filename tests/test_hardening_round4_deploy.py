@@ -324,7 +324,7 @@ def test_the_report_s_warehouse_injection_reaches_no_shell():
     assert annotations["fleetplan.io/variant-not-set"] == "--max-num-seqs=$(id>/tmp/pwned)"
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 @pytest.mark.parametrize(
     "variant",
     [

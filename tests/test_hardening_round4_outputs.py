@@ -33,6 +33,7 @@ def _temp_files(folder: Path) -> list[str]:
 # -- links: the link is replaced, its target left as it was ----------------------------------------
 
 
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_a_link_is_replaced_by_the_file_and_its_target_is_untouched(
     cli, tmp_path, sample_warehouse_template
 ):
@@ -235,7 +236,7 @@ def test_a_bad_deploy_out_is_refused_before_the_plan(
     assert done.stdout == ""  # refused before the plan
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_skypilot_creates_a_missing_folder_and_writes_every_file(
     cli, tmp_path, sample_warehouse_template
 ):
@@ -246,7 +247,7 @@ def test_skypilot_creates_a_missing_folder_and_writes_every_file(
     assert _temp_files(folder) == []
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_skypilot_writes_no_file_when_one_cannot_be_written(
     cli, tmp_path, sample_warehouse_template
 ):
@@ -268,7 +269,7 @@ def test_skypilot_writes_no_file_when_one_cannot_be_written(
 # -- the workbook: an OS error while building it ---------------------------------------------------
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_an_os_error_building_the_workbook_is_a_message(
     cli, tmp_path, sample_warehouse_template, monkeypatch
 ):

@@ -57,7 +57,7 @@ def instance(limit_s: float) -> tuple[Scenario, object]:
     return Scenario.model_validate(raw), points(*configs)
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_no_solve_of_a_plan_may_run_past_the_plans_time_limit(calls):
     # four steps: the peak's solve and tie-break, then the baselines' (two solved side by side,
     # `peak.baselines`, on a machine of two cores or more; one after another on one): the
@@ -90,6 +90,7 @@ def test_no_solve_of_a_plan_may_run_past_the_plans_time_limit(calls):
     ]
 
 
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_with_time_enough_nothing_is_skipped():  # no step slowed: nothing comes near the limit
     scen, pts = instance(600.0)
     result = plan(scen, pts, FACTS, baselines=True, pareto_points=3)
@@ -98,7 +99,7 @@ def test_with_time_enough_nothing_is_skipped():  # no step slowed: nothing comes
     assert "spent" not in (result.pareto_message or "") and len(result.pareto) >= 2
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_a_day_under_a_short_limit_gives_its_solves_only_what_is_left(sample_tables, calls):
     raw = json.loads((ROOT / "examples" / "day-chat-nightly.json").read_text())
     raw["time_limit_s"] = 0.2  # the peak's solve has it; the day's solves what is left
@@ -127,7 +128,7 @@ def test_a_stopped_solves_message_names_the_plans_limit_not_what_the_step_was_le
     assert not kernel.spent()
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one core: the baselines solve in turn")
 def test_the_baselines_are_solved_side_by_side(calls):
     """The three baselines are independent: their solves overlap (each call here waits

@@ -65,7 +65,7 @@ def _bad_files():
     return list(cases.items())
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 @pytest.mark.parametrize(("case", "text"), _bad_files(), ids=[c for c, _ in _bad_files()])
 def test_bad_input_is_rejected_by_name_and_changes_nothing(warehouse, tmp_path, case, text):
     write_json(tmp_path / "ok.json", make_result(seed=9))
@@ -114,7 +114,7 @@ def test_a_run_file_is_all_or_nothing(warehouse, tmp_path):
     assert table_snapshot(warehouse)["runs"] == []
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_a_50_mb_file_is_refused_quickly_unless_the_limit_allows_it(warehouse, tmp_path):
     result = make_result(requests=200, seed=5)
     result["generated_texts"] = ["x" * 260_000] * 200  # ~52 MB of generated text
@@ -135,7 +135,7 @@ def test_unseen_gpu_label_is_stored_verbatim_and_flagged(warehouse, tmp_path):
     assert row["gpu_label"] == "Graphcore Bow IPU"
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 @pytest.mark.parametrize(
     "name", ["'); DROP TABLE runs; --", '=HYPERLINK("http://x","y")', "모델 ünïcode"]
 )  # direction marks and other control characters are refused: tests/test_hardening_inputs.py

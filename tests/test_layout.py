@@ -128,7 +128,7 @@ def graph() -> dict[str, dict[str, int]]:
     return {module: dict(imported(module, path, known)) for module, path in sorted(known.items())}
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_every_part_imports_only_from_the_floors_below_it():
     wrong = []
     for module, targets in graph().items():
@@ -149,7 +149,7 @@ def planner_part(module: str) -> str:
     return pieces[2] if len(pieces) > 2 else "__init__"
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_the_planner_sub_packages_import_only_from_the_floors_below_them():
     edges = graph()
     planner = [m for m in edges if part(m) == "planner"]
@@ -243,7 +243,7 @@ def _imports_a_module(node: ast.AST, known: set[str]) -> bool:
     return named and isinstance(argument, ast.Constant) and argument.value in known
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_no_private_name_is_imported_from_another_module():
     folders = ("fleetplan", "app", "collectors", "warehouse", "planner", "benchmarks", "tests")
     assert not private_imports(folders), "\n".join(private_imports(folders))

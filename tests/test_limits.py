@@ -30,7 +30,7 @@ def gzip_bomb(unpacked_mb: int) -> bytes:
     return b"".join(compressor.compress(zeros) for _ in range(unpacked_mb)) + compressor.flush()
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_gzip_results_import_and_a_gzip_bomb_stops_at_the_limit():
     result = json.dumps(make_result(rate=2, seed=1)).encode()
     parsed = read("r.json.gz", gzip.compress(result), gpu="rtx-4090", gpu_count=1)
@@ -91,7 +91,7 @@ def test_value_count_limit_is_configurable(monkeypatch):
         read("many.json", huge)  # under the limit: read, then refused as what it is
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_cli_refuses_an_oversized_file_before_reading_it(cli, tmp_path, warehouse_path):
     result = write_json(tmp_path / "r.json", make_result(rate=2, seed=1))
     bomb = tmp_path / "bomb.json.gz"

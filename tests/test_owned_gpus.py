@@ -74,7 +74,7 @@ def test_every_owned_gpu_is_kept_even_where_the_demand_needs_fewer():
     assert result.recommended.totals.hourly_cost_usd == pytest.approx(power_kw * 0.1)
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_owned_gpus_are_used_before_renting_and_more_are_bought_at_their_price():
     # 20 req/s: ten 4090s (2 req/s each) or five H100s ($2 each). Owned 4 sunk, more at
     # $1,599 over 4 years ($0.046/h): the plan keeps the 4 and buys 6 more, renting nothing.
@@ -97,7 +97,7 @@ def test_owned_gpus_are_used_before_renting_and_more_are_bought_at_their_price()
     )
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_a_day_keeps_all_sixteen_owned_cards_and_rents_only_beside_them(sample_tables):
     """The new user's day (examples/day-two-models-owned.json): 16 owned RTX 4090s, exactly
     those, H100s rented by the hour. Without the owned cards the same day rents more."""

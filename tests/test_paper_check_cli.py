@@ -32,6 +32,7 @@ def _json(path) -> dict:
     return json.loads(done.stdout)
 
 
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_json_carries_each_claim_with_its_rows_as_the_page_builds_them(sample_warehouse_path):
     report = _json(sample_warehouse_path)
     assert [c["id"] for c in report["claims"]] == IDS
@@ -65,7 +66,7 @@ def test_an_empty_warehouse_says_what_to_do(cli, tmp_path):
     )
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_a_users_modified_copy_of_the_papers_file_changes_no_verdict(
     cli, sample_warehouse_path, tmp_path
 ):

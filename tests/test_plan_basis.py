@@ -70,7 +70,7 @@ def _two_sites(basis_dc: str | None, basis_home: str | None) -> Scenario:
     return Scenario.model_validate(raw | {"sites": sites})
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_a_plan_whose_sites_mix_grid_bases_warns(sample_tables):
     mixed = plan_from_tables(
         _two_sites("direct", "lifecycle"), sample_tables["points"], sample_tables["catalog"]
@@ -88,6 +88,7 @@ def test_a_plan_whose_sites_mix_grid_bases_warns(sample_tables):
     assert not any("mixes bases" in n for n in same.notes)
 
 
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_the_default_scenario_carries_its_regions_bases_and_warns_of_the_mix(sample_tables):
     # us-va (EPA eGRID, direct) for the datacenter, us (Ember, lifecycle) for homes
     sc = default_scenario(

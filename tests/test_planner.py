@@ -126,7 +126,7 @@ def test_budget_too_small_is_infeasible_with_the_cheapest_cost():
     assert "budget_usd_per_hour $1/h" in result.message and "$2.00/h" in result.message
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_time_limit_is_a_status_not_an_exception():
     import numpy as np
 
@@ -200,7 +200,7 @@ def test_embodied_carbon_can_be_switched_off_for_existing_hardware():
     assert result.recommended.totals.operational_kgco2e_month > 0
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_carbon_objective_and_carbon_price_choose_the_cleaner_site():
     sites = [
         {"name": "coal", "electricity_usd_per_kwh": 0.1, "grid_gco2_per_kwh": 900},

@@ -95,6 +95,7 @@ def _by_hour(result, name):
     return {h.hour: [p for p in h.pools if p.traffic_class == name] for h in result.day.schedule}
 
 
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_the_new_users_nightly_job_runs_in_the_night_on_the_servers_chat_uses_by_day(new_user):
     day, result = new_user
     assert result.day.status.value == "optimal"
@@ -156,7 +157,7 @@ def test_plan_command_prints_the_day_and_writes_json_and_the_schedule_csv(
     assert {r["class"] for r in rows} == {"chat", "nightly eval"}
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_a_version_1_plan_json_has_no_day(cli, tmp_path, sample_warehouse_path):
     example = ROOT / "examples" / "chat-batch-qwen14b.json"
     done = cli("plan", "--warehouse", sample_warehouse_path, "--scenario", example,
@@ -207,7 +208,7 @@ def test_a_bad_day_scenario_is_refused_naming_the_field(change, says):
         Scenario.model_validate(raw)
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 @pytest.mark.parametrize(
     ("scenario_file", "before"),
     [

@@ -217,6 +217,7 @@ def _exhaustive_frontier(pools, demand):
     return frontier
 
 
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_frontier_is_exact_on_a_small_instance():
     from fleetplan.planner.capacity.rules import capacities
     from fleetplan.planner.peak.economics import pool_economics

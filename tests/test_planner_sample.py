@@ -127,6 +127,7 @@ def test_plan_command_exit_codes(cli, tmp_path, sample_warehouse_path):
     assert done.returncode == 1 and "Traceback" not in done.stderr
 
 
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_formula_class_names_are_neutralised_in_the_plan_csv(cli, tmp_path, sample_warehouse_path):
     scenario = {**SCENARIO, "classes": [{"name": "=cmd|' /C calc'!A0", "rate_rps": 2.0}]}
     path = tmp_path / "s.json"
@@ -137,7 +138,7 @@ def test_formula_class_names_are_neutralised_in_the_plan_csv(cli, tmp_path, samp
     assert row["class"] == "'=cmd|' /C calc'!A0"
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_plan_command_takes_the_capacity_rule_and_says_which(cli, tmp_path, sample_warehouse_path):
     """The example scenario: the model's plan by default, today's with --capacity-rule measured
     (the pool table as before issue 12, tests/fixtures/plans)."""

@@ -30,7 +30,7 @@ STREAM_SERVER = Path(__file__).parents[1] / "benchmarks" / "inputs" / "stream_se
 STAMP = {"campaign": "fleet", "campaign_probe": "chat", "ray_node_id": "ab" * 28}
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_a_campaign_stamp_survives_the_benchmarks_csv_round_trip(cli, tmp_path):
     run_file = json.loads((sample_dir() / "benchmarks" / IONET_FILE).read_text())
     run_file["runs"] = run_file["runs"][:1]

@@ -46,7 +46,7 @@ def present(folder: str) -> Path:
     return path
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 @needs_real
 @pytest.mark.parametrize("folder", FOLDERS)
 def test_a_whole_output_folder_imports_with_nothing_rejected(warehouse, folder):
@@ -67,7 +67,7 @@ def _levels(warehouse, folder: str):
     return benchmark_points(warehouse).to_dict("records")
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 @needs_real
 @pytest.mark.parametrize(
     "folder", ["vllm-rate", "guidellm-rate", "aiperf-rate", "inference-perf-rate"]
@@ -104,7 +104,7 @@ def test_aiperf_levels_are_judged_on_their_request_start_times(warehouse):
     assert all(row["load_basis"] == "send times" for row in rows.values())
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 @needs_real
 @pytest.mark.parametrize(
     "folder",
@@ -123,7 +123,7 @@ def test_concurrency_levels_are_closed_loop_not_bursts(warehouse, folder):
         assert row["load_basis"] == "concurrency"
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 @needs_real
 @pytest.mark.parametrize("folder", FOLDERS)
 def test_the_tools_own_throughput_and_p99_ttft_level_by_level(warehouse, folder):

@@ -99,7 +99,7 @@ def peak_plan(cli, tmp_path, sample_warehouse_template) -> Path:
     )
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_the_json_contract_for_a_peak_plan(cli, tmp_path, peak_plan, sample_warehouse_template):
     trace = poisson_trace(tmp_path / "t.csv", rate=3.0, seconds=1200)
     done = cli(
@@ -134,7 +134,7 @@ def test_the_json_contract_for_a_peak_plan(cli, tmp_path, peak_plan, sample_ware
     assert out["servers"] and all(s["basis"] for s in out["servers"].values())
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_same_seed_same_answer_and_another_seed_routes_otherwise(
     cli, tmp_path, peak_plan, sample_warehouse_template
 ):
@@ -194,7 +194,7 @@ def test_far_above_the_plan_it_misses_and_says_the_busiest_minute_and_the_headro
     assert f"holds with servers x {room['factor']:g}" in text.stdout
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_a_day_plan_replays_each_hour_on_that_hours_fleet(cli, tmp_path, sample_warehouse_template):
     day = ROOT / "examples" / "day-chat-nightly.json"
     plan = tmp_path / "day.json"
@@ -255,6 +255,7 @@ def test_a_day_plan_replays_each_hour_on_that_hours_fleet(cli, tmp_path, sample_
     assert at_noon["ttft_p99_ms"] < chat["ttft_p99_ms"]
 
 
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_hosts_failing_send_requests_elsewhere_and_lose_those_in_flight(sample_tables):
     """Availability: a pool of servers up half the time loses requests; the same fleet always up
     loses none."""
@@ -392,6 +393,7 @@ def test_refusals_name_what_is_wrong(cli, tmp_path, peak_plan, sample_warehouse_
     assert split.returncode == 1 and "not one of the plan's" in split.stderr
 
 
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_off_a_terminal_the_replay_says_what_it_is_doing(
     cli, tmp_path, peak_plan, sample_warehouse_template
 ):

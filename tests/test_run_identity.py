@@ -46,7 +46,7 @@ def ingest(warehouse, name: str, data: bytes) -> Outcome:
     return ingest_file(warehouse, FileInput.from_bytes(name, data))
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 @pytest.mark.parametrize(
     ("copy", "how"),
     [
@@ -73,7 +73,7 @@ def test_a_changed_figure_is_another_run(warehouse):
     assert outcome.status is FileStatus.IMPORTED, outcome.message
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_a_row_claiming_another_files_checksum_does_not_block_that_file(warehouse, tmp_path):
     victim = FileInput.from_bytes("victim.json", COMPACT)
     # a CSV table whose one row claims to come from victim.json (its checksum and position),
@@ -102,6 +102,7 @@ def test_a_run_twice_in_one_file_is_stored_once(warehouse):
     assert "1 run(s) already present were skipped" in outcome.message
 
 
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_the_migration_gives_stored_runs_their_content_key(warehouse_path, tmp_path):
     """A warehouse written before 005 (identity by the origin a file claimed), holding the
     same run twice (re-serialised): both are kept, each with a unique key, the first imported

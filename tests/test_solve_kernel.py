@@ -137,7 +137,7 @@ def test_a_limit_on_a_named_offer_binds_in_the_availability_program():
     assert held.status is SolveStatus.OPTIMAL and held.servers == (0, 1)
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_the_highs_call_tie_break_and_status_map_exist_once():
     """Only the kernel calls scipy's milp, sets its gap, writes the tie-break's slack and
     reads scipy's status codes into a status."""

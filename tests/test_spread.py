@@ -93,6 +93,7 @@ def test_runs_that_differ_widen_the_interval_where_pooling_would_call_it():
     assert "over 800 requests in 2 runs" in runs.reason()
 
 
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_runs_alike_give_about_the_pooled_interval():
     runs = [lognormal_ms(400, seed=seed) for seed in (21, 22, 23)]
     pooled = judge_percentile(np.concatenate(runs), 1000.0)
@@ -102,6 +103,7 @@ def test_runs_alike_give_about_the_pooled_interval():
     assert clustered.decision == pooled.decision == "meets"
 
 
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_fewer_runs_than_asked_cannot_tell_however_clear_one_run_is():
     values = lognormal_ms(400, seed=31)
     far = 10 * float(np.percentile(values, 99))
@@ -114,6 +116,7 @@ def test_fewer_runs_than_asked_cannot_tell_however_clear_one_run_is():
     assert judge_runs([values], far) == judge_percentile(values, far)
 
 
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_runs_are_judged_the_same_way_every_time():
     runs = [lognormal_ms(300, seed=41), 1.2 * lognormal_ms(300, seed=42)]
     assert judge_runs(runs, 150.0, seed=3) == judge_runs(runs, 150.0, seed=3)

@@ -68,6 +68,7 @@ def nvml(monkeypatch):
     return install
 
 
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_energy_counter_delta_over_a_window(nvml):
     nvml(FakeNvml(counter=True))
     telemetry = open_telemetry()
@@ -84,7 +85,7 @@ def test_energy_counter_delta_over_a_window(nvml):
     assert energy.memory_used_gb == pytest.approx(40) and energy.utilization_pct == 75
 
 
-@pytest.mark.slow  # 0.6 s or more here (tests/support/slow.py)
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_power_sampling_when_the_counter_is_not_supported(nvml):
     nvml(FakeNvml(counter=False, name=b"NVIDIA GeForce RTX 4090"))
     telemetry = open_telemetry()

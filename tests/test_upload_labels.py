@@ -198,6 +198,7 @@ def test_file_ids_are_shortened_with_the_full_value_kept():
     assert table.loc[0, "source_id"] == sha and table.loc[0, "id"] == "aaaaaaaaaaaa…"
 
 
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_the_command_line_labels_the_same_way(cli, tmp_path):
 
     path = tmp_path / "mine.json"

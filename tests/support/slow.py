@@ -4,8 +4,9 @@ Marked by hand: the engine, browser and Ray tests, the modules whose every test 
 dashboard in AppTest or starts a hostile server, and the few tests that spend seconds solving or
 simulating in this process (a trace replayed through two fleets, spares at an extreme
 availability, 13 fill plans), each with its reason beside the mark, and every other test that
-took 0.6 s or more on the 2-core reference machine (`pytest -n 2 -m 'not slow' --durations=0`,
-2026-12-07: 74 tests, half the fast loop's time; their mark says "0.6 s or more here").
+took 0.5 s or more on the 2-core reference machine (`pytest -n 2 -m 'not slow' --durations=0`,
+2026-12-07: 94 tests, 60 % of the fast loop's time; their mark says "0.5 s or more here"), but
+not one whose time is spread over many cheap parameters (the docs test's 253 cases).
 Marked here, at collection (`conftest.pytest_collection_modifyitems`): every other test that
 starts a process of its own, which costs seconds each (an interpreter importing pandas, DuckDB
 and scipy, or a Streamlit run):
