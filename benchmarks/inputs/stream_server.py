@@ -158,6 +158,7 @@ def make_app(ttft_s: float, tpot_s: float, fault: str, slots: int = 0) -> web.Ap
             "total_tokens": prompt_tokens + count,
         }
         await end_stream(response, usage)
+        record["ended"] = time.perf_counter()  # the usage chunk and [DONE] written
 
     async def debug_timings(_: web.Request) -> web.Response:
         # perf_counter is CLOCK_MONOTONIC on Linux: comparable with the client's in another process
