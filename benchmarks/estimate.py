@@ -212,7 +212,7 @@ def nearest_level(source: pd.DataFrame, rate: float) -> dict | None:
 def p99_comparisons(config, kind: str, row: dict, sim: dict, real: dict, near=None) -> list[dict]:
     """A level that kept up: its P99 TPOT and TTFT estimated against measured (and the naive
     baseline's, where it has one); a P99 the level does not know (a TPOT an import left out as
-    per streamed chunk, `importers.inference_perf`) is not compared."""
+    per streamed chunk, `importers.inference_perf_tokens`) is not compared."""
     return [
         {
             "config": config,

@@ -29,6 +29,8 @@ from fleetplan.warehouse.importers.base import Reader
 PER_CHUNK_MARGIN = 1.5
 # Written into every report by inference-perf v0.5.0 and later (absent before).
 VERSION_MARK = "benchmark_time_seconds"
+# The statistics (`tpot_p99_ms`, `itl_p50_ms`, ...) that are per message in the old formula.
+PER_MESSAGE = ("tpot_", "itl_")
 
 
 def per_token_only(
@@ -39,14 +41,14 @@ def per_token_only(
     note = before_per_token(report, stats) or per_chunk_proof(successes, stats)
     if note is None:
         return stats, None
-    return {k: v for k, v in stats.items() if not k.startswith(("tpot_", "itl_"))}, note
+    return {k: v for k, v in stats.items() if not k.startswith(PER_MESSAGE)}, note
 
 
 def before_per_token(report: dict[str, Any], stats: dict[str, float]) -> str | None:
     """Why the stage's TPOT and ITL are per streamed message where its report predates
     inference-perf v0.5.0 (no `benchmark_time_seconds`); None otherwise, or where it states
     neither."""
-    if VERSION_MARK in report or not any(k.startswith(("tpot_", "itl_")) for k in stats):
+    if VERSION_MARK in report or not any(k.startswith(PER_MESSAGE) for k in stats):
         return None
     return (
         "TPOT and ITL not stored: the report has no benchmark_time_seconds, so inference-perf "
