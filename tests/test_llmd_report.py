@@ -6,6 +6,7 @@ as llmdbenchmark/analysis/benchmark_report/schema_v0_2.py defines them) is added
 
 from __future__ import annotations
 
+import copy
 import json
 
 import pytest
@@ -146,3 +147,73 @@ def test_a_v0_1_report_reads_its_load_from_the_harness_configuration():
     (point,) = run.points
     assert point.offered_rate_rps == 45.0 and point.duration_s == 120.0
     assert point.ttft_p99_ms == pytest.approx(3100.0) and point.tpot_mean_ms == pytest.approx(8.3)
+
+
+STATS = ("mean", "p50", "p90", "p95", "p99")
+
+
+def _harness(document: dict, tool: str, version) -> dict:
+    load = document["scenario"]["load"]["standardized"]
+    load |= {"tool": tool, "tool_version": version}
+    return document
+
+
+@pytest.mark.parametrize(
+    ("version", "kept"),
+    [
+        ("0.7.0", True),
+        ("0.3.0", False),  # llm-d-benchmark's own v0.2.1 example says inference-perf 0.3.0
+        ("v0.4.1", False),
+        ("quay.io/inference-perf/inference-perf:v0.2.0", False),
+        ("0.5.0", True),
+        ("latest", True),  # no release to go by: nothing proves it per message
+    ],
+)
+def test_a_report_of_inference_perf_before_0_5_keeps_no_tpot_or_itl(version, kept):
+    """Converted from inference-perf before v0.5.0 (issue 32), a report's TPOT and ITL are per
+    streamed message (`inference_perf_tokens`): not stored, and the level says why, by the
+    version the report names; TTFT and E2EL are kept either way."""
+    scenario = copy.deepcopy(LLMD_SCENARIO)
+    result = parsed(_harness(real_report() | {"scenario": scenario}, "inference-perf", version))
+    (point,) = result.runs[0].points
+    reference = parsed(real_report() | {"scenario": LLMD_SCENARIO}).runs[0].points[0]
+    assert reference.tpot_p99_ms is not None and reference.itl_p90_ms is not None
+    assert (point.ttft_p99_ms, point.e2el_p50_ms) == (reference.ttft_p99_ms, reference.e2el_p50_ms)
+    if kept:
+        kept_stats = (reference.tpot_p99_ms, reference.itl_p90_ms)
+        assert (point.tpot_p99_ms, point.itl_p90_ms) == kept_stats
+        assert not any("TPOT and ITL not stored" in n for n in point.notes)
+        assert not any("TPOT and ITL not stored" in w for w in result.warnings)
+        return
+    stats = [getattr(point, f"{m}_{s}_ms") for m in ("tpot", "itl") for s in STATS]
+    assert stats == [None] * len(stats)
+    (note,) = [n for n in point.notes if "TPOT and ITL not stored" in n]
+    assert f"inference-perf {version}, a release before v0.5.0" in note
+    assert note in result.warnings
+
+
+def test_another_tools_report_keeps_its_tpot_whatever_version_it_says():
+    scenario = copy.deepcopy(LLMD_SCENARIO)
+    (point,) = (
+        parsed(_harness(real_report() | {"scenario": scenario}, "guidellm", "0.3.1")).runs[0].points
+    )
+    assert point.tpot_p99_ms is not None
+    assert not any("TPOT and ITL not stored" in n for n in point.notes)
+
+
+def test_a_tpot_its_own_figures_prove_per_chunk_is_not_stored_whatever_the_harness_says():
+    """The figures' proof (`inference_perf_tokens.per_chunk_proof_of`) on a report's own
+    statistics: a TPOT a hundredth of the stage's leaves its requests' time from first token to
+    end (E2EL median - TTFT P90, 40 ms here) over 1.5x what TPOT P90 x (output P90 - 1) allows."""
+    document = real_report() | {"scenario": LLMD_SCENARIO}
+    tpot = document["results"]["request_performance"]["aggregate"]["latency"][
+        "time_per_output_token"
+    ]
+    tpot |= {k: v / 100 for k, v in tpot.items() if isinstance(v, float)}
+    result = parsed(document)
+    (point,) = result.runs[0].points
+    assert point.tpot_p90_ms is None and point.itl_p90_ms is None
+    assert point.ttft_p90_ms is not None and point.e2el_p50_ms is not None
+    (note,) = [n for n in point.notes if "TPOT and ITL not stored" in n]
+    assert "cannot be per output token" in note and "output P90 27.1" in note
+    assert note in result.warnings

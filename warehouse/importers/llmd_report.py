@@ -24,6 +24,13 @@ throughputs, `metrics.time.duration` in seconds; the load from the harness's own
 A report of an inference-perf stage read beside that stage's `stage_N_lifecycle_metrics.json` is
 the same level: skipped, said so, so that the stage is stored once (from the lifecycle report,
 which states the rate the requests were really sent at).
+
+A TPOT and ITL per streamed message, not per token, are not stored (`inference_perf_tokens`),
+and the level says why: where the report says its harness was inference-perf of a release
+before v0.5.0 (0.2: `scenario.load.standardized.tool` and `tool_version`; a 0.1 report names
+its harness, `scenario.load.name`, but no release), or where the level's own figures prove it
+(the time from first token to end over what its TPOT allows, `requests.output_length`'s P90
+as the length).
 """
 
 from __future__ import annotations
@@ -47,9 +54,14 @@ from fleetplan.warehouse.importers.base import (
 )
 from fleetplan.warehouse.importers.document import Document
 from fleetplan.warehouse.importers.inference_perf import NOT_VARIANT, variant_of, within_a_name
+from fleetplan.warehouse.importers.inference_perf_tokens import (
+    harness_before_per_token,
+    per_chunk_proof_of,
+    without_per_message,
+)
 
 IMPORTER = "llm-d-benchmark-report"
-VERSION = "1"
+VERSION = "2"
 
 _LATENCIES = {
     "time_to_first_token": "ttft",
@@ -144,11 +156,12 @@ def _parse_v2(report: dict, source: FileInput, options: ImportOptions) -> Parsed
         "total_throughput_tps": _mean(throughput, "total_token_rate"),
     }
     duration, derived = _duration(top, aggregate, figures["request_throughput_rps"])
-    point = _point(
+    point, notes = _point(
         aggregate,
         file,
         figures,
         duration,
+        harness=(standardized.get("tool"), standardized.get("tool_version")),
         configured_rate_rps=rate,
         offered_rate_rps=rate,
         max_concurrency=concurrency,
@@ -184,7 +197,7 @@ def _parse_v2(report: dict, source: FileInput, options: ImportOptions) -> Parsed
         points=(point,),
         **_traffic_v2(standardized),
     )
-    return Parsed([run], [], derived)
+    return Parsed([run], notes, derived)
 
 
 def _stack(stack: Any, file: str) -> dict[str, Any]:
@@ -297,11 +310,12 @@ def _parse_v1(report: dict, source: FileInput, options: ImportOptions) -> Parsed
     derived: frozenset[str] = frozenset()
     if not duration:
         duration, derived = _from_rate(metrics, figures["request_throughput_rps"])
-    point = _point(
+    point, notes = _point(
         metrics,
         file,
         figures,
         duration,
+        harness=(load.get("name"), None),  # the 0.1 schema says no release of its harness
         configured_rate_rps=rate,
         offered_rate_rps=rate,
         max_concurrency=concurrency,
@@ -337,7 +351,7 @@ def _parse_v1(report: dict, source: FileInput, options: ImportOptions) -> Parsed
         points=(point,),
         **_traffic_v1(args),
     )
-    return Parsed([run], [], derived)
+    return Parsed([run], notes, derived)
 
 
 def _traffic_v1(args: dict) -> dict[str, Any]:
@@ -403,13 +417,31 @@ def _latencies(container: Reader) -> dict[str, float | None]:
     return values
 
 
-def _point(container: Reader, file: str, figures: dict, duration: float, **load: Any) -> Point:
+def _point(
+    container: Reader,
+    file: str,
+    figures: dict,
+    duration: float,
+    *,
+    harness: tuple[Any, Any],
+    **load: Any,
+) -> tuple[Point, list[str]]:
+    """The level, and what a person should read about it; `harness`: the tool and release the
+    report says ran it. A TPOT and ITL that are per streamed message (`inference_perf_tokens`:
+    the harness is inference-perf before v0.5.0, or the level's own figures prove it) are not
+    stored, and the level says why."""
     requests = _object(container, "requests")
     total = requests.number("total", required=True, integer=True)
     failures = requests.number("failures", integer=True) or 0
     if total - failures < 1:
         raise requests.error("total", "no request completed: nothing to store")
-    return build(
+    latencies = _latencies(container)
+    note = harness_before_per_token(*harness, latencies) or per_chunk_proof_of(
+        latencies, _p90(requests, "output_length")
+    )
+    if note is not None:
+        latencies = without_per_message(latencies)
+    point = build(
         Point,
         file,
         "",
@@ -421,8 +453,16 @@ def _point(container: Reader, file: str, figures: dict, duration: float, **load:
         **figures,
         input_tokens_mean=_mean(requests, "input_length"),
         output_tokens_mean=_mean(requests, "output_length"),
-        **_latencies(container),
+        notes=() if note is None else (note,),
+        **latencies,
     )
+    return point, [] if note is None else [note]
+
+
+def _p90(reader: Reader, key: str) -> float | None:
+    """The P90 of a Statistics object, where the report has one."""
+    value = reader.obj.get(key)
+    return _object(reader, key).number("p90") if isinstance(value, dict) else None
 
 
 def _duration(top: Reader, aggregate: Reader, rps: float | None) -> tuple[float, frozenset[str]]:
