@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from fleetplan.core.contract import RequestLog
-from fleetplan.core.load import LoadBasis, judge_level
+from fleetplan.core.load import LoadBasis, Reference, judge_level
 from fleetplan.planner.curve.levels import CLOSED_LOOP_TTFT_FACTOR, EnvelopeRate
 from fleetplan.planner.curve.load_curve import Basis, fit_curve, measured_rule
 from fleetplan.planner.curve.monotone import Pchip, isotonic
@@ -228,10 +228,38 @@ def test_a_burst_and_a_closed_loop_level_cannot_tell():
         offered_rate_rps=math.inf, completed=200, duration_s=20, ttft_p50_ms=100,
         tpot_p50_ms=20, output_tokens_mean=100,
     )  # fmt: skip
-    # what it proves: 200 requests, the first no sooner than one request time (2.08 s) in
-    assert burst.stable is None and burst.sustained_rps == pytest.approx(200 / (20 - 2.08))
+    # what it proves: its own request time (2.08 s) was a loaded one (all 200 at once), so
+    # without the configuration's unloaded time only what it achieved, 200 in 20 s
+    assert burst.stable is None and burst.sustained_rps == pytest.approx(200 / 20)
+    # with it (a level of the configuration that ran unloaded): the first no sooner than that
+    unloaded = Reference(e2el_s=2.08, ttft_p50_ms=100)
+    known = judge_level(
+        offered_rate_rps=math.inf, completed=200, duration_s=20, ttft_p50_ms=100,
+        tpot_p50_ms=20, output_tokens_mean=100, reference=unloaded,
+    )  # fmt: skip
+    assert known.stable is None and known.sustained_rps == pytest.approx(200 / (20 - 2.08))
     closed = judge_level(offered_rate_rps=None, completed=200, duration_s=20, max_concurrency=8)
     assert closed.stable is None and closed.basis is LoadBasis.CONCURRENCY
+
+
+def test_a_burst_proves_no_more_than_it_achieved_without_an_unloaded_level():
+    """10,000 requests sent at once to 8x H200 (SGLang bench_serving, datacrunch-research/
+    h200-benchmarks, deepseek_dp_mla_output.jsonl): done in 412.5 s, median E2EL 374.6 s. That
+    median is a loaded request's (every request shared the batch from the start): taken as the
+    first completion's earliest time it made 10,000 / (412.5 - 374.6) = 264 req/s of a server
+    that completed 24. A level that waited in line (median TTFT over half its median E2EL) is
+    likewise held to what it achieved."""
+    burst = judge_level(
+        offered_rate_rps=math.inf, completed=10_000, duration_s=412.49, e2el_p50_ms=374_559.6,
+        ttft_p50_ms=None, tpot_p50_ms=None, output_tokens_mean=512,
+    )  # fmt: skip
+    assert burst.stable is None and burst.sustained_rps == pytest.approx(10_000 / 412.49)
+    waited = judge_level(
+        offered_rate_rps=5, completed=2_000, duration_s=460, e2el_p50_ms=60_000,
+        ttft_p50_ms=40_000, tpot_p50_ms=40, output_tokens_mean=500,
+    )  # fmt: skip
+    # not 2,000 / (460 - 60) = 5: its 60 s requests waited 40 s in line
+    assert waited.stable is False and waited.sustained_rps == pytest.approx(2_000 / 460)
 
 
 def test_the_drain_no_longer_reads_as_falling_behind(sample_warehouse_path):

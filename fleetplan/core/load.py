@@ -25,7 +25,12 @@ time; w0: the configuration's quickest typical request time, the reference):
 - The proven rate. A server completing at most mu requests/s cannot finish n requests, the first
   no sooner than w0 after the level starts, in less than w0 + n / mu: so mu >= n / (D - w0),
   whatever happened inside the level. It is the lower bound of the server's capacity that the
-  level proves, and the sustained rate of a level that did not keep up.
+  level proves, and the sustained rate of a level that did not keep up. Where the configuration
+  has no reference level, the level's own W stands for w0 only if its requests did not queue:
+  not a burst, and a median TTFT within `WAIT_SHARE` of W; else w0 = 0 (n / D, what it
+  achieved). A burst's median request waited for most of the level: 10,000 requests sent at once
+  to 8x H200 (SGLang, 2025: datacrunch-research/h200-benchmarks) finished in 412 s with a median
+  E2EL of 375 s, which as w0 "proved" 264 req/s where the server did 24.
 - `KEPT_UP_SHARE` = 0.9. A level kept up only if the proven rate reaches 90 % of the offered
   rate: finer is noise (the count of 200 Poisson arrivals alone varies by 1 / sqrt(200) = 7 %).
   A level that ended within the drain allowance but proves less is "cannot tell": its drain may
@@ -234,9 +239,13 @@ def _estimated(
         return LevelLoad(
             achieved, None, LoadBasis.ESTIMATED, "no latency statistics to tell the drain apart"
         )
-    quickest = min(t for t in (reference.e2el_s, typical) if t)
-    proven = min(proven_rps(completed, duration, quickest), rate)
     burst = _burst(rate, span, typical)
+    # The level's own typical time stands for "unloaded" only where its requests did not queue:
+    # a burst's or a waiting level's median includes its wait, and would prove too much
+    waited = ttft_p50 is not None and ttft_p50 / 1000 > WAIT_SHARE * typical
+    own = None if burst or waited else typical
+    quickest = min((t for t in (reference.e2el_s, own) if t), default=0.0)
+    proven = min(proven_rps(completed, duration, quickest), rate)
     if burst:
         return LevelLoad(proven, None, LoadBasis.ESTIMATED, burst)
     behind = _fell_behind(rate, completed, duration, span, typical, ttft_p50, reference.ttft_p50_ms)
