@@ -217,3 +217,140 @@ def test_a_tpot_its_own_figures_prove_per_chunk_is_not_stored_whatever_the_harne
     (note,) = [n for n in point.notes if "TPOT and ITL not stored" in n]
     assert "cannot be per output token" in note and "output P90 27.1" in note
     assert note in result.warnings
+
+
+def v1_report(load: dict, host: dict | None = None) -> dict:
+    """A 0.1 report of one level as llm-d-benchmark's converters write it
+    (`native_to_br0_1.py`): `scenario.load` is what its harness was told."""
+    return {
+        "version": "0.1",
+        "scenario": {"model": {"name": "Qwen/Qwen3-0.6B"}, "load": load, **(host or {})},
+        "metrics": {
+            "time": {"duration": 100.0},
+            "requests": {"total": 400, "failures": 0},
+            "latency": {"time_to_first_token": {"units": "ms", "mean": 40.0, "p99": 90.0}},
+            "throughput": {"requests_per_sec": 4.0},
+        },
+    }
+
+
+AIPERF_CONFIG = json.loads(
+    (
+        ROOT / "tests/fixtures/real_clients/aiperf-rate/rate_8.0/profile_export_aiperf.json"
+    ).read_text()
+)["input_config"]
+
+
+@pytest.mark.parametrize(
+    ("load", "expected"),
+    [
+        (  # vLLM benchmark_serving (import_vllm_benchmark)
+            {
+                "name": "vllm-benchmark",
+                "args": {
+                    "num_prompts": 400,
+                    "request_rate": 4.0,
+                    "burstiness": 1.0,
+                    "max_concurrency": None,
+                },
+            },
+            {"offered_rate_rps": 4.0, "burstiness": 1.0, "max_concurrency": None},
+        ),
+        (  # all at once, at most 16 in flight: a closed loop
+            {"name": "inferencemax", "args": {"request_rate": float("inf"), "max_concurrency": 16}},
+            {"offered_rate_rps": None, "max_concurrency": 16},
+        ),
+        (  # a rate with a cap
+            {"name": "vllm-benchmark", "args": {"request_rate": "8", "max_concurrency": 64}},
+            {"offered_rate_rps": 8.0, "max_concurrency": 64},
+        ),
+        (  # GuideLLM's report args (schema 1), its second benchmark
+            {
+                "name": "guidellm",
+                "metadata": {"stage": 1},
+                "args": {"profile": "poisson", "rate": [2.0, 4.0]},
+            },
+            {"offered_rate_rps": 4.0, "burstiness": 1.0},
+        ),
+        (  # GuideLLM's config (schema 2)
+            {
+                "name": "guidellm",
+                "metadata": {"stage": 1},
+                "args": {"spec": {"profile": {"kind": "concurrent", "streams": [1, 4]}}},
+            },
+            {"offered_rate_rps": None, "max_concurrency": 4},
+        ),
+        (
+            {"name": "guidellm", "args": {"profile": "synchronous"}},
+            {"offered_rate_rps": None, "max_concurrency": 1},
+        ),
+        (  # AIPerf's input_config (import_aiperf), the real 0.13.0 run at 8 req/s
+            {"name": "aiperf", "args": AIPERF_CONFIG},
+            {"offered_rate_rps": 8.0, "burstiness": 1.0},
+        ),
+        (  # llm-d-benchmark's own 0.1 example (br_v0_1_example.yaml)
+            {
+                "name": "inference-perf",
+                "type": "long-input",
+                "args": {"qps_values": 1.34, "num_users": 15},
+            },
+            {"offered_rate_rps": 1.34},
+        ),
+    ],
+)
+def test_a_v0_1_report_reads_the_load_each_harness_was_given(load, expected):
+    """llm-d-benchmark's 0.1 converters put each harness's own settings under
+    scenario.load.args: every one that says a load is one level at that load (issue 32)."""
+    (point,) = parsed(v1_report(load), gpu="h100-sxm", gpu_count=1).runs[0].points
+    for field, value in expected.items():
+        assert getattr(point, field) == value, field
+    assert point.completed == 400 and point.ttft_p99_ms == pytest.approx(90.0)
+
+
+@pytest.mark.parametrize(
+    "load",
+    [
+        {"name": "guidellm", "args": {"profile": "sweep", "rate": 10}},  # chosen as it ran
+        {"name": "vllm-benchmark", "args": {"num_prompts": 400}},
+        {"name": "nop", "args": {}},
+    ],
+)
+def test_a_v0_1_report_whose_settings_say_no_load_is_refused(load):
+    with pytest.raises(InputError, match="does not say its load"):
+        parsed(v1_report(load), gpu="h100-sxm", gpu_count=1)
+
+
+def test_a_v0_1_report_counts_the_gpus_of_every_host():
+    """Disaggregated: one prefill host of 1 GPU and two decode hosts of 8 (the 0.1 example's
+    scenario.host): 17 GPUs serve the level; one label for all, else --gpu names it."""
+    h100 = {"model": "NVIDIA-H100-80GB-HBM3", "count": 8}
+    hosts = {"host": {"type": ["prefill", "decode", "decode"],
+                      "accelerator": [h100 | {"count": 1}, dict(h100), dict(h100)]}}  # fmt: skip
+    load = {"name": "vllm-benchmark", "args": {"request_rate": 4.0}}
+    (run,) = parsed(v1_report(load, hosts)).runs
+    assert (run.gpu_model, run.gpu_count) == ("h100-sxm", 17)
+    mixed = {"host": {"accelerator": [dict(h100), {"model": "NVIDIA-H200", "count": 8}]}}
+    with pytest.raises(InputError, match="--gpu"):
+        parsed(v1_report(load, mixed))
+
+
+def test_an_inference_perf_lifecycle_report_in_yaml_reads_as_its_json():
+    """llm-d-benchmark keeps its converter's golden inference-perf lifecycle report as YAML
+    (tests/fixtures/inference_perf_lifecycle.yaml there): the same report, the same level."""
+    stage = json.loads((REAL / LIFECYCLE).read_text())
+
+    def imported(name: str, data: bytes):
+        result = parse(
+            FileInput.from_bytes(name, data),
+            ImportOptions(gpu="h100-sxm", gpu_count=1, model="m"),
+        )
+        assert result.importer == "inference-perf"
+        return result.runs[0].points[0]
+
+    as_json = imported(LIFECYCLE, json.dumps(stage).encode())
+    as_yaml = imported("inference_perf_lifecycle.yaml", yaml.safe_dump(stage).encode())
+    assert as_yaml.ttft_p99_ms == as_json.ttft_p99_ms and as_yaml.ttft_p99_ms is not None
+    assert (as_yaml.offered_rate_rps, as_yaml.completed) == (
+        as_json.offered_rate_rps,
+        as_json.completed,
+    )

@@ -90,7 +90,13 @@ def _prometheus(report: dict) -> bool:
 
 
 def detect(document: Document) -> bool:
-    return document.kind == "json" and len(document.values) == 1 and _lifecycle(document.values[0])
+    """A lifecycle report: inference-perf writes JSON; the same report in YAML (llm-d-benchmark
+    keeps its converter's golden inputs so) reads the same."""
+    return (
+        document.kind in ("json", "yaml")
+        and len(document.values) == 1
+        and _lifecycle(document.values[0])
+    )
 
 
 def parse(document: Document, source: FileInput, options: ImportOptions) -> Parsed:

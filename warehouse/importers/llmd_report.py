@@ -59,6 +59,7 @@ from fleetplan.warehouse.importers.inference_perf_tokens import (
     per_chunk_proof_of,
     without_per_message,
 )
+from fleetplan.warehouse.importers.llmd_load import v1_load
 
 IMPORTER = "llm-d-benchmark-report"
 VERSION = "2"
@@ -284,18 +285,11 @@ def _parse_v1(report: dict, source: FileInput, options: ImportOptions) -> Parsed
     scenario = report["scenario"]
     load = _dict(scenario.get("load"))
     args = _dict(load.get("args"))
-    metadata = load.get("metadata")
-    stage = metadata.get("stage") if isinstance(metadata, dict) else 0
-    stages = _dict(args.get("load")).get("stages")
-    known = isinstance(stages, list) and isinstance(stage, int) and 0 <= stage < len(stages)
-    entry = _dict(stages[stage]) if known else {}
-    rate = entry.get("rate") if isinstance(entry.get("rate"), int | float) else None
-    concurrency = entry.get("concurrency_level")
-    concurrency = concurrency if isinstance(concurrency, int) and concurrency >= 1 else None
-    if not rate and not concurrency:
+    level = v1_load(load)
+    if level is None:
         raise InputError(
-            "the report does not say its load (scenario.load.args: the harness's stages): "
-            "import the harness's own results instead",
+            "the report does not say its load (scenario.load.args: the harness's stages, rate "
+            "or concurrency): import the harness's own results instead",
             file=file,
             field="scenario.load.args",
         )
@@ -316,9 +310,7 @@ def _parse_v1(report: dict, source: FileInput, options: ImportOptions) -> Parsed
         figures,
         duration,
         harness=(load.get("name"), None),  # the 0.1 schema says no release of its harness
-        configured_rate_rps=rate,
-        offered_rate_rps=rate,
-        max_concurrency=concurrency,
+        **level,
     )
     named = _dict(scenario.get("model"))
     model = named.get("name") if isinstance(named.get("name"), str) else None
@@ -327,12 +319,16 @@ def _parse_v1(report: dict, source: FileInput, options: ImportOptions) -> Parsed
         model = server.get("model_name") if isinstance(server.get("model_name"), str) else None
     host = _dict(scenario.get("host"))
     accelerators = host.get("accelerator") if isinstance(host.get("accelerator"), list) else []
-    first = accelerators[0] if accelerators and isinstance(accelerators[0], dict) else {}
+    hosts = [a for a in accelerators if isinstance(a, dict)]
+    # one entry a host (scenario.host.type: prefill, decode or replica): all of them serve it
+    labels = {a.get("model") for a in hosts}
+    named = next(iter(labels)) if len(labels) == 1 else None  # heterogeneous: --gpu names it
+    counts = [a.get("count") for a in hosts]
     gpu_model, label, count = hardware(
         options,
         file,
-        label=first.get("model") if isinstance(first.get("model"), str) else None,
-        count=first.get("count") if isinstance(first.get("count"), int) else None,
+        label=named if isinstance(named, str) else None,
+        count=sum(counts) if counts and all(isinstance(c, int) for c in counts) else None,
         tool="the report",
         field="scenario.host.accelerator",
     )

@@ -119,8 +119,8 @@ def _not_importable(document: Document, name: str) -> InputError:
 
 
 def _yaml_is(value: object) -> str:
-    """What a YAML file that is not a results file is (fleetplan reads GuideLLM's YAML
-    reports only): a tool's or a server's configuration, said as such."""
+    """What a YAML file that is not a results file is: a tool's or a server's configuration,
+    said as such."""
     keys = set(value) if isinstance(value, dict) else set()
     if {"load", "server"} <= keys or {"load", "api"} <= keys:
         what = "inference-perf's configuration (config.yaml), read with the stage reports beside it"
@@ -139,7 +139,11 @@ def _yaml_is(value: object) -> str:
         what = "Kubernetes manifests, read with the inference-perf stage reports beside them"
     else:
         shown = ", ".join(sorted(map(str, keys))[:8])
-        what = f"a YAML document{f' with keys {shown}' if shown else ''}, not a GuideLLM report"
+        what = (
+            f"a YAML document{f' with keys {shown}' if shown else ''}, not one of the results "
+            "fleetplan reads in YAML (GuideLLM reports, llm-d benchmark reports, inference-perf "
+            "stage reports)"
+        )
     return f"{what}: not results, nothing to import from it"
 
 

@@ -162,7 +162,7 @@ def _point(
             file=summary.file,
             field="request_count",
         )
-    concurrency, rate, burstiness = _load(config)
+    concurrency, rate, burstiness = settings_load(config)
     energy = measured.energy_j
     values = dict(
         **_sent(rate, log),
@@ -265,7 +265,7 @@ def _sent(rate: float | None, log: RequestLog | None) -> dict[str, Any]:
     return {"offered_rate_rps": offered, "configured_rate_rps": rate, "requests": log}
 
 
-def _load(config: dict) -> tuple[int | None, float | None, float | None]:
+def settings_load(config: dict) -> tuple[int | None, float | None, float | None]:
     """(max concurrency, offered request rate, burstiness) from the run's settings: AIPerf's
     `loadgen` (<= 0.8) or `phases` (0.9+), GenAI-Perf's `perf_analyzer.stimulus` or top level."""
     loadgen = config.get("loadgen") if isinstance(config.get("loadgen"), dict) else config
