@@ -45,7 +45,11 @@ sys.path.insert(0, str(ROOT))
 
 from fleetplan.planner.estimate.calibrate import fit_gpu  # noqa: E402
 from fleetplan.planner.estimate.level import level_tokens, tensor_parallel  # noqa: E402
-from fleetplan.planner.estimate.prefix_cache import cached_from, cached_shares  # noqa: E402
+from fleetplan.planner.estimate.prefix_cache import (  # noqa: E402
+    cached_from,
+    cached_shares,
+    caches_prefixes,
+)
 from fleetplan.planner.estimate.queueing import point  # noqa: E402
 from fleetplan.planner.estimate.serving import (  # noqa: E402
     MAX_NUM_SEQS,
@@ -124,7 +128,8 @@ def simulate_level(
     """The level's benchmark simulated; `engine`: the server's max_num_seqs and token budget
     where the run states them (else vLLM's defaults); `cached`: the share of its requests whose
     prompts were in the prefix cache (the last ones sent), one token each to prefill, as it
-    ran."""
+    ran; a preempted sequence resumes from the prefix cache where the run's engine caches
+    prefixes (`prefix_cache.caches_prefixes`)."""
     engine = engine or {}
     budget = engine.get("token_budget", TOKEN_BUDGET)
     spec = bundled_specs()[row["gpu_model"]]
@@ -146,6 +151,9 @@ def simulate_level(
         seed=seed,
         max_num_seqs=engine.get("max_num_seqs", MAX_NUM_SEQS),
         token_budget=budget,
+        resume_cached=caches_prefixes(
+            row.get("engine"), row.get("engine_version"), row.get("variant")
+        ),
     )
     return {
         "throughput": run.throughput_rps * replicas,

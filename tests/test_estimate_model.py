@@ -195,6 +195,28 @@ def test_a_small_cache_preempts_and_still_completes_every_request():
     assert squeezed.throughput_rps < roomy.throughput_rps
 
 
+def test_a_preempted_sequence_resumes_from_the_prefix_cache_unless_it_has_none():
+    """A preempted sequence's blocks stay in the prefix cache (vLLM V1, SGLang): resumed, they
+    take their room again but no compute. Without prefix caching it prefills its prompt and
+    tokens so far again, which makes the same squeezed run slower; with room to spare nobody is
+    preempted and both are the same run."""
+    server = Server(llama_shape(), bundled_specs()["rtx-4090"], 1)
+
+    def served(kv: float, resume_cached: bool):
+        return simulate(
+            server, EFF, Traffic(200, 200, 0.8, 0.8), rate_rps=math.inf, requests=200,
+            kv_tokens=kv, seed=3, resume_cached=resume_cached,
+        )  # fmt: skip
+
+    cached, recomputed = served(6000.0, True), served(6000.0, False)
+    assert cached.preemptions > 0 and recomputed.preemptions > 0
+    assert len(cached.ttft_ms) == len(recomputed.ttft_ms) == 200
+    assert cached.throughput_rps > 1.5 * recomputed.throughput_rps  # 2.3x here
+    roomy = served(1e6, True), served(1e6, False)
+    assert roomy[0].preemptions == roomy[1].preemptions == 0
+    assert np.array_equal(roomy[0].e2el_ms, roomy[1].e2el_ms)
+
+
 def test_spread_lengths_are_cut_by_the_dataset_filter():
     chat = Traffic.of_level(200, 200, fixed=False)
     assert chat.input_cv > 0 and chat.max_input == 1024

@@ -5,9 +5,20 @@ The scheduler is vLLM's V1 in outline: each step decodes one token for every run
 and spends the rest of the token budget on prompt tokens, first-come first-served, chunking a
 long prompt over steps; a request is admitted while the KV cache has room for its next chunk
 and fewer than max_num_seqs sequences are in; when a decode step would overrun the cache, the
-most recently admitted sequence is preempted and recomputed later (vLLM's recompute mode). A
-request's first token comes at the end of the step that finishes its prompt (TTFT from its
-arrival); its TPOT is (last token - first token) / (output tokens - 1).
+most recently admitted sequence is preempted and resumed later, first in line. A request's first
+token comes at the end of the step that finishes its prompt (TTFT from its arrival); its TPOT is
+(last token - first token) / (output tokens - 1).
+
+A preempted sequence gives its KV blocks back; resumed, it needs them again. How it gets them is
+`resume_cached`: with prefix caching (vLLM's V1 engine, its default from 0.8.0; SGLang's radix
+cache) the blocks it gave back stay in the prefix cache until reused, and its resumption finds
+them there: their room again, but neither compute nor token budget (one token to compute, for
+its next logits). Without it (vLLM's V0, prefix caching off) its prompt and tokens so far are
+prefilled again (recompute). The cached resumption is the upper end: blocks another sequence
+took meanwhile would be recomputed. On the bundled io.net levels (vLLM 0.8.5) it brought every
+configuration whose cache binds nearer its measured saturation: the two 32B models on one H100
+PCIe from -34 % and -36 % to -26 % and -29 %, the 8B models on one RTX 4090 from -14 % and -23 %
+to -8 % and -19 % (own-GPU hold-out, `benchmarks/RESULTS.md`), none past it.
 
 Steps of pure decode between events (an arrival, a completion, a full cache) are taken in one
 jump: their times grow linearly with the context, so k of them sum in closed form, which keeps a
@@ -150,10 +161,12 @@ def simulate(
     max_num_seqs: int = MAX_NUM_SEQS,
     token_budget: int = TOKEN_BUDGET,
     cached_from: int | None = None,
+    resume_cached: bool = True,
 ) -> Outcome:
     """One replica's run of `requests` Poisson arrivals at `rate_rps` (inf: all at once);
     `cached_from`: the requests from that one on found their prompts in the prefix cache (a
-    measured level replayed as it ran, `prefix_cache.cached_from`): one token each to prefill."""
+    measured level replayed as it ran, `prefix_cache.cached_from`): one token each to prefill;
+    `resume_cached`: a preempted sequence resumes from the prefix cache (module docstring)."""
     rng = np.random.default_rng(seed)
     arrivals = poisson_arrivals(rate_rps, requests, rng)
     prompt = lengths(traffic.input_tokens, traffic.input_cv, requests, rng)
@@ -173,6 +186,7 @@ def simulate(
         kv_tokens=kv_tokens,
         max_num_seqs=max_num_seqs,
         token_budget=token_budget,
+        resume_cached=resume_cached,
     )
     output = served.output
     done = served.finish >= 0
@@ -226,11 +240,12 @@ def serve(
     kv_tokens: float,
     max_num_seqs: int = MAX_NUM_SEQS,
     token_budget: int = TOKEN_BUDGET,
+    resume_cached: bool = True,
 ) -> Served:
     """One replica serving the given requests (arrival times in s, ascending; prompt and output
-    tokens each), continuous batching as the module's docstring says. A request reaches the
-    engine `eff.request_s` after it arrives (the API server's own time), so its first and last
-    token come that much later on the arrivals' clock."""
+    tokens each), continuous batching as the module's docstring says (`resume_cached` too). A
+    request reaches the engine `eff.request_s` after it arrives (the API server's own time), so
+    its first and last token come that much later on the arrivals' clock."""
     prompt, output = fit_to_cache(prompt, output, kv_tokens)
     run = _Run(
         server,
@@ -241,6 +256,7 @@ def serve(
         kv_tokens,
         max_num_seqs,
         token_budget,
+        resume_cached,
     )
     run.go()
     return Served(run.first, run.finish, prompt, output, run.preemptions)
@@ -251,14 +267,18 @@ class _Run:
     token a decode step, so a sequence's tokens are counted from a shared step counter: it
     finishes at a known step, kept in a heap, and a jump of k steps is O(1) work."""
 
-    def __init__(self, server, eff, arrivals, prompt, output, kv_tokens, max_seqs, budget):
+    def __init__(
+        self, server, eff, arrivals, prompt, output, kv_tokens, max_seqs, budget, resume_cached
+    ):
         self.server, self.eff = server, eff
         self.arrivals = arrivals.tolist()
         self.prompt, self.output = prompt.tolist(), output.tolist()
         self.kv_tokens, self.max_seqs, self.budget = kv_tokens, max_seqs, budget
         n = len(self.arrivals)
         self.prefilled = [0] * n  # prompt tokens in the cache
-        self.needed = list(self.prompt)  # tokens to prefill before decoding (recompute adds)
+        self.needed = list(self.prompt)  # tokens to prefill before decoding (a resumption adds)
+        self.resume_cached = resume_cached
+        self.restoring = [False] * n  # resuming from the prefix cache: room, not compute
         self.base = [0] * n  # tokens generated when it (re)joined the running batch
         self.joined = [0] * n  # the decode step it (re)joined at
         self.version = [0] * n  # a heap entry counts only for the current stint
@@ -327,7 +347,8 @@ class _Run:
             self.version[victim] += 1
             self.base[victim] = generated
             self.prefilled[victim] = 0
-            self.needed[victim] = held  # recomputed: prompt and tokens so far
+            self.needed[victim] = held  # its prompt and tokens so far, back in the cache
+            self.restoring[victim] = self.resume_cached
             self.waiting.appendleft(victim)
             self.preemptions += 1
 
@@ -338,26 +359,38 @@ class _Run:
         for i in self.prefilling:
             if budget <= 0 or free <= 0:
                 break
-            take = int(min(self.needed[i] - self.prefilled[i], budget, free))
+            take = int(min(self.needed[i] - self.prefilled[i], self._room(i, budget), free))
             if take > 0:
                 chunks.append((i, take))
-                budget, free = budget - take, free - take
+                budget, free = budget - self._cost(i, take), free - take
         while self.waiting and budget > 0 and free > 0:
             if self.batch + len(self.prefilling) >= self.max_seqs:
                 break
             i = self.waiting[0]
-            take = int(min(self.needed[i], budget, free))
+            take = int(min(self.needed[i], self._room(i, budget), free))
             if take < min(self.needed[i], 16) and take < budget:
                 break  # the cache has no room for a useful chunk: wait for a completion
             self.waiting.popleft()
             self.prefilling.append(i)
             chunks.append((i, take))
-            budget, free = budget - take, free - take
+            budget, free = budget - self._cost(i, take), free - take
         return chunks
 
+    def _room(self, i: int, budget: int) -> float:
+        """The most of i's prefill the token budget lets into this step: a resumption from the
+        prefix cache uses none of it (`_cost`)."""
+        return math.inf if self.restoring[i] else budget
+
+    def _cost(self, i: int, take: int) -> int:
+        """Tokens of compute (and of the budget) `take` tokens of i's prefill cost: one for a
+        resumption from the prefix cache (its next logits), else each."""
+        return 1 if self.restoring[i] else take
+
     def _step(self, chunks: list[tuple[int, int]]) -> None:
-        tokens = sum(take for _, take in chunks)
-        positions = sum(take * (self.prefilled[i] + take / 2) for i, take in chunks)
+        tokens = sum(self._cost(i, take) for i, take in chunks)
+        positions = sum(
+            take * (self.prefilled[i] + take / 2) for i, take in chunks if not self.restoring[i]
+        )
         self.now += self.server.step_s(self.eff, self.batch, self.context, tokens, positions)
         self._advance(1)
         for i, take in chunks:
@@ -367,6 +400,7 @@ class _Run:
         if done:
             self.prefilling = [i for i in self.prefilling if self.prefilled[i] < self.needed[i]]
         for i in done:
+            self.restoring[i] = False
             if self.first[i] < 0:
                 self.first[i] = self.now
                 self.base[i] = 1
