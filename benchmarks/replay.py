@@ -160,14 +160,24 @@ def level_table(rows: list[dict]) -> list[str]:
     for (source, kind), part in frame.groupby(["source", "kind"], sort=False):
         ttft = part[part.metric == "ttft_p99"].reset_index(drop=True)
         tpot = part[part.metric == "tpot_p99"].reset_index(drop=True)
+        # a P99 the level does not know (a TPOT its import left out) is not compared
+        known = ttft.error.notna() & tpot.error.notna()
         ok_ttft = ttft.error.abs() <= AIMS["ttft_p99"]
         ok_tpot = tpot.error.abs() <= AIMS["tpot_p99"]
-        both = ok_ttft & ok_tpot
         lines.append(
-            f"| {source} | {kind} | {len(ttft)} | {ok_ttft.mean():.0%} | {ok_tpot.mean():.0%} | "
-            f"{both.mean():.0%} | {ttft.error.median():+.0%} / {tpot.error.median():+.0%} |"
+            f"| {source} | {kind} | {len(ttft)} | {_share(ok_ttft, ttft.error.notna())} | "
+            f"{_share(ok_tpot, tpot.error.notna())} | {_share(ok_ttft & ok_tpot, known)} | "
+            f"{_median(ttft.error)} / {_median(tpot.error)} |"
         )
     return lines
+
+
+def _share(ok: pd.Series, known: pd.Series) -> str:
+    return f"{ok[known].mean():.0%}" if known.any() else "not known"
+
+
+def _median(errors: pd.Series) -> str:
+    return f"{errors.median():+.0%}" if errors.notna().any() else "-"
 
 
 def levels_part() -> None:

@@ -287,8 +287,11 @@ def test_calibration_gaps_name_what_no_level_has_or_how_few_have_it_all():
     )
     no_tpot = [{**whole, "tpot_mean_ms": None, "itl_p50_ms": 20.0}] * 3
     assert calibration_gaps(pd.DataFrame(no_tpot), known) == (
-        "no level has a TPOT (inter-token latency alone is not one)"
+        "no level has a TPOT, or E2EL and TTFT means (inter-token latency alone is not one)"
     )
+    # a level whose TPOT was not per token keeps its E2EL and TTFT: its decode time from them
+    means = [{**whole, "tpot_mean_ms": None, "e2el_mean_ms": 6000.0, "ttft_mean_ms": 20.0}] * 3
+    assert calibration_gaps(pd.DataFrame(means), known) == ""
     unknown = [{**whole, "model": "Org/Other", "input_tokens_mean": None}] * 3
     assert calibration_gaps(pd.DataFrame(unknown), known) == (
         "no level has a model of known shape or prompt and output token counts"

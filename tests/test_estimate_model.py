@@ -12,7 +12,7 @@ import pytest
 
 from fleetplan.core.errors import InputError
 from fleetplan.core.paths import sample_data_dir
-from fleetplan.planner.estimate.calibrate import fit_gpu
+from fleetplan.planner.estimate.calibrate import decode_ms, fit_gpu
 from fleetplan.planner.estimate.predict import predict
 from fleetplan.planner.estimate.serving import (
     Efficiencies,
@@ -268,7 +268,8 @@ def synthetic_levels(eff: Efficiencies, gpu: str) -> pd.DataFrame:
                 "request_throughput_rps": done.throughput_rps, "input_tokens_mean": 200.0,
                 "output_tokens_mean": 200.0, "input_len": None, "output_len": None,
                 "tpot_mean_ms": float(done.tpot_ms.mean()), "tpot_p50_ms": done.p("tpot", 50),
-                "ttft_p50_ms": done.p("ttft", 50),
+                "ttft_p50_ms": done.p("ttft", 50), "ttft_mean_ms": float(done.ttft_ms.mean()),
+                "e2el_mean_ms": float(done.e2el_ms.mean()), "e2el_p50_ms": done.p("e2el", 50),
             })  # fmt: skip
     return pd.DataFrame(rows)
 
@@ -287,6 +288,43 @@ def test_calibration_recovers_the_coefficients_of_a_simulated_server():
     assert fit_gpu(levels.iloc[:2], bundled_architectures(), bundled_specs(), "h100-pcie",
                    "vllm") is None  # fmt: skip
     assert fit_gpu(levels, bundled_architectures(), bundled_specs(), "nope", "vllm") is None
+
+
+def test_levels_without_a_tpot_calibrate_on_their_decode_time_from_e2el_and_ttft_means():
+    """A file whose TPOT is not per token keeps none (inference-perf before v0.5.0), but its
+    per-request E2EL and TTFT: (E2EL mean - TTFT mean) / (output mean - 1) is the decode step's
+    time all the same (`calibrate.decode_ms`), so the GPU still gets a fit, and the same one."""
+    truth = Efficiencies(overhead_s=0.006, inv_bandwidth_eff=1.25, inv_compute_eff=2.0,
+                         allreduce_s=0.0)  # fmt: skip
+    levels = synthetic_levels(truth, "h100-pcie")
+    without = levels.drop(columns=["tpot_mean_ms", "tpot_p50_ms"])
+    derived = without.apply(decode_ms, axis=1)
+    assert derived.notna().all()
+    assert np.allclose(derived, levels["tpot_mean_ms"], rtol=0.05)
+    args = (bundled_architectures(), bundled_specs(), "h100-pcie", "vllm")
+    got, reference = fit_gpu(without, *args), fit_gpu(levels, *args)
+    assert got is not None and len(got.configurations) == 3
+    assert got.efficiencies.bandwidth_efficiency == pytest.approx(0.8, rel=0.1)
+    assert got.efficiencies.overhead_s == pytest.approx(reference.efficiencies.overhead_s, rel=0.2)
+    assert decode_ms({"e2el_mean_ms": 100.0, "ttft_mean_ms": 40.0}) is None  # no token count
+
+
+def test_a_level_whose_requests_waited_gives_no_first_token_equation():
+    """The TTFT equation reads the configuration's lowest level as unloaded; a level whose
+    median TTFT is over half its median request time waited in line, whatever its rate: the
+    next lowest that did not is taken (the inference-sim H100 SXM sweep's CodeLlama-34b: 4 req/s
+    of 1,450-token outputs, a 112 s median TTFT read as the request's own time)."""
+    truth = Efficiencies(overhead_s=0.006, inv_bandwidth_eff=1.25, inv_compute_eff=2.0,
+                         allreduce_s=0.0, request_s=0.005)  # fmt: skip
+    levels = synthetic_levels(truth, "h100-pcie")
+    args = (bundled_architectures(), bundled_specs(), "h100-pcie", "vllm")
+    clean = fit_gpu(levels, *args).efficiencies.request_s
+    waited = levels[levels["offered_rate_rps"] == 2.0].copy()
+    waited["offered_rate_rps"] = 0.5  # now the lowest rate, and its requests queued
+    waited["ttft_p50_ms"] = 0.9 * waited["e2el_p50_ms"]
+    fit = fit_gpu(pd.concat([levels, waited], ignore_index=True), *args)
+    assert fit.efficiencies.request_s == pytest.approx(clean, rel=0.25)
+    assert fit.efficiencies.request_s < 0.05  # not seconds
 
 
 def test_an_identical_architecture_is_the_same_shape_under_another_name():

@@ -8,8 +8,10 @@ own time r), both linear:
   over the decode phase, the level's mean batch is B = throughput x (output tokens - 1) x
   TPOT, holding K = B x (input + output / 2) tokens; while it runs, prompts arrive at
   throughput x input tokens per second, so a step also prefills P = throughput x input x TPOT
-  tokens. TPOT = step(B, K, P).
-- TTFT, at the configuration's lowest measured rate only (where a request scarcely queues):
+  tokens. TPOT = step(B, K, P). A level that keeps no TPOT (its file's was per streamed
+  message) gives its decode time from its E2EL and TTFT means instead (`decode_ms`).
+- TTFT, at the configuration's lowest measured rate only (where a request scarcely queues;
+  among the levels whose requests did not wait in line, `_lowest_unqueued`):
   a request spends its own time outside the steps (r: the API server tokenising, the HTTP
   round), waits for the step under way (half a step on average) and is prefilled in the next,
   so TTFT P50 - TPOT P50 / 2 = r + step(B, K, input).
@@ -37,6 +39,7 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import least_squares
 
+from fleetplan.core.load import WAIT_SHARE
 from fleetplan.planner.capacity.envelope import Architecture
 from fleetplan.planner.estimate.level import level_tokens, positive, tensor_parallel
 from fleetplan.planner.estimate.prefix_cache import cached_shares
@@ -74,8 +77,24 @@ def _throughput(row: Mapping) -> float | None:
 
 
 def _tpot_ms(row: Mapping) -> float | None:
-    """A level's TPOT, its mean else its median: what its TPOT equation needs."""
-    return positive(row.get("tpot_mean_ms")) or positive(row.get("tpot_p50_ms"))
+    """A level's time a token after the first, what its TPOT equation needs: its TPOT's mean,
+    else its median, else `decode_ms` (a level whose file's TPOT was not per token)."""
+    return positive(row.get("tpot_mean_ms")) or positive(row.get("tpot_p50_ms")) or decode_ms(row)
+
+
+def decode_ms(row: Mapping) -> float | None:
+    """The time a token after the first took over the level's requests, from per-request means:
+    (E2EL mean - TTFT mean) / (output tokens mean - 1), the sum of their decode times over the
+    sum of their tokens after the first. Not fleetplan's TPOT (a mean over requests of each
+    one's), so never stored as one; the decode step's time at the level's mean batch, which is
+    what a TPOT equation fits, all the same. None where a mean is missing or the outputs are
+    shorter than 3 tokens on average (inference-perf before v0.5.0 keeps TTFT and E2EL, not its
+    per-message TPOT: `warehouse.importers.inference_perf_tokens`)."""
+    e2el, ttft = positive(row.get("e2el_mean_ms")), positive(row.get("ttft_mean_ms"))
+    tokens = positive(row.get("output_tokens_mean"))
+    if e2el is None or ttft is None or tokens is None or tokens < 3 or e2el <= ttft:
+        return None
+    return (e2el - ttft) / (tokens - 1)
 
 
 def calibration_gaps(rows: pd.DataFrame, known_models: set[str]) -> str:
@@ -87,7 +106,9 @@ def calibration_gaps(rows: pd.DataFrame, known_models: set[str]) -> str:
         "a model of known shape": lambda r: str(r.get("model")).lower() in known_models,
         "prompt and output token counts": lambda r: level_tokens(r) is not None,
         "a throughput": lambda r: _throughput(r) is not None,
-        "a TPOT (inter-token latency alone is not one)": lambda r: _tpot_ms(r) is not None,
+        "a TPOT, or E2EL and TTFT means (inter-token latency alone is not one)": lambda r: (
+            _tpot_ms(r) is not None
+        ),
     }
     missing = [what for what, has in checks.items() if not any(has(r) for r in records)]
     if missing:
@@ -106,7 +127,7 @@ def _equations(
     levels gave one; `cached` (the rows' in their order) is each level's share of requests
     whose prompts were in the prefix cache (one token prefilled each)."""
     design, measured, levels = [], [], 0
-    lowest = rows.groupby(["model", "gpu_count"])["offered_rate_rps"].transform("min")
+    lowest = _lowest_unqueued(rows)
     shares = [0.0] * len(rows) if cached is None else [float(x) for x in cached]
     records = rows.to_dict("records")
     for share, row, low in zip(shares, records, lowest, strict=True):
@@ -130,6 +151,7 @@ def _equations(
         ttft = positive(row.get("ttft_p50_ms"))
         offered = positive(row.get("offered_rate_rps"))
         if ttft is not None and offered is not None and offered <= low and ttft > tpot / 2:
+            # the configuration's lowest rate at which requests did not wait in line
             wait = (ttft - (positive(row.get("tpot_p50_ms")) or tpot) / 2) / 1000
             prefilled = 1.0 if share > 0.5 else prompt  # the median request's prefill
             positions = prefilled * (prompt - prefilled / 2)
@@ -137,6 +159,25 @@ def _equations(
             design.append(first / wait)
             measured.append(1.0)
     return design, measured, levels
+
+
+def _waited(row: Mapping) -> bool:
+    """Whether the level's requests waited in line: a median TTFT over `WAIT_SHARE` of the
+    median request time (`core.load`'s rule), where the level says both."""
+    ttft, e2el = positive(row.get("ttft_p50_ms")), positive(row.get("e2el_p50_ms"))
+    return ttft is not None and e2el is not None and ttft > WAIT_SHARE * e2el
+
+
+def _lowest_unqueued(rows: pd.DataFrame) -> pd.Series:
+    """Per level, the lowest offered rate of its configuration (model and GPU count) among the
+    levels whose requests did not wait (`_waited`): the level a TTFT equation may come from
+    (nan where none did). A level that fell behind is no unloaded one whatever its rate: the
+    inference-sim H100 SXM sweep's lowest CodeLlama-34b level (4 req/s of 1,450-token
+    outputs, 3.2 served) had a median TTFT of 112 s, read as the request's own time."""
+    rates = rows["offered_rate_rps"].where(
+        ~pd.Series([_waited(row) for row in rows.to_dict("records")], index=rows.index, dtype=bool)
+    )
+    return rates.groupby([rows["model"], rows["gpu_count"]]).transform("min")
 
 
 def _row(server: Server, decode, context, prefill, positions, request=0.0) -> np.ndarray:
