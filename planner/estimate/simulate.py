@@ -15,10 +15,11 @@ cache) the blocks it gave back stay in the prefix cache until reused, and its re
 them there: their room again, but neither compute nor token budget (one token to compute, for
 its next logits). Without it (vLLM's V0, prefix caching off) its prompt and tokens so far are
 prefilled again (recompute). The cached resumption is the upper end: blocks another sequence
-took meanwhile would be recomputed. On the bundled io.net levels (vLLM 0.8.5) it brought every
-configuration whose cache binds nearer its measured saturation: the two 32B models on one H100
-PCIe from -34 % and -36 % to -26 % and -29 %, the 8B models on one RTX 4090 from -14 % and -23 %
-to -8 % and -19 % (own-GPU hold-out, `benchmarks/RESULTS.md`), none past it.
+took meanwhile would be recomputed. On the bundled io.net levels (vLLM 0.8.5, own-GPU hold-out,
+`benchmarks/RESULTS.md`) it brought the configurations whose cache binds nearer their measured
+saturation: the two 32B models on one H100 PCIe from -34 % and -36 % to -26 % and -29 %, the 8B
+models on one RTX 4090 from -14 % and -23 % to -8 % and -19 %, the 70B models on two H100 PCIe
+from -12 % and -22 % to +1 % and -11 %.
 
 Steps of pure decode between events (an arrival, a completion, a full cache) are taken in one
 jump: their times grow linearly with the context, so k of them sum in closed form, which keeps a
