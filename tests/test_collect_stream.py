@@ -96,7 +96,10 @@ def test_poisson_arrivals_span_n_over_rate_and_are_reproducible():
 
 
 def test_collect_writes_a_run_file_that_ingest_loads(stream_server, tmp_path):
-    url = stream_server(ttft_ms=20, tpot_ms=2)
+    # 20 ms a token: with 2 ms, 20 streams at once read on a loaded machine arrived each in one
+    # read (first and last token together), and the collector rightly refused the level as
+    # faster than any GPU (`requests_log.MAX_STREAM_TPS`)
+    url = stream_server(ttft_ms=20, tpot_ms=20)
     warehouse = tmp_path / "wh.duckdb"
     done = collect_openai(
         url,
