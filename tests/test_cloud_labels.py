@@ -111,6 +111,17 @@ def test_a_machine_type_gives_the_count():
     assert (run.gpu_model, run.gpu_count, run.gpu_label) == ("h100-sxm", 8, "a3-highgpu-8g")
 
 
+def test_a_count_after_the_name_gives_the_count():
+    """SkyPilot's, dstack's and Modal's accelerator:count ("A100-80GB:4"), and "H100x8": the
+    GPU from the name, its count from the label; a family's name still asks which GPU."""
+    run = _run(_result("A100-80GB:4", count=None))
+    assert (run.gpu_model, run.gpu_count, run.gpu_label) == ("a100-80gb", 4, "A100-80GB")
+    run = _run(_result("nvidia-h100-80gb:8", count=None))
+    assert (run.gpu_model, run.gpu_count) == ("h100-sxm", 8)
+    run = _run(_result("H100x8", count=None), gpu="h100-sxm")
+    assert (run.gpu_model, run.gpu_count, run.gpu_label) == ("h100-sxm", 8, "H100")
+
+
 @pytest.mark.parametrize("label", ["Quantum Tensor X9", "H100", "nvidia-tesla-a100", "gpu-pool-7"])
 def test_a_label_fleetplan_cannot_resolve_is_named_by_gpu_and_kept(label):
     assert not _run(_result(label)).gpu_known  # without --gpu: kept, flagged

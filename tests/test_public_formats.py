@@ -292,6 +292,22 @@ def test_a_genai_perf_request_throughput_above_its_send_rate_is_refused():
         ("2 x RTX 4090", ("RTX 4090", 2)),
         ("NVIDIA L40S", None),
         ("x4090", None),
+        # after the name: SkyPilot's, dstack's and Modal's accelerator:count, an x and a count
+        ("H100:8", ("H100", 8)),
+        ("A100-80GB:4", ("A100-80GB", 4)),
+        ("nvidia-h100-80gb:8", ("nvidia-h100-80gb", 8)),
+        ("H100x8", ("H100", 8)),
+        ("A10G x 4", ("A10G", 4)),
+        ("RTX 4090x2", ("RTX 4090", 2)),
+        # names that end in an x or in digits are names
+        ("RTX 4090", None),
+        ("Radeon RX 580", None),
+        ("MI300X 8", None),
+        ("GB200 NVL72", None),
+        ("NVIDIA H100 80GB HBM3", None),
+        ("H100:0", None),
+        ("Quantum Tensor X9", None),
+        ("H100 x8", ("H100", 8)),
     ],
 )
 def test_a_gpu_count_in_the_label_is_read(label, expected):

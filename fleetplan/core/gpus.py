@@ -204,17 +204,30 @@ def canonical_gpu(label: str) -> GpuIdentity:
 
 
 _COUNT_IN_LABEL = re.compile(r"^\s*(\d{1,4})\s*[xX×]\s*(?=\S)(.+)$")
+# After the name: "H100:8" (SkyPilot's, dstack's and Modal's accelerator:count), "H100x8" (the x
+# against the name and the count), "A10G x 4" (the x a word of its own) or "H100 x8" (a small x);
+# never "MI300X 8", "Radeon RX 580" nor a name's last word such as "X9": a count of one or two
+# digits (three after a colon), the name holding a letter.
+_COUNT_AFTER_LABEL = (
+    re.compile(r"^\s*(?=.*[A-Za-z])(.*?\S)\s*:\s*(\d{1,3})\s*$"),
+    re.compile(r"^\s*(?=.*[A-Za-z])(.*?\S)(?:\s+[xX×]\s+|\s+[x×]|(?<=\S)[xX×])(\d{1,2})\s*$"),
+)
 
 
 def gpu_count_in_label(label: str) -> tuple[str, int] | None:
     """("NVIDIA_L40S", 4) from a label that states its count ("4xNVIDIA_L40S", "8x H100",
-    "2 x RTX 4090"; a machine type: ("a3-highgpu-8g", 8)), else None."""
+    "2 x RTX 4090", "H100:8", "H100x8", "A10G x 4"; a machine type: ("a3-highgpu-8g", 8)), else
+    None."""
     if (machine := machine_gpus(label)) is not None:
         return label.strip(), machine[1]
     match = _COUNT_IN_LABEL.match(label)
-    if match is None or int(match[1]) < 1:
-        return None
-    return match[2].strip(" _-"), int(match[1])
+    if match is not None and int(match[1]) >= 1:
+        return match[2].strip(" _-"), int(match[1])
+    for pattern in _COUNT_AFTER_LABEL:
+        after = pattern.match(label)
+        if after is not None and int(after[2]) >= 1:
+            return after[1].strip(" _-"), int(after[2])
+    return None
 
 
 def family_of(label: str) -> str | None:
