@@ -112,7 +112,7 @@ def test_a_machine_type_gives_the_count():
 
 
 def test_a_count_after_the_name_gives_the_count():
-    """SkyPilot's, dstack's and Modal's accelerator:count ("A100-80GB:4"), and "H100x8": the
+    """SkyPilot's and Modal's accelerator:count ("A100-80GB:4"), and "H100x8": the
     GPU from the name, its count from the label; a family's name still asks which GPU."""
     run = _run(_result("A100-80GB:4", count=None))
     assert (run.gpu_model, run.gpu_count, run.gpu_label) == ("a100-80gb", 4, "A100-80GB")

@@ -292,7 +292,7 @@ def test_a_genai_perf_request_throughput_above_its_send_rate_is_refused():
         ("2 x RTX 4090", ("RTX 4090", 2)),
         ("NVIDIA L40S", None),
         ("x4090", None),
-        # after the name: SkyPilot's, dstack's and Modal's accelerator:count, an x and a count
+        # after the name: SkyPilot's and Modal's accelerator:count, an x and a count
         ("H100:8", ("H100", 8)),
         ("A100-80GB:4", ("A100-80GB", 4)),
         ("nvidia-h100-80gb:8", ("nvidia-h100-80gb", 8)),

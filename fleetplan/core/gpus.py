@@ -204,7 +204,7 @@ def canonical_gpu(label: str) -> GpuIdentity:
 
 
 _COUNT_IN_LABEL = re.compile(r"^\s*(\d{1,4})\s*[xX×]\s*(?=\S)(.+)$")
-# After the name: "H100:8" (SkyPilot's, dstack's and Modal's accelerator:count), "H100x8" (the x
+# After the name: "H100:8" (SkyPilot's and Modal's accelerator:count), "H100x8" (the x
 # against the name and the count), "A10G x 4" (the x a word of its own) or "H100 x8" (a small x);
 # never "MI300X 8", "Radeon RX 580" nor a name's last word such as "X9": a count of one or two
 # digits (three after a colon), the name holding a letter.
