@@ -48,7 +48,7 @@ from fleetplan.planner.estimate.level import level_tokens, tensor_parallel  # no
 from fleetplan.planner.estimate.prefix_cache import (  # noqa: E402
     cached_from,
     cached_shares,
-    caches_prefixes,
+    level_caches_prefixes,
 )
 from fleetplan.planner.estimate.queueing import point  # noqa: E402
 from fleetplan.planner.estimate.serving import (  # noqa: E402
@@ -129,7 +129,7 @@ def simulate_level(
     where the run states them (else vLLM's defaults); `cached`: the share of its requests whose
     prompts were in the prefix cache (the last ones sent), one token each to prefill, as it
     ran; a preempted sequence resumes from the prefix cache where the run's engine caches
-    prefixes (`prefix_cache.caches_prefixes`)."""
+    prefixes (`prefix_cache.level_caches_prefixes`)."""
     engine = engine or {}
     budget = engine.get("token_budget", TOKEN_BUDGET)
     spec = bundled_specs()[row["gpu_model"]]
@@ -151,9 +151,7 @@ def simulate_level(
         seed=seed,
         max_num_seqs=engine.get("max_num_seqs", MAX_NUM_SEQS),
         token_budget=budget,
-        resume_cached=caches_prefixes(
-            row.get("engine"), row.get("engine_version"), row.get("variant")
-        ),
+        resume_cached=level_caches_prefixes(row),
     )
     return {
         "throughput": run.throughput_rps * replicas,

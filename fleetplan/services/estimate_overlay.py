@@ -17,7 +17,11 @@ from dataclasses import dataclass
 import pandas as pd
 
 from fleetplan.planner.estimate.level import level_tokens, tensor_parallel
-from fleetplan.planner.estimate.prefix_cache import cached_from, cached_shares, caches_prefixes
+from fleetplan.planner.estimate.prefix_cache import (
+    cached_from,
+    cached_shares,
+    level_caches_prefixes,
+)
 from fleetplan.planner.estimate.serving import Server, Shape, kv_cache_tokens
 from fleetplan.planner.estimate.simulate import Traffic, simulate
 from fleetplan.services.envelope import bundled_architectures
@@ -60,9 +64,7 @@ def _simulated(row: dict, shape: Shape, fit, cached: float = 0.0) -> tuple[float
         kv_tokens=kv,
         seed=1,
         cached_from=cached_from(requests, cached),
-        resume_cached=caches_prefixes(
-            row.get("engine"), row.get("engine_version"), row.get("variant")
-        ),
+        resume_cached=level_caches_prefixes(row),
     )
     return run.p("ttft", 99), run.p("tpot", 99)
 

@@ -127,9 +127,9 @@ def _equations(
     levels gave one; `cached` (the rows' in their order) is each level's share of requests
     whose prompts were in the prefix cache (one token prefilled each)."""
     design, measured, levels = [], [], 0
-    lowest = _lowest_unqueued(rows)
-    shares = [0.0] * len(rows) if cached is None else [float(x) for x in cached]
     records = rows.to_dict("records")
+    lowest = _lowest_unqueued(rows, records)
+    shares = [0.0] * len(rows) if cached is None else [float(x) for x in cached]
     for share, row, low in zip(shares, records, lowest, strict=True):
         server = server_of(row)
         tokens = level_tokens(row)
@@ -168,15 +168,15 @@ def _waited(row: Mapping) -> bool:
     return ttft is not None and e2el is not None and ttft > WAIT_SHARE * e2el
 
 
-def _lowest_unqueued(rows: pd.DataFrame) -> pd.Series:
-    """Per level, the lowest offered rate of its configuration (model and GPU count) among the
-    levels whose requests did not wait (`_waited`): the level a TTFT equation may come from
-    (nan where none did). A level that fell behind is no unloaded one whatever its rate: the
-    inference-sim H100 SXM sweep's lowest CodeLlama-34b level (4 req/s of 1,450-token
-    outputs, 3.2 served) had a median TTFT of 112 s, read as the request's own time."""
-    rates = rows["offered_rate_rps"].where(
-        ~pd.Series([_waited(row) for row in rows.to_dict("records")], index=rows.index, dtype=bool)
-    )
+def _lowest_unqueued(rows: pd.DataFrame, records: list[dict]) -> pd.Series:
+    """Per level (`records`: the rows' own, in order), the lowest offered rate of its
+    configuration (model and GPU count) among the levels whose requests did not wait
+    (`_waited`): the level a TTFT equation may come from (nan where none did). A level that fell
+    behind is no unloaded one whatever its rate: the inference-sim H100 SXM sweep's lowest
+    CodeLlama-34b level (4 req/s of 1,450-token outputs, 3.2 served) had a median TTFT of 112 s,
+    read as the request's own time."""
+    waited = pd.Series([_waited(row) for row in records], index=rows.index, dtype=bool)
+    rates = rows["offered_rate_rps"].where(~waited)
     return rates.groupby([rows["model"], rows["gpu_count"]]).transform("min")
 
 

@@ -92,6 +92,11 @@ def caches_prefixes(engine: object, version: object, variant: object) -> bool:
     return False
 
 
+def level_caches_prefixes(row: Mapping) -> bool:
+    """`caches_prefixes` of the engine a level (a warehouse row) names."""
+    return caches_prefixes(row.get("engine"), row.get("engine_version"), row.get("variant"))
+
+
 def _key(row: Mapping) -> tuple:
     return tuple("" if pd.isna(row.get(c)) else str(row.get(c)) for c in SAME_SERVER)
 
@@ -216,7 +221,7 @@ def cached_shares(
         within = 0.0 if again else _within_run(row)
         if not again and within <= 0:
             continue
-        if not caches_prefixes(row.get("engine"), row.get("engine_version"), row.get("variant")):
+        if not level_caches_prefixes(row):
             continue
         model = str(row.get("model")).lower()
         arch, spec = architectures.get(model), specs.get(str(row.get("gpu_model")))

@@ -51,6 +51,14 @@ def _open(rate: Any, burstiness: float | None = None) -> dict[str, Any] | None:
     return out
 
 
+def _capped(rate: Any, burstiness: float | None, concurrency: int | None) -> dict | None:
+    """An open loop at `rate`, at most `concurrency` in flight where a cap is given."""
+    out = _open(rate, burstiness)
+    if out is not None and concurrency:
+        out["max_concurrency"] = concurrency
+    return out
+
+
 def _rate(value: Any) -> float | None:
     """A rate in requests/s: a positive number, or inf ("inf", YAML's .inf) for all at once."""
     if isinstance(value, bool):
@@ -109,10 +117,7 @@ def _aiperf(args: dict, stage: int) -> dict[str, Any] | None:
     if not {"loadgen", "phases", "endpoint", "perf_analyzer"} & args.keys():
         return None
     concurrency, rate, burstiness = settings_load(args)
-    if rate is not None:
-        out = _open(rate, burstiness)
-        return out | ({"max_concurrency": concurrency} if concurrency else {}) if out else None
-    return _closed(concurrency)
+    return _capped(rate, burstiness, concurrency) if rate is not None else _closed(concurrency)
 
 
 def _rate_args(args: dict, stage: int) -> dict[str, Any] | None:
@@ -126,5 +131,4 @@ def _rate_args(args: dict, stage: int) -> dict[str, Any] | None:
     concurrency = _count(args.get("max_concurrency"))
     if rate is None or (math.isinf(rate) and concurrency is not None):
         return _closed(concurrency)  # all at once, at most N in flight: a closed loop
-    out = _open(rate, burstiness if burstiness and burstiness > 0 else None)
-    return out | ({"max_concurrency": concurrency} if concurrency else {}) if out else None
+    return _capped(rate, burstiness if burstiness and burstiness > 0 else None, concurrency)

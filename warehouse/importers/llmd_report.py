@@ -322,12 +322,12 @@ def _parse_v1(report: dict, source: FileInput, options: ImportOptions) -> Parsed
     hosts = [a for a in accelerators if isinstance(a, dict)]
     # one entry a host (scenario.host.type: prefill, decode or replica): all of them serve it
     labels = {a.get("model") for a in hosts}
-    named = next(iter(labels)) if len(labels) == 1 else None  # heterogeneous: --gpu names it
+    one_gpu = next(iter(labels)) if len(labels) == 1 else None  # heterogeneous: --gpu names it
     counts = [a.get("count") for a in hosts]
     gpu_model, label, count = hardware(
         options,
         file,
-        label=named if isinstance(named, str) else None,
+        label=one_gpu if isinstance(one_gpu, str) else None,
         count=sum(counts) if counts and all(isinstance(c, int) for c in counts) else None,
         tool="the report",
         field="scenario.host.accelerator",
