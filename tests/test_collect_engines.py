@@ -292,17 +292,21 @@ def test_validate_holds_at_the_planned_rate_misses_far_above_and_narrows_the_nex
 
     # A 2-core host still stalls now and then for a few hundred ms (a P99 of 400 requests is
     # their 4th-slowest): a validation that missed, or whose P99 interval straddled a target
-    # ("cannot tell": exit 0, seen in full runs here), is run again, up to three tries, each
-    # ingested into its own copy of the warehouse, and the one that held is the one planned on.
+    # ("cannot tell": exit 0, seen in full runs here), or whose planned level held its targets
+    # while its queue grew (judged "fell behind", so it proves no rate: seen once in CI, the
+    # next plan's interval unchanged), is run again, up to three tries, each ingested into its
+    # own copy of the warehouse, and the one that held and kept up is the one planned on.
     for attempt in range(3):
         held = tmp_path / f"wh-validated-{attempt}.duckdb"
         shutil.copyfile(warehouse, held)
         code, report = validate(tmp_path / "before.json", "--ingest", "--warehouse", held)
         first = report["levels"][0] if report.get("levels") else {}
-        if code == 0 and all(first.get(m, {}).get("verdict") == "holds" for m in ("ttft", "tpot")):
+        kept_up = first.get("load", {}).get("kept_up") is True
+        if code == 0 and kept_up and all(first[m]["verdict"] == "holds" for m in ("ttft", "tpot")):
             break
     assert code == 0, json.dumps(report, indent=1)
     planned, stepped = report["levels"]
+    assert planned["load"]["kept_up"] is True, planned["load"]
     assert planned["rate_rps"] == pytest.approx(per_server, rel=1e-3)
     assert stepped["rate_rps"] == pytest.approx(1.2 * per_server, rel=1e-3)
     assert planned["requests"] >= 400 and planned["failed"] == 0

@@ -10,8 +10,10 @@ import math
 import numpy as np
 import pytest
 
+from fleetplan.cli.validate import text
+from fleetplan.core.contract import RUN_FILE_FORMAT, Point, RequestLog, Run, RunFile
 from fleetplan.core.errors import InputError
-from fleetplan.services.validate import p99_interval, pool_of, rates, verdict
+from fleetplan.services.validate import judge, p99_interval, pool_of, rates, verdict
 
 PLAN = {
     "model": "m",
@@ -81,6 +83,62 @@ def test_the_pool_its_rate_per_server_and_its_class():
     bare = {k: v for k, v in PLAN.items() if k != "inputs"}
     with pytest.raises(InputError, match=r"inputs\.scenario\.classes"):
         pool_of(bare, "chat/1x-h100-pcie")
+
+
+def level(rate: float, growth_s: float, n: int = 400) -> Point:
+    """Poisson arrivals at `rate`, TTFT 50 ms, each request 0.5 s plus `growth_s` per second
+    since the level began (0: a steady server; more: a queue that grows through the level)."""
+    gaps = np.random.default_rng(7).exponential(1 / rate, n)
+    starts = np.cumsum(gaps) - gaps[0]
+    e2el = 0.5 + growth_s * starts
+    log = RequestLog(
+        start_s=tuple(map(float, starts)),
+        ttft_s=(0.05,) * n,
+        e2el_s=tuple(map(float, e2el)),
+        itl_s=((),) * n,
+        input_tokens=(16,) * n,
+        output_tokens=(20,) * n,
+        error=("",) * n,
+    )
+    duration = float((starts + e2el).max())
+    return Point(
+        offered_rate_rps=rate,
+        requests_sent=n,
+        completed=n,
+        failed=0,
+        duration_s=duration,
+        request_throughput_rps=n / duration,
+        requests=log,
+    )
+
+
+def test_each_level_says_whether_it_kept_up_beside_its_verdicts():
+    """P99s within their targets over 400 requests while the queue grew: the verdicts hold, and
+    the report says the level fell behind (the next plan does not count it as a rate proven)."""
+    run = Run(
+        tool="fleetplan collect",
+        model="org/m",
+        gpu_model="h100-pcie",
+        gpu_count=1,
+        points=(level(2.5, 0.0), level(3.0, 0.02)),
+    )
+    run_file = RunFile(format=RUN_FILE_FORMAT, format_version=1, runs=(run,))
+    steady, growing = judge(run_file, pool_of(PLAN, "chat/1x-h100-pcie"))
+    assert steady["ttft"]["verdict"] == growing["ttft"]["verdict"] == "holds"
+    assert steady["load"]["kept_up"] is True and steady["load"]["reason"].startswith("kept up")
+    assert growing["load"]["kept_up"] is False
+    assert growing["load"]["reason"].startswith("fell behind")
+    report = {
+        "pool": "chat/1x-h100-pcie",
+        "planned_server": "s",
+        "measured_server": "s",
+        "run_file": "f.json",
+        "levels": [steady, growing],
+        "problems": [],
+    }
+    printed = text(report)
+    assert "load: kept up" in printed
+    assert "the queue grew, so the next plan does not count this level" in printed
 
 
 def test_the_command_refuses_what_cannot_give_a_p99(cli, tmp_path):

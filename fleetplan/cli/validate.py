@@ -188,6 +188,14 @@ def text(report: dict) -> str:
                 f"    P99 {metric.upper()} {_ms(m['p99_ms'])} ms (95 % interval {_ms(lo)}-"
                 f"{_ms(hi)} ms), {target}: {m['verdict'].upper()}"
             )
+        load = level.get("load") or {}
+        if load.get("kept_up") is False:
+            lines.append(
+                f"    load: {load['reason']}; the queue grew, so the next plan does not count "
+                "this level as a rate the server sustains"
+            )
+        elif load:
+            lines.append(f"    load: {load['reason']}")
     lines += ["", f"run file: {report['run_file']}"]
     lines += [f"ingest: {line}" for line in report.get("ingested", [])]
     lines += [f"problem: {p}" for p in report["problems"]]

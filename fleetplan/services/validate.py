@@ -10,6 +10,9 @@ cannot tell.
   (the number of requests at or under the true P99 is Binomial(n, 0.99)): the interval's upper
   end within the target, it holds; its lower end above the target, it misses; between, the run
   cannot tell (more requests narrow it). A failed request counts as an infinite TTFT and TPOT.
+- Whether each level kept up (`core.load.judge_point`, as ingest judges it): P99s within their
+  targets over 400 requests while the queue grew hold only for a run that short, and a level
+  that fell behind proves no rate in the next plan, so the report says so beside the verdicts.
 - The run is a normal run file (`validate-<pool>-<time>.json`, its metadata naming the plan and
   pool): ingested, its levels join that configuration's, so the next plan's capacity interval
   rests on them too, and a pool whose capacity rests on one names the file.
@@ -28,6 +31,7 @@ from scipy.stats import binom
 
 from fleetplan.core.contract import Point, RunFile
 from fleetplan.core.errors import InputError
+from fleetplan.core.load import judge_point
 
 MIN_REQUESTS = 400
 STEP_UP = 1.2
@@ -154,11 +158,14 @@ def judge(run_file: RunFile, pool: PoolUnderTest) -> list[dict]:
     for run in run_file.runs:
         for point in run.points:
             ttft, tpot = per_request(point)
+            load = judge_point(point)
             entry = {
                 "rate_rps": point.offered_rate_rps,
                 "requests": point.requests_sent,
                 "failed": point.failed,
                 "throughput_rps": point.request_throughput_rps,
+                # what the next plan reads of the level: only one that kept up can prove a rate
+                "load": {"kept_up": load.stable, "reason": load.reason},
             }
             for metric, values, target in (
                 ("ttft", ttft, pool.ttft_p99_ms),
