@@ -40,32 +40,41 @@ class DayPool:
 
 
 def day_pools(pools: Sequence[PoolEconomics], scenario: Scenario) -> list[DayPool]:
-    """The candidate pools with their hourly coefficients."""
+    """The candidate pools with their hourly coefficients (an offer's hourly prices and a
+    class's hourly demand worked out once, shared by its pools)."""
     classes = {c.name: c for c in scenario.classes}
+    demands: dict[str, tuple[float, ...]] = {}
+    offers: dict[str, tuple[GpuOffer, tuple[float, ...], tuple[float, ...]]] = {}
     result = []
     for pool in pools:
-        offer = scenario.offer_named(pool.offer_name)
-        site = scenario.site_named(offer.site)
+        if pool.offer_name not in offers:
+            offer = scenario.offer_named(pool.offer_name)
+            site = scenario.site_named(offer.site)
+            energy = tuple(
+                0.0 if offer.electricity_included else site.pue * site.electricity_at(h)
+                for h in range(HOURS)
+            )
+            grid = tuple(site.pue * site.grid_at(h) / 1000 for h in range(HOURS))
+            offers[pool.offer_name] = (offer, energy, grid)
+        offer, energy, grid = offers[pool.offer_name]
+        traffic = classes[pool.capacity.traffic_class]
+        if traffic.name not in demands:
+            demands[traffic.name] = _demand(scenario, traffic)
         price = offer.usd_per_gpu_hour() * pool.gpus_per_server
-        energy = tuple(
-            0.0 if offer.electricity_included else site.pue * site.electricity_at(h)
-            for h in range(HOURS)
-        )
-        grid = tuple(site.pue * site.grid_at(h) / 1000 for h in range(HOURS))
         kw_s, kw_r, embodied = pool.kw_per_server, pool.kw_per_rps, pool.embodied_kg_per_server_hour
         known = kw_s is not None and kw_r is not None and embodied is not None
         result.append(
             DayPool(
                 econ=pool,
                 offer=offer,
-                traffic=classes[pool.capacity.traffic_class],
+                traffic=traffic,
                 usd_server=tuple(price + (kw_s or 0.0) * e for e in energy),
                 usd_rps=tuple((kw_r or 0.0) * e for e in energy),
                 kg_server=tuple((kw_s * g + embodied) if known else None for g in grid),
                 kg_rps=tuple((kw_r * g) if known else None for g in grid),
                 energy_per_kwh_usd=energy,
                 grid_kg_per_kwh=grid,
-                demand=_demand(scenario, classes[pool.capacity.traffic_class]),
+                demand=demands[traffic.name],
             )
         )
     return result

@@ -93,6 +93,8 @@ class Layout:
         mask = np.array([served[pools[i].traffic.name] for i in self.members], dtype=bool)
         at_member, at_hour = np.nonzero(mask.reshape(len(self.members), HOURS))
         chosen = np.asarray(self.members, dtype=int)[at_member]
+        self.pair_pool = chosen  # each pair's pool, and its position among the members
+        self.pair_member = at_member
         self.pairs = list(zip(chosen.tolist(), at_hour.tolist(), strict=True))
         for n, h in enumerate(at_hour.tolist()):
             self.by_hour[h].append(n)
@@ -102,7 +104,6 @@ class Layout:
         server serving nothing, its price and its configuration's lowest fixed power (idle),
         with its embodied carbon, every hour."""
         members_pools = [self.pools[i] for i in self.members]
-        at = {i: m for m, i in enumerate(self.members)}
         unit_of = np.array(
             [self.units[p.unit] if p.reserved else -1 for p in members_pools], dtype=int
         )
@@ -115,7 +116,7 @@ class Layout:
         if not self.pairs:
             self.server_coef[kind] = self.rps_coef[kind] = np.zeros(0)
             return
-        pm = np.array([at[i] for i, _h in self.pairs], dtype=int)
+        pm = self.pair_member
         coef = server[pm, self.pair_hour]
         pair_unit = unit_of[pm]
         held = pair_unit >= 0

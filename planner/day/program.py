@@ -115,10 +115,13 @@ def _program(layout: Layout, weights: Weights, limits: DayLimits) -> DayProgram:
     )
     rows = Rows(layout.columns)
     upper_x = _demand_rows(layout, rows, covering)
-    for n, (i, _h) in enumerate(pairs):  # capacity
-        if not covering:
-            rows.add([(layout.x(n), 1.0), (layout.s(n), -pools[i].capacity)], -np.inf, 0.0)
-    upper_s = np.ceil(upper_x / np.array([pools[i].capacity for i, _ in pairs]) - _EPS)
+    capacity = np.array([pools[i].capacity for i in layout.pair_pool.tolist()], dtype=float)
+    if not covering and pairs:  # a pool carries what its servers can: x - capacity s <= 0
+        n = np.arange(len(pairs))
+        cols = np.column_stack([layout.x(0) + n, layout.s(0) + n])
+        vals = np.column_stack([np.ones(len(pairs)), -capacity])
+        rows.add_rows(cols, vals, -np.inf, 0.0)
+    upper_s = np.ceil(upper_x / capacity - _EPS)
     upper_s = np.maximum(upper_s, 0.0)
     upper_r = np.zeros(len(units))
     for h in layout.hours:  # reserved servers, each hour
@@ -260,7 +263,8 @@ def _decomposed(
         return DaySolution(SolveStatus.INFEASIBLE, message, {}, {}, {})
     if relaxed is None or relaxed.x is None:
         return None
-    used = sorted({i for n, (i, _h) in enumerate(layout.pairs) if relaxed.x[layout.s(n)] > 1e-6})
+    servers = np.asarray(relaxed.x[layout.s(0) : layout.s(0) + len(layout.pairs)])
+    used = np.unique(layout.pair_pool[servers > 1e-6]).tolist()
     sub = Layout(layout.pools, used, hours)
     subprogram = _program(sub, weights, limits)
     left = deadline.left()
@@ -311,7 +315,7 @@ def _prove(
     bound = float(relaxed.fun)
     columns = fixed(program.integrality, relaxed, value, program.bounds)
     cutoff = value - kernel.slack(value)  # only a plan better than `found` is of interest
-    whole = kernel.run(program, time_limit_s, bounds=columns, cutoff=cutoff)
+    whole = kernel.run(program, time_limit_s, bounds=columns, cutoff=cutoff, proof=True)
     better = kernel.improves(whole, cutoff)
     if better is False:
         return found, found, value

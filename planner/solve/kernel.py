@@ -51,6 +51,17 @@ from scipy.optimize import Bounds, LinearConstraint, OptimizeResult, milp
 from fleetplan.planner.solve.rows import Rows
 
 MIP_REL_GAP = 1e-9  # HiGHS stops when its answer is proven within this share of the optimum
+# A proof (`run(..., proof=True)`): HiGHS's primal heuristics look for answers, and where the
+# answer to beat is known (the cutoff) their time is spent on answers the cutoff prunes anyway;
+# its branching still finds a better one where there is one (exact either way). Feasibility jump
+# stays on: off, the 50 x 100 benchmark day's proof took twice as long (its answers prune
+# nodes); the rest off took that proof from 4.0 to 2.9 s (benchmarks/RESULTS.md).
+PROOF_OPTIONS = {
+    "mip_heuristic_effort": 0.0,
+    "mip_heuristic_run_rins": False,
+    "mip_heuristic_run_rens": False,
+    "mip_heuristic_run_root_reduced_cost": False,
+}
 
 
 class SolveStatus(StrEnum):
@@ -171,15 +182,19 @@ def run(
     extra: Sequence[LinearConstraint] = (),
     bounds: Bounds | None = None,
     cutoff: float | None = None,
+    proof: bool = False,
 ) -> OptimizeResult:
     """The program solved once by HiGHS (with another objective, more rows or tighter bounds
     where given): the only call of scipy's `milp` in the planner. `cutoff`: only answers of
     objective below it are of interest (HiGHS's `objective_bound`: it prunes every branch that
     cannot go below it, so it need not prove what is known already); read the answer with
-    `improves`."""
+    `improves`. `proof`: with a cutoff, the search is mostly a proof that nothing beats it
+    (`PROOF_OPTIONS`)."""
     options = {"time_limit": max(clipped(time_limit_s), 1e-3), "mip_rel_gap": MIP_REL_GAP}
     if cutoff is not None:
         options["objective_bound"] = cutoff
+        if proof:
+            options.update(PROOF_OPTIONS)
     with warnings.catch_warnings(), without_stray_lines():
         # scipy warns that it passes the cutoff to HiGHS verbatim
         warnings.filterwarnings("ignore", "Unrecognized options", RuntimeWarning)

@@ -37,6 +37,17 @@ class Rows:
         self.lower.extend(np.asarray(lower, dtype=float).tolist())
         self.upper.extend([upper] * len(lower))
 
+    def add_rows(self, cols: np.ndarray, vals: np.ndarray, lower: float, upper: float) -> None:
+        """Rows of the same width at once: row k over the columns `cols[k]` with the values
+        `vals[k]` (both of shape rows x width), each lower <= row . (z, x) <= upper."""
+        count, width = cols.shape
+        first = len(self.lower)
+        self.rows.extend(np.repeat(np.arange(first, first + count), width).tolist())
+        self.cols.extend(cols.ravel().tolist())
+        self.vals.extend(np.asarray(vals, dtype=float).ravel().tolist())
+        self.lower.extend([lower] * count)
+        self.upper.extend([upper] * count)
+
     def constraint(self) -> LinearConstraint:
         shape = (len(self.lower), self.columns)
         matrix = coo_array((self.vals, (self.rows, self.cols)), shape=shape).tocsr()
