@@ -164,11 +164,13 @@ def _covering() -> kernel.Program:
     )
 
 
+@pytest.mark.parametrize("proof", [False, True])
 @pytest.mark.parametrize(("cutoff", "expected"), [(2.5, False), (2.999, False), (3.5, True)])
-def test_a_cutoff_run_says_whether_anything_beats_it(cutoff, expected):
+def test_a_cutoff_run_says_whether_anything_beats_it(cutoff, expected, proof):
     """`run(cutoff=)` prunes what cannot beat the cutoff; `improves` reads the answer: nothing
-    below 3 exists (whatever HiGHS reports, infeasible or an answer not below), 3 is below 3.5."""
-    result = kernel.run(_covering(), 10.0, cutoff=cutoff)
+    below 3 exists (whatever HiGHS reports, infeasible or an answer not below), 3 is below 3.5.
+    A proof (its heuristics off) still finds the better answer where there is one."""
+    result = kernel.run(_covering(), 10.0, cutoff=cutoff, proof=proof)
     assert kernel.improves(result, cutoff) is expected
     if expected:
         assert result.fun == pytest.approx(3.0)
