@@ -29,13 +29,9 @@ from fleetplan.planner.estimate.serving import MAX_NUM_SEQS, Efficiencies, Serve
 from fleetplan.planner.estimate.simulate import Traffic
 
 K_TPOT = 0.35  # P99 TPOT over its mean at saturation, less 1 (fitted on the simulation)
-# The share of the KV cache a full batch holds in the simulation, against `held_context`'s
-# time average. It was 0.85 while a preempted sequence recomputed its prompt and tokens so far
-# (0.82-0.89 over the configurations compared); since it resumes from the prefix cache
-# (`simulate`'s resume_cached, vLLM V1 and SGLang), the cache fills: at 1.0 the queue form's
-# saturation is within 7 % of the simulation's at 9 in 10 of 47 configurations (14 % at 0.85;
-# `benchmarks/estimate.py --queue-vs-simulation`, 2026-12-07).
-KV_FILL = 1.0
+# The share of the KV cache a full batch holds in the simulation (preemption and recompute,
+# prompts admitted chunk by chunk): 0.82-0.89 over the configurations compared, 0.85 used.
+KV_FILL = 0.85
 
 
 @dataclass(frozen=True, slots=True)
