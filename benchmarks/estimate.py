@@ -60,7 +60,7 @@ from fleetplan.planner.estimate.serving import (  # noqa: E402
 )
 from fleetplan.planner.estimate.simulate import Traffic, simulate  # noqa: E402
 from fleetplan.services.envelope import bundled_architectures  # noqa: E402
-from fleetplan.services.estimate import BANDS, ENGINE, bundled_specs, trusted  # noqa: E402
+from fleetplan.services.estimate import BANDS, ENGINE, MOE, bundled_specs, trusted  # noqa: E402
 from fleetplan.warehouse.db import Warehouse  # noqa: E402
 from fleetplan.warehouse.queries import benchmark_points, gpu_catalog  # noqa: E402
 from fleetplan.warehouse.sample_data import build  # noqa: E402
@@ -376,6 +376,17 @@ def pool_ml_energy(
             same["saturation_source"] = "other architecture (no saturation in the real sweeps)"
 
 
+def experts_bands(real_bands: dict) -> dict:
+    """A mixture of experts' own figures of the real sweep (Mixtral's levels; P99 TTFT only),
+    which its estimates carry beside the dense bands (`services.estimate.band_for`)."""
+    where = f"{REAL}: Mixtral-8x7B on 2x H100 SXM"
+    return {
+        kind: figures | {"validated_on": f"{where}, {kind.removesuffix(MOE)}"}
+        for kind, figures in real_bands.items()
+        if kind.endswith(MOE)
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--write", action="store_true", help=f"write sample_data/{BANDS}")
@@ -451,6 +462,7 @@ def main(argv: list[str] | None = None) -> int:
                     "validated_on": f"{REAL}: H100 SXM from the io.net H100 PCIe fit",
                 }
                 del key
+            all_bands[method] |= experts_bands(real_bands)
     pool_ml_energy(all_bands, same_tpot, points)
     if args.write:
         out = ROOT / "sample_data" / BANDS

@@ -1,10 +1,10 @@
 """Hardening, round 4, of estimates from a config.json (`fleetplan capacity --estimate`, plans'
-"estimates": "fill"): a mixture of experts or a quantized checkpoint is refused unless its
-weights are given; every shape key is a whole number in a real model's range, a bool is no
-number, KV heads divide the heads, an unknown torch_dtype and lengths past the model's context
-are refused; the GPU count must be a tensor parallel size the model splits into, lengths are
-bounded and so is the simulation's work; and a simulated curve's words say "simulated", not
-"measured"."""
+"estimates": "fill"): experts it cannot size (no experts per token, latent attention, DBRX's
+nested layout) and a quantized checkpoint whose bytes are not given are refused; every shape
+key is a whole number in a real model's range, a bool is no number, KV heads divide the heads,
+an unknown torch_dtype and lengths past the model's context are refused; the GPU count must
+be a tensor parallel size the model splits into, lengths are bounded and so is the
+simulation's work; and a simulated curve's words say "simulated", not "measured"."""
 
 from __future__ import annotations
 
@@ -68,26 +68,32 @@ def query(tmp_path, config: dict, **fields) -> SimpleNamespace:
     return SimpleNamespace(model_config_path=str(path), **(given | fields))
 
 
-# F1: a mixture of experts or a quantized checkpoint, sized as a dense bf16 model
+# F1: a mixture of experts or a quantized checkpoint, sized as a dense bf16 model. A mixture of
+# experts is now sized as one (tests/test_estimate_experts.py); what it cannot size is refused.
 
 
 @pytest.mark.parametrize(
     ("extra", "key"),
     [
-        ({"num_local_experts": 8, "num_experts_per_tok": 2}, "num_local_experts"),  # Mixtral
-        ({"num_experts": 128, "moe_intermediate_size": 768}, "num_experts"),  # Qwen3-MoE
-        ({"n_routed_experts": 256}, "n_routed_experts"),  # DeepSeek-V3
-        ({"moe_intermediate_size": 1408}, "moe_intermediate_size"),
-        ({"ffn_config": {"moe_num_experts": 16}}, "ffn_config.moe_num_experts"),  # DBRX
+        ({"num_local_experts": 8}, "num_experts_per_tok"),  # no experts per token
+        ({"n_routed_experts": 256}, "num_experts_per_tok"),
+        ({"num_local_experts": 8, "num_experts_per_tok": 9}, "num_experts_per_tok"),
+        ({"moe_intermediate_size": 1408}, "moe_intermediate_size"),  # no count of experts
+        ({"kv_lora_rank": 512, "n_routed_experts": 256}, "kv_lora_rank"),  # DeepSeek-V3's MLA
     ],
 )
-def test_a_mixture_of_experts_is_refused_naming_the_key_unless_its_weights_are_given(extra, key):
+def test_experts_it_cannot_size_are_refused_naming_the_key(extra, key):
     error = refused(DENSE | extra)
     assert error.field == key and key in error.reason
-    assert "dense models only" in error.reason and "fleetplan_weight_bytes" in error.reason
-    given = arch(DENSE | extra | {"fleetplan_weight_bytes": 93.4e9})
-    assert given.weight_bytes == 93.4e9
-    assert arch(DENSE | extra | {"fleetplan_parameters": 46.7e9}).weight_bytes == 46.7e9 * 2
+
+
+def test_dbrx_nested_experts_are_refused_unless_its_weights_are_given():
+    extra = {"ffn_config": {"moe_num_experts": 16, "moe_top_k": 4}}
+    error = refused(DENSE | extra)
+    assert error.field == "ffn_config.moe_num_experts" and "fleetplan_weight_bytes" in error.reason
+    given = arch(DENSE | extra | {"fleetplan_weight_bytes": 263e9})
+    assert given.weight_bytes == 263e9 and not given.routed  # sized as dense, as it says
+    assert arch(DENSE | extra | {"fleetplan_parameters": 132e9}).weight_bytes == 132e9 * 2
 
 
 def test_one_expert_is_a_dense_model():

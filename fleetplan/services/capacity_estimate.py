@@ -27,6 +27,7 @@ from fleetplan.services.estimate import (
     has_runs,
     interval,
     measured_on,
+    method_words,
     model_shape,
     prediction_for,
     resolve_gpu,
@@ -65,14 +66,14 @@ def estimate_report(
     architectures[query.model.lower()] = shape.architecture
     traffic, label, words = traffic_of(points, query)
     fit, borrowed = fit_for(calibrations(points, architectures), spec, points, architectures)
-    band = band_for(borrowed, spec.gpu_id)
+    band = band_for(borrowed, spec.gpu_id, moe=shape.architecture.routed)
     prediction = prediction_for(shape, spec, query.gpu_count, fit, traffic)
     where = f"{query.model} on {query.gpu_count}x {spec.gpu_id}"
     if prediction is None:
         return _none(query, spec.gpu_id, words, f"{where}: the weights do not fit in memory")
     targets = query.targets
     point = prediction.capacity(targets.ttft_p99_ms, targets.tpot_p99_ms)
-    block = estimate_block(prediction, fit, borrowed, band, words)
+    block = estimate_block(prediction, fit, borrowed, band, words, method_words(shape))
     value = point.rate_rps if point is not None else 0.0
     low, high = interval(value, band)
     chosen = {"low": low, "mid": value, "high": high}[query.capacity_at]

@@ -112,10 +112,46 @@ def bundled_bands() -> dict:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def band_for(borrowed: Borrowed, gpu_id: str, method: str = "simulation") -> EstimateError | None:
+MOE = " (mixture of experts)"
+MOE_METHOD = (
+    "; a mixture of experts: a step reads the shared weights and the experts its tokens are "
+    "routed to (even, independent routing: E x (1 - (1 - k / E)^tokens) of E experts a layer) and "
+    "computes with a token's k experts; its efficiencies were fitted on dense models"
+)
+
+
+def method_words(shape: Shape) -> str:
+    """What an estimate of `shape` rests on, in words (`METHOD`, and the experts' rule)."""
+    return METHOD + (MOE_METHOD if shape.architecture.routed else "")
+
+
+def band_for(
+    borrowed: Borrowed, gpu_id: str, method: str = "simulation", *, moe: bool = False
+) -> EstimateError | None:
     """The validation's band for an estimate of this kind and method ("simulation", or
     "queue" for the approximation plans use); a kind the validation could not measure takes
-    the next wider one, and says so."""
+    the next wider one, and says so. A mixture of experts (`moe`) takes the figures its own
+    validation measured (kind + `MOE`: the Mixtral sweep's P99 TTFT) and the dense ones for the
+    rest, and says which."""
+    band = _dense_band(borrowed, gpu_id, method)
+    if band is None or not moe:
+        return band
+    kinds = bundled_bands().get("bands" if method == "simulation" else method, {})
+    own = kinds.get(band.kind + MOE) or {}
+    taken = [m for m in ("saturation", "ttft_p99", "tpot_p99") if own.get(m)]
+    figures = {m: _pair(own[m]) for m in taken}
+    where = f" on {own['validated_on']}" if own.get("validated_on") else ""
+    words = (
+        f"; a mixture of experts: {', '.join(taken)} from the validation of mixtures of "
+        f"experts{where}, the rest measured on dense models"
+        if taken
+        else "; a mixture of experts: no mixture of experts was validated, the band was "
+        "measured on dense models"
+    )
+    return band.model_copy(update=figures | {"source": band.source + words})
+
+
+def _dense_band(borrowed: Borrowed, gpu_id: str, method: str) -> EstimateError | None:
     bands = bundled_bands()
     kinds = bands.get("bands" if method == "simulation" else method, {})
     if borrowed.gpu_id == gpu_id:
@@ -414,7 +450,9 @@ def has_runs(points: pd.DataFrame, model: str, gpu: str, count: int) -> bool:
     return bool(((mine["gpu_model"] == gpu) & (mine["gpu_count"] == count)).any())
 
 
-def estimate_block(prediction: Prediction, fit: Fit, borrowed: Borrowed, band, traffic_words):
+def estimate_block(
+    prediction: Prediction, fit: Fit, borrowed: Borrowed, band, traffic_words, method=METHOD
+):
     eff = fit.efficiencies
     return EstimateBlock(
         curve=[
@@ -427,7 +465,7 @@ def estimate_block(prediction: Prediction, fit: Fit, borrowed: Borrowed, band, t
         ],
         calibrated_on=list(fit.configurations),
         error=band,
-        method=METHOD,
+        method=method,
         gpu_basis=borrowed.words,
         traffic=traffic_words,
         efficiencies={

@@ -50,6 +50,7 @@ SOURCE = "fleetplan estimate"
 # simulation (`planner.estimate.queueing`), validated on its own (its band is its own).
 METHOD = "queue"
 METHOD_WORDS = "queueing approximation of the serving model's simulation"
+MOE_WORDS = " (a mixture of experts: its routed experts read in part)"
 FIT_COUNTS = (2, 4, 8)
 
 
@@ -153,8 +154,10 @@ def _estimated(points, fits, shape, spec, count, model_id, shape_key) -> pd.Data
     prediction = prediction_for(shape, spec, count, fit, traffic, method=METHOD)
     if prediction is None:
         return None
-    band = band_for(borrowed, spec.gpu_id, method=METHOD)
-    error = {"borrowed": borrowed.words, "traffic": words, "method": METHOD_WORDS}
+    moe = shape.architecture.routed
+    band = band_for(borrowed, spec.gpu_id, method=METHOD, moe=moe)
+    method_words = METHOD_WORDS + (MOE_WORDS if moe else "")
+    error = {"borrowed": borrowed.words, "traffic": words, "method": method_words}
     if band is not None:
         error |= {
             "kind": band.kind,
@@ -165,7 +168,7 @@ def _estimated(points, fits, shape, spec, count, model_id, shape_key) -> pd.Data
     told = json.dumps({"basis": "estimated", "error": error}, sort_keys=True)
     run_id = f"estimate:{model_id}:{count}x{spec.gpu_id}:{dataset}:{input_len}:{output_len}"
     source = (
-        f"{SOURCE}: serving model ({METHOD_WORDS}), {borrowed.words}; calibrated on "
+        f"{SOURCE}: serving model ({method_words}), {borrowed.words}; calibrated on "
         f"{len(fit.configurations)} configurations"
     )
     rows = [

@@ -94,10 +94,38 @@ class Architecture:
     # The longest prompt and output together the model takes (its config.json's
     # max_position_embeddings, scaled as an engine scales it by rope_scaling); None: not given.
     max_context: int | None = None
+    # A mixture of experts: the routed experts of each expert layer (None: a dense model), how
+    # many of them each token uses, and the bytes of all routed experts of all layers (part of
+    # `weight_bytes`; the rest, attention, embeddings, shared experts and the router, every
+    # token reads).
+    experts: int | None = None
+    experts_per_token: int | None = None
+    expert_bytes: float = 0.0
 
     @property
     def kv_bytes_per_token(self) -> float:
         return 2.0 * self.layers * self.kv_heads * self.head_dim * self.kv_bytes
+
+    @property
+    def routed(self) -> bool:
+        return bool(self.experts and self.experts > 1 and self.expert_bytes > 0)
+
+    def read_bytes(self, tokens: float = 1.0) -> float:
+        """The weight bytes a step over `tokens` tokens reads: all of a dense model's; of a
+        mixture of experts, the shared part and, per expert layer, each expert some token of
+        the step is routed to, E x (1 - (1 - k / E)^n) of the E experts for n tokens routed
+        evenly and independently (the expected number of distinct experts k picks each of n
+        tokens touch). One token reads its k experts' share, a large batch all of them."""
+        if not self.routed:
+            return self.weight_bytes
+        assert self.experts is not None and self.experts_per_token is not None
+        untouched = (1.0 - self.experts_per_token / self.experts) ** max(tokens, 1.0)
+        return self.weight_bytes - self.expert_bytes * untouched
+
+    @property
+    def active_bytes(self) -> float:
+        """The weight bytes one token computes with (its k experts'): all of a dense model's."""
+        return self.read_bytes(1.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +193,14 @@ SHAPE_LIMITS = {
     "intermediate_size": 4_194_304,
     "vocab_size": 16_777_216,
     "max_position_embeddings": 1_000_000_000,
+    # a mixture of experts (the largest public ones: 384 routed experts, 8 to 16 per token)
+    "num_local_experts": 65_536,
+    "num_experts": 65_536,
+    "n_routed_experts": 65_536,
+    "num_experts_per_tok": 65_536,
+    "experts_per_token": 65_536,
+    "moe_intermediate_size": 4_194_304,
+    "shared_expert_intermediate_size": 4_194_304,
 }
 _ALIASES = {
     "n_layer": "num_hidden_layers",
@@ -195,46 +231,140 @@ def _shape(config: Mapping, *names: str) -> float | None:
     return None
 
 
-# config.json keys that count a mixture of experts' experts (Mixtral, Qwen-MoE, OLMoE, Jamba,
-# DeepSeek-V2/V3, DBRX's ffn_config): above 1, the model is no dense decoder.
-EXPERT_KEYS = (
-    "num_local_experts",
-    "num_experts",
-    "n_routed_experts",
-    "moe_num_experts",
-    "num_experts_per_tok",
-)
+# config.json keys that count a mixture of experts' routed experts (Mixtral, gpt-oss: num_local_
+# experts; Qwen-MoE, OLMoE: num_experts; DeepSeek-V2/V3: n_routed_experts) and the experts each
+# token is routed to; above 1 expert, the model is a mixture of experts.
+EXPERT_KEYS = ("num_local_experts", "num_experts", "n_routed_experts")
+TOP_K_KEYS = ("num_experts_per_tok", "experts_per_token")
 
 
-def _dense_only(config: Mapping) -> None:
-    """Refuse, naming the key, a config.json whose weights the dense shape cannot size: a mixture
-    of experts (unless `fleetplan_weight_bytes` or `fleetplan_parameters` gives them) or a
-    quantized checkpoint (unless `fleetplan_weight_bytes` does)."""
-    given_bytes = config.get("fleetplan_weight_bytes") is not None
-    given = given_bytes or config.get("fleetplan_parameters") is not None
+@dataclass(frozen=True, slots=True)
+class Experts:
+    """A mixture of experts' layout from its config.json: `count` routed experts in each of
+    `layers` expert layers, `top_k` of them per token, each a gated MLP of width `width`; the
+    other layers' MLP is dense (`dense_width`), and `shared_width` is the width of the experts
+    every token also goes through (Qwen2-MoE's shared expert, DeepSeek's n_shared_experts)."""
+
+    count: int
+    top_k: int
+    layers: int
+    width: float
+    dense_width: float | None
+    shared_width: float
+
+
+def _expert_layers(config: Mapping, layers: int) -> int:
+    """How many of the `layers` layers route to experts: DeepSeek's first_k_dense_replace
+    layers are dense, Qwen-MoE's every decoder_sparse_step-th layer routes unless it is in
+    mlp_only_layers; all of them otherwise (Mixtral, OLMoE, gpt-oss)."""
+    first_dense = config.get("first_k_dense_replace")
+    step = config.get("decoder_sparse_step")
+    only_mlp = config.get("mlp_only_layers")
+    dense = set(only_mlp) if isinstance(only_mlp, list) else set()
+    if isinstance(first_dense, int) and not isinstance(first_dense, bool) and first_dense > 0:
+        dense |= set(range(min(first_dense, layers)))
+    every = step if isinstance(step, int) and not isinstance(step, bool) and step > 1 else 1
+    return sum(1 for i in range(layers) if (i + 1) % every == 0 and i not in dense)
+
+
+def _unused_dense_width(config: Mapping) -> bool:
+    """An intermediate_size of 0 beside an expert count: no dense MLP (some Qwen3-MoE copies)."""
+    return config.get("intermediate_size") == 0 and any(
+        config.get(name) is not None for name in EXPERT_KEYS
+    )
+
+
+def config_experts(config: Mapping) -> Experts | None:
+    """The mixture of experts a config.json describes (`Experts`); None for a dense model (no
+    expert count, or one expert). An InputError names the key where the config gives experts
+    fleetplan cannot size: no count of experts per token, no expert MLP width, multi-head latent
+    attention (DeepSeek's kv_lora_rank: a KV cache the dense heads do not size), or DBRX's
+    nested ffn_config (unless `fleetplan_weight_bytes` or `fleetplan_parameters` gives the
+    weights: then the model is sized as dense, as before)."""
+    if config.get("kv_lora_rank") is not None:
+        raise InputError(
+            f"kv_lora_rank is {config.get('kv_lora_rank')!r} in the model's config.json: "
+            "multi-head latent attention (DeepSeek-V2/V3), whose KV cache per token is its "
+            "latent rank, not 2 x layers x KV heads x head_dim; fleetplan's bounds and serving "
+            "model size grouped-query attention only",
+            field="kv_lora_rank",
+        )
+    given = (
+        config.get("fleetplan_weight_bytes") is not None
+        or config.get("fleetplan_parameters") is not None
+    )
     nested = config.get("ffn_config")
-    places = [("", config)] + ([("ffn_config.", nested)] if isinstance(nested, Mapping) else [])
-    for prefix, where in places:
-        for key in (*EXPERT_KEYS, "moe_intermediate_size"):
-            value = where.get(key)
-            if value is None or given:
-                continue
+    if isinstance(nested, Mapping) and not given:
+        for key in ("moe_num_experts", "moe_top_k"):
+            value = nested.get(key)
             counted = isinstance(value, int | float) and not isinstance(value, bool)
-            if key != "moe_intermediate_size" and counted and value in (0, 1):
-                continue  # one expert (or none) is a dense MLP
-            if key == "moe_intermediate_size" and counted and value == 0:
-                continue
+            if value is not None and not (counted and value in (0, 1)):
+                raise InputError(
+                    f"ffn_config.{key} is {value!r} in the model's config.json: a mixture of "
+                    "experts in DBRX's nested layout, which fleetplan does not read; give the "
+                    "weights to go on: fleetplan_weight_bytes (the checkpoint's bytes in "
+                    "memory) or fleetplan_parameters (all experts' parameters) in the "
+                    "config.json (the estimate then treats the model as dense)",
+                    field=f"ffn_config.{key}",
+                )
+    key = next((name for name in EXPERT_KEYS if config.get(name) is not None), None)
+    if key is None:
+        moe_width = config.get("moe_intermediate_size")
+        if moe_width is not None and moe_width != 0:
             raise InputError(
-                f"{prefix}{key} is {value!r} in the model's config.json: a mixture-of-experts "
-                "model, and fleetplan's serving model and bounds size dense models only (every "
-                "weight counted from the shape); give the weights to go on: "
-                "fleetplan_weight_bytes (the checkpoint's bytes in memory) or "
-                "fleetplan_parameters (all experts' parameters) in the config.json (the "
-                "estimate then still treats the model as dense)",
-                field=f"{prefix}{key}",
+                f"moe_intermediate_size is {moe_width!r} in the model's config.json but no "
+                f"count of experts ({', '.join(EXPERT_KEYS)}): a mixture of experts fleetplan "
+                "cannot size",
+                field="moe_intermediate_size",
             )
+        return None
+    count = config.get(key)
+    if isinstance(count, int | float) and not isinstance(count, bool) and count in (0, 1):
+        return None  # one expert (or none) is a dense MLP
+    count = _shape(config, key)
+    layers = _shape(config, "num_hidden_layers", "n_layer")
+    top = next((name for name in TOP_K_KEYS if config.get(name) is not None), None)
+    top_k = _shape(config, top) if top else None
+    if top_k is None or layers is None:
+        raise InputError(
+            f"{key} is {int(count)} in the model's config.json (a mixture of experts) but it "
+            "gives no num_experts_per_tok: how many experts each token is routed to",
+            field="num_experts_per_tok",
+        )
+    if top_k > count:
+        raise InputError(
+            f"num_experts_per_tok ({int(top_k)}) is more than the {int(count)} experts ({key})",
+            field="num_experts_per_tok",
+        )
+    moe_width = config.get("moe_intermediate_size")
+    width_key = "moe_intermediate_size" if moe_width else "intermediate_size"
+    width = None if _unused_dense_width(config) and not moe_width else _shape(config, width_key)
+    if width is None:
+        raise InputError(
+            f"{key} is {int(count)} in the model's config.json but it gives no expert width "
+            "(moe_intermediate_size or intermediate_size)",
+            field="moe_intermediate_size",
+        )
+    dense_width = None if _unused_dense_width(config) else _shape(config, "intermediate_size")
+    shared = _shape(config, "shared_expert_intermediate_size") or 0.0
+    shared_count = config.get("n_shared_experts")
+    if isinstance(shared_count, int) and not isinstance(shared_count, bool) and shared_count > 0:
+        shared += shared_count * width
+    return Experts(
+        count=int(count),
+        top_k=int(top_k),
+        layers=_expert_layers(config, int(layers)),
+        width=float(width),
+        dense_width=dense_width,
+        shared_width=float(shared),
+    )
+
+
+def _quantized_sized(config: Mapping) -> None:
+    """Refuse, naming the key, a quantized checkpoint whose bytes `fleetplan_weight_bytes` does
+    not give: its weights cannot be sized from the shape and torch_dtype."""
     quantization = config.get("quantization_config")
-    if quantization is not None and not given_bytes:
+    if quantization is not None and config.get("fleetplan_weight_bytes") is None:
         method = quantization.get("quant_method") if isinstance(quantization, Mapping) else None
         shown = f" ({method})" if isinstance(method, str) else ""
         raise InputError(
@@ -303,23 +433,48 @@ def dtype_bytes(dtype: object) -> float | None:
 
 
 def estimated_parameters(config: Mapping) -> float | None:
-    """Parameters of a dense decoder (Llama, Qwen2, Mistral, Gemma, Phi-3 shapes) from its
-    config.json: embeddings (twice unless tied), per layer the attention projections (query and
-    output of the heads, key and value of the KV heads) and a gated MLP (three matrices). Biases
-    and norms are left out (under 0.1 %). None where a figure is missing."""
+    """Parameters of a decoder (Llama, Qwen2, Mistral, Gemma, Phi-3 shapes; and mixtures of
+    experts of Mixtral, Qwen-MoE, OLMoE, gpt-oss shapes) from its config.json: embeddings (twice
+    unless tied), per layer the attention projections (query and output of the heads, key and
+    value of the KV heads) and gated MLPs of three matrices (a dense layer's; an expert layer's
+    routed experts, shared experts and router). Biases and norms are left out (under 0.1 %).
+    None where a figure is missing."""
+    sizes = _parameter_parts(config)
+    return None if sizes is None else sizes[0]
+
+
+def expert_parameters(config: Mapping) -> float:
+    """The routed experts' parameters of all layers (0 for a dense model; `estimated_parameters`
+    counts them in)."""
+    sizes = _parameter_parts(config)
+    return 0.0 if sizes is None else sizes[1]
+
+
+def _parameter_parts(config: Mapping) -> tuple[float, float] | None:
+    """(all parameters, the routed experts' among them), None where a figure is missing."""
     hidden = _shape(config, "hidden_size", "n_embd")
     layers = _shape(config, "num_hidden_layers", "n_layer")
     heads = _shape(config, "num_attention_heads", "n_head")
-    inter = _shape(config, "intermediate_size")
     vocab = _shape(config, "vocab_size")
-    if None in (hidden, layers, heads, inter, vocab):
+    experts = config_experts(config)
+    inter = None if _unused_dense_width(config) else _shape(config, "intermediate_size")
+    if None in (hidden, layers, heads, vocab) or (inter is None and experts is None):
         return None
     kv_heads = _shape(config, "num_key_value_heads") or heads
     head_dim = _shape(config, "head_dim") or hidden / heads
     attention = 2 * hidden * heads * head_dim + 2 * hidden * kv_heads * head_dim
-    mlp = 3 * hidden * inter
     tied = bool(config.get("tie_word_embeddings", _ties_by_default(config)))
-    return vocab * hidden * (1 if tied else 2) + layers * (attention + mlp)
+    embeddings = vocab * hidden * (1 if tied else 2)
+    if experts is None:
+        return embeddings + layers * (attention + 3 * hidden * inter), 0.0
+    routed = experts.layers * experts.count * 3 * hidden * experts.width
+    dense_layers = layers - experts.layers
+    if dense_layers and experts.dense_width is None:
+        return None
+    dense = dense_layers * 3 * hidden * (experts.dense_width or 0.0)
+    per_expert_layer = 3 * hidden * experts.shared_width + hidden * experts.count
+    total = embeddings + layers * attention + dense + routed + experts.layers * per_expert_layer
+    return total, routed
 
 
 # Model families whose transformers config class ties the input and output embeddings unless the
@@ -346,8 +501,10 @@ def architecture_from_config(
     from the shape) x the bytes of `torch_dtype`; the KV cache's elements are `kv_dtype`'s (the
     run's dtype), else `torch_dtype`'s, and either stands for the other where one is missing.
     An InputError names a missing field or one out of its range (`SHAPE_LIMITS`), KV heads that
-    do not divide the attention heads, an unknown torch_dtype, and a mixture of experts or a
-    quantized checkpoint whose weights it is not given (`_dense_only`)."""
+    do not divide the attention heads, an unknown torch_dtype, a quantized checkpoint whose
+    bytes it is not given, and experts it cannot size (`config_experts`). A mixture of experts
+    keeps its layout: the routed experts' share of the weights (from the shape's parameter
+    counts, applied to given bytes too) is what a step reads only in part."""
     layers = _shape(config, "num_hidden_layers", "n_layer")
     heads = _shape(config, "num_attention_heads", "n_head")
     if layers is None or heads is None:
@@ -362,7 +519,8 @@ def architecture_from_config(
         )
     width = config_width(config)
     for name in ("intermediate_size", "vocab_size"):
-        _shape(config, name)
+        if not (name == "intermediate_size" and _unused_dense_width(config)):
+            _shape(config, name)
     max_context = context_length(config)
     head_dim = _shape(config, "head_dim")
     if head_dim is None:
@@ -372,7 +530,8 @@ def architecture_from_config(
             )
         head_dim = width / heads
         _check_whole("head_dim", head_dim)
-    _dense_only(config)
+    experts = config_experts(config)
+    _quantized_sized(config)
     dtype_key = "torch_dtype" if config.get("torch_dtype") is not None else "dtype"
     weight_dtype = config.get(dtype_key)
     if weight_dtype is not None and dtype_bytes(weight_dtype) is None:
@@ -399,6 +558,10 @@ def architecture_from_config(
                 field="fleetplan_parameters",
             )
         weight_bytes = parameters * element
+    routed_share = 0.0
+    if experts is not None:
+        parts = _parameter_parts(config)
+        routed_share = parts[1] / parts[0] if parts is not None and parts[0] > 0 else 0.0
     return Architecture(
         model=model,
         layers=int(layers),
@@ -409,6 +572,9 @@ def architecture_from_config(
         source=source,
         heads=int(heads),
         max_context=max_context,
+        experts=experts.count if experts is not None else None,
+        experts_per_token=experts.top_k if experts is not None else None,
+        expert_bytes=weight_bytes * routed_share,
     )
 
 
@@ -434,8 +600,25 @@ def architectures_from_table(table: Mapping) -> dict[str, Architecture]:
         except KeyError as missing:
             raise InputError(f"{where} has no {missing.args[0]}", field=where) from None
         # the table gives no attention heads (it stands the KV heads in): unknown
-        arch = architecture_from_config(model, config, source=source)
-        found[model.lower()] = replace(arch, heads=None)
+        arch = replace(architecture_from_config(model, config, source=source), heads=None)
+        if "experts" in entry:  # a mixture of experts: its routed experts' share of the weights
+            try:
+                counts = {name: int(entry[name]) for name in ("experts", "experts_per_token")}
+                routed = float(entry["expert_parameters"]) / float(entry["parameters"])
+            except (KeyError, TypeError, ValueError) as problem:
+                raise InputError(
+                    f"{where} has experts but no valid experts_per_token and expert_parameters "
+                    f"({problem})",
+                    field=where,
+                ) from None
+            if not (0 < routed < 1 and 1 <= counts["experts_per_token"] <= counts["experts"]):
+                raise InputError(
+                    f"{where}: expert_parameters must be part of parameters, and "
+                    "experts_per_token from 1 to experts",
+                    field=where,
+                )
+            arch = replace(arch, **counts, expert_bytes=arch.weight_bytes * routed)
+        found[model.lower()] = arch
     return found
 
 
@@ -481,7 +664,8 @@ def server_envelope(
     if hardware.bandwidth_gb_s is not None:
         bandwidth = tp * hardware.bandwidth_gb_s * GB
         per_replica = sequences / replicas
-        output_tps = replicas * bandwidth * per_replica / (architecture.weight_bytes + free)
+        # a mixture of experts' step reads at least its k experts' share (`active_bytes`)
+        output_tps = replicas * bandwidth * per_replica / (architecture.active_bytes + free)
     rate, basis = None, "no bound: the level's mean E2EL is unknown"
     if e2el_mean_ms is not None and e2el_mean_ms > 0:
         held_ms, basis = e2el_mean_ms, "E2EL (TTFT unknown)"
@@ -494,7 +678,7 @@ def server_envelope(
         rate = sequences / (held_ms / 1000)
     floor = None
     if hardware.bandwidth_gb_s is not None:
-        floor = architecture.weight_bytes / (tp * hardware.bandwidth_gb_s * GB) * 1000
+        floor = architecture.active_bytes / (tp * hardware.bandwidth_gb_s * GB) * 1000
     return Envelope(
         kv_tokens,
         sequences,

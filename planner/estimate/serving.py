@@ -8,6 +8,9 @@ cache over them) serving a model of P parameters and W weight bytes:
 - decode reads the weights once and the KV cache of every running sequence:
   bytes = (W + K x k) / t for K tokens in the batch's contexts and k KV bytes per token, over
   the memory bandwidth B: `a x bytes / B`, where 1 / a is the engine's bandwidth efficiency;
+  of a mixture of experts, W is what the step's tokens are routed to (`Architecture.read_bytes`:
+  the shared weights and, of E experts per layer, the E x (1 - (1 - k / E)^n) that n tokens
+  routed evenly to k each touch), and P below its active parameters (the k experts' share);
 - every token of the step (decoded or prefilled) costs about 2 x P FLOPs of matrix products,
   and a prefilled token attends to its prompt so far, 4 x L x d_model x (its position) FLOPs,
   split over t GPUs, over the GPU's dense BF16 FLOPs F: `b x flops / F`, 1 / b the compute
@@ -57,7 +60,8 @@ class Shape:
     @classmethod
     def of(cls, architecture: Architecture, width: float | None = None) -> Shape:
         element = architecture.kv_bytes or 2.0
-        parameters = architecture.weight_bytes / element
+        # a token's matrix products: a mixture of experts computes with its k experts only
+        parameters = architecture.active_bytes / element
         if width is None:
             width = math.sqrt(parameters / (12.0 * architecture.layers))
         return cls(architecture, parameters, float(width))
@@ -111,7 +115,7 @@ class Server:
         communication seconds, for `decode` running sequences holding `context` tokens and
         `prefill` prompt tokens whose positions sum to `prefill_context`."""
         arch, t = self.shape.architecture, self.tp
-        moved = (arch.weight_bytes + context * arch.kv_bytes_per_token) / t
+        moved = (arch.read_bytes(decode + prefill) + context * arch.kv_bytes_per_token) / t
         flops = (
             2.0 * self.shape.parameters * (decode + prefill)
             + 4.0 * arch.layers * self.shape.width * prefill_context
