@@ -34,7 +34,7 @@ import json
 import numpy as np
 import pandas as pd
 
-from fleetplan.planner.capacity.envelope import architecture_from_config
+from fleetplan.planner.capacity.architecture import architecture_from_config
 from fleetplan.planner.estimate.calibrate import Fit
 from fleetplan.planner.estimate.serving import Server, Shape, kv_cache_tokens, transferred
 from fleetplan.services.estimate import bundled_specs

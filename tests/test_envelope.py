@@ -12,14 +12,8 @@ import pytest
 
 from fleetplan.core.errors import InputError
 from fleetplan.core.paths import sample_data_dir
-from fleetplan.planner.capacity.envelope import (
-    GIB,
-    Hardware,
-    architecture_from_config,
-    estimated_parameters,
-    level_flags,
-    server_envelope,
-)
+from fleetplan.planner.capacity.architecture import architecture_from_config, estimated_parameters
+from fleetplan.planner.capacity.envelope import GIB, Hardware, level_flags, server_envelope
 from fleetplan.services.envelope import (
     architecture_from_file,
     bundled_architectures,

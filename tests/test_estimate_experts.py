@@ -9,14 +9,12 @@ import json
 
 import pytest
 
-from fleetplan.planner.capacity.envelope import (
-    Hardware,
+from fleetplan.planner.capacity.architecture import (
     architecture_from_config,
     estimated_parameters,
     expert_parameters,
-    level_flags,
-    server_envelope,
 )
+from fleetplan.planner.capacity.envelope import Hardware, level_flags, server_envelope
 from fleetplan.planner.estimate.serving import Efficiencies, Server, Shape, kv_cache_tokens
 from fleetplan.planner.estimate.shape import same_shape
 from fleetplan.services.envelope import bundled_architectures

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from benchmarks.estimate_ml_energy import SHAPES, levels, output_moments
-from fleetplan.planner.capacity.envelope import architecture_from_config, estimated_parameters
+from fleetplan.planner.capacity.architecture import architecture_from_config, estimated_parameters
 from fleetplan.services.envelope import bundled_architectures
 from fleetplan.services.estimate import ENGINE, calibrations
 

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 from fleetplan.core.errors import InputError
-from fleetplan.planner.capacity.envelope import (
+from fleetplan.planner.capacity.architecture import (
     Architecture,
     architecture_from_config,
     tensor_parallel_problem,

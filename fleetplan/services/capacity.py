@@ -20,8 +20,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 from fleetplan.core.errors import InputError
 from fleetplan.core.gpus import canonical_gpu
 from fleetplan.core.stats import finite_number
+from fleetplan.planner.capacity.architecture import Architecture, find_architecture
 from fleetplan.planner.capacity.configuration import SERVER, with_servers
-from fleetplan.planner.capacity.envelope import Architecture, find_architecture, level_flags
+from fleetplan.planner.capacity.envelope import level_flags
 from fleetplan.planner.capacity.rules import points_for_class, points_for_model
 from fleetplan.planner.curve.envelope_flags import flagged
 from fleetplan.planner.curve.levels import CurveLevel

@@ -21,16 +21,13 @@ from fleetplan.core.files import read_at_most
 from fleetplan.core.paths import sample_data_dir
 from fleetplan.core.stats import finite_number
 from fleetplan.core.strict import load_json
-from fleetplan.planner.capacity.envelope import (
+from fleetplan.planner.capacity.architecture import (
     Architecture,
-    Envelope,
-    Hardware,
     architecture_from_config,
     architectures_from_table,
     find_architecture,
-    level_flags,
-    server_envelope,
 )
+from fleetplan.planner.capacity.envelope import Envelope, Hardware, level_flags, server_envelope
 from fleetplan.planner.curve.envelope_flags import ENVELOPE_FLAG
 
 TABLE = Path("models") / "architectures.toml"

@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict
 from fleetplan.core.errors import InputError
 from fleetplan.core.gpus import canonical_gpu
 from fleetplan.core.paths import sample_data_dir
-from fleetplan.planner.capacity.envelope import (
+from fleetplan.planner.capacity.architecture import (
     Architecture,
     config_width,
     tensor_parallel_problem,

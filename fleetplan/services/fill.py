@@ -27,7 +27,7 @@ import pandas as pd
 
 from fleetplan.core.errors import InputError
 from fleetplan.core.gpus import canonical_gpu
-from fleetplan.planner.capacity.envelope import Architecture
+from fleetplan.planner.capacity.architecture import Architecture
 from fleetplan.planner.capacity.measure_hint import measured_counts
 from fleetplan.planner.capacity.rules import points_for_model
 from fleetplan.planner.estimate.serving import Shape, kv_cache_tokens

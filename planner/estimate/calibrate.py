@@ -40,7 +40,7 @@ import pandas as pd
 from scipy.optimize import least_squares
 
 from fleetplan.core.load import WAIT_SHARE
-from fleetplan.planner.capacity.envelope import Architecture
+from fleetplan.planner.capacity.architecture import Architecture
 from fleetplan.planner.estimate.level import level_tokens, positive, tensor_parallel
 from fleetplan.planner.estimate.prefix_cache import cached_shares
 from fleetplan.planner.estimate.serving import (

@@ -50,7 +50,7 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from fleetplan.planner.capacity.envelope import Architecture
+from fleetplan.planner.capacity.architecture import Architecture
 from fleetplan.planner.estimate.level import positive, tensor_parallel
 from fleetplan.planner.estimate.serving import Shape, kv_cache_tokens
 from fleetplan.planner.estimate.specs import GpuSpec

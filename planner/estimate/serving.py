@@ -37,7 +37,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from fleetplan.planner.capacity.envelope import GIB, Architecture
+from fleetplan.planner.capacity.architecture import Architecture
+from fleetplan.planner.capacity.envelope import GIB
 from fleetplan.planner.estimate.specs import GpuSpec
 
 MEMORY_UTILISATION = 0.9  # vLLM's gpu_memory_utilization default

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from fleetplan.planner.capacity.envelope import Architecture
+from fleetplan.planner.capacity.architecture import Architecture
 
 WEIGHT_TOLERANCE = 0.01
 
