@@ -245,3 +245,46 @@ def test_capacity_estimates_a_new_mixture_of_experts_labelled_with_its_band(
     done = cli("capacity", *common, "--model", "acme/dense-30b", "--model-config", dense, *targets)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["saturation_rps"] < report["saturation_rps"]
+
+
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
+def test_a_fill_plan_estimates_mixtral_beside_its_real_h100_sxm_sweep(
+    cli, sample_warehouse_path, tool_outputs, tmp_path
+):
+    """The real Mixtral sweep (inference-sim/training, 2x H100 SXM) imported as a user would, then
+    a plan with "fill" for a class naming only its lengths: every other offer is estimated as a
+    mixture of experts, labelled with the band its own validation measured."""
+    sweeps = sorted((tool_outputs / "inference-sim-training-h100").glob("*mixtral*"))
+    assert sweeps
+    for folder in sweeps:
+        done = cli(
+            "ingest", folder, "--warehouse", sample_warehouse_path, "--gpu", "h100-sxm",
+            "--gpu-count", "2",
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+    scenario = {
+        "model": "mistralai/Mixtral-8x7B-v0.1",
+        "estimates": "fill",
+        "classes": [
+            # the codegen sweep's lengths, no dataset: its measured levels are "shared_prefix"
+            {"name": "code", "rate_rps": 12, "ttft_p99_ms": 2000, "tpot_p99_ms": 80}
+            | {"input_len": 566, "output_len": 247}
+        ],
+        "gpus": [
+            {"gpu_model": gpu, "hourly_usd": usd, "site": "dc"}
+            for gpu, usd in (("h100-pcie", 2.0), ("rtx-4090", 0.35), ("h100-sxm", 2.49))
+        ],
+        "sites": [{"name": "dc", "electricity_usd_per_kwh": 0.12, "grid_gco2_per_kwh": 350}],
+    }
+    path = tmp_path / "mixtral.json"
+    path.write_text(json.dumps(scenario))
+    out = tmp_path / "plan.json"
+    done = cli("plan", "--warehouse", sample_warehouse_path, "--scenario", path, "--json", out)
+    assert done.returncode == 0, done.stderr
+    assert "ESTIMATED, not measured" in done.stdout
+    pools = json.loads(out.read_text())["recommended"]["pools"]
+    assert pools and all(p["basis"] == "estimated" for p in pools)
+    for pool in pools:
+        error = pool["estimate_error"]
+        assert error["kind"].endswith("(mixture of experts)")
+        assert "mixture of experts" in error["method"]

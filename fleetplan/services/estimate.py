@@ -84,7 +84,7 @@ class EstimateError(_Schema):
     saturation: tuple[float, float] | None
     ttft_p99: tuple[float, float] | None
     tpot_p99: tuple[float, float] | None
-    kind: str  # "own GPU", "same architecture", "other architecture"
+    kind: str  # "own GPU", "same architecture", "other architecture"; + MOE where its own
     source: str
 
 
@@ -148,7 +148,8 @@ def band_for(
         else "; a mixture of experts: no mixture of experts was validated, the band was "
         "measured on dense models"
     )
-    return band.model_copy(update=figures | {"source": band.source + words})
+    kind = band.kind + MOE if taken else band.kind
+    return band.model_copy(update=figures | {"source": band.source + words, "kind": kind})
 
 
 def _dense_band(borrowed: Borrowed, gpu_id: str, method: str) -> EstimateError | None:

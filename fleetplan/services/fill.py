@@ -29,7 +29,7 @@ from fleetplan.core.errors import InputError
 from fleetplan.core.gpus import canonical_gpu
 from fleetplan.planner.capacity.architecture import Architecture
 from fleetplan.planner.capacity.measure_hint import measured_counts
-from fleetplan.planner.capacity.rules import points_for_model
+from fleetplan.planner.capacity.rules import near_length, points_for_model
 from fleetplan.planner.estimate.serving import Shape, kv_cache_tokens
 from fleetplan.planner.estimate.shape import identical_architectures
 from fleetplan.planner.estimate.specs import GpuSpec
@@ -111,10 +111,29 @@ def with_estimates(points: pd.DataFrame, scenario: Scenario) -> pd.DataFrame:
                 for shape_key in _shapes(classes):
                     rows = _estimated(points, fits, shape, spec, count, model_id, shape_key)
                     if rows is not None:
+                        label = _dataset_label(mine, shape_key)
+                        if label is not None:
+                            rows["dataset"] = label
                         added.append(rows)
     if not added:
         return points
     return pd.concat([points, *added], ignore_index=True)
+
+
+def _dataset_label(mine: pd.DataFrame, shape_key: tuple) -> str | None:
+    """The dataset an estimate for a class of these lengths is labelled with: the class's own;
+    for a class naming lengths but no dataset, the one dataset its measured levels of those
+    lengths carry (the measured and the estimated levels then stay one kind of traffic, as the
+    class asked: its lengths), else none."""
+    dataset, input_len, output_len = shape_key
+    if dataset is not None or input_len is None or output_len is None or mine.empty:
+        return dataset
+    near = mine[
+        mine["input_len"].map(lambda v: near_length(v, input_len))
+        & mine["output_len"].map(lambda v: near_length(v, output_len))
+    ]
+    named = {str(d) for d in near["dataset"] if pd.notna(d)}
+    return named.pop() if len(named) == 1 and near["dataset"].notna().all() else None
 
 
 def _identical(points, architectures, arch, gpu, count, model_id) -> pd.DataFrame | None:
