@@ -1,6 +1,6 @@
 """Hardening, round 4, of estimates from a config.json (`fleetplan capacity --estimate`, plans'
 "estimates": "fill"): experts it cannot size (no experts per token, latent attention, DBRX's
-nested layout) and a quantized checkpoint whose bytes are not given are refused; every shape
+nested layout) and a quantized checkpoint of a format it does not size are refused; every shape
 key is a whole number in a real model's range, a bool is no number, KV heads divide the heads,
 an unknown torch_dtype and lengths past the model's context are refused; the GPU count must
 be a tensor parallel size the model splits into, lengths are bounded and so is the
@@ -100,14 +100,16 @@ def test_one_expert_is_a_dense_model():
     assert arch(DENSE | {"num_local_experts": 1}).weight_bytes == arch(DENSE).weight_bytes
 
 
-def test_a_quantized_checkpoint_is_refused_unless_its_bytes_are_given():
-    quantized = DENSE | {"quantization_config": {"quant_method": "awq", "bits": 4}}
-    error = refused(quantized)
-    assert error.field == "quantization_config" and "(awq)" in error.reason
+def test_a_quantized_checkpoint_is_sized_from_its_config_or_refused_naming_its_method():
+    # sized now (tests/test_estimate_quantized.py); refused where its format is unknown
+    unknown = DENSE | {"quantization_config": {"quant_method": "hqq", "nbits": 4}}
+    error = refused(unknown)
+    assert error.field == "quantization_config" and "(hqq)" in error.reason
     assert "fleetplan_weight_bytes" in error.reason
-    # a parameter count is no help: it would still be counted in torch_dtype's 16 bits
-    assert refused(quantized | {"fleetplan_parameters": 8.03e9}).field == "quantization_config"
-    assert arch(quantized | {"fleetplan_weight_bytes": 5.7e9}).weight_bytes == 5.7e9
+    no_bits = DENSE | {"quantization_config": {"quant_method": "gptq"}}
+    assert refused(no_bits).field == "quantization_config.bits"
+    # the checkpoint's own bytes, where given, win over any sizing
+    assert arch(unknown | {"fleetplan_weight_bytes": 5.7e9}).weight_bytes == 5.7e9
 
 
 # F2: shape keys checked only in part

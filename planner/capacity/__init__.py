@@ -6,7 +6,8 @@
 - `configuration`: what a capacity is made of: `Configuration` (GPU model x GPUs per server x
   server), the measured `Level` it rests on, and the `Capacity` interval itself.
 - `architecture`: what the bounds and the serving model need of a model (`Architecture`: layers,
-  KV heads, dtypes, weights, experts), from its config.json or the bundled table.
+  KV heads, dtypes, weights, experts), from its config.json or the bundled table;
+  `quantization`: a quantized checkpoint's weights from its `quantization_config`.
 - `envelope`: a server's physical envelope (KV cache, decode bandwidth) from the model's shape
   and the GPUs' memory and bandwidth (`level_flags`).
 - `intervals`: where two configurations' capacity intervals overlap (the data cannot rank them).

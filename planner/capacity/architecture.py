@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from fleetplan.core.errors import InputError
+from fleetplan.planner.capacity.quantization import kv_cache_bits, quantized_weights
 
 # Bytes per element of the dtypes config.json files and run files name.
 DTYPE_BYTES: dict[str, float] = {
@@ -58,6 +59,10 @@ class Architecture:
     experts: int | None = None
     experts_per_token: int | None = None
     expert_bytes: float = 0.0
+    # The parameters a token's matrix products cost at the GPU's 16-bit rate, where the weights'
+    # bytes do not tell them (a quantized checkpoint: its active parameters, halved for 8-bit
+    # float weights and activations); None: the active weights' bytes over the KV element's.
+    compute_parameters: float | None = None
 
     @property
     def kv_bytes_per_token(self) -> float:
@@ -291,22 +296,6 @@ def config_experts(config: Mapping) -> Experts | None:
     )
 
 
-def _quantized_sized(config: Mapping) -> None:
-    """Refuse, naming the key, a quantized checkpoint whose bytes `fleetplan_weight_bytes` does
-    not give: its weights cannot be sized from the shape and torch_dtype."""
-    quantization = config.get("quantization_config")
-    if quantization is not None and config.get("fleetplan_weight_bytes") is None:
-        method = quantization.get("quant_method") if isinstance(quantization, Mapping) else None
-        shown = f" ({method})" if isinstance(method, str) else ""
-        raise InputError(
-            f"quantization_config{shown} in the model's config.json: a quantized checkpoint, whose "
-            "weights fleetplan cannot size from the shape and torch_dtype (it would count them "
-            "unquantized); give fleetplan_weight_bytes (the checkpoint's bytes in memory, e.g. "
-            "the sum of its safetensors files) in the config.json",
-            field="quantization_config",
-        )
-
-
 def context_length(config: Mapping) -> int | None:
     """The longest prompt and output together the model takes: max_position_embeddings, times a
     rope_scaling factor as vLLM derives a model's length (not for "llama3", "su" or "longrope"
@@ -381,8 +370,9 @@ def expert_parameters(config: Mapping) -> float:
     return 0.0 if sizes is None else sizes[1]
 
 
-def _parameter_parts(config: Mapping) -> tuple[float, float] | None:
-    """(all parameters, the routed experts' among them), None where a figure is missing."""
+def _parameter_parts(config: Mapping) -> tuple[float, float, float] | None:
+    """(all parameters, the routed experts' among them, the embeddings' among them: input and
+    output), None where a figure is missing."""
     hidden = _shape(config, "hidden_size", "n_embd")
     layers = _shape(config, "num_hidden_layers", "n_layer")
     heads = _shape(config, "num_attention_heads", "n_head")
@@ -397,7 +387,7 @@ def _parameter_parts(config: Mapping) -> tuple[float, float] | None:
     tied = bool(config.get("tie_word_embeddings", _ties_by_default(config)))
     embeddings = vocab * hidden * (1 if tied else 2)
     if experts is None:
-        return embeddings + layers * (attention + 3 * hidden * inter), 0.0
+        return embeddings + layers * (attention + 3 * hidden * inter), 0.0, embeddings
     routed = experts.layers * experts.count * 3 * hidden * experts.width
     dense_layers = layers - experts.layers
     if dense_layers and experts.dense_width is None:
@@ -405,7 +395,7 @@ def _parameter_parts(config: Mapping) -> tuple[float, float] | None:
     dense = dense_layers * 3 * hidden * (experts.dense_width or 0.0)
     per_expert_layer = 3 * hidden * experts.shared_width + hidden * experts.count
     total = embeddings + layers * attention + dense + routed + experts.layers * per_expert_layer
-    return total, routed
+    return total, routed, embeddings
 
 
 # Model families whose transformers config class ties the input and output embeddings unless the
@@ -462,7 +452,6 @@ def architecture_from_config(
         head_dim = width / heads
         _check_whole("head_dim", head_dim)
     experts = config_experts(config)
-    _quantized_sized(config)
     dtype_key = "torch_dtype" if config.get("torch_dtype") is not None else "dtype"
     weight_dtype = config.get(dtype_key)
     if weight_dtype is not None and dtype_bytes(weight_dtype) is None:
@@ -472,7 +461,9 @@ def architecture_from_config(
             field=dtype_key,
         )
     element = dtype_bytes(weight_dtype) or dtype_bytes(kv_dtype)
-    kv_element = dtype_bytes(kv_dtype) or element
+    quantization = config.get("quantization_config")
+    kv_bits = kv_cache_bits(quantization)
+    kv_element = dtype_bytes(kv_dtype) or (kv_bits / 8 if kv_bits else None) or element
     if kv_element is None or element is None:
         raise InputError(
             f"the model's dtype ({weight_dtype!r} in its config.json, {kv_dtype!r} in the run) "
@@ -480,19 +471,42 @@ def architecture_from_config(
             field="torch_dtype",
         )
     weight_bytes = _positive(config, "fleetplan_weight_bytes")
-    if weight_bytes is None:
-        parameters = _positive(config, "fleetplan_parameters") or estimated_parameters(config)
-        if parameters is None:
+    parts = _parameter_parts(config)
+    parameters = _positive(config, "fleetplan_parameters") or (parts[0] if parts else None)
+    if weight_bytes is None and parameters is None:
+        raise InputError(
+            "the model's weights cannot be sized: its config.json lacks hidden_size, "
+            "intermediate_size or vocab_size (or give fleetplan_parameters)",
+            field="fleetplan_parameters",
+        )
+    routed_share = parts[1] / parts[0] if experts and parts and parts[0] > 0 else 0.0
+    compute, words = None, ""
+    if weight_bytes is None and quantization is not None:
+        assert parameters is not None
+        if parts is None:
             raise InputError(
-                "the model's weights cannot be sized: its config.json lacks hidden_size, "
-                "intermediate_size or vocab_size (or give fleetplan_parameters)",
-                field="fleetplan_parameters",
+                "quantization_config in the model's config.json, but its shape lacks "
+                "hidden_size, intermediate_size or vocab_size to size the quantized layers: give "
+                "fleetplan_weight_bytes (the checkpoint's bytes in memory)",
+                field="quantization_config",
             )
+        scale = parameters / parts[0]  # a given parameter count, in the shape's proportions
+        sized = quantized_weights(
+            quantization if isinstance(quantization, Mapping) else {},
+            parameters=parameters,
+            routed=parts[1] * scale,
+            embeddings=parts[2] * scale,
+            element=element,
+        )
+        weight_bytes, words = sized.weight_bytes, f"; {sized.words}"
+        routed_share = sized.expert_bytes / sized.weight_bytes if experts else 0.0
+        active = parameters - parts[1] * scale * (
+            1 - experts.top_k / experts.count if experts else 0.0
+        )
+        compute = active * sized.compute_factor
+    elif weight_bytes is None:
+        assert parameters is not None
         weight_bytes = parameters * element
-    routed_share = 0.0
-    if experts is not None:
-        parts = _parameter_parts(config)
-        routed_share = parts[1] / parts[0] if parts is not None and parts[0] > 0 else 0.0
     return Architecture(
         model=model,
         layers=int(layers),
@@ -500,12 +514,13 @@ def architecture_from_config(
         head_dim=int(head_dim),
         kv_bytes=kv_element,
         weight_bytes=weight_bytes,
-        source=source,
+        source=source + words,
         heads=int(heads),
         max_context=max_context,
         experts=experts.count if experts is not None else None,
         experts_per_token=experts.top_k if experts is not None else None,
         expert_bytes=weight_bytes * routed_share,
+        compute_parameters=compute,
     )
 
 

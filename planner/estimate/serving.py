@@ -61,8 +61,9 @@ class Shape:
     @classmethod
     def of(cls, architecture: Architecture, width: float | None = None) -> Shape:
         element = architecture.kv_bytes or 2.0
-        # a token's matrix products: a mixture of experts computes with its k experts only
-        parameters = architecture.active_bytes / element
+        # a token's matrix products: a mixture of experts computes with its k experts only; a
+        # quantized checkpoint says its own (`Architecture.compute_parameters`)
+        parameters = architecture.compute_parameters or architecture.active_bytes / element
         if width is None:
             width = math.sqrt(parameters / (12.0 * architecture.layers))
         return cls(architecture, parameters, float(width))
