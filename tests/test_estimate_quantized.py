@@ -78,25 +78,40 @@ def arch(config: dict):
     return architecture_from_config("acme/q", config, source="test")
 
 
+GIB = 2**30
+
+
 @pytest.mark.parametrize(
-    ("config", "hub_gb"),
+    ("config", "card_gib"),
     [
-        # the sums of the checkpoints' safetensors files on the Hub
-        (LLAMA_31_8B | {"quantization_config": FP8_DYNAMIC}, 9.08),  # Llama-3.1-8B FP8
-        (
-            LLAMA_31_8B | {"quantization_config": {"quant_method": "fbgemm_fp8"}},
-            9.08,
-        ),  # meta-llama/Llama-3.1-8B-Instruct-FP8's own format
-        (QWEN25_7B | {"quantization_config": AWQ}, 5.58),  # Qwen/Qwen2.5-7B-Instruct-AWQ
-        (GPT_OSS_20B, 13.8),  # openai/gpt-oss-20b
-        (GPT_OSS_20B | {"num_hidden_layers": 36, "num_local_experts": 128}, 65.3),  # -120b
+        # OpenAI's gpt-oss model card: checkpoints of 12.8 GiB (20b) and 60.8 GiB (120b)
+        (GPT_OSS_20B, 12.8),
+        (GPT_OSS_20B | {"num_hidden_layers": 36, "num_local_experts": 128}, 60.8),
     ],
 )
-def test_a_checkpoint_is_sized_within_one_percent_of_its_files(config, hub_gb):
+def test_gpt_oss_is_sized_as_its_model_card_says(config, card_gib):
     found = arch(config)
-    assert found.weight_bytes / 1e9 == pytest.approx(hub_gb, rel=0.01)
-    assert "weights sized from its quantization_config" in found.source
+    assert found.weight_bytes / GIB == pytest.approx(card_gib, rel=0.01)
+    assert "weights sized from its quantization_config (mxfp4" in found.source
     assert found.kv_bytes == 2.0  # the cache stays in the 16-bit dtype
+
+
+@pytest.mark.parametrize(
+    ("config", "per_linear"),
+    [
+        (LLAMA_31_8B | {"quantization_config": FP8_DYNAMIC}, 1.0),
+        (LLAMA_31_8B | {"quantization_config": {"quant_method": "fbgemm_fp8"}}, 1.0),
+        (QWEN25_7B | {"quantization_config": AWQ}, 0.5 + 2.5 / 128),
+    ],
+)
+def test_linear_layers_take_the_bits_it_names_and_embeddings_stay_16_bit(config, per_linear):
+    found = arch(config)
+    plain = {k: v for k, v in config.items() if k != "quantization_config"}
+    parameters = estimated_parameters(plain)
+    embeddings = 2 * plain["vocab_size"] * plain["hidden_size"]  # untied: input and output
+    expected = (parameters - embeddings) * per_linear + embeddings * 2
+    assert found.weight_bytes == pytest.approx(expected)
+    assert found.kv_bytes == 2.0 and "quantization_config" in found.source
 
 
 def test_the_bytes_follow_the_bits_and_groups_it_names():

@@ -17,10 +17,9 @@ figures (the bits and group size it names):
   mixture of experts' routed experts only (gpt-oss keeps attention, the router and the
   embeddings in 16 bits: its `modules_to_not_convert`); of a dense model, its linear layers.
 
-Checked against checkpoints' sizes on the Hub (the sum of their safetensors files):
-gpt-oss-20b 13.8 GB (this rule: 13.8), Qwen2.5-7B-Instruct-AWQ 5.58 GB (5.57),
-Meta-Llama-3.1-8B-Instruct-FP8 9.08 GB (9.08). Any other method is refused naming it: give
-`fleetplan_weight_bytes` (the checkpoint's bytes) instead.
+Checked against OpenAI's gpt-oss model card (checkpoints of 12.8 GiB and 60.8 GiB; this rule:
+12.81 and 60.69). Any other method is refused naming it: give `fleetplan_weight_bytes` (the
+checkpoint's bytes) instead.
 """
 
 from __future__ import annotations
