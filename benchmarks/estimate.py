@@ -332,7 +332,9 @@ def pool_ml_energy(
 ) -> None:
     """The ML.ENERGY summaries (`estimate_ml_energy`): their H100 SXM levels' TPOT (median ITL
     at a fixed batch) against the borrowed H100 PCIe fit join the real sweep's in the
-    same-architecture TPOT band (the step model answers them directly, for either method)."""
+    same-architecture TPOT band (the step model answers them directly, for either method).
+    Then the InferenceX gpt-oss-120b check, printed beside it (`inferencex_check`)."""
+    inferencex_check(points)
     from estimate_ml_energy import FOLDER, report
 
     from benchmarks.inputs.shared_data import tool_outputs_dir
@@ -374,6 +376,24 @@ def pool_ml_energy(
             other = bands.get("other architecture", {})
             same["saturation"] = other.get("saturation")
             same["saturation_source"] = "other architecture (no saturation in the real sweeps)"
+
+
+def inferencex_check(points: pd.DataFrame) -> None:
+    """A quantized mixture of experts on an unmeasured architecture (`estimate_inferencex`:
+    gpt-oss-120b, MXFP4, 4x B200), printed for RESULTS.md; no band is drawn from it (medians of
+    closed loops, one model)."""
+    from estimate_inferencex import FOLDER, report
+
+    from benchmarks.inputs.shared_data import tool_outputs_dir
+
+    root = tool_outputs_dir()
+    if root is None or not (root / FOLDER).is_dir():
+        print(f"\n(no {FOLDER} beside the checkout: gpt-oss-120b on B200 is not validated)")
+        return
+    fit = fit_gpu(points, bundled_architectures(), bundled_specs(), "h100-pcie", ENGINE)
+    lines, _ = report(root, fit)
+    print(f"\n### {FOLDER}: gpt-oss-120b (MXFP4 experts) on 4x B200, other architecture\n")
+    print("\n".join(lines))
 
 
 def experts_bands(real_bands: dict) -> dict:
