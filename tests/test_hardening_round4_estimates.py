@@ -79,7 +79,7 @@ def query(tmp_path, config: dict, **fields) -> SimpleNamespace:
         ({"n_routed_experts": 256}, "num_experts_per_tok"),
         ({"num_local_experts": 8, "num_experts_per_tok": 9}, "num_experts_per_tok"),
         ({"moe_intermediate_size": 1408}, "moe_intermediate_size"),  # no count of experts
-        ({"kv_lora_rank": 512, "n_routed_experts": 256}, "kv_lora_rank"),  # DeepSeek-V3's MLA
+        ({"kv_lora_rank": 512}, "qk_rope_head_dim"),  # latent attention, half given
     ],
 )
 def test_experts_it_cannot_size_are_refused_naming_the_key(extra, key):

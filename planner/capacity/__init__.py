@@ -7,7 +7,8 @@
   server), the measured `Level` it rests on, and the `Capacity` interval itself.
 - `architecture`: what the bounds and the serving model need of a model (`Architecture`: layers,
   KV heads, dtypes, weights, experts), from its config.json or the bundled table;
-  `quantization`: a quantized checkpoint's weights from its `quantization_config`.
+  `quantization`: a quantized checkpoint's weights from its `quantization_config`;
+  `latent_attention`: multi-head latent attention's cache and weights (DeepSeek-V3).
 - `envelope`: a server's physical envelope (KV cache, decode bandwidth) from the model's shape
   and the GPUs' memory and bandwidth (`level_flags`).
 - `intervals`: where two configurations' capacity intervals overlap (the data cannot rank them).

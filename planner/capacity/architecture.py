@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from fleetplan.core.errors import InputError
+from fleetplan.planner.capacity.latent_attention import config_latent
 from fleetplan.planner.capacity.quantization import kv_cache_bits, quantized_weights
 
 # Bytes per element of the dtypes config.json files and run files name.
@@ -63,9 +64,15 @@ class Architecture:
     # bytes do not tell them (a quantized checkpoint: its active parameters, halved for 8-bit
     # float weights and activations); None: the active weights' bytes over the KV element's.
     compute_parameters: float | None = None
+    # Multi-head latent attention (`latent_attention`): the values a layer caches a token (its
+    # latent and rotary key, shared by all heads: one KV "head", replicated over tensor
+    # parallelism); None: a key and a value per KV head.
+    latent_kv: int | None = None
 
     @property
     def kv_bytes_per_token(self) -> float:
+        if self.latent_kv:
+            return self.layers * self.latent_kv * self.kv_bytes
         return 2.0 * self.layers * self.kv_heads * self.head_dim * self.kv_bytes
 
     @property
@@ -213,18 +220,9 @@ def _unused_dense_width(config: Mapping) -> bool:
 def config_experts(config: Mapping) -> Experts | None:
     """The mixture of experts a config.json describes (`Experts`); None for a dense model (no
     expert count, or one expert). An InputError names the key where the config gives experts
-    fleetplan cannot size: no count of experts per token, no expert MLP width, multi-head latent
-    attention (DeepSeek's kv_lora_rank: a KV cache the dense heads do not size), or DBRX's
+    fleetplan cannot size: no count of experts per token, no expert MLP width, or DBRX's
     nested ffn_config (unless `fleetplan_weight_bytes` or `fleetplan_parameters` gives the
     weights: then the model is sized as dense, as before)."""
-    if config.get("kv_lora_rank") is not None:
-        raise InputError(
-            f"kv_lora_rank is {config.get('kv_lora_rank')!r} in the model's config.json: "
-            "multi-head latent attention (DeepSeek-V2/V3), whose KV cache per token is its "
-            "latent rank, not 2 x layers x KV heads x head_dim; fleetplan's bounds and serving "
-            "model size grouped-query attention only",
-            field="kv_lora_rank",
-        )
     given = (
         config.get("fleetplan_weight_bytes") is not None
         or config.get("fleetplan_parameters") is not None
@@ -299,7 +297,8 @@ def config_experts(config: Mapping) -> Experts | None:
 def context_length(config: Mapping) -> int | None:
     """The longest prompt and output together the model takes: max_position_embeddings, times a
     rope_scaling factor as vLLM derives a model's length (not for "llama3", "su" or "longrope"
-    scaling, whose max_position_embeddings already counts it); None where not given."""
+    scaling, whose max_position_embeddings already counts it; YaRN's from its
+    original_max_position_embeddings where given); None where not given."""
     base = _shape(config, "max_position_embeddings")
     if base is None:
         return None
@@ -307,6 +306,7 @@ def context_length(config: Mapping) -> int | None:
     if isinstance(scaling, Mapping):
         kind = scaling.get("rope_type", scaling.get("type"))
         factor = scaling.get("factor")
+        original = scaling.get("original_max_position_embeddings")
         if (
             kind not in ("llama3", "su", "longrope")
             and isinstance(factor, int | float)
@@ -314,7 +314,11 @@ def context_length(config: Mapping) -> int | None:
             and math.isfinite(factor)
             and factor > 1
         ):
-            base = base * min(float(factor), 1024.0)
+            if kind == "yarn" and isinstance(original, int) and not isinstance(original, bool):
+                # vLLM derives YaRN's length from the original one (DeepSeek-V3: 4,096 x 40)
+                base = original * min(float(factor), 1024.0)
+            else:
+                base = base * min(float(factor), 1024.0)
     return int(base)
 
 
@@ -384,6 +388,9 @@ def _parameter_parts(config: Mapping) -> tuple[float, float, float] | None:
     kv_heads = _shape(config, "num_key_value_heads") or heads
     head_dim = _shape(config, "head_dim") or hidden / heads
     attention = 2 * hidden * heads * head_dim + 2 * hidden * kv_heads * head_dim
+    latent = config_latent(config, hidden, heads)
+    if latent is not None:
+        attention = latent.parameters
     tied = bool(config.get("tie_word_embeddings", _ties_by_default(config)))
     embeddings = vocab * hidden * (1 if tied else 2)
     if experts is None:
@@ -452,6 +459,9 @@ def architecture_from_config(
         head_dim = width / heads
         _check_whole("head_dim", head_dim)
     experts = config_experts(config)
+    latent = config_latent(config, width, heads)
+    if latent is not None:  # one latent "head" a layer, replicated over tensor parallelism
+        kv_heads = 1
     dtype_key = "torch_dtype" if config.get("torch_dtype") is not None else "dtype"
     weight_dtype = config.get(dtype_key)
     if weight_dtype is not None and dtype_bytes(weight_dtype) is None:
@@ -461,8 +471,7 @@ def architecture_from_config(
             field=dtype_key,
         )
     element = dtype_bytes(weight_dtype) or dtype_bytes(kv_dtype)
-    quantization = config.get("quantization_config")
-    kv_bits = kv_cache_bits(quantization)
+    kv_bits = kv_cache_bits(config.get("quantization_config"))
     kv_element = dtype_bytes(kv_dtype) or (kv_bits / 8 if kv_bits else None) or element
     if kv_element is None or element is None:
         raise InputError(
@@ -470,6 +479,37 @@ def architecture_from_config(
             f"is not one fleetplan knows ({', '.join(sorted(DTYPE_BYTES))})",
             field="torch_dtype",
         )
+    weights = _weights(config, experts, element)
+    return Architecture(
+        model=model,
+        layers=int(layers),
+        kv_heads=int(kv_heads),
+        head_dim=int(head_dim),
+        kv_bytes=kv_element,
+        weight_bytes=weights.weight_bytes,
+        source=source + weights.words,
+        heads=int(heads),
+        max_context=max_context,
+        experts=experts.count if experts is not None else None,
+        experts_per_token=experts.top_k if experts is not None else None,
+        expert_bytes=weights.expert_bytes,
+        compute_parameters=weights.compute_parameters,
+        latent_kv=latent.cached if latent is not None else None,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Weights:
+    weight_bytes: float
+    expert_bytes: float
+    compute_parameters: float | None
+    words: str
+
+
+def _weights(config: Mapping, experts: Experts | None, element: float) -> _Weights:
+    """The weights' bytes (`architecture_from_config`): `fleetplan_weight_bytes`, else a
+    quantized checkpoint's (`quantization.quantized_weights`), else the parameters (given, or
+    counted from the shape) x `element`; a mixture's routed experts' share of them."""
     weight_bytes = _positive(config, "fleetplan_weight_bytes")
     parts = _parameter_parts(config)
     parameters = _positive(config, "fleetplan_parameters") or (parts[0] if parts else None)
@@ -480,47 +520,32 @@ def architecture_from_config(
             field="fleetplan_parameters",
         )
     routed_share = parts[1] / parts[0] if experts and parts and parts[0] > 0 else 0.0
-    compute, words = None, ""
-    if weight_bytes is None and quantization is not None:
-        assert parameters is not None
-        if parts is None:
-            raise InputError(
-                "quantization_config in the model's config.json, but its shape lacks "
-                "hidden_size, intermediate_size or vocab_size to size the quantized layers: give "
-                "fleetplan_weight_bytes (the checkpoint's bytes in memory)",
-                field="quantization_config",
-            )
-        scale = parameters / parts[0]  # a given parameter count, in the shape's proportions
-        sized = quantized_weights(
-            quantization if isinstance(quantization, Mapping) else {},
-            parameters=parameters,
-            routed=parts[1] * scale,
-            embeddings=parts[2] * scale,
-            element=element,
+    quantization = config.get("quantization_config")
+    if weight_bytes is not None or quantization is None:
+        weight_bytes = weight_bytes if weight_bytes is not None else parameters * element
+        return _Weights(weight_bytes, weight_bytes * routed_share, None, "")
+    if parts is None:
+        raise InputError(
+            "quantization_config in the model's config.json, but its shape lacks "
+            "hidden_size, intermediate_size or vocab_size to size the quantized layers: give "
+            "fleetplan_weight_bytes (the checkpoint's bytes in memory)",
+            field="quantization_config",
         )
-        weight_bytes, words = sized.weight_bytes, f"; {sized.words}"
-        routed_share = sized.expert_bytes / sized.weight_bytes if experts else 0.0
-        active = parameters - parts[1] * scale * (
-            1 - experts.top_k / experts.count if experts else 0.0
-        )
-        compute = active * sized.compute_factor
-    elif weight_bytes is None:
-        assert parameters is not None
-        weight_bytes = parameters * element
-    return Architecture(
-        model=model,
-        layers=int(layers),
-        kv_heads=int(kv_heads),
-        head_dim=int(head_dim),
-        kv_bytes=kv_element,
-        weight_bytes=weight_bytes,
-        source=source + words,
-        heads=int(heads),
-        max_context=max_context,
-        experts=experts.count if experts is not None else None,
-        experts_per_token=experts.top_k if experts is not None else None,
-        expert_bytes=weight_bytes * routed_share,
-        compute_parameters=compute,
+    scale = parameters / parts[0]  # a given parameter count, in the shape's proportions
+    sized = quantized_weights(
+        quantization if isinstance(quantization, Mapping) else {},
+        parameters=parameters,
+        routed=parts[1] * scale,
+        embeddings=parts[2] * scale,
+        element=element,
+    )
+    idle = 1 - experts.top_k / experts.count if experts else 0.0
+    active = parameters - parts[1] * scale * idle
+    return _Weights(
+        sized.weight_bytes,
+        sized.expert_bytes if experts else 0.0,
+        active * sized.compute_factor,
+        f"; {sized.words}",
     )
 
 

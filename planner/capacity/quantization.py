@@ -16,6 +16,9 @@ figures (the bits and group size it names):
 - MXFP4 (`mxfp4`, gpt-oss): 4 bits and an 8-bit exponent per 32 weights (0.53125 bytes), of a
   mixture of experts' routed experts only (gpt-oss keeps attention, the router and the
   embeddings in 16 bits: its `modules_to_not_convert`); of a dense model, its linear layers.
+  NVFP4 (ModelOpt's, compressed-tensors' 4-bit float): 4 bits and an 8-bit scale per 16
+  (0.5625 bytes). Both multiplied at the 16-bit rate here (a Blackwell GPU's FP4 tensor cores
+  are faster: such an estimate is pessimistic at prefill).
 
 Checked against OpenAI's gpt-oss model card (checkpoints of 12.8 GiB and 60.8 GiB; this rule:
 12.81 and 60.69). Any other method is refused naming it: give `fleetplan_weight_bytes` (the
@@ -32,6 +35,7 @@ from fleetplan.core.errors import InputError
 FP8_METHODS = ("fp8", "fbgemm_fp8")
 INTEGER_METHODS = ("awq", "gptq", "autoround", "auto-round")
 MXFP4_BYTES = 0.53125  # 4 bits + an 8-bit shared exponent per 32 weights
+NVFP4_BYTES = 0.5625  # 4 bits + an 8-bit (FP8) scale per 16 weights
 BNB_4BIT_BYTES = 0.5625  # 4 bits + a 32-bit absmax per block of 64
 DEFAULT_GROUP = 128
 
@@ -75,6 +79,8 @@ def _linear_bytes(quantization: Mapping) -> tuple[float, float, str]:
         return 1.0, 0.5, f"{method}: 8-bit float weights and activations"
     if method == "mxfp4":
         return MXFP4_BYTES, 1.0, "mxfp4: 4-bit weights, an 8-bit exponent per 32"
+    if method == "modelopt" and "nvfp4" in str(quantization.get("quant_algo", "")).lower():
+        return NVFP4_BYTES, 1.0, "modelopt nvfp4: 4-bit weights, an 8-bit scale per 16"
     if method in INTEGER_METHODS:
         bits = _number(quantization, "bits", "w_bit", "weight_bits")
         if bits is None or bits not in (2, 3, 4, 8):
@@ -105,7 +111,10 @@ def _linear_bytes(quantization: Mapping) -> tuple[float, float, str]:
                 group = (
                     _number(weights, "group_size") if weights.get("strategy") == "group" else None
                 )
-                per = 1.0 if kind == "float" else _integer_bytes(bits, group)
+                if kind == "float":  # FP8: a scale per channel; FP4: an 8-bit one per group
+                    per = 1.0 if bits == 8 else bits / 8 + 1 / (group or 16)
+                else:
+                    per = _integer_bytes(bits, group)
                 words = f"compressed-tensors: {bits:g}-bit {kind} weights"
                 return per, 0.5 if w8a8 else 1.0, words + (" and activations" if w8a8 else "")
     shown = f" ({method})" if method else ""

@@ -117,7 +117,10 @@ class Server:
         communication seconds, for `decode` running sequences holding `context` tokens and
         `prefill` prompt tokens whose positions sum to `prefill_context`."""
         arch, t = self.shape.architecture, self.tp
-        moved = (arch.read_bytes(decode + prefill) + context * arch.kv_bytes_per_token) / t
+        # each GPU reads its share of the weights and of the cache: 1 / t of it, or one KV
+        # head's where the heads are fewer than the GPUs (replicated, as a latent is)
+        cache = context * arch.kv_bytes_per_token / min(t, arch.kv_heads)
+        moved = arch.read_bytes(decode + prefill) / t + cache
         flops = (
             2.0 * self.shape.parameters * (decode + prefill)
             + 4.0 * arch.layers * self.shape.width * prefill_context
