@@ -216,3 +216,87 @@ def test_a_day_scenario_plans_with_estimates_too(cli, sample_warehouse_path, tmp
         ROOT / "examples" / "day-chat-nightly.json",
     )  # fmt: skip
     assert plain.returncode == 0 and "ESTIMATED" not in plain.stdout
+
+
+# A model nobody measured, planned from its config.json (the scenario's model_configs)
+QWEN3_32B = {
+    "model_type": "qwen3",
+    "hidden_size": 5120,
+    "intermediate_size": 25600,
+    "num_hidden_layers": 64,
+    "num_attention_heads": 64,
+    "num_key_value_heads": 8,
+    "head_dim": 128,
+    "vocab_size": 151936,
+    "max_position_embeddings": 40960,
+    "tie_word_embeddings": False,
+    "torch_dtype": "bfloat16",
+}
+
+
+def new_model_scenario(tmp_path, **extra):
+    path = tmp_path / f"new-{len(list(tmp_path.glob('new-*.json')))}.json"
+    data = {
+        "model": "Qwen/Qwen3-32B",
+        "estimates": "fill",
+        "classes": [
+            {"name": "chat", "rate_rps": 4, "ttft_p99_ms": 3000, "tpot_p99_ms": 150}
+            | {"input_len": 1000, "output_len": 200}
+        ],
+        "gpus": [{"gpu_model": g, "hourly_usd": h, "site": "dc"} for g, h in OFFERS],
+        "sites": [{"name": "dc", "electricity_usd_per_kwh": 0.12, "grid_gco2_per_kwh": 350}],
+    } | extra
+    path.write_text(json.dumps(data))
+    return path
+
+
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
+def test_a_model_nobody_measured_is_planned_from_its_config_json(
+    cli, sample_warehouse_path, tmp_path
+):
+    """The issue's dead end: `plan` with Qwen/Qwen3-32B exited 1 ("no benchmark results")."""
+    plain = new_model_scenario(tmp_path)
+    refused = cli("plan", "--warehouse", sample_warehouse_path, "--scenario", plain)
+    assert refused.returncode == 1 and "no benchmark results for model" in refused.stderr
+    assert "model_configs" in refused.stderr and "--model-config" in refused.stderr
+    # in the scenario
+    out = tmp_path / "plan.json"
+    path = new_model_scenario(tmp_path, model_configs={"Qwen/Qwen3-32B": QWEN3_32B})
+    done = cli("plan", "--warehouse", sample_warehouse_path, "--scenario", path, "--json", out)
+    assert done.returncode == 0, done.stderr
+    pools = json.loads(out.read_text())["recommended"]["pools"]
+    assert pools and all(p["basis"] == "estimated" for p in pools)
+    assert {p["gpu_model"] for p in pools} <= {g for g, _ in OFFERS}
+    # or on the command line, beside a scenario that names none
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps(QWEN3_32B))
+    again = tmp_path / "again.json"
+    done = cli(
+        "plan", "--warehouse", sample_warehouse_path, "--scenario", plain, "--model-config",
+        config, "--json", again,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert (
+        json.loads(again.read_text())["recommended"] == json.loads(out.read_text())["recommended"]
+    )
+
+
+def test_a_config_it_cannot_read_is_refused_naming_the_model_and_key(
+    cli, sample_warehouse_path, tmp_path
+):
+    broken = QWEN3_32B | {"num_key_value_heads": 7}
+    path = new_model_scenario(tmp_path, model_configs={"Qwen/Qwen3-32B": broken})
+    done = cli("plan", "--warehouse", sample_warehouse_path, "--scenario", path)
+    assert done.returncode == 1
+    assert "model_configs.Qwen/Qwen3-32B.num_key_value_heads" in done.stderr
+    assert "must divide the 64 attention heads" in done.stderr
+
+
+def test_a_scenario_carries_at_most_fifty_model_configs():
+    from pydantic import ValidationError
+
+    base = scenario("microsoft/phi-4").model_dump(mode="json")
+    configs = {f"acme/m{i}": QWEN3_32B for i in range(51)}
+    with pytest.raises(ValidationError):
+        Scenario.model_validate(base | {"model_configs": configs})
+    assert Scenario.model_validate(base | {"model_configs": dict(list(configs.items())[:50])})

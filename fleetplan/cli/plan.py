@@ -39,6 +39,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "estimated by the serving model (each such pool labelled, with its error band); 'off': "
         "measured configurations only. Overrides the scenario's estimates (default off)",
     )
+    plan.add_argument(
+        "--model-config",
+        metavar="PATH",
+        help="the Hugging Face config.json of the scenario's model, where fleetplan has no shape "
+        "for it (a model nobody measured): with --estimates fill it is planned on estimates "
+        "(the scenario's model_configs, for this model)",
+    )
     _export_args(plan)
     plan.add_argument(
         "--router",
@@ -114,6 +121,21 @@ def _export_args(plan: argparse.ArgumentParser) -> None:
     )
 
 
+def _overridden(scenario, args: argparse.Namespace):
+    """The scenario with what the command line overrides (its rule, its end, its estimates,
+    its model's config.json)."""
+    for field in ("capacity_rule", "capacity_at", "estimates"):
+        if getattr(args, field):
+            scenario = scenario.model_copy(update={field: getattr(args, field)})
+    if args.model_config:
+        from fleetplan.services.envelope import config_from_file
+
+        configs = dict(scenario.model_configs or {})
+        configs[scenario.model] = config_from_file(args.model_config)
+        scenario = scenario.model_copy(update={"model_configs": configs})
+    return scenario
+
+
 def run(args: argparse.Namespace) -> int:
     from fleetplan.core.errors import InputError
     from fleetplan.services import exports
@@ -125,13 +147,7 @@ def run(args: argparse.Namespace) -> int:
     if problem is not None:
         args.usage_error(problem)  # exits 2, as argparse does
     try:
-        scenario = load_scenario(Path(args.scenario))
-        if args.capacity_rule:
-            scenario = scenario.model_copy(update={"capacity_rule": args.capacity_rule})
-        if args.capacity_at:
-            scenario = scenario.model_copy(update={"capacity_at": args.capacity_at})
-        if args.estimates:
-            scenario = scenario.model_copy(update={"estimates": args.estimates})
+        scenario = _overridden(load_scenario(Path(args.scenario)), args)
         with Warehouse.open(args.warehouse, read_only=True) as warehouse:
             result = plan_from_warehouse(warehouse, scenario)
             inputs = exports.plan_inputs(

@@ -27,7 +27,7 @@ import pandas as pd
 
 from fleetplan.core.errors import InputError
 from fleetplan.core.gpus import canonical_gpu
-from fleetplan.planner.capacity.architecture import Architecture
+from fleetplan.planner.capacity.architecture import Architecture, architecture_from_config
 from fleetplan.planner.capacity.measure_hint import measured_counts
 from fleetplan.planner.capacity.rules import near_length, points_for_model
 from fleetplan.planner.estimate.serving import Shape, kv_cache_tokens
@@ -83,7 +83,7 @@ def with_estimates(points: pd.DataFrame, scenario: Scenario) -> pd.DataFrame:
     docstring); `points` itself where the scenario asks for none."""
     if scenario.estimates != "fill" or points.empty:
         return points
-    architectures = dict(bundled_architectures())
+    architectures = dict(bundled_architectures()) | scenario_architectures(scenario)
     specs = bundled_specs()
     fits: dict | None = None
     added: list[pd.DataFrame] = []
@@ -118,6 +118,24 @@ def with_estimates(points: pd.DataFrame, scenario: Scenario) -> pd.DataFrame:
     if not added:
         return points
     return pd.concat([points, *added], ignore_index=True)
+
+
+def scenario_architectures(scenario: Scenario) -> dict[str, Architecture]:
+    """The architectures of the scenario's `model_configs` (config.json objects), by lower-case
+    model id; an InputError names the model and the key it cannot read."""
+    found = {}
+    for model, config in (scenario.model_configs or {}).items():
+        try:
+            arch = architecture_from_config(
+                model, config, source=f"the scenario's model_configs[{model!r}]"
+            )
+        except InputError as error:
+            raise InputError(
+                f"model_configs[{model!r}]: {error.reason}",
+                field=f"model_configs.{model}.{error.field or ''}".rstrip("."),
+            ) from None
+        found[model.lower()] = arch
+    return found
 
 
 def _dataset_label(mine: pd.DataFrame, shape_key: tuple) -> str | None:

@@ -245,7 +245,9 @@ def _model_points(
         field = "model" if model == scenario.model else "classes.model"
         raise InputError(
             f"no benchmark results for model {model!r}; there are results for: "
-            f"{', '.join(there) or 'no model yet (load benchmark results first)'}",
+            f"{', '.join(there) or 'no model yet (load benchmark results first)'}. A model "
+            'nobody measured is planned on estimates with "estimates": "fill" and its '
+            "config.json (the scenario's model_configs, or `fleetplan plan --model-config`)",
             field=field,
         )
     model_points = offered_variants(with_servers(model_points), scenario)

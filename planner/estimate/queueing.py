@@ -16,11 +16,16 @@ the tokens a running sequence holds, I + E[O^2] / (2 E[O])): r_sat = B_max / (O 
   under way + the step prefilling a P99-long prompt beside the batch + the wait for a place in
   the batch once it is full: Erlang C with B_max places each held a decode time O x s,
   P(wait > t) = C e^-(B_max / (O s) - r) t, its 99th percentile.
+
+A mixture of experts' step is not affine in its tokens (the experts read grow as
+E x (1 - (1 - k / E)^n)): its step adds that read beyond one token's, and the mean step is
+found by bisection instead of in closed form.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from statistics import NormalDist
 
@@ -40,6 +45,13 @@ class _Coefficients:
     a0: float
     a1: float  # per decoding sequence
     a2: float  # per prompt token
+    # a mixture of experts: the seconds reading the experts a step's n tokens touch beyond one
+    # token's (concave in n: `Architecture.read_bytes`); None for a dense model
+    experts: Callable[[float], float] | None = None
+
+    def gpu(self, decode: float, prefill: float) -> float:
+        extra = self.experts(decode + prefill) if self.experts else 0.0
+        return self.a0 + self.a1 * decode + self.a2 * prefill + extra
 
 
 def held_context(traffic: Traffic) -> float:
@@ -78,8 +90,20 @@ def _coefficients(server: Server, eff: Efficiencies, traffic: Traffic) -> _Coeff
         )
 
     base = gpu(0.0, 0.0)
+    arch, t = server.shape.architecture, server.tp
+    experts = None
+    if arch.routed:
+
+        def experts(tokens: float) -> float:
+            beyond = arch.read_bytes(max(tokens, 1.0)) - arch.read_bytes(1.0)
+            return eff.inv_bandwidth_eff * beyond / t / server.gpu.bandwidth
+
     return _Coefficients(
-        overhead=eff.overhead_s, a0=base, a1=gpu(1.0, 0.0) - base, a2=gpu(0.0, 1.0) - base
+        overhead=eff.overhead_s,
+        a0=base,
+        a1=gpu(1.0, 0.0) - base,
+        a2=gpu(0.0, 1.0) - base,
+        experts=experts,
     )
 
 
@@ -87,13 +111,37 @@ def _mean_step(c: _Coefficients, rate: float, traffic: Traffic) -> float:
     slope = rate * (c.a1 * traffic.output_tokens + c.a2 * traffic.input_tokens)
     if slope >= 1:
         return math.inf
-    return max(c.overhead, c.a0 / (1 - slope))
+    if c.experts is None:
+        return max(c.overhead, c.a0 / (1 - slope))
+    return _routed_step(c, rate, traffic)
+
+
+def _routed_step(c: _Coefficients, rate: float, traffic: Traffic) -> float:
+    """The mean step of a mixture of experts: the least s with s = max(o, gpu(r O s, r I s)),
+    by bisection (the experts read grow with the step's tokens, so no closed form)."""
+
+    def excess(step: float) -> float:
+        decode, prefill = rate * traffic.output_tokens * step, rate * traffic.input_tokens * step
+        return max(c.overhead, c.gpu(decode, prefill)) - step
+
+    low, high = 0.0, max(c.overhead, c.a0, 1e-6)
+    while excess(high) > 0:
+        low, high = high, high * 2
+        if high > 1e4:
+            return math.inf
+    for _ in range(60):
+        middle = (low + high) / 2
+        low, high = (middle, high) if excess(middle) > 0 else (low, middle)
+    return high
 
 
 def saturation(c: _Coefficients, traffic: Traffic, batch_max: float) -> float:
     """r_sat: the rate at which the mean batch reaches batch_max (module docstring)."""
     o, i = traffic.output_tokens, traffic.input_tokens
-    gpu_bound = batch_max / (o * c.a0 + batch_max * (c.a1 * o + c.a2 * i))
+    if c.experts is None:
+        gpu_bound = batch_max / (o * c.a0 + batch_max * (c.a1 * o + c.a2 * i))
+    else:  # the step at the full batch, its prompts beside it: B / (O s) at s = gpu(B, B I / O)
+        gpu_bound = batch_max / (o * c.gpu(batch_max, batch_max * i / o))
     # where the overhead sets the step, the batch grows by the overhead's time
     overhead_bound = batch_max / (o * c.overhead) if c.overhead > 0 else math.inf
     step = _mean_step(c, min(gpu_bound, overhead_bound), traffic)
@@ -124,7 +172,7 @@ def point(
     tpot99 = step * (1 + K_TPOT * rho)
 
     def first_token(prompt: float) -> float:
-        mine = c.a0 + c.a1 * batch + c.a2 * (prompt + rate * traffic.input_tokens * step)
+        mine = c.gpu(batch, prompt + rate * traffic.input_tokens * step)
         return eff.request_s + step / 2 + max(c.overhead, mine)
 
     hold = traffic.output_tokens * step

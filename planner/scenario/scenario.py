@@ -7,7 +7,7 @@ Every model forbids unknown keys; every error names the field.
 from __future__ import annotations
 
 from functools import cache
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from pydantic import Field, field_validator, model_validator
@@ -211,6 +211,9 @@ CapacityAt = Literal["low", "mid", "high"]
 DEFAULT_HEADROOM = 0.8
 
 
+MAX_MODEL_CONFIGS = 50  # config.json objects a scenario may carry
+
+
 class Scenario(Schema):
     """A scenario of version 1 (every class a constant rate, every GPU reserved: planned at its
     peak) or 2 (a day: hourly rates, volumes in windows, on-demand offers, hourly grids, several
@@ -224,7 +227,12 @@ class Scenario(Schema):
         ("carbon_cap_kg_per_day", None),
         ("plan_bursts", False),
     )
-    _quiet_fields = (("estimates", "off"), ("currency", "USD"), ("usd_per_eur", None))
+    _quiet_fields = (
+        ("estimates", "off"),
+        ("model_configs", None),
+        ("currency", "USD"),
+        ("usd_per_eur", None),
+    )
 
     version: Annotated[Literal[1, 2], Numeric] | None = Field(
         default=None,
@@ -255,6 +263,14 @@ class Scenario(Schema):
         "every offered GPU the model was not measured on gets a capacity estimated by the "
         "serving model calibrated on the warehouse (or a measured model of identical "
         "architecture's), labelled per pool with its error band.",
+    )
+    model_configs: (
+        Annotated[dict[Name, dict[str, Any]], Field(max_length=MAX_MODEL_CONFIGS)] | None
+    ) = Field(
+        default=None,
+        description="Hugging Face config.json objects, by model id, of models fleetplan has no "
+        "shape for (not in sample_data/models/architectures.toml): with estimates 'fill', a "
+        "model nobody measured is planned on estimates from its config.json. At most 50.",
     )
     capacity_at: CapacityAt = Field(
         default="low",
