@@ -131,7 +131,9 @@ def scenario_inputs(
 
 
 def _top(base: Scenario, gen: int, points: pd.DataFrame):
+    # the warehouse's models, and those the scenario gives a config.json of (planned on estimates)
     models = models_by_coverage(points)
+    models += [m for m in base.model_configs or {} if m not in models]
     name = _name(base, gen)
     top = st.columns([3, 3, 2, 2])
     model = top[0].selectbox(

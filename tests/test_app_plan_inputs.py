@@ -241,3 +241,30 @@ def test_the_estimates_switch_fills_unmeasured_gpus_and_marks_them(
     assert explained and "leaving each model and GPU out" in explained[0].markdown[0].value
     link = at.query_params["s"]
     assert link == scenario_to_link(scenario)  # the switch lives in the link
+
+
+def test_a_scenario_of_a_model_nobody_measured_plans_it_on_estimates(
+    monkeypatch, sample_warehouse_path
+):
+    """A scenario file whose model has no runs here but whose config.json it carries
+    (model_configs): the page keeps the model, in its Model box, and plans it on estimates."""
+    from tests.test_estimate_fill import QWEN3_32B
+
+    at = open_app(monkeypatch, sample_warehouse_path)
+    loaded = at.session_state["s_current"].model_dump(mode="json")
+    loaded |= {"model": "Qwen/Qwen3-32B", "model_configs": {"Qwen/Qwen3-32B": QWEN3_32B}}
+    loaded["classes"] = [
+        {"name": "chat", "rate_rps": 4, "ttft_p99_ms": 3000, "tpot_p99_ms": 150}
+        | {"input_len": 1000, "output_len": 200}
+    ]
+    at.file_uploader(key="w_scenario_file").set_value(
+        ("qwen3.json", json.dumps(loaded).encode(), "application/json")
+    ).run()
+    assert not at.exception, at.exception
+    shown: Scenario = at.session_state["s_current"]
+    assert shown.model == "Qwen/Qwen3-32B" and shown.estimates == "fill"
+    assert at.selectbox(key=key(at, "w_model")).value == "Qwen/Qwen3-32B"
+    said = [seen(e.value) for e in [*at.info, *at.warning, *at.caption, *at.markdown]]
+    assert any("planned on estimates from the config.json" in text for text in said)
+    assert not at.error, [e.value for e in at.error]
+    assert metric(at, "Cost per month").startswith("$")

@@ -86,8 +86,15 @@ def for_the_page(
         named = sorted(points_for_model(points, scenario.model)["model"].unique())
     except InputError:
         named = []
+    configured = {m.lower() for m in scenario.model_configs or {}}
     if named:
         scenario = scenario.model_copy(update={"model": named[0]})
+    elif scenario.model.lower() in configured:
+        notes.append(
+            f"Model {scenario.model!r} has no benchmark results here: planned on estimates from "
+            "the config.json the scenario gives (model_configs), with estimates on."
+        )
+        scenario = scenario.model_copy(update={"estimates": "fill"})
     elif models:
         notes.append(
             f"Model {scenario.model!r} has no benchmark results here: showing {models[0]}, the "
