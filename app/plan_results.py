@@ -184,7 +184,7 @@ def _fleet(result: Plan, scenario: Scenario, points: pd.DataFrame) -> None:
     readable_table(fleet_view(result), "table_pools")
     st.markdown("**Energy and carbon per pool**")
     readable_table(energy_view(result), "table_pool_energy")
-    st.markdown("**The measured level behind each pool**")
+    st.markdown("**The measured level behind each pool** (simulated, for an estimated pool)")
     traffic = {
         c.name: traffic_measured(points_for_model(points, scenario.model_of(c)), c)
         for c in scenario.classes

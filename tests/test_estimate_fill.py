@@ -93,6 +93,13 @@ def test_an_estimated_pool_carries_its_band_and_plans_on_its_low_end(sample_tabl
         assert high / low == pytest.approx((1 + sat_high) / (1 + sat_low), rel=1e-6)
         dumped = json.loads(pool.model_dump_json())
         assert dumped["basis"] == "estimated" and dumped["estimate_error"]["kind"]
+    # the page's table of the level behind each pool says an estimated one was simulated
+    from fleetplan.services.plan_tables import levels_view
+
+    table = levels_view(plan)
+    assert len(table) == len(plan.recommended.pools)
+    for pool, level in zip(plan.recommended.pools, table["Measured level"], strict=True):
+        assert level.startswith("simulated, not measured") == (pool.basis == "estimated")
 
 
 def test_a_model_of_identical_architecture_borrows_its_measured_levels(sample_tables):

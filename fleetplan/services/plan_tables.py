@@ -51,7 +51,9 @@ def level_text(pool: PoolPlan) -> str:
         else "a fixed concurrency"
     )
     carried = carried_text(offered, pool.level_sustained_rps, pool.level_throughput_rps, rate_text)
-    return f"{load}, {carried}"
+    # an estimated pool's level is the serving model's, not a measurement: said so
+    simulated = "simulated, not measured: " if pool.basis == "estimated" else ""
+    return f"{simulated}{load}, {carried}"
 
 
 KEPT_UP = "kept up"
