@@ -337,14 +337,10 @@ def pool_ml_energy(
     inferencex_check(points)
     from estimate_ml_energy import FOLDER, report
 
-    from benchmarks.inputs.shared_data import tool_outputs_dir
-
-    root = tool_outputs_dir()
-    if root is None or not (root / FOLDER).is_dir():
-        print(f"\n(no {FOLDER} beside the checkout: its levels are not validated)")
+    found = shared_sweep(points, FOLDER, "its levels are not validated")
+    if found is None:
         return
-    fit = fit_gpu(points, bundled_architectures(), bundled_specs(), "h100-pcie", ENGINE)
-    lines, frame = report(root, fit)
+    lines, frame = report(*found)
     print(f"\n### {FOLDER}: H100 SXM and B200 (closed loop, fixed batch; the step model)\n")
     print("\n".join(lines))
     h100 = frame[frame["kind"] == "same architecture"]
@@ -378,20 +374,28 @@ def pool_ml_energy(
             same["saturation_source"] = "other architecture (no saturation in the real sweeps)"
 
 
+def shared_sweep(points: pd.DataFrame, folder, missing: str):
+    """(the shared tool outputs' root, the io.net H100 PCIe fit) for a check of `folder`;
+    None, and says so, where the folder is not beside the checkout."""
+    from benchmarks.inputs.shared_data import tool_outputs_dir
+
+    root = tool_outputs_dir()
+    if root is None or not (root / folder).is_dir():
+        print(f"\n(no {folder} beside the checkout: {missing})")
+        return None
+    return root, fit_gpu(points, bundled_architectures(), bundled_specs(), "h100-pcie", ENGINE)
+
+
 def inferencex_check(points: pd.DataFrame) -> None:
     """A quantized mixture of experts on an unmeasured architecture (`estimate_inferencex`:
     gpt-oss-120b, MXFP4, 4x B200), printed for RESULTS.md; no band is drawn from it (medians of
     closed loops, one model)."""
     from estimate_inferencex import FOLDER, report
 
-    from benchmarks.inputs.shared_data import tool_outputs_dir
-
-    root = tool_outputs_dir()
-    if root is None or not (root / FOLDER).is_dir():
-        print(f"\n(no {FOLDER} beside the checkout: gpt-oss-120b on B200 is not validated)")
+    found = shared_sweep(points, FOLDER, "gpt-oss-120b on B200 is not validated")
+    if found is None:
         return
-    fit = fit_gpu(points, bundled_architectures(), bundled_specs(), "h100-pcie", ENGINE)
-    lines, _ = report(root, fit)
+    lines, _ = report(*found)
     print(f"\n### {FOLDER}: gpt-oss-120b (MXFP4 experts) on 4x B200, other architecture\n")
     print("\n".join(lines))
 

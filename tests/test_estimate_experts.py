@@ -222,29 +222,24 @@ def test_the_bundled_table_holds_mixtral_as_a_mixture_of_experts():
 def test_capacity_estimates_a_new_mixture_of_experts_labelled_with_its_band(
     cli, sample_warehouse_path, tmp_path
 ):
-    config = tmp_path / "config.json"
-    config.write_text(json.dumps(QWEN3_30B_A3B))
-    common = ("--warehouse", sample_warehouse_path, "--gpu", "h100-sxm", "--gpu-count", "1")
-    targets = ("--ttft-p99", "1000", "--tpot-p99", "50", "--estimate", "--format", "json")
-    done = cli(
-        "capacity", *common, "--model", "Qwen/Qwen3-30B-A3B", "--model-config", config, *targets
-    )
-    assert done.returncode == 0, done.stderr
-    report = json.loads(done.stdout)
+    from tests.support.estimates import estimate_capacity
+
+    def estimate(model: str, config: dict):
+        done = estimate_capacity(
+            cli, sample_warehouse_path, tmp_path, model=model, config=config, gpu="h100-sxm",
+            count=1, lengths=(1000, 200), targets=(1000, 50),
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    report = estimate("Qwen/Qwen3-30B-A3B", QWEN3_30B_A3B)
     assert report["basis"] == "estimated" and report["capacity_rps"] > 0
     assert "mixture of experts" in report["estimate"]["method"]
     assert "mixture of experts" in report["estimate"]["error"]["source"]
     # the same shape with its experts all read every step (a dense model of 30.5B) carries less
-    dense = tmp_path / "dense.json"
-    dense.write_text(
-        json.dumps(
-            QWEN3_30B_A3B
-            | {"num_experts": 1, "fleetplan_parameters": 30.53e9, "moe_intermediate_size": 0}
-        )
-    )
-    done = cli("capacity", *common, "--model", "acme/dense-30b", "--model-config", dense, *targets)
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["saturation_rps"] < report["saturation_rps"]
+    as_dense = {"num_experts": 1, "fleetplan_parameters": 30.53e9, "moe_intermediate_size": 0}
+    dense = estimate("acme/dense-30b", QWEN3_30B_A3B | as_dense)
+    assert dense["saturation_rps"] < report["saturation_rps"]
 
 
 @pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)

@@ -127,22 +127,20 @@ def test_a_gqa_model_with_more_gpus_than_kv_heads_reads_one_head_a_gpu():
 
 @pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
 def test_deepseek_v3_is_estimated_on_eight_h200s(cli, sample_warehouse_path, tmp_path):
-    config = tmp_path / "config.json"
-    config.write_text(json.dumps(DEEPSEEK_V3))
-    done = cli(
-        "capacity", "--warehouse", sample_warehouse_path, "--model", "deepseek-ai/DeepSeek-V3",
-        "--model-config", config, "--gpu", "h200", "--gpu-count", "8", "--input-len", "1000",
-        "--output-len", "500", "--ttft-p99", "2000", "--tpot-p99", "80", "--estimate",
-        "--format", "json",
-    )  # fmt: skip
+    from tests.support.estimates import estimate_capacity
+
+    def on(count: int, json_out: bool = True):
+        return estimate_capacity(
+            cli, sample_warehouse_path, tmp_path, model="deepseek-ai/DeepSeek-V3",
+            config=DEEPSEEK_V3, gpu="h200", count=count, lengths=(1000, 500),
+            targets=(2000, 80), json_out=json_out,
+        )  # fmt: skip
+
+    done = on(8)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert report["basis"] == "estimated" and report["capacity_rps"] > 0
     assert "fp8" in report["bounds"]["architecture"]
     # on 4 H200s (564 GB) its 673 GB of weights do not fit
-    done = cli(
-        "capacity", "--warehouse", sample_warehouse_path, "--model", "deepseek-ai/DeepSeek-V3",
-        "--model-config", config, "--gpu", "h200", "--gpu-count", "4", "--input-len", "1000",
-        "--output-len", "500", "--ttft-p99", "2000", "--tpot-p99", "80", "--estimate",
-    )  # fmt: skip
+    done = on(4, json_out=False)
     assert done.returncode != 0 and "do not fit" in done.stdout + done.stderr

@@ -167,14 +167,15 @@ def test_a_dense_16_bit_model_is_sized_as_before():
 def test_gpt_oss_is_estimated_on_one_rtx_4090_from_its_own_config(
     cli, sample_warehouse_path, tmp_path
 ):
-    config = tmp_path / "config.json"
-    config.write_text(json.dumps(GPT_OSS_20B))
-    done = cli(
-        "capacity", "--warehouse", sample_warehouse_path, "--model", "openai/gpt-oss-20b",
-        "--model-config", config, "--gpu", "rtx-4090", "--gpu-count", "1", "--input-len", "1000",
-        "--output-len", "200", "--ttft-p99", "1000", "--tpot-p99", "50", "--estimate",
-        "--format", "json",
-    )  # fmt: skip
+    from tests.support.estimates import estimate_capacity
+
+    def estimate(config: dict, json_out: bool = True):
+        return estimate_capacity(
+            cli, sample_warehouse_path, tmp_path, model="openai/gpt-oss-20b", config=config,
+            gpu="rtx-4090", count=1, lengths=(1000, 200), targets=(1000, 50), json_out=json_out,
+        )  # fmt: skip
+
+    done = estimate(GPT_OSS_20B)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert report["basis"] == "estimated" and report["capacity_rps"] > 0
@@ -183,10 +184,5 @@ def test_gpt_oss_is_estimated_on_one_rtx_4090_from_its_own_config(
     # 13.8 GB of weights leave the 24 GB card a cache; its 20.9B parameters in 16 bits would not
     assert report["bounds"]["weights_fit"] and report["bounds"]["kv_tokens"] > 100_000
     unquantized = {k: v for k, v in GPT_OSS_20B.items() if k != "quantization_config"}
-    config.write_text(json.dumps(unquantized))
-    done = cli(
-        "capacity", "--warehouse", sample_warehouse_path, "--model", "openai/gpt-oss-20b",
-        "--model-config", config, "--gpu", "rtx-4090", "--gpu-count", "1", "--input-len", "1000",
-        "--output-len", "200", "--ttft-p99", "1000", "--tpot-p99", "50", "--estimate",
-    )  # fmt: skip
+    done = estimate(unquantized, json_out=False)
     assert done.returncode != 0 and "do not fit" in done.stdout + done.stderr
