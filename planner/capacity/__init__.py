@@ -8,7 +8,8 @@
 - `architecture`: what the bounds and the serving model need of a model (`Architecture`: layers,
   KV heads, dtypes, weights, experts), from its config.json or the bundled table;
   `quantization`: a quantized checkpoint's weights from its `quantization_config`;
-  `latent_attention`: multi-head latent attention's cache and weights (DeepSeek-V3).
+  `latent_attention`: multi-head latent attention's cache and weights (DeepSeek-V3);
+  `experts`: a mixture of experts' layout; `config_keys`: a config.json's numbers, checked.
 - `envelope`: a server's physical envelope (KV cache, decode bandwidth) from the model's shape
   and the GPUs' memory and bandwidth (`level_flags`).
 - `intervals`: where two configurations' capacity intervals overlap (the data cannot rank them).

@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from fleetplan.core.errors import InputError
+from fleetplan.planner.capacity.config_keys import check_whole, positive, shape_count
+from fleetplan.planner.capacity.experts import Experts, config_experts, unused_dense_width
 from fleetplan.planner.capacity.latent_attention import config_latent
 from fleetplan.planner.capacity.quantization import kv_cache_bits, quantized_weights
 
@@ -97,213 +99,17 @@ class Architecture:
         return self.read_bytes(1.0)
 
 
-def _positive(config: Mapping, *names: str) -> float | None:
-    """The first of `names` the config gives (None where it gives none): a finite number above
-    0; an InputError names the key otherwise (a bool too: JSON's true is not a count)."""
-    for name in names:
-        value = config.get(name)
-        if value is None:
-            continue
-        if isinstance(value, bool):
-            raise InputError(
-                f"{name} must be a number above 0, got {value!r} (a bool, not a number)", field=name
-            )
-        if isinstance(value, int | float) and value > 0 and _as_float(value) < math.inf:
-            return float(value)
-        shown = repr(value) if len(repr(value)) <= 40 else f"{repr(value)[:37]}..."
-        raise InputError(f"{name} must be a number above 0, got {shown}", field=name)
-    return None
-
-
-def _as_float(value: float) -> float:
-    """A number as a float; inf for an int past a float's range (or nan)."""
-    try:
-        return float(value) if value == value else math.inf
-    except OverflowError:
-        return math.inf
-
-
-# The most of each a real model has, with room to spare (the largest public dense models: about
-# 130 layers, 128 heads, head dimension 256, width 16,384, MLP width 53,248, vocabularies of
-# 262,144, contexts of 10 million tokens): beyond, a config.json is a mistake, not a model. Each
-# is a whole number from 1 to its limit; the GPT-2 names (n_layer, n_head, n_embd) count as theirs.
-SHAPE_LIMITS = {
-    "num_hidden_layers": 10_000,
-    "num_attention_heads": 100_000,
-    "num_key_value_heads": 100_000,
-    "head_dim": 65_536,
-    "hidden_size": 1_048_576,
-    "intermediate_size": 4_194_304,
-    "vocab_size": 16_777_216,
-    "max_position_embeddings": 1_000_000_000,
-    # a mixture of experts (the largest public ones: 384 routed experts, 8 to 16 per token)
-    "num_local_experts": 65_536,
-    "num_experts": 65_536,
-    "n_routed_experts": 65_536,
-    "num_experts_per_tok": 65_536,
-    "experts_per_token": 65_536,
-    "moe_intermediate_size": 4_194_304,
-    "shared_expert_intermediate_size": 4_194_304,
-}
-_ALIASES = {
-    "n_layer": "num_hidden_layers",
-    "n_head": "num_attention_heads",
-    "n_embd": "hidden_size",
-}
-
-
-def _check_whole(name: str, value: float) -> None:
-    """A count of a shape (layers, heads, a head's dimension, a width) is a whole number from 1
-    to its limit; an InputError names the key otherwise."""
-    limit = SHAPE_LIMITS[_ALIASES.get(name, name)]
-    if value != int(value) or not 1 <= value <= limit:
-        raise InputError(
-            f"{name} must be a whole number from 1 to {limit:,}, got {value:g}", field=name
-        )
-
-
-def _shape(config: Mapping, *names: str) -> float | None:
-    """The first of `names` the config gives, checked as a shape's count (`_check_whole`);
-    None where it gives none."""
-    for name in names:
-        if config.get(name) is not None:
-            value = _positive(config, name)
-            assert value is not None
-            _check_whole(name, value)
-            return value
-    return None
-
-
-# config.json keys that count a mixture of experts' routed experts (Mixtral, gpt-oss: num_local_
-# experts; Qwen-MoE, OLMoE: num_experts; DeepSeek-V2/V3: n_routed_experts) and the experts each
-# token is routed to; above 1 expert, the model is a mixture of experts.
-EXPERT_KEYS = ("num_local_experts", "num_experts", "n_routed_experts")
-TOP_K_KEYS = ("num_experts_per_tok", "experts_per_token")
-
-
-@dataclass(frozen=True, slots=True)
-class Experts:
-    """A mixture of experts' layout from its config.json: `count` routed experts in each of
-    `layers` expert layers, `top_k` of them per token, each a gated MLP of width `width`; the
-    other layers' MLP is dense (`dense_width`), and `shared_width` is the width of the experts
-    every token also goes through (Qwen2-MoE's shared expert, DeepSeek's n_shared_experts)."""
-
-    count: int
-    top_k: int
-    layers: int
-    width: float
-    dense_width: float | None
-    shared_width: float
-
-
-def _expert_layers(config: Mapping, layers: int) -> int:
-    """How many of the `layers` layers route to experts: DeepSeek's first_k_dense_replace
-    layers are dense, Qwen-MoE's every decoder_sparse_step-th layer routes unless it is in
-    mlp_only_layers; all of them otherwise (Mixtral, OLMoE, gpt-oss)."""
-    first_dense = config.get("first_k_dense_replace")
-    step = config.get("decoder_sparse_step")
-    only_mlp = config.get("mlp_only_layers")
-    dense = set(only_mlp) if isinstance(only_mlp, list) else set()
-    if isinstance(first_dense, int) and not isinstance(first_dense, bool) and first_dense > 0:
-        dense |= set(range(min(first_dense, layers)))
-    every = step if isinstance(step, int) and not isinstance(step, bool) and step > 1 else 1
-    return sum(1 for i in range(layers) if (i + 1) % every == 0 and i not in dense)
-
-
-def _unused_dense_width(config: Mapping) -> bool:
-    """An intermediate_size of 0 beside an expert count: no dense MLP (some Qwen3-MoE copies)."""
-    return config.get("intermediate_size") == 0 and any(
-        config.get(name) is not None for name in EXPERT_KEYS
-    )
-
-
-def config_experts(config: Mapping) -> Experts | None:
-    """The mixture of experts a config.json describes (`Experts`); None for a dense model (no
-    expert count, or one expert). An InputError names the key where the config gives experts
-    fleetplan cannot size: no count of experts per token, no expert MLP width, or DBRX's
-    nested ffn_config (unless `fleetplan_weight_bytes` or `fleetplan_parameters` gives the
-    weights: then the model is sized as dense, as before)."""
-    given = (
-        config.get("fleetplan_weight_bytes") is not None
-        or config.get("fleetplan_parameters") is not None
-    )
-    nested = config.get("ffn_config")
-    if isinstance(nested, Mapping) and not given:
-        for key in ("moe_num_experts", "moe_top_k"):
-            value = nested.get(key)
-            counted = isinstance(value, int | float) and not isinstance(value, bool)
-            if value is not None and not (counted and value in (0, 1)):
-                raise InputError(
-                    f"ffn_config.{key} is {value!r} in the model's config.json: a mixture of "
-                    "experts in DBRX's nested layout, which fleetplan does not read; give the "
-                    "weights to go on: fleetplan_weight_bytes (the checkpoint's bytes in "
-                    "memory) or fleetplan_parameters (all experts' parameters) in the "
-                    "config.json (the estimate then treats the model as dense)",
-                    field=f"ffn_config.{key}",
-                )
-    key = next((name for name in EXPERT_KEYS if config.get(name) is not None), None)
-    if key is None:
-        moe_width = config.get("moe_intermediate_size")
-        if moe_width is not None and moe_width != 0:
-            raise InputError(
-                f"moe_intermediate_size is {moe_width!r} in the model's config.json but no "
-                f"count of experts ({', '.join(EXPERT_KEYS)}): a mixture of experts fleetplan "
-                "cannot size",
-                field="moe_intermediate_size",
-            )
-        return None
-    count = config.get(key)
-    if isinstance(count, int | float) and not isinstance(count, bool) and count in (0, 1):
-        return None  # one expert (or none) is a dense MLP
-    count = _shape(config, key)
-    layers = _shape(config, "num_hidden_layers", "n_layer")
-    top = next((name for name in TOP_K_KEYS if config.get(name) is not None), None)
-    top_k = _shape(config, top) if top else None
-    if top_k is None or layers is None:
-        raise InputError(
-            f"{key} is {int(count)} in the model's config.json (a mixture of experts) but it "
-            "gives no num_experts_per_tok: how many experts each token is routed to",
-            field="num_experts_per_tok",
-        )
-    if top_k > count:
-        raise InputError(
-            f"num_experts_per_tok ({int(top_k)}) is more than the {int(count)} experts ({key})",
-            field="num_experts_per_tok",
-        )
-    moe_width = config.get("moe_intermediate_size")
-    width_key = "moe_intermediate_size" if moe_width else "intermediate_size"
-    width = None if _unused_dense_width(config) and not moe_width else _shape(config, width_key)
-    if width is None:
-        raise InputError(
-            f"{key} is {int(count)} in the model's config.json but it gives no expert width "
-            "(moe_intermediate_size or intermediate_size)",
-            field="moe_intermediate_size",
-        )
-    dense_width = None if _unused_dense_width(config) else _shape(config, "intermediate_size")
-    shared = _shape(config, "shared_expert_intermediate_size") or 0.0
-    shared_count = config.get("n_shared_experts")
-    if isinstance(shared_count, int) and not isinstance(shared_count, bool) and shared_count > 0:
-        shared += shared_count * width
-    return Experts(
-        count=int(count),
-        top_k=int(top_k),
-        layers=_expert_layers(config, int(layers)),
-        width=float(width),
-        dense_width=dense_width,
-        shared_width=float(shared),
-    )
-
-
 def context_length(config: Mapping) -> int | None:
     """The longest prompt and output together the model takes: max_position_embeddings, times a
     rope_scaling factor as vLLM derives a model's length (not for "llama3", "su" or "longrope"
     scaling, whose max_position_embeddings already counts it; YaRN's from its
     original_max_position_embeddings where given); None where not given."""
-    base = _shape(config, "max_position_embeddings")
+    base = shape_count(config, "max_position_embeddings")
     if base is None:
         return None
     scaling = config.get("rope_scaling")
-    if isinstance(scaling, Mapping):
+    # Gemma 3's max_position_embeddings already counts its linear scaling (vLLM leaves it so)
+    if isinstance(scaling, Mapping) and not str(config.get("model_type", "")).startswith("gemma3"):
         kind = scaling.get("rope_type", scaling.get("type"))
         factor = scaling.get("factor")
         original = scaling.get("original_max_position_embeddings")
@@ -363,30 +169,30 @@ def estimated_parameters(config: Mapping) -> float | None:
     value of the KV heads) and gated MLPs of three matrices (a dense layer's; an expert layer's
     routed experts, shared experts and router). Biases and norms are left out (under 0.1 %).
     None where a figure is missing."""
-    sizes = _parameter_parts(config)
+    sizes = _parameter_parts(text_config(config))
     return None if sizes is None else sizes[0]
 
 
 def expert_parameters(config: Mapping) -> float:
     """The routed experts' parameters of all layers (0 for a dense model; `estimated_parameters`
     counts them in)."""
-    sizes = _parameter_parts(config)
+    sizes = _parameter_parts(text_config(config))
     return 0.0 if sizes is None else sizes[1]
 
 
 def _parameter_parts(config: Mapping) -> tuple[float, float, float] | None:
     """(all parameters, the routed experts' among them, the embeddings' among them: input and
     output), None where a figure is missing."""
-    hidden = _shape(config, "hidden_size", "n_embd")
-    layers = _shape(config, "num_hidden_layers", "n_layer")
-    heads = _shape(config, "num_attention_heads", "n_head")
-    vocab = _shape(config, "vocab_size")
+    hidden = shape_count(config, "hidden_size", "n_embd")
+    layers = shape_count(config, "num_hidden_layers", "n_layer")
+    heads = shape_count(config, "num_attention_heads", "n_head")
+    vocab = shape_count(config, "vocab_size")
     experts = config_experts(config)
-    inter = None if _unused_dense_width(config) else _shape(config, "intermediate_size")
+    inter = None if unused_dense_width(config) else shape_count(config, "intermediate_size")
     if None in (hidden, layers, heads, vocab) or (inter is None and experts is None):
         return None
-    kv_heads = _shape(config, "num_key_value_heads") or heads
-    head_dim = _shape(config, "head_dim") or hidden / heads
+    kv_heads = shape_count(config, "num_key_value_heads") or heads
+    head_dim = shape_count(config, "head_dim") or hidden / heads
     attention = 2 * hidden * heads * head_dim + 2 * hidden * kv_heads * head_dim
     latent = config_latent(config, hidden, heads)
     if latent is not None:
@@ -415,10 +221,22 @@ def _ties_by_default(config: Mapping) -> bool:
     return str(config.get("model_type", "")).lower().startswith(_TIED_BY_DEFAULT)
 
 
+def text_config(config: Mapping) -> Mapping:
+    """The language model's config of a multimodal config.json (Gemma 3, Llama 4, Mistral
+    Small 3.1, LLaVA: its `text_config`), over the top level's other keys (its torch_dtype,
+    quantization_config, fleetplan_* keys); the config itself where it is no such file. The
+    vision encoder's weights are not counted (well under 1 % of these models' memory)."""
+    nested = config.get("text_config")
+    if not isinstance(nested, Mapping) or config.get("num_hidden_layers") is not None:
+        return config
+    outer = {k: v for k, v in config.items() if k not in ("text_config", "vision_config")}
+    return outer | dict(nested)
+
+
 def config_width(config: Mapping) -> float | None:
     """The model's width (d_model: hidden_size, or GPT-2's n_embd), checked as a shape's count;
     None where the config.json gives none."""
-    return _shape(config, "hidden_size", "n_embd")
+    return shape_count(config, "hidden_size", "n_embd")
 
 
 def architecture_from_config(
@@ -433,12 +251,13 @@ def architecture_from_config(
     bytes it is not given, and experts it cannot size (`config_experts`). A mixture of experts
     keeps its layout: the routed experts' share of the weights (from the shape's parameter
     counts, applied to given bytes too) is what a step reads only in part."""
-    layers = _shape(config, "num_hidden_layers", "n_layer")
-    heads = _shape(config, "num_attention_heads", "n_head")
+    config = text_config(config)
+    layers = shape_count(config, "num_hidden_layers", "n_layer")
+    heads = shape_count(config, "num_attention_heads", "n_head")
     if layers is None or heads is None:
         missing = "num_hidden_layers" if layers is None else "num_attention_heads"
         raise InputError(f"the model's config.json has no {missing}", field=missing)
-    kv_heads = _shape(config, "num_key_value_heads") or heads
+    kv_heads = shape_count(config, "num_key_value_heads") or heads
     if kv_heads > heads or heads % kv_heads:
         raise InputError(
             f"num_key_value_heads ({int(kv_heads)}) must divide the {int(heads)} attention heads "
@@ -447,17 +266,17 @@ def architecture_from_config(
         )
     width = config_width(config)
     for name in ("intermediate_size", "vocab_size"):
-        if not (name == "intermediate_size" and _unused_dense_width(config)):
-            _shape(config, name)
+        if not (name == "intermediate_size" and unused_dense_width(config)):
+            shape_count(config, name)
     max_context = context_length(config)
-    head_dim = _shape(config, "head_dim")
+    head_dim = shape_count(config, "head_dim")
     if head_dim is None:
         if width is None:
             raise InputError(
                 "the model's config.json has no head_dim or hidden_size", field="head_dim"
             )
         head_dim = width / heads
-        _check_whole("head_dim", head_dim)
+        check_whole("head_dim", head_dim)
     experts = config_experts(config)
     latent = config_latent(config, width, heads)
     if latent is not None:  # one latent "head" a layer, replicated over tensor parallelism
@@ -510,9 +329,9 @@ def _weights(config: Mapping, experts: Experts | None, element: float) -> _Weigh
     """The weights' bytes (`architecture_from_config`): `fleetplan_weight_bytes`, else a
     quantized checkpoint's (`quantization.quantized_weights`), else the parameters (given, or
     counted from the shape) x `element`; a mixture's routed experts' share of them."""
-    weight_bytes = _positive(config, "fleetplan_weight_bytes")
+    weight_bytes = positive(config, "fleetplan_weight_bytes")
     parts = _parameter_parts(config)
-    parameters = _positive(config, "fleetplan_parameters") or (parts[0] if parts else None)
+    parameters = positive(config, "fleetplan_parameters") or (parts[0] if parts else None)
     if weight_bytes is None and parameters is None:
         raise InputError(
             "the model's weights cannot be sized: its config.json lacks hidden_size, "

@@ -1,0 +1,88 @@
+"""Reading a Hugging Face config.json's numbers: a figure above 0 (`positive`), a shape's count
+(`shape_count`: a whole number within what a real model has, `SHAPE_LIMITS`), each refusal an
+InputError naming the key."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+from fleetplan.core.errors import InputError
+
+
+def positive(config: Mapping, *names: str) -> float | None:
+    """The first of `names` the config gives (None where it gives none): a finite number above
+    0; an InputError names the key otherwise (a bool too: JSON's true is not a count)."""
+    for name in names:
+        value = config.get(name)
+        if value is None:
+            continue
+        if isinstance(value, bool):
+            raise InputError(
+                f"{name} must be a number above 0, got {value!r} (a bool, not a number)", field=name
+            )
+        if isinstance(value, int | float) and value > 0 and _as_float(value) < math.inf:
+            return float(value)
+        shown = repr(value) if len(repr(value)) <= 40 else f"{repr(value)[:37]}..."
+        raise InputError(f"{name} must be a number above 0, got {shown}", field=name)
+    return None
+
+
+def _as_float(value: float) -> float:
+    """A number as a float; inf for an int past a float's range (or nan)."""
+    try:
+        return float(value) if value == value else math.inf
+    except OverflowError:
+        return math.inf
+
+
+# The most of each a real model has, with room to spare (the largest public dense models: about
+# 130 layers, 128 heads, head dimension 256, width 16,384, MLP width 53,248, vocabularies of
+# 262,144, contexts of 10 million tokens): beyond, a config.json is a mistake, not a model. Each
+# is a whole number from 1 to its limit; the GPT-2 names (n_layer, n_head, n_embd) count as theirs.
+SHAPE_LIMITS = {
+    "num_hidden_layers": 10_000,
+    "num_attention_heads": 100_000,
+    "num_key_value_heads": 100_000,
+    "head_dim": 65_536,
+    "hidden_size": 1_048_576,
+    "intermediate_size": 4_194_304,
+    "vocab_size": 16_777_216,
+    "max_position_embeddings": 1_000_000_000,
+    # a mixture of experts (the largest public ones: 384 routed experts, 8 to 16 per token)
+    "num_local_experts": 65_536,
+    "num_experts": 65_536,
+    "n_routed_experts": 65_536,
+    "num_experts_per_tok": 65_536,
+    "experts_per_token": 65_536,
+    "moe_intermediate_size": 4_194_304,
+    "shared_expert_intermediate_size": 4_194_304,
+    "intermediate_size_mlp": 4_194_304,  # Llama 4's dense layers
+}
+_ALIASES = {
+    "n_layer": "num_hidden_layers",
+    "n_head": "num_attention_heads",
+    "n_embd": "hidden_size",
+}
+
+
+def check_whole(name: str, value: float) -> None:
+    """A count of a shape (layers, heads, a head's dimension, a width) is a whole number from 1
+    to its limit; an InputError names the key otherwise."""
+    limit = SHAPE_LIMITS[_ALIASES.get(name, name)]
+    if value != int(value) or not 1 <= value <= limit:
+        raise InputError(
+            f"{name} must be a whole number from 1 to {limit:,}, got {value:g}", field=name
+        )
+
+
+def shape_count(config: Mapping, *names: str) -> float | None:
+    """The first of `names` the config gives, checked as a shape's count (`check_whole`);
+    None where it gives none."""
+    for name in names:
+        if config.get(name) is not None:
+            value = positive(config, name)
+            assert value is not None
+            check_whole(name, value)
+            return value
+    return None
