@@ -84,3 +84,30 @@ def test_llama_4_scout_counts_its_shared_expert_and_its_model_cards_17_billion_a
         | {"num_local_experts": 128, "interleave_moe_layer_step": 2}
     }
     assert estimated_parameters(maverick) == pytest.approx(400e9, rel=0.02)
+
+
+@pytest.mark.parametrize(
+    ("extra", "key"),
+    [
+        # Qwen3-Next: three linear-attention layers to one of attention
+        (
+            {"layer_types": ["linear_attention"] * 3 + ["full_attention"]}
+            | {"linear_num_value_heads": 32},
+            "layer_types",
+        ),
+        ({"attn_layer_period": 8, "attn_layer_offset": 4}, "attn_layer_period"),  # Jamba
+        ({"hybrid_override_pattern": "M-M-M*-"}, "hybrid_override_pattern"),  # Nemotron-H
+    ],
+)
+def test_a_hybrid_model_is_refused_naming_the_key(extra, key):
+    from fleetplan.core.errors import InputError
+
+    dense = dict(text_config(GEMMA3_27B))
+    with pytest.raises(InputError) as error:
+        architecture_from_config("acme/hybrid", dense | extra, source="test")
+    assert error.value.field == key and "recurrent state" in error.value.reason
+    # sliding-window layers are attention (counted whole), and given bytes go on
+    sliding = dense | {"layer_types": ["sliding_attention"] * 5 + ["full_attention"]}
+    assert architecture_from_config("acme/sw", sliding, source="test").kv_heads == 16
+    given = dense | extra | {"fleetplan_weight_bytes": 30e9}
+    assert architecture_from_config("acme/h", given, source="test").weight_bytes == 30e9

@@ -221,6 +221,41 @@ def _ties_by_default(config: Mapping) -> bool:
     return str(config.get("model_type", "")).lower().startswith(_TIED_BY_DEFAULT)
 
 
+# Layer kinds whose cache is a key and a value per token (a sliding window's or a chunk's is
+# counted whole: more than the engine keeps, so the bounds stay bounds and the cache smaller)
+ATTENTION_LAYERS = ("full_attention", "sliding_attention", "chunked_attention", "attention")
+# Keys of hybrid models whose other layers keep a recurrent state instead (Mamba, Jamba,
+# Nemotron-H, Qwen3-Next's linear attention): neither their weights nor their cache is sized here
+HYBRID_KEYS = (
+    "linear_num_value_heads",
+    "mamba_d_state",
+    "mamba_expand",
+    "ssm_cfg",
+    "attn_layer_period",
+    "hybrid_override_pattern",
+)
+
+
+def _attention_only(config: Mapping) -> None:
+    """Refuse, naming the key, a hybrid model (layers that keep a recurrent state, not a KV
+    cache): its weights and its cache are not the attention layers' fleetplan counts."""
+    kinds = config.get("layer_types")
+    other = (
+        sorted({str(k) for k in kinds} - set(ATTENTION_LAYERS)) if isinstance(kinds, list) else []
+    )
+    key = "layer_types" if other else next((k for k in HYBRID_KEYS if k in config), None)
+    if key is None:
+        return
+    shown = f" ({', '.join(other)})" if other else ""
+    raise InputError(
+        f"{key}{shown} in the model's config.json: a hybrid model whose other layers keep a "
+        "recurrent state (linear attention, Mamba), not a KV cache; fleetplan sizes attention "
+        "layers only (give fleetplan_weight_bytes to size its weights; its cache would still "
+        "be counted as attention's)",
+        field=key,
+    )
+
+
 def text_config(config: Mapping) -> Mapping:
     """The language model's config of a multimodal config.json (Gemma 3, Llama 4, Mistral
     Small 3.1, LLaVA: its `text_config`), over the top level's other keys (its torch_dtype,
@@ -252,6 +287,8 @@ def architecture_from_config(
     keeps its layout: the routed experts' share of the weights (from the shape's parameter
     counts, applied to given bytes too) is what a step reads only in part."""
     config = text_config(config)
+    if config.get("fleetplan_weight_bytes") is None:
+        _attention_only(config)
     layers = shape_count(config, "num_hidden_layers", "n_layer")
     heads = shape_count(config, "num_attention_heads", "n_head")
     if layers is None or heads is None:
