@@ -144,3 +144,13 @@ def test_deepseek_v3_is_estimated_on_eight_h200s(cli, sample_warehouse_path, tmp
     # on 4 H200s (564 GB) its 673 GB of weights do not fit
     done = on(4, json_out=False)
     assert done.returncode != 0 and "do not fit" in done.stdout + done.stderr
+
+
+def test_a_different_latent_is_no_identical_architecture():
+    from dataclasses import replace
+
+    from fleetplan.planner.estimate.shape import same_shape
+
+    latent = arch(DEEPSEEK_V3)
+    assert same_shape(latent, arch(DEEPSEEK_V3))
+    assert not same_shape(latent, replace(latent, latent_kv=288))

@@ -1,10 +1,10 @@
 """An identical architecture: a measured model whose shape equals another's, so that its
 measured curve stands for the other's (DeepSeek-R1-Distill-Llama-8B is Llama-3.1-8B's shape).
 
-Equal shape: the same layers, KV heads, head dimension and KV element bytes, the same experts
-(count and per token, their weights within 1 %; none for a dense model), and weights within
-1 % (a parameter count rounded on a model card, a tied or untied embedding of a small vocabulary
-difference). What the step model reads is all there; names, RoPE scaling and vocabularies that
+Equal shape: the same layers, KV heads, head dimension, latent (of latent attention) and KV
+element bytes, the same experts (count and per token, their weights within 1 %; none for a
+dense model), and weights within 1 % (a parameter count rounded on a model card, a tied or
+untied embedding of a small vocabulary difference). What the step model reads is all there; names, RoPE scaling and vocabularies that
 do not change a step's time are not compared.
 """
 
@@ -25,6 +25,7 @@ def same_shape(a: Architecture, b: Architecture) -> bool:
         and a.kv_bytes == b.kv_bytes
         and abs(a.weight_bytes - b.weight_bytes) <= WEIGHT_TOLERANCE * max(a.weight_bytes, 1.0)
         and (a.experts, a.experts_per_token) == (b.experts, b.experts_per_token)
+        and a.latent_kv == b.latent_kv
         and abs(a.expert_bytes - b.expert_bytes) <= WEIGHT_TOLERANCE * max(a.weight_bytes, 1.0)
     )
 
