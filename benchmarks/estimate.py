@@ -333,8 +333,8 @@ def pool_ml_energy(
     """The ML.ENERGY summaries (`estimate_ml_energy`): their H100 SXM levels' TPOT (median ITL
     at a fixed batch) against the borrowed H100 PCIe fit join the real sweep's in the
     same-architecture TPOT band (the step model answers them directly, for either method).
-    Then the InferenceX gpt-oss-120b check, printed beside it (`inferencex_check`)."""
-    inferencex_check(points)
+    Then InferenceX's mixtures of experts (`inferencex_check`)."""
+    inferencex_check(points, all_bands)
     from estimate_ml_energy import FOLDER, report
 
     found = shared_sweep(points, FOLDER, "its levels are not validated")
@@ -386,18 +386,37 @@ def shared_sweep(points: pd.DataFrame, folder, missing: str):
     return root, fit_gpu(points, bundled_architectures(), bundled_specs(), "h100-pcie", ENGINE)
 
 
-def inferencex_check(points: pd.DataFrame) -> None:
-    """A quantized mixture of experts on an unmeasured architecture (`estimate_inferencex`:
-    gpt-oss-120b, MXFP4, 4x B200), printed for RESULTS.md; no band is drawn from it (medians of
-    closed loops, one model)."""
-    from estimate_inferencex import FOLDER, report
+def inferencex_check(points: pd.DataFrame, all_bands: dict) -> None:
+    """InferenceX's mixtures of experts (`estimate_inferencex`), printed for RESULTS.md:
+    gpt-oss-120b (MXFP4) on 4x B200, no band drawn from it (one model, medians of closed loops
+    at one prompt length); MiniMax-M2.5 (FP8) on 8x H200, an H200 borrowing the H100 PCIe fit as
+    every unmeasured Hopper does: its median TPOT's errors (P10, P90) are the TPOT band of
+    "same architecture" mixtures of experts, for either method (the step model answers them
+    directly), as ML.ENERGY's median ITL joins the dense one."""
+    from estimate_inferencex import FOLDER, MINIMAX, minimax_report, report
 
     found = shared_sweep(points, FOLDER, "gpt-oss-120b on B200 is not validated")
+    if found is not None:
+        lines, _ = report(*found)
+        print(f"\n### {FOLDER}: gpt-oss-120b (MXFP4 experts) on 4x B200, other architecture\n")
+        print("\n".join(lines))
+    found = shared_sweep(points, MINIMAX, "MiniMax-M2.5 on H200 is not validated")
     if found is None:
         return
-    lines, _ = report(*found)
-    print(f"\n### {FOLDER}: gpt-oss-120b (MXFP4 experts) on 4x B200, other architecture\n")
+    lines, frame = minimax_report(*found)
+    print(f"\n### {MINIMAX}: MiniMax-M2.5 (FP8 experts) on 8x H200, same architecture\n")
     print("\n".join(lines))
+    errors = frame["error"].to_numpy(dtype=float)
+    low, high = np.percentile(errors, [10, 90])
+    for bands in all_bands.values():
+        kind = bands.setdefault("same architecture" + MOE, {})
+        kind["tpot_p99"] = [round(float(low), 3), round(float(high), 3)]
+        kind["tpot_p99_within_aim"] = round(float(np.mean(np.abs(errors) <= AIMS["tpot_p99"])), 3)
+        kind["tpot_p99_levels"] = len(errors)
+        kind["tpot_source"] = (
+            f"{MINIMAX}: MiniMax-M2.5 on 8x H200, median TPOT of closed loops (the H100 PCIe "
+            "fit borrowed)"
+        )
 
 
 def experts_bands(real_bands: dict) -> dict:

@@ -1,6 +1,9 @@
-"""The estimate of a quantized mixture of experts held against a real sweep: InferenceX's
-gpt-oss-120b on 4x B200 (../shared/data/tool-outputs/inferencex-together-b200/vllm/: vLLM
-v0.22.0, MXFP4, TP 4, closed loops of 16 to 512 users, 1,024-token prompts).
+"""The estimate of mixtures of experts held against InferenceX's real sweeps: gpt-oss-120b on
+4x B200 (../shared/data/tool-outputs/inferencex-together-b200/vllm/: vLLM v0.22.0, MXFP4, TP 4,
+closed loops of 16 to 512 users, 1,024-token prompts), and MiniMax-M2.5 on 8x H200
+(inferencex-token-position-h200/minimax-m2.5/: vLLM nightly of 2026-02, TP 8 with expert
+parallelism, closed loops of 4 to 64 users, prompts of 1,024 to 32,768 tokens, 128 out;
+`minimax_report`).
 
 Neither the model, nor a B200, nor a mixture of experts, nor MXFP4 weights are in the io.net
 warehouse, so each level is estimated as fleetplan would estimate it for a team: gpt-oss-120b's
@@ -117,5 +120,89 @@ def report(root: Path, fit: Fit) -> tuple[list[str], pd.DataFrame]:
         f"{int(np.sum(np.abs(itl) <= 0.35))}/{len(itl)}; output throughput: median error "
         f"{np.median(tokens):+.0%}, within 1.5x at "
         f"{int(np.sum((1 + tokens >= 1 / 1.5) & (1 + tokens <= 1.5)))}/{len(tokens)}"
+    )
+    return lines, frame
+
+
+MINIMAX = Path("inferencex-token-position-h200") / "minimax-m2.5"
+# MiniMaxAI/MiniMax-M2's config.json figures (hidden 3072, 62 layers, 48 heads, 8 KV heads of
+# 128, 256 experts of 1,536, 8 a token, vocabulary 200,064, untied; FP8 blocks, the router and
+# the output head left in 16 bits), as public copies restate them; M2.5 is taken to share them
+# (the files name the model, not its shape): 228.7 billion parameters by the rule, 230 on M2's
+# card. The files' TP 8 with expert parallelism ("tep8") holds an eighth of the experts a GPU
+# where TP 8 holds an eighth of each: the same bytes a GPU.
+MINIMAX_M2 = {
+    "model_type": "minimax_m2",
+    "hidden_size": 3072,
+    "intermediate_size": 1536,
+    "num_hidden_layers": 62,
+    "num_attention_heads": 48,
+    "num_key_value_heads": 8,
+    "head_dim": 128,
+    "num_local_experts": 256,
+    "num_experts_per_tok": 8,
+    "vocab_size": 200064,
+    "tie_word_embeddings": False,
+    "torch_dtype": "bfloat16",
+    "quantization_config": {"quant_method": "fp8", "weight_block_size": [128, 128]},
+}
+
+
+def minimax_levels(root: Path, fit: Fit) -> pd.DataFrame:
+    """Every tep8 level: its median TPOT (a request's decode time over its tokens: the mean step
+    while it decodes, prompts of the others prefilled among them) against the mean step of its
+    decode batch with the prompts' prefill spread (the `levels` reading above)."""
+    specs = bundled_specs()
+    arch = architecture_from_config("MiniMaxAI/MiniMax-M2.5", MINIMAX_M2, source=str(MINIMAX))
+    shape = Shape.of(arch, float(MINIMAX_M2["hidden_size"]))
+    gpu = specs["h200"]
+    server = Server(shape, gpu, 8)
+    eff = transferred(fit.efficiencies, specs[fit.gpu_model], gpu)
+    rows = []
+    for path in sorted((root / MINIMAX).glob("minimax_m25_vllm_tep8_*.json")):
+        level = json.loads(path.read_text(encoding="utf-8"))
+        users = float(level["max_concurrency"])
+        prompt = level["total_input_tokens"] / level["completed"]
+        output = level["total_output_tokens"] / level["completed"]
+        waiting = level["median_ttft"] / level["median_e2el"]
+        batch = users * (1 - min(waiting, 1.0))
+        context = batch * (prompt + output / 2)
+        prefill = batch * prompt / output
+        mean_step = server.step_s(eff, batch, context, prefill, prefill * prompt / 2)
+        rows.append(
+            {
+                "users": int(users),
+                "prompt": prompt,
+                "tpot_ms": level["median_tpot"] * 1000,
+                "tpot_est": mean_step * 1000,
+                "decode_est": server.step_s(eff, batch, context) * 1000,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def minimax_report(root: Path, fit: Fit) -> tuple[list[str], pd.DataFrame]:
+    """By prompt length: the median TPOT's error over the concurrencies, for RESULTS.md."""
+    frame = minimax_levels(root, fit)
+    frame["error"] = frame["tpot_est"] / frame["tpot_ms"] - 1
+    lines = [
+        "| prompt tokens | levels (users) | median TPOT ms, measured | estimated | error |",
+        "|---:|---|---|---|---|",
+    ]
+    for prompt, part in frame.groupby("prompt"):
+        part = part.sort_values("users")
+        lines.append(
+            f"| {prompt:,.0f} | {', '.join(str(u) for u in part['users'])} | "
+            + ", ".join(f"{v:.1f}" for v in part["tpot_ms"])
+            + " | "
+            + ", ".join(f"{v:.1f}" for v in part["tpot_est"])
+            + " | "
+            + ", ".join(f"{v:+.0%}" for v in part["error"])
+            + " |"
+        )
+    errors = frame["error"].to_numpy()
+    lines.append(
+        f"\n{len(errors)} levels: median error {np.median(errors):+.0%}, median abs "
+        f"{np.median(np.abs(errors)):.0%}, within 35 % at {int(np.sum(np.abs(errors) <= 0.35))}"
     )
     return lines, frame

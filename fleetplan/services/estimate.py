@@ -141,6 +141,8 @@ def band_for(
     taken = [m for m in ("saturation", "ttft_p99", "tpot_p99") if own.get(m)]
     figures = {m: _pair(own[m]) for m in taken}
     where = f" on {own['validated_on']}" if own.get("validated_on") else ""
+    if own.get("tpot_source"):
+        where += f" (TPOT on {own['tpot_source']})"
     words = (
         f"; a mixture of experts: {', '.join(taken)} from the validation of mixtures of "
         f"experts{where}, the rest measured on dense models"

@@ -4,8 +4,8 @@ measured curve stands for the other's (DeepSeek-R1-Distill-Llama-8B is Llama-3.1
 Equal shape: the same layers, KV heads, head dimension, latent (of latent attention) and KV
 element bytes, the same experts (count and per token, their weights within 1 %; none for a
 dense model), and weights within 1 % (a parameter count rounded on a model card, a tied or
-untied embedding of a small vocabulary difference). What the step model reads is all there; names, RoPE scaling and vocabularies that
-do not change a step's time are not compared.
+untied embedding of a small vocabulary difference). What the step model reads is all there;
+names, RoPE scaling and vocabularies that do not change a step's time are not compared.
 """
 
 from __future__ import annotations
