@@ -186,3 +186,15 @@ def test_gpt_oss_is_estimated_on_one_rtx_4090_from_its_own_config(
     unquantized = {k: v for k, v in GPT_OSS_20B.items() if k != "quantization_config"}
     done = estimate(unquantized, json_out=False)
     assert done.returncode != 0 and "do not fit" in done.stdout + done.stderr
+
+
+def test_a_float32_checkpoint_is_served_in_16_bits_unless_the_run_says_otherwise():
+    """vLLM's --dtype auto serves a float32 checkpoint in float16 (its engine arguments' words:
+    "auto" uses FP16 for FP32 and FP16 models): sized so, and said so."""
+    fp32 = arch(LLAMA_31_8B | {"torch_dtype": "float32"})
+    assert fp32.weight_bytes == pytest.approx(2 * estimated_parameters(LLAMA_31_8B))
+    assert fp32.kv_bytes == 2.0 and "served in 16 bits" in fp32.source
+    ran = architecture_from_config(
+        "acme/q", LLAMA_31_8B | {"torch_dtype": "float32"}, source="test", kv_dtype="float32"
+    )
+    assert ran.weight_bytes == pytest.approx(4 * estimated_parameters(LLAMA_31_8B))

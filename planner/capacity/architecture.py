@@ -19,6 +19,7 @@ from fleetplan.planner.capacity.experts import Experts, config_experts, unused_d
 from fleetplan.planner.capacity.latent_attention import config_latent
 from fleetplan.planner.capacity.quantization import kv_cache_bits, quantized_weights
 
+FLOAT32_BYTES = 4.0
 # Bytes per element of the dtypes config.json files and run files name.
 DTYPE_BYTES: dict[str, float] = {
     "float32": 4.0,
@@ -327,6 +328,10 @@ def architecture_from_config(
             field=dtype_key,
         )
     element = dtype_bytes(weight_dtype) or dtype_bytes(kv_dtype)
+    served = ""
+    if element == FLOAT32_BYTES and dtype_bytes(kv_dtype) != FLOAT32_BYTES:
+        # vLLM's --dtype auto serves a float32 checkpoint in float16 (its engine arguments)
+        element, served = 2.0, "; a float32 checkpoint, served in 16 bits (vLLM's dtype auto)"
     kv_bits = kv_cache_bits(config.get("quantization_config"))
     kv_element = dtype_bytes(kv_dtype) or (kv_bits / 8 if kv_bits else None) or element
     if kv_element is None or element is None:
@@ -343,7 +348,7 @@ def architecture_from_config(
         head_dim=int(head_dim),
         kv_bytes=kv_element,
         weight_bytes=weights.weight_bytes,
-        source=source + weights.words,
+        source=source + served + weights.words,
         heads=int(heads),
         max_context=max_context,
         experts=experts.count if experts is not None else None,
