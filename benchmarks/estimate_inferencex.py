@@ -55,6 +55,20 @@ GPT_OSS_120B = {
 }
 
 
+def closed_loop_steps(
+    server: Server, eff, users: float, waiting: float, prompt: float, output: float
+) -> tuple[float, float, float]:
+    """A closed loop of `users`, each waiting for its first token `waiting` of its time: its
+    decode batch, the step of that batch prefilling nothing, and its mean step with the prompts'
+    prefill spread among the steps (each sequence's prompt once per `output` steps)."""
+    batch = users * (1 - min(waiting, 1.0))
+    context = batch * (prompt + output / 2)
+    prefill = batch * prompt / output  # prompt tokens a step, on average
+    step = server.step_s(eff, batch, context)
+    mean_step = server.step_s(eff, batch, context, prefill, prefill * prompt / 2)
+    return batch, step, mean_step
+
+
 def levels(root: Path, fit: Fit) -> pd.DataFrame:
     """Every concurrency of the sweep, measured against the estimate with `fit` (the io.net
     H100 PCIe fit, borrowed by the B200)."""
@@ -72,11 +86,7 @@ def levels(root: Path, fit: Fit) -> pd.DataFrame:
         prompt = float(summary["isl"])
         output = metrics["output_token_throughput"] / metrics["request_throughput"]
         waiting = metrics["median_ttft_ms"] / metrics["median_e2el_ms"]
-        batch = users * (1 - min(waiting, 1.0))
-        context = batch * (prompt + output / 2)
-        step = server.step_s(eff, batch, context)
-        prefill = batch * prompt / output  # prompt tokens a step, on average
-        mean_step = server.step_s(eff, batch, context, prefill, prefill * prompt / 2)
+        batch, step, mean_step = closed_loop_steps(server, eff, users, waiting, prompt, output)
         rows.append(
             {
                 "users": int(users),
@@ -165,17 +175,14 @@ def minimax_levels(root: Path, fit: Fit) -> pd.DataFrame:
         prompt = level["total_input_tokens"] / level["completed"]
         output = level["total_output_tokens"] / level["completed"]
         waiting = level["median_ttft"] / level["median_e2el"]
-        batch = users * (1 - min(waiting, 1.0))
-        context = batch * (prompt + output / 2)
-        prefill = batch * prompt / output
-        mean_step = server.step_s(eff, batch, context, prefill, prefill * prompt / 2)
+        _, step, mean_step = closed_loop_steps(server, eff, users, waiting, prompt, output)
         rows.append(
             {
                 "users": int(users),
                 "prompt": prompt,
                 "tpot_ms": level["median_tpot"] * 1000,
                 "tpot_est": mean_step * 1000,
-                "decode_est": server.step_s(eff, batch, context) * 1000,
+                "decode_est": step * 1000,
             }
         )
     return pd.DataFrame(rows)

@@ -131,8 +131,8 @@ def band_for(
     """The validation's band for an estimate of this kind and method ("simulation", or
     "queue" for the approximation plans use); a kind the validation could not measure takes
     the next wider one, and says so. A mixture of experts (`moe`) takes the figures its own
-    validation measured (kind + `MOE`: the Mixtral sweep's P99 TTFT) and the dense ones for the
-    rest, and says which."""
+    validation measured (kind + `MOE`: the Mixtral sweep's P99 TTFT, MiniMax-M2.5's TPOT for
+    the same architecture) and the dense ones for the rest, and says which."""
     band = _dense_band(borrowed, gpu_id, method)
     if band is None or not moe:
         return band

@@ -58,6 +58,12 @@ SHAPE_LIMITS = {
     "moe_intermediate_size": 4_194_304,
     "shared_expert_intermediate_size": 4_194_304,
     "intermediate_size_mlp": 4_194_304,  # Llama 4's dense layers
+    # latent attention (DeepSeek-V2/V3: ranks 512 and 1,536, head parts 64 to 128)
+    "kv_lora_rank": 65_536,
+    "q_lora_rank": 65_536,
+    "qk_rope_head_dim": 65_536,
+    "qk_nope_head_dim": 65_536,
+    "v_head_dim": 65_536,
 }
 _ALIASES = {
     "n_layer": "num_hidden_layers",

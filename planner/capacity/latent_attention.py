@@ -22,9 +22,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from fleetplan.core.errors import InputError
+from fleetplan.planner.capacity.config_keys import shape_count
 
 KEYS = ("kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim")
-LIMIT = 65_536  # the most of any of these a config.json may say
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,19 +36,15 @@ class Latent:
     parameters: float
 
 
-def _count(config: Mapping, name: str, *, required: bool = True) -> int | None:
-    value = config.get(name)
-    if value is None and not required:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
+def _count(config: Mapping, name: str) -> int:
+    """A figure latent attention needs, checked as a shape's count (`shape_count`); an
+    InputError names it where the config.json gives kv_lora_rank but not it."""
+    value = shape_count(config, name)
+    if value is None:
         raise InputError(
-            f"{name} must be a whole number in the model's config.json with kv_lora_rank "
-            f"(multi-head latent attention), got {value!r}",
+            f"kv_lora_rank is in the model's config.json (multi-head latent attention) but "
+            f"{name} is not",
             field=name,
-        )
-    if not 1 <= value <= LIMIT:
-        raise InputError(
-            f"{name} must be a whole number from 1 to {LIMIT:,}, got {value:g}", field=name
         )
     return int(value)
 
@@ -60,8 +56,7 @@ def config_latent(config: Mapping, hidden: float | None, heads: float) -> Latent
     if config.get("kv_lora_rank") is None:
         return None
     rank, rope, nope, value = (_count(config, name) for name in KEYS)
-    assert rank and rope and nope and value
-    q_rank = _count(config, "q_lora_rank", required=False)
+    q_rank = shape_count(config, "q_lora_rank")
     if hidden is None:
         return Latent(cached=rank + rope, parameters=0.0)
     head = nope + rope
