@@ -87,13 +87,16 @@ def test_experts_it_cannot_size_are_refused_naming_the_key(extra, key):
     assert error.field == key and key in error.reason
 
 
-def test_dbrx_nested_experts_are_refused_unless_its_weights_are_given():
+def test_dbrx_nested_experts_are_read_as_experts():
+    # once refused (a nested layout fleetplan did not read); now read as the standard keys
+    # (tests/test_estimate_families.py sizes DBRX itself)
     extra = {"ffn_config": {"moe_num_experts": 16, "moe_top_k": 4}}
-    error = refused(DENSE | extra)
-    assert error.field == "ffn_config.moe_num_experts" and "fleetplan_weight_bytes" in error.reason
+    found = arch(DENSE | extra)
+    assert (found.experts, found.experts_per_token) == (16, 4) and found.routed
     given = arch(DENSE | extra | {"fleetplan_weight_bytes": 263e9})
-    assert given.weight_bytes == 263e9 and not given.routed  # sized as dense, as it says
-    assert arch(DENSE | extra | {"fleetplan_parameters": 132e9}).weight_bytes == 132e9 * 2
+    assert given.weight_bytes == 263e9 and given.routed  # the given bytes, the shape's share
+    bad = {"ffn_config": {"moe_num_experts": 16, "moe_top_k": 17}}
+    assert refused(DENSE | bad).field == "num_experts_per_tok"
 
 
 def test_one_expert_is_a_dense_model():

@@ -2,7 +2,8 @@
 (`planner.estimate`) need of it, read from its Hugging Face config.json
 (`architecture_from_config`) or the bundled table (`architectures_from_table`,
 `sample_data/models/architectures.toml`): layers, KV heads, head dimension, dtypes, the weights'
-bytes and, of a mixture of experts, its experts (`config_experts`); with the tensor-parallel
+bytes and, of a mixture of experts, its experts (`config_experts`), in any family's names of
+them (`config_families`); with the tensor-parallel
 sizes an engine splits it into (`tensor_parallel_problem`). A figure it lacks is unknown, and a
 config.json it cannot size is refused naming the key.
 """
@@ -14,6 +15,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from fleetplan.core.errors import InputError
+from fleetplan.planner.capacity.config_families import (
+    mlp_matrices,
+    standard_config,
+    ties_by_default,
+)
 from fleetplan.planner.capacity.config_keys import check_whole, positive, shape_count
 from fleetplan.planner.capacity.experts import Experts, config_experts, unused_dense_width
 from fleetplan.planner.capacity.latent_attention import config_latent
@@ -170,14 +176,14 @@ def estimated_parameters(config: Mapping) -> float | None:
     value of the KV heads) and gated MLPs of three matrices (a dense layer's; an expert layer's
     routed experts, shared experts and router). Biases and norms are left out (under 0.1 %).
     None where a figure is missing."""
-    sizes = _parameter_parts(text_config(config))
+    sizes = _parameter_parts(model_config(config))
     return None if sizes is None else sizes[0]
 
 
 def expert_parameters(config: Mapping) -> float:
     """The routed experts' parameters of all layers (0 for a dense model; `estimated_parameters`
     counts them in)."""
-    sizes = _parameter_parts(text_config(config))
+    sizes = _parameter_parts(model_config(config))
     return 0.0 if sizes is None else sizes[1]
 
 
@@ -198,10 +204,11 @@ def _parameter_parts(config: Mapping) -> tuple[float, float, float] | None:
     latent = config_latent(config, hidden, heads)
     if latent is not None:
         attention = latent.parameters
-    tied = bool(config.get("tie_word_embeddings", _ties_by_default(config)))
+    tied = bool(config.get("tie_word_embeddings", ties_by_default(config)))
     embeddings = vocab * hidden * (1 if tied else 2)
     if experts is None:
-        return embeddings + layers * (attention + 3 * hidden * inter), 0.0, embeddings
+        mlp = mlp_matrices(config) * hidden * inter
+        return embeddings + layers * (attention + mlp), 0.0, embeddings
     routed = experts.layers * experts.count * 3 * hidden * experts.width
     dense_layers = layers - experts.layers
     if dense_layers and experts.dense_width is None:
@@ -210,16 +217,6 @@ def _parameter_parts(config: Mapping) -> tuple[float, float, float] | None:
     per_expert_layer = 3 * hidden * experts.shared_width + hidden * experts.count
     total = embeddings + layers * attention + dense + routed + experts.layers * per_expert_layer
     return total, routed, embeddings
-
-
-# Model families whose transformers config class ties the input and output embeddings unless the
-# config.json says otherwise (Gemma's configs omit the key); Llama, Qwen2, Mistral and Phi-3
-# default to untied.
-_TIED_BY_DEFAULT = ("gemma",)
-
-
-def _ties_by_default(config: Mapping) -> bool:
-    return str(config.get("model_type", "")).lower().startswith(_TIED_BY_DEFAULT)
 
 
 # Layer kinds whose cache is a key and a value per token (a sliding window's or a chunk's is
@@ -240,11 +237,17 @@ HYBRID_KEYS = (
 def _attention_only(config: Mapping) -> None:
     """Refuse, naming the key, a hybrid model (layers that keep a recurrent state, not a KV
     cache): its weights and its cache are not the attention layers' fleetplan counts."""
-    kinds = config.get("layer_types")
-    other = (
-        sorted({str(k) for k in kinds} - set(ATTENTION_LAYERS)) if isinstance(kinds, list) else []
-    )
-    key = "layer_types" if other else next((k for k in HYBRID_KEYS if k in config), None)
+    key, other = None, []
+    for name in ("layer_types", "block_types"):  # RecurrentGemma: block_types
+        kinds = config.get(name)
+        found = (
+            sorted({str(k) for k in kinds} - set(ATTENTION_LAYERS))
+            if isinstance(kinds, list)
+            else []
+        )
+        if found and key is None:
+            key, other = name, found
+    key = key or next((k for k in HYBRID_KEYS if k in config), None)
     if key is None:
         return
     shown = f" ({', '.join(other)})" if other else ""
@@ -269,10 +272,16 @@ def text_config(config: Mapping) -> Mapping:
     return outer | dict(nested)
 
 
+def model_config(config: Mapping) -> Mapping:
+    """A config.json as fleetplan reads it: a multimodal one's language model (`text_config`),
+    its family's names of the shape made the standard ones (`config_families.standard_config`)."""
+    return standard_config(text_config(config))
+
+
 def config_width(config: Mapping) -> float | None:
-    """The model's width (d_model: hidden_size, or GPT-2's n_embd), checked as a shape's count;
-    None where the config.json gives none."""
-    return shape_count(config, "hidden_size", "n_embd")
+    """The model's width (d_model: hidden_size, GPT-2's n_embd, MPT's d_model), checked as a
+    shape's count; None where the config.json gives none."""
+    return shape_count(model_config(config), "hidden_size")
 
 
 def architecture_from_config(
@@ -287,7 +296,7 @@ def architecture_from_config(
     bytes it is not given, and experts it cannot size (`config_experts`). A mixture of experts
     keeps its layout: the routed experts' share of the weights (from the shape's parameter
     counts, applied to given bytes too) is what a step reads only in part."""
-    config = text_config(config)
+    config = model_config(config)
     if config.get("fleetplan_weight_bytes") is None:
         _attention_only(config)
     layers = shape_count(config, "num_hidden_layers", "n_layer")

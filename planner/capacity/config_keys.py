@@ -39,7 +39,7 @@ def _as_float(value: float) -> float:
 # The most of each a real model has, with room to spare (the largest public dense models: about
 # 130 layers, 128 heads, head dimension 256, width 16,384, MLP width 53,248, vocabularies of
 # 262,144, contexts of 10 million tokens): beyond, a config.json is a mistake, not a model. Each
-# is a whole number from 1 to its limit; the GPT-2 names (n_layer, n_head, n_embd) count as theirs.
+# is a whole number from 1 to its limit; another family's name for one (`ALIASES`) counts as it.
 SHAPE_LIMITS = {
     "num_hidden_layers": 10_000,
     "num_attention_heads": 100_000,
@@ -65,10 +65,27 @@ SHAPE_LIMITS = {
     "qk_nope_head_dim": 65_536,
     "v_head_dim": 65_536,
 }
-_ALIASES = {
-    "n_layer": "num_hidden_layers",
-    "n_head": "num_attention_heads",
-    "n_embd": "hidden_size",
+# The names other families give a standard figure (transformers' configuration classes: their
+# `attribute_map`s, GPT-2's n_inner, OPT's ffn_dim, ChatGLM's own; `config_families` reads them),
+# each checked against the standard figure's limit.
+ALIASES = {
+    "num_hidden_layers": ("n_layer", "n_layers", "num_layers"),
+    "num_attention_heads": ("n_head", "n_heads", "num_heads"),
+    "hidden_size": ("n_embd", "d_model", "n_embed"),
+    "intermediate_size": ("ffn_hidden_size", "n_inner", "ffn_dim"),
+    "vocab_size": ("padded_vocab_size",),
+    "max_position_embeddings": ("n_positions", "max_seq_len", "seq_length", "max_sequence_length"),
+    "head_dim": ("kv_channels",),
+    "num_experts": ("moe_num_experts",),
+    "num_experts_per_tok": ("moe_k", "moe_topk", "moe_top_k"),
+    "moe_intermediate_size": ("expert_ffn_hidden_size",),
+}
+# Names of KV heads that count only beside another key (Falcon's num_kv_heads: with its new
+# decoder; ChatGLM's groups: with multi_query_attention): `config_families._kv_heads` reads them.
+KV_HEAD_NAMES = ("num_kv_heads", "n_head_kv", "multi_query_group_num", "kv_n_heads")
+_ALIASES = {name: standard for standard, names in ALIASES.items() for name in names} | {
+    **dict.fromkeys(KV_HEAD_NAMES, "num_key_value_heads"),
+    "expansion_ratio x d_model": "intermediate_size",  # MPT's MLP width
 }
 
 

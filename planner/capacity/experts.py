@@ -60,27 +60,9 @@ def unused_dense_width(config: Mapping) -> bool:
 def config_experts(config: Mapping) -> Experts | None:
     """The mixture of experts a config.json describes (`Experts`); None for a dense model (no
     expert count, or one expert). An InputError names the key where the config gives experts
-    fleetplan cannot size: no count of experts per token, no expert MLP width, or DBRX's
-    nested ffn_config (unless `fleetplan_weight_bytes` or `fleetplan_parameters` gives the
-    weights: then the model is sized as dense, as before)."""
-    given = (
-        config.get("fleetplan_weight_bytes") is not None
-        or config.get("fleetplan_parameters") is not None
-    )
-    nested = config.get("ffn_config")
-    if isinstance(nested, Mapping) and not given:
-        for key in ("moe_num_experts", "moe_top_k"):
-            value = nested.get(key)
-            counted = isinstance(value, int | float) and not isinstance(value, bool)
-            if value is not None and not (counted and value in (0, 1)):
-                raise InputError(
-                    f"ffn_config.{key} is {value!r} in the model's config.json: a mixture of "
-                    "experts in DBRX's nested layout, which fleetplan does not read; give the "
-                    "weights to go on: fleetplan_weight_bytes (the checkpoint's bytes in "
-                    "memory) or fleetplan_parameters (all experts' parameters) in the "
-                    "config.json (the estimate then treats the model as dense)",
-                    field=f"ffn_config.{key}",
-                )
+    fleetplan cannot size: no count of experts per token or no expert MLP width. Other
+    families' names for them (DBRX's ffn_config, ERNIE's moe_k) are read as these
+    (`config_families.standard_config`)."""
     key = next((name for name in EXPERT_KEYS if config.get(name) is not None), None)
     if key is None:
         moe_width = config.get("moe_intermediate_size")
