@@ -268,3 +268,36 @@ def test_a_scenario_of_a_model_nobody_measured_plans_it_on_estimates(
     assert any("planned on estimates from the config.json" in text for text in said)
     assert not at.error, [e.value for e in at.error]
     assert metric(at, "Cost per month").startswith("$")
+
+
+def test_a_model_nobody_measured_is_added_from_its_config_json_on_the_page(
+    monkeypatch, sample_warehouse_path
+):
+    """The files' "A model nobody measured": an id and its config.json make the page plan that
+    model on estimates; a config.json it cannot size is said, naming the key, and the plan
+    shown stays the one before."""
+    from tests.test_estimate_families import GLM4_9B
+
+    at = open_app(monkeypatch, sample_warehouse_path)
+    before: Scenario = at.session_state["s_current"]
+    upload = at.file_uploader(key="w_model_config_file")
+    broken = {k: v for k, v in GLM4_9B.items() if k != "num_layers"}
+    upload.set_value(("config.json", json.dumps(broken).encode(), "application/json"))
+    at.text_input(key="w_new_model").set_value("THUDM/glm-4-9b-chat").run()
+    assert not at.exception, at.exception
+    (error,) = [seen(e.value) for e in at.error]
+    assert "cannot be planned" in error and "no num_hidden_layers (nor n_layer" in error
+    assert at.session_state["s_current"].model == before.model
+
+    at.file_uploader(key="w_model_config_file").set_value(
+        ("config.json", json.dumps(GLM4_9B).encode(), "application/json")
+    ).run()
+    assert not at.exception, at.exception
+    shown: Scenario = at.session_state["s_current"]
+    assert shown.model == "THUDM/glm-4-9b-chat" and shown.estimates == "fill"
+    assert shown.model_configs == {"THUDM/glm-4-9b-chat": GLM4_9B}
+    assert at.selectbox(key=key(at, "w_model")).value == "THUDM/glm-4-9b-chat"
+    said = [seen(e.value) for e in [*at.info, *at.warning, *at.caption, *at.markdown]]
+    assert any("planned on estimates from the config.json" in text for text in said)
+    assert not at.error, [e.value for e in at.error]
+    assert metric(at, "Cost per month").startswith("$")

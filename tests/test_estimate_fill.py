@@ -307,3 +307,33 @@ def test_a_scenario_carries_at_most_fifty_model_configs():
     with pytest.raises(ValidationError):
         Scenario.model_validate(base | {"model_configs": configs})
     assert Scenario.model_validate(base | {"model_configs": dict(list(configs.items())[:50])})
+
+
+def test_a_config_json_uploaded_for_a_model_makes_the_scenario_plan_it_on_estimates():
+    """`services.planning.with_model_config`: what the Plan page's "A model nobody measured"
+    does with an id and a config.json's bytes."""
+    from fleetplan.core.errors import InputError
+    from fleetplan.planner import Scenario
+    from fleetplan.services.planning import with_model_config
+
+    base = Scenario.model_validate(
+        {"model": "acme/old", "model_configs": {"qwen/qwen3-32b": {"stale": 1}}}
+        | {"classes": [{"name": "chat", "rate_rps": 1}]}
+        | {"gpus": [{"gpu_model": "h100-sxm", "hourly_usd": 2.5, "site": "dc"}]}
+        | {"sites": [{"name": "dc", "electricity_usd_per_kwh": 0.1, "grid_gco2_per_kwh": 300}]}
+    )
+    added = with_model_config(base, " Qwen/Qwen3-32B ", json.dumps(QWEN3_32B).encode(), name="c")
+    assert added.model == "Qwen/Qwen3-32B" and added.estimates == "fill"
+    assert added.model_configs == {"Qwen/Qwen3-32B": QWEN3_32B}  # over the earlier one's
+    refusals = {
+        b"[]": "a model config.json is a JSON object",
+        b'{"a": 1, "a": 2}': "given twice",
+        json.dumps(QWEN3_32B | {"num_attention_heads": 0}).encode(): "num_attention_heads",
+    }
+    for content, said in refusals.items():
+        with pytest.raises(InputError) as error:
+            with_model_config(base, "Qwen/Qwen3-32B", content, name="config.json")
+        assert said in str(error.value) and error.value.file == "config.json"
+    with pytest.raises(InputError) as error:
+        with_model_config(base, "  ", json.dumps(QWEN3_32B).encode(), name="config.json")
+    assert error.value.field == "model"

@@ -22,6 +22,7 @@ from fleetplan.services.planning import (
     class_models,
     for_the_page,
     load_scenario,
+    with_model_config,
 )
 from fleetplan.services.scenario_forms import page_message, power_cleared
 
@@ -95,3 +96,31 @@ if uploaded is not None and state.get("s_load_error"):
     st.error(
         f"This scenario cannot be loaded: {plain(state.s_load_error)}", icon=":material/error:"
     )
+
+# A model nobody measured: its id and its Hugging Face config.json, planned on estimates.
+with files[2].expander("A model nobody measured"):
+    st.caption(
+        "Plan a model with no runs here from its Hugging Face config.json: every GPU on offer "
+        "gets an estimated capacity (labelled so in the plan)."
+    )
+    new_model = st.text_input("Its model id", key="w_new_model", placeholder="Qwen/Qwen3-32B")
+    config_file = st.file_uploader("Its config.json", type=["json"], key="w_model_config_file")
+    if config_file is not None and new_model.strip():
+        asked_for = (config_file.file_id, new_model.strip())
+        if asked_for != state.get("s_loaded_config"):
+            state.s_loaded_config, state.s_config_error = asked_for, None
+            try:
+                added = with_model_config(
+                    scenario, new_model, config_file.getvalue(), name=config_file.name
+                )
+            except InputError as error:
+                state.s_config_error = str(error)
+            else:
+                restart(*for_the_page(added, points, data.facts()))
+    elif config_file is not None:
+        st.caption("Name the model the config.json is of to plan it.")
+    if config_file is not None and state.get("s_config_error"):
+        st.error(
+            f"This config.json cannot be planned: {plain(state.s_config_error)}",
+            icon=":material/error:",
+        )

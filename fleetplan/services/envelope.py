@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from fleetplan.core.errors import InputError
+from fleetplan.core.errors import FileTooLargeError, InputError
 from fleetplan.core.files import read_at_most
 from fleetplan.core.paths import sample_data_dir
 from fleetplan.core.stats import finite_number
@@ -50,11 +50,23 @@ def architecture_named(architectures: dict[str, Architecture], model: str) -> Ar
     return None
 
 
+# A config.json is a few kB: a larger file is not one.
+MAX_CONFIG_BYTES = 4 << 20
+
+
 def config_from_file(path: str | Path) -> dict:
     """A Hugging Face config.json as a mapping, read bounded (a config is a few kB) and strictly
     (a key given twice refused, naming it); an InputError names the file."""
-    where = str(path)
-    data = read_at_most(path, limit=4 << 20)
+    return config_from_bytes(read_at_most(path, limit=MAX_CONFIG_BYTES), where=str(path))
+
+
+def config_from_bytes(data: bytes, *, where: str) -> dict:
+    """A config.json's content (an upload, a file read) as a mapping, as `config_from_file`."""
+    if len(data) > MAX_CONFIG_BYTES:
+        raise FileTooLargeError(
+            f"a model's config.json is a few kB; this file is over {MAX_CONFIG_BYTES >> 20} MB",
+            file=where,
+        )
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:

@@ -19,8 +19,8 @@ from fleetplan.planner.peak.economics import GpuFacts
 from fleetplan.planner.peak.results import Plan
 from fleetplan.planner.plan import plan
 from fleetplan.planner.scenario.scenario import Scenario
-from fleetplan.services.envelope import with_envelope_flags
-from fleetplan.services.fill import with_estimates
+from fleetplan.services.envelope import config_from_bytes, with_envelope_flags
+from fleetplan.services.fill import scenario_architectures, with_estimates
 from fleetplan.services.scenario_forms import changed_fields, through_the_page
 from fleetplan.services.traffic_shapes import with_default_shapes
 from fleetplan.warehouse.db import Warehouse
@@ -72,6 +72,36 @@ def load_scenario(
         return Scenario.model_validate_json(source)
     except ValidationError as error:
         raise validation_message(error, file=name) from None
+
+
+def with_model_config(scenario: Scenario, model: str, source: bytes, *, name: str) -> Scenario:
+    """`scenario` planning `model`, a model nobody measured, from its config.json (`source`,
+    the content of the file `name`): the config added to the scenario's model_configs (over an
+    earlier one of the same model), the model chosen and estimates on. An InputError names the
+    file and what it lacks, as `plan --model-config` would."""
+    model = model.strip()
+    if not model:
+        raise InputError(
+            "name the model the config.json is of (its id, as its runs would name it: "
+            "Qwen/Qwen3-32B)",
+            field="model",
+        )
+    config = config_from_bytes(source, where=name)
+    given = scenario.model_configs or {}
+    configs = {m: c for m, c in given.items() if m.lower() != model.lower()}
+    fields = scenario.model_dump() | {
+        "model": model,
+        "model_configs": configs | {model: config},
+        "estimates": "fill",
+    }
+    try:
+        changed = Scenario.model_validate(fields)
+        scenario_architectures(changed)  # a config fleetplan cannot size: refused, naming the key
+    except ValidationError as error:
+        raise validation_message(error, file=name) from None
+    except InputError as error:
+        raise InputError(error.reason, file=name, field=error.field) from None
+    return changed
 
 
 def for_the_page(

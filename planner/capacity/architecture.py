@@ -20,7 +20,7 @@ from fleetplan.planner.capacity.config_families import (
     standard_config,
     ties_by_default,
 )
-from fleetplan.planner.capacity.config_keys import check_whole, positive, shape_count
+from fleetplan.planner.capacity.config_keys import ALIASES, check_whole, positive, shape_count
 from fleetplan.planner.capacity.experts import Experts, config_experts, unused_dense_width
 from fleetplan.planner.capacity.latent_attention import config_latent
 from fleetplan.planner.capacity.quantization import kv_cache_bits, quantized_weights
@@ -303,7 +303,8 @@ def architecture_from_config(
     heads = shape_count(config, "num_attention_heads", "n_head")
     if layers is None or heads is None:
         missing = "num_hidden_layers" if layers is None else "num_attention_heads"
-        raise InputError(f"the model's config.json has no {missing}", field=missing)
+        others = " or ".join(ALIASES[missing])
+        raise InputError(f"the model's config.json has no {missing} (nor {others})", field=missing)
     kv_heads = shape_count(config, "num_key_value_heads") or heads
     if kv_heads > heads or heads % kv_heads:
         raise InputError(
