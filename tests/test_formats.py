@@ -440,8 +440,15 @@ def test_folder_of_every_tool_imports_results_and_passes_over_the_rest(warehouse
         root = next(f for f in folders if Path(outcome.file).is_relative_to(f))
         name = Path(outcome.file).relative_to(root if root == FORMATS else root.parent)
         by_status.setdefault(outcome.status, []).append(str(name))
-    # the one refusal: vLLM's file says "cpu" while --gpu says RTX 4090
-    assert by_status.get(FileStatus.REJECTED) == ["vllm-bench-serve-0.32.0/vllm-bench-serve.json"]
+    # the refusals: vLLM's file says "cpu" while --gpu says RTX 4090; SGLang's client against a
+    # vLLM server names no model (asked for: --model)
+    assert by_status.get(FileStatus.REJECTED) == [
+        "sglang-0.5.23/sglang-details.jsonl",
+        "sglang-0.5.23/sglang.jsonl",
+        "vllm-bench-serve-0.32.0/vllm-bench-serve.json",
+    ]
+    refused = [o for o in outcomes if o.file.endswith(".jsonl") and "sglang" in o.file]
+    assert refused and all("--model" in o.message for o in refused)
     imported = by_status[FileStatus.IMPORTED]
     assert len(imported) == 8 + shared.get(FileStatus.IMPORTED, 0), imported
     # GuideLLM's YAML report beside its JSON one is the same run in other bytes: present already

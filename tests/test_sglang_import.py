@@ -4,6 +4,7 @@ of its `result` dict: Python's inf as the bare token `Infinity`)."""
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
@@ -13,6 +14,7 @@ from benchmarks.inputs.tool_reports import sglang_jsonl, sglang_line
 from fleetplan.core.errors import InputError
 from fleetplan.warehouse.importers.base import FileInput, ImportOptions
 from fleetplan.warehouse.importers.registry import parse
+from tests.support.paths import ROOT
 
 
 def parsed(data: bytes, **options):
@@ -130,3 +132,51 @@ def test_the_public_h200_outputs_import():
             ImportOptions(gpu="h200", gpu_count=8, model="from-the-readme"),
         )
         assert result.importer == "sglang-bench-serving" and result.points >= 1
+
+
+# -- the files sglang 0.5.23's own client wrote here (tests/fixtures/formats/README.md) ----------
+
+REAL = ROOT / "tests" / "fixtures" / "formats" / "sglang-0.5.23"
+
+
+def real(name: str, **options):
+    path = REAL / name
+    return parse(FileInput.from_bytes(path.name, path.read_bytes()), ImportOptions(**options))
+
+
+def test_the_real_clients_rate_and_concurrency_runs_import_as_one_run():
+    result = real("sglang.jsonl", gpu="cpu", gpu_count=1, model="tiny-llama")
+    (run,) = result.runs
+    assert (run.tool, run.engine, run.model) == ("sglang bench_serving", "vllm", "tiny-llama")
+    assert run.engine_version is None  # a vLLM server behind --backend vllm: unknown here
+    assert (run.dataset, run.input_len, run.output_len) == ("synthetic", 32, 16)
+    loads = [(p.offered_rate_rps, p.max_concurrency) for p in run.points]
+    assert loads == [(2.0, None), (4.0, None), (None, 4)]  # the closed loop at its concurrency
+    first = run.points[0]
+    assert first.completed == 30 and first.duration_s == pytest.approx(11.5818, rel=1e-4)
+    assert first.ttft_p99_ms == pytest.approx(34.4660, rel=1e-4)  # as its console printed
+    assert first.e2el_p50_ms == pytest.approx(48.9470, rel=1e-4)
+
+
+def test_what_the_real_file_does_not_say_is_asked_for_naming_the_flag():
+    with pytest.raises(InputError) as error:
+        real("sglang.jsonl", gpu="cpu", gpu_count=1)
+    assert "--model" in str(error.value)
+    with pytest.raises(InputError) as error:
+        real("sglang.jsonl", gpu="cpu", model="tiny-llama")
+    said = str(error.value)
+    assert "--gpu-count" in said and "server_info" in said and "vllm bench serve" not in said
+
+
+def test_the_real_per_request_details_are_what_is_stored():
+    result = real("sglang-details.jsonl", gpu="cpu", gpu_count=1, model="tiny-llama")
+    ((point,),) = [run.points for run in result.runs]
+    line = json.loads((REAL / "sglang-details.jsonl").read_text())
+    assert point.completed == len(line["ttfts"]) == 40
+    # the median TTFT from the requests' own times, as the file's own figure has it
+    assert point.ttft_p50_ms == pytest.approx(line["median_ttft_ms"], rel=1e-6)
+    # its TPOT counts the time after the last token (the end of the response) too: fleetplan's,
+    # from the tokens' own times, is stored, and the difference said
+    assert point.tpot_mean_ms < line["mean_tpot_ms"]
+    assert any("mean_tpot_ms" in w and "per-request" in w for w in result.warnings)
+    assert "generated_texts" in result.warnings[0]  # listed as not stored

@@ -132,6 +132,10 @@ def _as_vllm(line: dict, file: str, where: str) -> dict[str, Any]:
     if "request_throughput" not in line and _positive(completed) and _positive(duration):
         # the 2024 key set states none: the counts over the duration, as fleetplan plans with
         out["request_throughput"] = completed / duration
+    out[vllm_json.ADVICE_KEY] = (
+        " (SGLang's bench_serving writes no GPU, and a GPU count only from an SGLang server's "
+        "server_info: --backend sglang)"
+    )
     info = line.get("server_info")
     if isinstance(info, dict):
         server = Reader(info, file, f"{where}: server_info")

@@ -132,7 +132,11 @@ _SIGNATURE = frozenset(
 )
 
 
-_NOT_METADATA = (_KNOWN - set(_SETUP_STRINGS)) | {"model_id"}
+# How the tool behind a result could have recorded its GPUs, said where the file does not: vLLM's
+# own advice, or another tool's whose lines are read as vLLM's (sglang_bench) under this key.
+ADVICE_KEY = "fleetplan_hardware_advice"
+VLLM_ADVICE = "; or add --metadata gpu_name=... gpu_count=... to vllm bench serve"
+_NOT_METADATA = (_KNOWN - set(_SETUP_STRINGS)) | {"model_id", ADVICE_KEY}
 
 
 def looks_like(objects: list[Any]) -> bool:
@@ -235,7 +239,7 @@ def _setup(reader: Reader, name_hint: re.Match[str] | None, options: ImportOptio
         field="gpu_name",
         count_field="gpu_count",
         exact_count=True,  # written by the user with --metadata, or from the file name
-        advice="; or add --metadata gpu_name=... gpu_count=... to vllm bench serve",
+        advice=str(obj.get(ADVICE_KEY, VLLM_ADVICE)),
     )
     tp = next((reader.positive_int_text(k) for k in _TP_KEYS if obj.get(k)), None)
     metadata = {k: v for k, v in obj.items() if isinstance(v, str) and k not in _NOT_METADATA}
