@@ -317,13 +317,15 @@ def test_a_config_json_uploaded_for_a_model_makes_the_scenario_plan_it_on_estima
     from fleetplan.services.planning import with_model_config
 
     base = Scenario.model_validate(
-        {"model": "acme/old", "model_configs": {"qwen/qwen3-32b": {"stale": 1}}}
+        {"name": "chat on old", "model": "acme/old"}
+        | {"model_configs": {"qwen/qwen3-32b": {"stale": 1}}}
         | {"classes": [{"name": "chat", "rate_rps": 1}]}
         | {"gpus": [{"gpu_model": "h100-sxm", "hourly_usd": 2.5, "site": "dc"}]}
         | {"sites": [{"name": "dc", "electricity_usd_per_kwh": 0.1, "grid_gco2_per_kwh": 300}]}
     )
     added = with_model_config(base, " Qwen/Qwen3-32B ", json.dumps(QWEN3_32B).encode(), name="c")
     assert added.model == "Qwen/Qwen3-32B" and added.estimates == "fill"
+    assert added.name == "chat on Qwen3-32B"  # a name "... on <model>" follows the model
     assert added.model_configs == {"Qwen/Qwen3-32B": QWEN3_32B}  # over the earlier one's
     refusals = {
         b"[]": "a model config.json is a JSON object",

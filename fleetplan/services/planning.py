@@ -21,7 +21,7 @@ from fleetplan.planner.plan import plan
 from fleetplan.planner.scenario.scenario import Scenario
 from fleetplan.services.envelope import config_from_bytes, with_envelope_flags
 from fleetplan.services.fill import scenario_architectures, with_estimates
-from fleetplan.services.scenario_forms import changed_fields, through_the_page
+from fleetplan.services.scenario_forms import changed_fields, follow_model, through_the_page
 from fleetplan.services.traffic_shapes import with_default_shapes
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.queries import benchmark_points, gpu_catalog, models_by_coverage
@@ -77,8 +77,9 @@ def load_scenario(
 def with_model_config(scenario: Scenario, model: str, source: bytes, *, name: str) -> Scenario:
     """`scenario` planning `model`, a model nobody measured, from its config.json (`source`,
     the content of the file `name`): the config added to the scenario's model_configs (over an
-    earlier one of the same model), the model chosen and estimates on. An InputError names the
-    file and what it lacks, as `plan --model-config` would."""
+    earlier one of the same model), the model chosen (a name "... on <model>" following it) and
+    estimates on. An InputError names the file and what it lacks, as `plan --model-config`
+    would."""
     model = model.strip()
     if not model:
         raise InputError(
@@ -90,6 +91,7 @@ def with_model_config(scenario: Scenario, model: str, source: bytes, *, name: st
     given = scenario.model_configs or {}
     configs = {m: c for m, c in given.items() if m.lower() != model.lower()}
     fields = scenario.model_dump() | {
+        "name": follow_model(scenario.name, old_model=scenario.model, new_model=model),
         "model": model,
         "model_configs": configs | {model: config},
         "estimates": "fill",
