@@ -10,7 +10,7 @@ import shutil
 import openpyxl
 import pytest
 
-from tests.support.browser import ARTIFACTS, screenshot, wait_rendered
+from tests.support.browser import ARTIFACTS, scenario_uploader, screenshot, wait_rendered
 
 pytestmark = pytest.mark.slow  # a real Chromium (tests/support/browser.py)
 
@@ -108,7 +108,7 @@ def test_plan_runs_and_its_csv_download_is_the_clis(
     scenario["classes"][0]["ttft_p99_ms"] = 60
     tighter = tmp_path / "tighter.json"
     tighter.write_text(json.dumps(scenario))
-    page.locator("[data-testid='stFileUploaderDropzoneInput']").last.set_input_files(str(tighter))
+    scenario_uploader(page).set_input_files(str(tighter))
     page.wait_for_function(
         "before => document.querySelector('[data-testid=\"stMetricValue\"]')?.innerText !== before",
         arg=before,

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from tests.support.browser import ARTIFACTS, wait_rendered
+from tests.support.browser import ARTIFACTS, scenario_uploader, wait_rendered
 
 pytestmark = pytest.mark.slow  # a real Chromium (tests/support/browser.py)
 
@@ -67,7 +67,7 @@ def test_the_results_tabs_in_a_real_browser(
     page.screenshot(path=str(ARTIFACTS / "plan-results-page.png"), full_page=True)
 
     # with every GPU's power known: carbon, the frontier and the trade-off sentence
-    uploader = page.locator("[data-testid='stFileUploaderDropzoneInput']").last
+    uploader = scenario_uploader(page)
     uploader.set_input_files(str(_with_h100_power(sample_warehouse_template, tmp_path)))
     page.wait_for_function(
         "() => document.querySelectorAll('[data-testid=\"stMetricValue\"]')[3]?.innerText"

@@ -92,6 +92,13 @@ def wait_rendered(page, title: str) -> None:
     page.wait_for_function(_SETTLED, timeout=60_000, polling=200)
 
 
+def scenario_uploader(page):
+    """The Plan page's "Load a scenario (JSON)" file input (not the config.json one beside it,
+    under "A model nobody measured")."""
+    widget = page.locator("[data-testid='stFileUploader']").filter(has_text="Load a scenario")
+    return widget.locator("[data-testid='stFileUploaderDropzoneInput']")
+
+
 def type_in_cell(page, x: float, y: float, text: str, *, shot: str | None = None) -> None:
     """Click the grid cell drawn at (x, y) (a `st.data_editor` is a canvas), type `text` into its
     editor and press Enter to keep it (`shot`: a screenshot while the editor holds the text).
