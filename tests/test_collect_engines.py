@@ -319,13 +319,17 @@ def test_validate_holds_at_the_planned_rate_misses_far_above_and_narrows_the_nex
     before_interval = [pool[k] for k in interval]
     after_interval = [pool_after[k] for k in interval]
     # The interval narrowed (an unsettled ladder), or, past a settled top, rose to the step that
-    # held or opened up to the step that did not; the pool rests on the validation's levels
-    # where the highest level that holds is one of them.
+    # held or opened up to the step that did not.
     assert after_interval != pytest.approx(before_interval, rel=1e-6), (pool, pool_after)
-    step_held = all(stepped[m]["verdict"] == "holds" for m in ("ttft", "tpot"))
     if unsettled:
         assert after_interval[1] - after_interval[0] < before_interval[1] - before_interval[0]
-    if unsettled or step_held:
+    # Where a validation level above the ladder's top now proves the capacity, the pool rests on
+    # it (the highest stable level at or under the proven rate). A step that held its targets
+    # but that the warehouse judged fell behind proves no rate: the pool then rests on the
+    # ladder's level (seen once in CI, 2026-12-07).
+    proven = pool_after["capacity_low_rps_per_server"]
+    validated = [level["rate_rps"] for level in (planned, stepped)]
+    if any(r > before_interval[0] * (1 + 1e-6) and proven >= r * (1 - 1e-3) for r in validated):
         assert pool_after["level_source_file"] == Path(report["run_file"]).name
 
     # A plan that says one server carries 1,000 req/s at a P99 TTFT of 50 ms: far past the
