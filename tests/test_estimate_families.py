@@ -9,7 +9,11 @@ from __future__ import annotations
 import pytest
 
 from fleetplan.core.errors import InputError
-from fleetplan.planner.capacity.architecture import architecture_from_config, estimated_parameters
+from fleetplan.planner.capacity.architecture import (
+    architecture_from_config,
+    estimated_parameters,
+    sliding_window,
+)
 from fleetplan.planner.capacity.config_families import (
     TIED_BY_DEFAULT,
     TWO_MATRIX_MLP,
@@ -222,3 +226,24 @@ def test_the_family_tables_agree_with_transformers_defaults():
         assert ties_by_default({"model_type": name}) == known[name]().tie_word_embeddings, name
         checked += 1
     assert checked >= 20
+
+
+@pytest.mark.parametrize(
+    ("extra", "window"),
+    [
+        ({"model_type": "gemma2", "sliding_window": 4096}, 4096),  # every other layer
+        ({"sliding_window": 128, "layer_types": ["sliding_attention", "full_attention"]}, 128),
+        ({"sliding_window": 4096, "use_sliding_window": False}, None),  # Qwen2's, turned off
+        ({"sliding_window": 4096, "layer_types": ["full_attention"] * 2}, None),
+        ({"sliding_window": 8192}, None),  # the whole context: no window at all
+        ({"sliding_window": None}, None),  # Mistral 7B v0.2 on
+    ],
+)
+def test_a_sliding_window_is_read_where_the_engine_keeps_one(extra, window):
+    assert sliding_window(extra, 8192) == window
+    config = PUBLISHED["bigcode/starcoder2-15b"][0] | {"max_position_embeddings": 8192} | extra
+    found = arch(config)
+    assert found.sliding_window == window
+    # counted as whole attention (what the cache holds per token does not change), and said so
+    assert found.kv_bytes_per_token == arch(config | {"sliding_window": None}).kv_bytes_per_token
+    assert ("sliding-window" in found.source) == (window is not None)

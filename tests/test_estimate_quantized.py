@@ -175,9 +175,17 @@ def test_gpt_oss_is_estimated_on_one_rtx_4090_from_its_own_config(
             gpu="rtx-4090", count=1, lengths=(1000, 200), targets=(1000, 50), json_out=json_out,
         )  # fmt: skip
 
-    done = estimate(GPT_OSS_20B)
+    # gpt-oss's config.json: every other layer attends to its last 128 tokens
+    windowed = GPT_OSS_20B | {"sliding_window": 128}
+    windowed["layer_types"] = ["sliding_attention", "full_attention"] * 12
+    done = estimate(windowed)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
+    # counted whole, and said so: the cache vLLM allocates holds more past the window
+    assert "caches only their last 128 tokens" in report["bounds"]["note"]
+    assert "(a window of 128 tokens)" in report["bounds"]["architecture"]
+    text = estimate(windowed, json_out=False).stdout
+    assert "vLLM caches only their last 128 tokens" in text.split("KV cache:")[1]
     assert report["basis"] == "estimated" and report["capacity_rps"] > 0
     assert "mixture of experts" in report["estimate"]["method"]
     assert "mxfp4" in report["bounds"]["architecture"]

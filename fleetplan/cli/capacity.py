@@ -285,6 +285,7 @@ def estimate_text(report: CapacityReport) -> str:
         f"GPU:           {block.gpu_basis}",
         f"Traffic:       {block.traffic}",
         f"KV cache:      {_bound(kv, 0)} tokens per server (memory x 0.9 - weights - reserve)",
+        *_kv_caveat(report),
         "",
         "Simulated curve (open-loop Poisson):",
         f"  {'rate':>8} {'P99 TTFT':>11} {'P99 TPOT':>10}",
@@ -299,3 +300,9 @@ def estimate_text(report: CapacityReport) -> str:
         f"Method:        {block.method}",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _kv_caveat(report) -> list[str]:
+    """The KV cache note's words past its first (a sliding window's caveat), as a line."""
+    note = report.bounds.note if report.bounds is not None else ""
+    return [f"               {note.split('; ', 1)[1]}"] if "; " in (note or "") else []

@@ -10,6 +10,7 @@ from dataclasses import replace
 import pandas as pd
 
 from fleetplan.core.gpus import canonical_gpu
+from fleetplan.planner.capacity.architecture import window_words
 from fleetplan.planner.estimate.shape import identical_architectures
 from fleetplan.services.capacity import (
     CapacityQuery,
@@ -111,7 +112,8 @@ def estimate_report(
             weights_fit=True,
             levels=[],
             flagged=0,
-            note="KV cache as the engine allocates it (memory x 0.9 - weights - reserve)",
+            note="KV cache as the engine allocates it (memory x 0.9 - weights - reserve)"
+            + window_words(shape.architecture),
         ),
         estimate=block,
     )

@@ -77,6 +77,10 @@ class Architecture:
     # latent and rotary key, shared by all heads: one KV "head", replicated over tensor
     # parallelism); None: a key and a value per KV head.
     latent_kv: int | None = None
+    # Sliding-window attention (`sliding_window`): the window, in tokens, of the layers that
+    # attend only to it. Counted here as whole attention (every token of the context cached);
+    # vLLM caches only the window for them, so past it the cache here is understated.
+    sliding_window: int | None = None
 
     @property
     def kv_bytes_per_token(self) -> float:
@@ -133,6 +137,36 @@ def context_length(config: Mapping) -> int | None:
             else:
                 base = base * min(float(factor), 1024.0)
     return int(base)
+
+
+def sliding_window(config: Mapping, max_context: int | None) -> int | None:
+    """The attention window of a model whose layers (some or all) attend only to the last
+    `sliding_window` tokens (Mistral 7B v0.1, StarCoder 2, Gemma 2 and 3, gpt-oss, Cohere 2):
+    None where it has none, where the config turns it off (Qwen2's use_sliding_window false, a
+    layer_types of full attention only), or where the window spans the whole context."""
+    window = config.get("sliding_window")
+    if not isinstance(window, int) or isinstance(window, bool) or window <= 0:
+        return None
+    if config.get("use_sliding_window") is False:
+        return None
+    kinds = config.get("layer_types")
+    if isinstance(kinds, list) and "sliding_attention" not in kinds:
+        return None
+    if max_context is not None and window >= max_context:
+        return None
+    return window
+
+
+def window_words(architecture: Architecture) -> str:
+    """What a KV cache figure of `architecture` leaves out ("; ..."): its sliding-window layers'
+    saving past their window; "" for a model without one."""
+    window = architecture.sliding_window
+    if window is None:
+        return ""
+    return (
+        f"; its sliding-window layers counted whole: vLLM caches only their last {window:,} "
+        "tokens, so for longer contexts it holds more than this"
+    )
 
 
 def tensor_parallel_problem(
@@ -351,6 +385,12 @@ def architecture_from_config(
             field="torch_dtype",
         )
     weights = _weights(config, experts, element)
+    window = sliding_window(config, max_context)
+    if window is not None:
+        served += (
+            f"; its sliding-window layers (a window of {window:,} tokens) counted as whole "
+            "attention (vLLM caches only the window: past it, the cache here is understated)"
+        )
     return Architecture(
         model=model,
         layers=int(layers),
@@ -366,6 +406,7 @@ def architecture_from_config(
         expert_bytes=weights.expert_bytes,
         compute_parameters=weights.compute_parameters,
         latent_kv=latent.cached if latent is not None else None,
+        sliding_window=window,
     )
 
 
