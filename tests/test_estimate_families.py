@@ -247,3 +247,19 @@ def test_a_sliding_window_is_read_where_the_engine_keeps_one(extra, window):
     # counted as whole attention (what the cache holds per token does not change), and said so
     assert found.kv_bytes_per_token == arch(config | {"sliding_window": None}).kv_bytes_per_token
     assert ("sliding-window" in found.source) == (window is not None)
+
+
+@pytest.mark.parametrize(
+    ("config", "key"),
+    [
+        ({"model_type": "mamba", "hidden_size": 2560, "num_hidden_layers": 64, "state_size": 16},
+         "state_size"),
+        ({"model_type": "rwkv", "hidden_size": 4096, "num_hidden_layers": 32,
+          "attention_hidden_size": 4096}, "attention_hidden_size"),
+        ({"model_type": "xlstm", "embedding_dim": 4096, "num_blocks": 32}, "model_type"),
+    ],
+)  # fmt: skip
+def test_a_model_without_attention_is_refused_as_recurrent_naming_the_key(config, key):
+    with pytest.raises(InputError) as error:
+        arch(config)
+    assert error.value.field == key and "recurrent state" in error.value.reason

@@ -265,12 +265,16 @@ HYBRID_KEYS = (
     "ssm_cfg",
     "attn_layer_period",
     "hybrid_override_pattern",
+    "state_size",  # Mamba, Mamba 2, Falcon Mamba: no attention at all
+    "attention_hidden_size",  # RWKV
 )
+# Families whose layers keep a state and no KV cache at all, known by name (xLSTM says no key).
+RECURRENT_FAMILIES = frozenset({"mamba", "mamba2", "falcon_mamba", "rwkv", "xlstm"})
 
 
 def _attention_only(config: Mapping) -> None:
-    """Refuse, naming the key, a hybrid model (layers that keep a recurrent state, not a KV
-    cache): its weights and its cache are not the attention layers' fleetplan counts."""
+    """Refuse, naming the key, a hybrid or recurrent model (layers that keep a recurrent state,
+    not a KV cache): its weights and its cache are not the attention layers' fleetplan counts."""
     key, other = None, []
     for name in ("layer_types", "block_types"):  # RecurrentGemma: block_types
         kinds = config.get(name)
@@ -282,14 +286,16 @@ def _attention_only(config: Mapping) -> None:
         if found and key is None:
             key, other = name, found
     key = key or next((k for k in HYBRID_KEYS if k in config), None)
+    if key is None and str(config.get("model_type", "")).lower() in RECURRENT_FAMILIES:
+        key, other = "model_type", [str(config["model_type"])]
     if key is None:
         return
     shown = f" ({', '.join(other)})" if other else ""
     raise InputError(
-        f"{key}{shown} in the model's config.json: a hybrid model whose other layers keep a "
-        "recurrent state (linear attention, Mamba), not a KV cache; fleetplan sizes attention "
-        "layers only (give fleetplan_weight_bytes to size its weights; its cache would still "
-        "be counted as attention's)",
+        f"{key}{shown} in the model's config.json: a model whose layers (some or all) keep a "
+        "recurrent state (linear attention, Mamba, RWKV), not a KV cache; fleetplan sizes "
+        "attention layers only (give fleetplan_weight_bytes to size its weights; its cache "
+        "would still be counted as attention's)",
         field=key,
     )
 
