@@ -301,3 +301,19 @@ def test_a_model_nobody_measured_is_added_from_its_config_json_on_the_page(
     assert any("planned on estimates from the config.json" in text for text in said)
     assert not at.error, [e.value for e in at.error]
     assert metric(at, "Cost per month").startswith("$")
+
+
+def test_a_scenario_file_that_cannot_be_loaded_is_said_naming_the_file(
+    monkeypatch, sample_warehouse_path
+):
+    """The page's two uploads share one way of opening a file once (app/views/plan.py): a bad
+    scenario file is said, naming it and its field, and the plan shown stays the one before."""
+    at = open_app(monkeypatch, sample_warehouse_path)
+    before: Scenario = at.session_state["s_current"]
+    at.file_uploader(key="w_scenario_file").set_value(
+        ("bad.json", b'{"classes": 3}', "application/json")
+    ).run()
+    assert not at.exception, at.exception
+    (error,) = [seen(e.value) for e in at.error]
+    assert error.startswith("This scenario cannot be loaded: bad.json: field 'model'")
+    assert at.session_state["s_current"] == before

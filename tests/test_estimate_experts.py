@@ -145,20 +145,8 @@ def test_dense_and_expert_layers_are_counted_apart():
 
 def test_given_weight_bytes_keep_the_experts_share():
     # gpt-oss-20b's shape: 32 experts, 4 per token, MXFP4 experts (bytes given, as required)
-    gpt_oss = {
-        "model_type": "gpt_oss",
-        "hidden_size": 2880,
-        "intermediate_size": 2880,
-        "num_hidden_layers": 24,
-        "num_attention_heads": 64,
-        "num_key_value_heads": 8,
-        "head_dim": 64,
-        "vocab_size": 201088,
-        "num_local_experts": 32,
-        "num_experts_per_tok": 4,
-        "torch_dtype": "bfloat16",
-        "quantization_config": {"quant_method": "mxfp4"},
-    }
+    from tests.test_estimate_quantized import GPT_OSS_20B as gpt_oss
+
     found = arch(gpt_oss, fleetplan_weight_bytes=13.8e9)
     share = expert_parameters(gpt_oss) / estimated_parameters(gpt_oss)
     assert 0.8 < share < 1 and found.weight_bytes == 13.8e9

@@ -106,16 +106,8 @@ def test_a_latent_figure_missing_is_named(key):
 
 
 def test_a_gqa_model_with_more_gpus_than_kv_heads_reads_one_head_a_gpu():
-    qwen_7b = {
-        "model_type": "qwen2",
-        "hidden_size": 3584,
-        "intermediate_size": 18944,
-        "num_hidden_layers": 28,
-        "num_attention_heads": 28,
-        "num_key_value_heads": 4,
-        "vocab_size": 152064,
-        "torch_dtype": "bfloat16",
-    }
+    from tests.test_estimate_quantized import QWEN25_7B as qwen_7b
+
     found = architecture_from_config("qwen", qwen_7b, source="test")
     shape, h100 = Shape.of(found, 3584), bundled_specs()["h100-sxm"]
     cache = 10_000 * found.kv_bytes_per_token

@@ -81,21 +81,37 @@ downloads(
 router_downloads(result, files[1], class_models(scenario, sorted(points["model"].unique())))
 if result is not None:
     schedule_download(result, files[1])
-uploaded = files[2].file_uploader("Load a scenario (JSON)", type=["json"], key="w_scenario_file")
-if uploaded is not None and uploaded.file_id != state.get("s_loaded_file"):
-    state.s_loaded_file, state.s_load_error = uploaded.file_id, None
+
+
+def open_once(kind: str, upload: object, make) -> None:
+    """Put on the page the scenario `make()` builds from an upload, once per upload (`upload`:
+    what identifies it); what stops it is kept, to be said while the upload is there (`said`)."""
+    if upload == state.get(f"s_opened_{kind}"):
+        return
+    state[f"s_opened_{kind}"], state[f"s_refused_{kind}"] = upload, None
     try:
-        loaded = load_scenario(
-            uploaded.getvalue(), name=uploaded.name, max_bytes=MAX_SCENARIO_BYTES
-        )
+        opened = make()
     except InputError as error:
-        state.s_load_error = str(error)
+        state[f"s_refused_{kind}"] = str(error)
     else:
-        restart(*for_the_page(loaded, points, data.facts()))
-if uploaded is not None and state.get("s_load_error"):
-    st.error(
-        f"This scenario cannot be loaded: {plain(state.s_load_error)}", icon=":material/error:"
+        restart(*for_the_page(opened, points, data.facts()))
+
+
+def said(kind: str, words: str) -> None:
+    if state.get(f"s_refused_{kind}"):
+        st.error(f"{words}: {plain(state[f's_refused_{kind}'])}", icon=":material/error:")
+
+
+uploaded = files[2].file_uploader("Load a scenario (JSON)", type=["json"], key="w_scenario_file")
+if uploaded is not None:
+    open_once(
+        "scenario",
+        uploaded.file_id,
+        lambda: load_scenario(
+            uploaded.getvalue(), name=uploaded.name, max_bytes=MAX_SCENARIO_BYTES
+        ),
     )
+    said("scenario", "This scenario cannot be loaded")
 
 # A model nobody measured: its id and its Hugging Face config.json, planned on estimates.
 with files[2].expander("A model nobody measured"):
@@ -106,21 +122,14 @@ with files[2].expander("A model nobody measured"):
     new_model = st.text_input("Its model id", key="w_new_model", placeholder="Qwen/Qwen3-32B")
     config_file = st.file_uploader("Its config.json", type=["json"], key="w_model_config_file")
     if config_file is not None and new_model.strip():
-        asked_for = (config_file.file_id, new_model.strip())
-        if asked_for != state.get("s_loaded_config"):
-            state.s_loaded_config, state.s_config_error = asked_for, None
-            try:
-                added = with_model_config(
-                    scenario, new_model, config_file.getvalue(), name=config_file.name
-                )
-            except InputError as error:
-                state.s_config_error = str(error)
-            else:
-                restart(*for_the_page(added, points, data.facts()))
+        open_once(
+            "config",
+            (config_file.file_id, new_model.strip()),
+            lambda: with_model_config(
+                scenario, new_model, config_file.getvalue(), name=config_file.name
+            ),
+        )
     elif config_file is not None:
         st.caption("Name the model the config.json is of to plan it.")
-    if config_file is not None and state.get("s_config_error"):
-        st.error(
-            f"This config.json cannot be planned: {plain(state.s_config_error)}",
-            icon=":material/error:",
-        )
+    if config_file is not None:
+        said("config", "This config.json cannot be planned")

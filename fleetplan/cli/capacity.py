@@ -303,6 +303,9 @@ def estimate_text(report: CapacityReport) -> str:
 
 
 def _kv_caveat(report) -> list[str]:
-    """The KV cache note's words past its first (a sliding window's caveat), as a line."""
-    note = report.bounds.note if report.bounds is not None else ""
-    return [f"               {note.split('; ', 1)[1]}"] if "; " in (note or "") else []
+    """What the estimate's KV note says past `KV_NOTE` (a sliding window's caveat), as a line."""
+    from fleetplan.services.capacity_estimate import KV_NOTE
+
+    note = report.bounds.note if report.bounds is not None else None
+    rest = (note or "").removeprefix(KV_NOTE).removeprefix("; ")
+    return [f"               {rest}"] if note and note.startswith(KV_NOTE) and rest else []

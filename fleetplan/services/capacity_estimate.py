@@ -37,6 +37,9 @@ from fleetplan.services.estimate import (
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.queries import benchmark_points, gpu_catalog
 
+# What an estimate's KV cache figure is; `window_words` may follow it.
+KV_NOTE = "KV cache as the engine allocates it (memory x 0.9 - weights - reserve)"
+
 
 def capacity_or_estimate(
     points: pd.DataFrame, query: CapacityQuery, catalog: pd.DataFrame | None = None
@@ -112,8 +115,7 @@ def estimate_report(
             weights_fit=True,
             levels=[],
             flagged=0,
-            note="KV cache as the engine allocates it (memory x 0.9 - weights - reserve)"
-            + window_words(shape.architecture),
+            note=KV_NOTE + window_words(shape.architecture),
         ),
         estimate=block,
     )

@@ -275,16 +275,14 @@ RECURRENT_FAMILIES = frozenset({"mamba", "mamba2", "falcon_mamba", "rwkv", "xlst
 def _attention_only(config: Mapping) -> None:
     """Refuse, naming the key, a hybrid or recurrent model (layers that keep a recurrent state,
     not a KV cache): its weights and its cache are not the attention layers' fleetplan counts."""
-    key, other = None, []
-    for name in ("layer_types", "block_types"):  # RecurrentGemma: block_types
-        kinds = config.get(name)
-        found = (
-            sorted({str(k) for k in kinds} - set(ATTENTION_LAYERS))
-            if isinstance(kinds, list)
-            else []
-        )
-        if found and key is None:
-            key, other = name, found
+    # a kind of layer other than attention in layer_types (RecurrentGemma: block_types)
+    other_kinds = {
+        name: sorted({str(k) for k in kinds} - set(ATTENTION_LAYERS))
+        for name in ("layer_types", "block_types")
+        if isinstance(kinds := config.get(name), list)
+    }
+    key = next((name for name, other in other_kinds.items() if other), None)
+    other = other_kinds[key] if key else []
     key = key or next((k for k in HYBRID_KEYS if k in config), None)
     if key is None and str(config.get("model_type", "")).lower() in RECURRENT_FAMILIES:
         key, other = "model_type", [str(config["model_type"])]

@@ -66,9 +66,18 @@ TIED_BY_DEFAULT = frozenset(
 
 # Families whose MLP is 4 x the width where the config.json gives none (GPT-2's n_inner null).
 FOUR_X_MLP = frozenset(
-    {"gpt2", "gptj", "codegen", "gpt_neo", "gpt_bigcode", "falcon", "refinedweb", "bloom"}
+    {
+        "gpt2",
+        "gptj",
+        "codegen",
+        "gpt_neo",
+        "gpt_bigcode",
+        "falcon",
+        "refinedweb",
+        "refinedwebmodel",
+        "bloom",
+    }
 )
-FOUR_X_MLP_MODELS = FOUR_X_MLP | {"refinedwebmodel"}
 
 
 # Counts that may be 0, under another family's name: shared experts (EXAONE, AFMoE, ERNIE 4.5) and
@@ -105,21 +114,16 @@ def standard_config(config: Mapping) -> Mapping:
     standard ones are missing; never over a standard name the config.json gives. Each name read
     is checked as a shape's count, an InputError naming it."""
     out = dict(config)
-    nested = {key: config.get(key) for key in ("attn_config", "ffn_config")}
-    nested = {key: value for key, value in nested.items() if isinstance(value, Mapping)}
-    ffn = nested.get("ffn_config", {})
+    attention, ffn = (_nested(config, key) for key in ("attn_config", "ffn_config"))
     for standard, names in ALIASES.items():
-        if out.get(standard) is not None:
-            continue
-        for source, name in [(config, n) for n in names] + [(ffn, n) for n in names]:
-            if source.get(name) is not None:
-                out[standard] = int(shape_count(source, name) or 0)
-                break
+        given = [(where, n) for where in (config, ffn) for n in names if where.get(n) is not None]
+        if out.get(standard) is None and given:
+            out[standard] = int(shape_count(*given[0]) or 0)  # given: never None
     for standard, names in COUNTS_FROM_ZERO.items():
         given = [config.get(name) for name in names if config.get(name) is not None]
         if out.get(standard) is None and given and _whole(given[0]):
             out[standard] = given[0]
-    kv_heads = _kv_heads(config, nested.get("attn_config", {}))
+    kv_heads = _kv_heads(config, attention)
     if out.get("num_key_value_heads") is None and kv_heads is not None:
         out["num_key_value_heads"] = int(kv_heads)
     hidden = shape_count(out, "hidden_size")
@@ -127,9 +131,15 @@ def standard_config(config: Mapping) -> Mapping:
         width = _default_mlp_width(config, hidden)
         if width is not None:
             out["intermediate_size"] = int(width)
-    out.update(_expert_layers(config, out))
+    out.update(_ernie_expert_layers(config, out))
     out.pop("ffn_config", None)  # read above: DBRX's experts are now the standard keys
     return out
+
+
+def _nested(config: Mapping, key: str) -> Mapping:
+    """DBRX's and MPT's nested attn_config / ffn_config ({} where the config has none)."""
+    value = config.get(key)
+    return value if isinstance(value, Mapping) else {}
 
 
 def _kv_heads(config: Mapping, attention: Mapping) -> float | None:
@@ -163,10 +173,10 @@ def _default_mlp_width(config: Mapping, hidden: float) -> float | None:
             check_whole("expansion_ratio x d_model", width)
             return width
         return None
-    return 4.0 * hidden if family(config) in FOUR_X_MLP_MODELS else None
+    return 4.0 * hidden if family(config) in FOUR_X_MLP else None
 
 
-def _expert_layers(config: Mapping, standard: Mapping) -> dict:
+def _ernie_expert_layers(config: Mapping, standard: Mapping) -> dict:
     """ERNIE 4.5's expert layers (moe_layer_start_index to moe_layer_end_index, every
     moe_layer_interval-th) as Qwen-MoE names them: the dense layers in mlp_only_layers and the
     step in decoder_sparse_step."""

@@ -85,6 +85,13 @@ def detect(document: Document) -> bool:
     )
 
 
+# What a file that names no GPU count lacks, in SGLang's terms.
+_ADVICE = (
+    " (SGLang's bench_serving writes no GPU, and a GPU count only from an SGLang server's "
+    "server_info: --backend sglang)"
+)
+
+
 def parse(document: Document, source: FileInput, options: ImportOptions) -> Parsed:
     file = source.name
     renamed, shapes = [], []
@@ -92,7 +99,9 @@ def parse(document: Document, source: FileInput, options: ImportOptions) -> Pars
         where = f"run {index + 1} of {len(document.values)}"
         renamed.append(_as_vllm(line, file, where))
         shapes.append(_traffic(line))
-    runs, warnings, derived = vllm_json.parse(Document("json", renamed, "", b""), source, options)
+    runs, warnings, derived = vllm_json.parse_results(
+        Document("json", renamed, "", b""), source, options, _ADVICE
+    )
     # vllm_json makes one run of consecutive lines with one setup: their traffic is the first's
     firsts, at = [], 0
     for run in runs:
@@ -132,10 +141,6 @@ def _as_vllm(line: dict, file: str, where: str) -> dict[str, Any]:
     if "request_throughput" not in line and _positive(completed) and _positive(duration):
         # the 2024 key set states none: the counts over the duration, as fleetplan plans with
         out["request_throughput"] = completed / duration
-    out[vllm_json.ADVICE_KEY] = (
-        " (SGLang's bench_serving writes no GPU, and a GPU count only from an SGLang server's "
-        "server_info: --backend sglang)"
-    )
     info = line.get("server_info")
     if isinstance(info, dict):
         server = Reader(info, file, f"{where}: server_info")

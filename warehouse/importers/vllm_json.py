@@ -132,11 +132,10 @@ _SIGNATURE = frozenset(
 )
 
 
-# How the tool behind a result could have recorded its GPUs, said where the file does not: vLLM's
-# own advice, or another tool's whose lines are read as vLLM's (sglang_bench) under this key.
-ADVICE_KEY = "fleetplan_hardware_advice"
+# How vLLM's client could have recorded the GPUs, said where the file does not (a tool whose lines
+# are read as vLLM's, sglang_bench, gives its own to `parse`).
 VLLM_ADVICE = "; or add --metadata gpu_name=... gpu_count=... to vllm bench serve"
-_NOT_METADATA = (_KNOWN - set(_SETUP_STRINGS)) | {"model_id", ADVICE_KEY}
+_NOT_METADATA = (_KNOWN - set(_SETUP_STRINGS)) | {"model_id"}
 
 
 def looks_like(objects: list[Any]) -> bool:
@@ -151,6 +150,14 @@ def detect(document: Document) -> bool:
 
 
 def parse(document: Document, source: FileInput, options: ImportOptions) -> Parsed:
+    return parse_results(document, source, options, VLLM_ADVICE)
+
+
+def parse_results(
+    document: Document, source: FileInput, options: ImportOptions, advice: str
+) -> Parsed:
+    """The results as runs (`parse`, and the tools whose results are read as vLLM's); `advice`:
+    how the tool could have recorded its GPUs, where a result does not say them."""
     file = source.name
     flat: list[Any] = []
     for value in document.values:
@@ -166,7 +173,7 @@ def parse(document: Document, source: FileInput, options: ImportOptions) -> Pars
             )
         reader = Reader(obj, file, where)
         _refuse_unmapped_latency(reader)
-        setup = _setup(reader, name_hint, options)
+        setup = _setup(reader, name_hint, options, advice)
         point, point_warnings = _point(reader)
         warnings.extend(f"{where}: {w}" for w in point_warnings)
         load = (point.offered_rate_rps, point.max_concurrency)
@@ -218,7 +225,9 @@ def _run(group: _Group, file: str, sha256: str) -> Run:
     )
 
 
-def _setup(reader: Reader, name_hint: re.Match[str] | None, options: ImportOptions) -> dict:
+def _setup(
+    reader: Reader, name_hint: re.Match[str] | None, options: ImportOptions, advice: str
+) -> dict:
     """What identifies the run: engine, model, hardware, dataset; from the result, else from
     the io.net file name, else from the user (`--model`, `--gpu`, `--gpu-count`)."""
     obj, file, where = reader.obj, reader.file, reader.where
@@ -239,7 +248,7 @@ def _setup(reader: Reader, name_hint: re.Match[str] | None, options: ImportOptio
         field="gpu_name",
         count_field="gpu_count",
         exact_count=True,  # written by the user with --metadata, or from the file name
-        advice=str(obj.get(ADVICE_KEY, VLLM_ADVICE)),
+        advice=advice,
     )
     tp = next((reader.positive_int_text(k) for k in _TP_KEYS if obj.get(k)), None)
     metadata = {k: v for k, v in obj.items() if isinstance(v, str) and k not in _NOT_METADATA}
