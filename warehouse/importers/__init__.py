@@ -10,7 +10,8 @@ Where things live:
 - one module per format: `fleetplan_json`, `vllm_json` (+ `vllm_requests`), `guidellm`,
   `llmperf`, `inference_perf`, `inferencex`, `ml_energy`, `csv_table`, and GenAI-Perf's and
   AIPerf's `genai_perf.export` (+ `genai_perf/`'s `metrics`, `records`, `telemetry`); `offered`:
-  the rate a level was sent at, for the formats that say it their own way.
+  the rate a level was sent at, for the formats that say it their own way; `capped`: a rate
+  level with a concurrency cap that bound, read as the closed loop it was.
 - `registry`: the formats in detection order, `parse` and `read_file`.
 
 To add a format: write one module following `base.Format` (IMPORTER, VERSION, `detect`, `parse`;

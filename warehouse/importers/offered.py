@@ -88,11 +88,30 @@ def opening_note(start_s: Sequence[float]) -> str | None:
     )
 
 
+def burstiness_note(burstiness: float | None) -> str | None:
+    """The note for a level whose gaps between arrivals were gamma-distributed with another
+    shape than Poisson's (vLLM's and SGLang's `--burstiness`: 1 is Poisson), or None."""
+    if burstiness is None or abs(burstiness - 1) <= 1e-9:
+        return None
+    if burstiness < 1:
+        return (
+            f"sent with burstiness {burstiness:g} (gamma gaps, burstier than Poisson arrivals): "
+            "its P99s are higher than a Poisson stream's at its rate, which plans assume"
+        )
+    return (
+        f"sent with burstiness {burstiness:g} (gamma gaps, more regular than Poisson "
+        "arrivals): its P99s are lower than a Poisson stream's at its rate, which plans assume, "
+        "so a capacity read off it is optimistic"
+    )
+
+
 def _notes(point: Point) -> list[str]:
     notes = [rate_note(point.offered_rate_rps, point.configured_rate_rps)]
     rate = point.offered_rate_rps
-    if point.requests is not None and rate is not None and math.isfinite(rate):  # open loops
-        notes.append(opening_note(point.requests.start_s))
+    if rate is not None and math.isfinite(rate):  # open loops
+        notes.append(burstiness_note(point.burstiness))
+        if point.requests is not None:
+            notes.append(opening_note(point.requests.start_s))
     return [n for n in notes if n is not None and n not in point.notes]
 
 

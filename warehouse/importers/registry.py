@@ -34,6 +34,7 @@ from fleetplan.warehouse.importers.base import (
     ImportOptions,
     ParsedFile,
 )
+from fleetplan.warehouse.importers.capped import cap_readings
 from fleetplan.warehouse.importers.document import Document, read_document, unpack
 from fleetplan.warehouse.importers.genai_perf import export as genai_perf
 from fleetplan.warehouse.importers.offered import rate_notes
@@ -89,10 +90,12 @@ def parse(file: FileInput, options: ImportOptions | None = None) -> ParsedFile:
     if format_ is None:
         raise _not_importable(document, file.name)
     parsed = format_.parse(document, file, options)
-    # once, for every format: a file that contradicts itself, and levels sent at another rate
+    # once, for every format: a file that contradicts itself, rate levels whose concurrency
+    # cap bound (closed loops), and levels sent at another rate
     runs, disagreeing = check_runs(parsed.runs, file=file.name, derived=parsed.derived)
+    runs, capped = cap_readings(runs)
     runs, rates = rate_notes(runs)
-    warnings = (*rates, *disagreeing, *parsed.warnings)
+    warnings = (*capped, *rates, *disagreeing, *parsed.warnings)
     return ParsedFile(file, format_.IMPORTER, format_.VERSION, tuple(runs), warnings)
 
 

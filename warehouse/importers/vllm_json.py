@@ -355,7 +355,10 @@ def _point(reader: Reader) -> tuple[Point, list[str]]:
             )
         stats = recomputed
         stats_source = StatsSource.RECOMPUTED
-    load = _load(reader)
+    ramp = _ramp(reader)
+    load = _load(reader, ramp)
+    if ramp is not None:
+        warnings.append(ramp)
     log = request_log(reader, completed) if completed > 0 else None
     if log is not None and load["offered_rate_rps"] is not None:
         sent = send_rate(log.start_s)
@@ -374,6 +377,7 @@ def _point(reader: Reader) -> tuple[Point, list[str]]:
         output_tokens_mean=total_out / completed if total_out is not None and completed else None,
         stats_source=stats_source,
         requests=log,
+        notes=() if ramp is None else (ramp,),
         **stats,
     )
     return point, warnings
@@ -394,17 +398,35 @@ def _counts(reader: Reader) -> dict[str, Any]:
     return {"requests_sent": sent, "completed": completed, "failed": failed, "duration_s": duration}
 
 
-def _load(reader: Reader) -> dict[str, Any]:
-    """The offered load: a request rate (Poisson, or bursty) and/or a concurrency cap."""
-    rate = _offered_rate(reader)
+def _ramp(reader: Reader) -> str | None:
+    """The note for a level whose rate ramped (`--ramp-up-strategy`, which overrides
+    `--request-rate`), or None."""
+    strategy = reader.obj.get("ramp_up_strategy")
+    if not isinstance(strategy, str) or not strategy.strip():
+        return None
+    start, end = reader.number("ramp_up_start_rps"), reader.number("ramp_up_end_rps")
+    span = f" from {start:g} to {end:g} req/s" if start is not None and end is not None else ""
+    return (
+        f"its rate ramped{span} (--ramp-up-strategy {strategy:.20}), not one steady rate: it is "
+        "read as requests sent as fast as the ramp let them, so what it completed proves a "
+        "lower bound of the server's rate, and its P99s are no one rate's"
+    )
+
+
+def _load(reader: Reader, ramp: str | None) -> dict[str, Any]:
+    """The offered load: a request rate (Poisson, or bursty) and/or a concurrency cap; a ramp
+    (`ramp`, its note) as requests sent as fast as it let them."""
+    rate = math.inf if ramp is not None else _offered_rate(reader)
     load = {
         "offered_rate_rps": rate,
-        "configured_rate_rps": rate,
+        "configured_rate_rps": None if ramp is not None else rate,
         "max_concurrency": reader.number("max_concurrency", integer=True) or None,
         "burstiness": reader.number("burstiness") or None,
     }
     if load["offered_rate_rps"] is None and load["max_concurrency"] is None:
         raise reader.error("request_rate", "missing, and no max_concurrency either")
+    if ramp is not None:
+        return load
     if load["max_concurrency"] is not None and rate is not None and math.isinf(rate):
         # `--max-concurrency N --request-rate inf`: N requests in flight, each sent when one
         # finishes: a closed loop at concurrency N, not a burst of all requests at once

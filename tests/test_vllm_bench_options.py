@@ -1,0 +1,161 @@
+"""`vllm bench serve` run with the options that change what a level means (its real files, run
+here against the vLLM CPU server: tests/fixtures/formats/README.md): a ramp of rates, gamma
+arrivals (`--burstiness`), a rate with a concurrency cap (`--max-concurrency`) that bound or did
+not, and percentiles without the P99. And the cap's reading itself (warehouse/importers/capped.py)
+on levels built to show it."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from fleetplan.core.contract import Point, RequestLog
+from fleetplan.warehouse.importers.base import FileInput, ImportOptions
+from fleetplan.warehouse.importers.capped import CAP_SHARE, erlang_c, read_cap, time_at_cap
+from fleetplan.warehouse.importers.registry import parse
+from tests.support.paths import ROOT
+
+FOLDER = ROOT / "tests" / "fixtures" / "formats" / "vllm-bench-serve-0.32.0-options"
+
+
+def only_point(variant: str):
+    (path,) = (FOLDER / variant).glob("*.json")
+    result = parse(
+        FileInput.from_bytes(path.name, path.read_bytes()), ImportOptions(gpu="cpu", gpu_count=1)
+    )
+    assert result.importer == "vllm-serve-json"
+    (run,) = result.runs
+    (point,) = run.points
+    return point, result.warnings
+
+
+def test_a_ramp_is_no_steady_rate_and_says_so():
+    point, warnings = only_point("ramp-linear")
+    # vLLM writes request_rate 'inf' for it: not a burst of every request at once, a ramp
+    assert math.isinf(point.offered_rate_rps) and point.configured_rate_rps is None
+    (note,) = point.notes
+    assert "ramped from 1 to 12 req/s" in note and "--ramp-up-strategy linear" in note
+    assert "lower bound" in note and any(note in w for w in warnings)
+    assert point.completed == 80 and point.ttft_p99_ms is not None  # its figures are kept
+
+
+@pytest.mark.parametrize(
+    ("variant", "words"),
+    [("burst05", "burstier than Poisson"), ("burst4", "more regular than Poisson")],
+)
+def test_gamma_arrivals_are_an_open_loop_with_a_note_on_which_way_its_p99s_lean(variant, words):
+    point, warnings = only_point(variant)
+    assert point.offered_rate_rps == pytest.approx(6.0, rel=0.05)
+    assert point.burstiness in (0.5, 4.0)
+    (note,) = point.notes
+    assert words in note
+    assert ("optimistic" in note) == (point.burstiness > 1)
+    assert any(note in w for w in warnings)
+
+
+@pytest.mark.parametrize(
+    ("variant", "cap", "configured", "basis"),
+    [
+        # 40 req/s asked, 2 in flight at most: sent at 33 req/s, the cap full nearly throughout
+        ("cap-binds", 2, 40.0, "measured from its per-request times"),
+        # the same without --save-detailed: Erlang's C from the file's throughput and mean E2EL
+        ("cap-binds-summary", 2, 40.0, "Erlang's C formula"),
+        # 12 req/s with 4 in flight at most: full for a few per cent of the arrivals
+        ("conc-and-rate", 4, 12.0, "measured from its per-request times"),
+    ],
+)
+def test_a_rate_whose_cap_bound_is_read_as_a_closed_loop(variant, cap, configured, basis):
+    point, warnings = only_point(variant)
+    assert point.offered_rate_rps is None and point.max_concurrency == cap
+    assert point.configured_rate_rps == configured
+    (note,) = [n for n in point.notes if "a cap full for" in n]
+    assert basis in note and f"closed loop at concurrency {cap}" in note
+    assert "a wait its TTFTs do not count" in note
+    share = float(note.split("a cap full for ")[1].split("%")[0]) / 100
+    assert share > CAP_SHARE
+    assert any(note in w for w in warnings)
+    assert not any("configured at" in n for n in point.notes)  # no rate to compare now
+
+
+def test_a_cap_that_never_bound_leaves_the_open_loop_as_it_ran():
+    point, _ = only_point("cap-loose-summary")  # 4 req/s, 16 in flight at most
+    assert point.offered_rate_rps == 4.0 and point.max_concurrency == 16
+    assert point.notes == ()
+
+
+def test_percentiles_without_the_p99_import_with_the_p99s_unknown():
+    point, _ = only_point("p50p90-only")
+    assert point.ttft_p50_ms is not None and point.tpot_p50_ms is not None
+    assert point.ttft_p99_ms is None and point.tpot_p99_ms is None and point.e2el_p99_ms is None
+
+
+def test_erlang_c_is_the_chance_an_arrival_waits():
+    assert erlang_c(1, 0.3) == pytest.approx(0.3)  # M/M/1: the server's utilisation
+    assert erlang_c(2, 1.0) == pytest.approx(1 / 3)
+    assert erlang_c(4, 0.0) == 0.0 and erlang_c(4, 4.0) == 1.0 and erlang_c(4, 9.0) == 1.0
+    waits = [erlang_c(8, load) for load in (1, 2, 4, 6, 7.5)]
+    assert waits == sorted(waits) and waits[0] < 1e-4 < waits[-1] < 1
+
+
+def log(starts, e2els, errors=None) -> RequestLog:
+    n = len(starts)
+    return RequestLog(
+        start_s=tuple(starts),
+        ttft_s=tuple(None if e is None else e / 10 for e in e2els),
+        e2el_s=tuple(e2els),
+        itl_s=((),) * n,
+        input_tokens=(10,) * n,
+        output_tokens=(5,) * n,
+        error=tuple(errors or [""] * n),
+    )
+
+
+def test_time_at_the_cap_is_measured_over_the_span_of_the_sends():
+    # sends at 0..9 s, each request 1.5 s: two in flight for half a second after each send
+    # from the second on, up to the last send (8 x 0.5 s of the 9 s span)
+    starts = [float(t) for t in range(10)]
+    assert time_at_cap(log(starts, [1.5] * 10), 2) == pytest.approx(4 / 9)
+    assert time_at_cap(log(starts, [1.5] * 10), 3) == 0.0
+    # each ends as the next is sent: never two at once
+    assert time_at_cap(log(starts, [1.0] * 10), 2) == 0.0
+    # a failed request has no end: not counted as in flight
+    failed = log(starts, [1.5] * 9 + [None], [""] * 9 + ["timeout"])
+    assert time_at_cap(failed, 2) == pytest.approx(4 / 9)
+    failed_early = log(starts, [None] + [1.5] * 9, ["timeout"] + [""] * 9)
+    assert time_at_cap(failed_early, 2) == pytest.approx(3.5 / 9)
+    assert time_at_cap(log([0.0], [1.0]), 1) is None
+
+
+def point(**fields) -> Point:
+    base = {"completed": 100, "duration_s": 10.0, "request_throughput_rps": 10.0}
+    return Point(**(base | fields))
+
+
+def test_the_reading_needs_a_rate_a_cap_and_something_to_judge_it_by():
+    open_loop = point(offered_rate_rps=10.0, configured_rate_rps=10.0)
+    assert read_cap(open_loop) == (open_loop, None)
+    closed = point(max_concurrency=4)
+    assert read_cap(closed) == (closed, None)
+    burst = point(offered_rate_rps=math.inf, max_concurrency=4)
+    assert read_cap(burst) == (burst, None)
+    # rate and cap, but neither per-request times nor a mean E2EL: kept, and said so
+    blind = point(offered_rate_rps=10.0, max_concurrency=4)
+    same, note = read_cap(blind)
+    assert same is blind and "cannot be told" in note
+    # a mean E2EL of 1 s at 10 req/s is 10 in flight: a cap of 4 is full (Erlang C = 1)
+    full, note = read_cap(point(offered_rate_rps=10.0, max_concurrency=4, e2el_mean_ms=1000.0))
+    assert full.offered_rate_rps is None and "a cap full for 100%" in note
+    # 0.1 in flight against a cap of 4: never full
+    kept, note = read_cap(point(offered_rate_rps=10.0, max_concurrency=4, e2el_mean_ms=10.0))
+    assert kept.offered_rate_rps == 10.0 and note is None
+    # no mean E2EL, but TTFT, TPOT and the output length give it
+    parts = point(
+        offered_rate_rps=10.0,
+        max_concurrency=2,
+        ttft_mean_ms=100.0,
+        tpot_mean_ms=20.0,
+        output_tokens_mean=46.0,
+    )
+    read, note = read_cap(parts)  # (100 + 20 x 45) ms = 1 s: 10 in flight, cap 2
+    assert read.offered_rate_rps is None and "Erlang's C formula at 10 in flight" in note
