@@ -455,7 +455,7 @@ def test_folder_of_every_tool_imports_results_and_passes_over_the_rest(warehouse
     options_runs = [n for n in imported if n.startswith("vllm-bench-serve-0.32.0-options/")]
     assert len(options_runs) == 8, options_runs
     imported = [n for n in imported if n not in options_runs]
-    assert len(imported) == 8 + shared.get(FileStatus.IMPORTED, 0), imported
+    assert len(imported) == 9 + shared.get(FileStatus.IMPORTED, 0), imported
     # GuideLLM's YAML report beside its JSON one is the same run in other bytes: present already
     yaml = [f"guidellm-{v}/benchmarks.yaml" for v in ("0.3.1", "0.4.0", "0.6.1")]
     assert by_status[FileStatus.DUPLICATE] == yaml
@@ -471,16 +471,20 @@ def test_folder_of_every_tool_imports_results_and_passes_over_the_rest(warehouse
         )
         for name in imported
     )
-    included = ["aiperf-0.13.0/profile_export.jsonl", "aiperf-0.2.0/profile_export.jsonl"]
+    included = [
+        "aiperf-0.13.0-rate-and-cap/profile_export.jsonl",
+        "aiperf-0.13.0/profile_export.jsonl",
+        "aiperf-0.2.0/profile_export.jsonl",
+    ]
     if shared:
         included.append(f"{LLMPERF}/{LLMPERF_REQUESTS}")
     assert sorted(by_status[FileStatus.INCLUDED]) == included
     # notes and logs beside the results are listed as skipped, saying what they are, not read
-    notes = [o for o in outcomes if o.file.endswith((".txt", ".md"))]
+    notes = [o for o in outcomes if o.file.endswith((".txt", ".md", ".log"))]
     assert notes and all(o.status is FileStatus.SKIPPED and "not read" in o.message for o in notes)
     assert all(
         Path(name).name in {"inputs.json", "server_metrics_export.json", "profile_export.json"}
-        or name.endswith((".csv", ".txt", ".md"))
+        or name.endswith((".csv", ".txt", ".md", ".log"))
         for name in by_status[FileStatus.SKIPPED]
     )
     # again: every imported file is recognised as already present, nothing doubles

@@ -1,8 +1,8 @@
 """`vllm bench serve` run with the options that change what a level means (its real files, run
 here against the vLLM CPU server: tests/fixtures/formats/README.md): a ramp of rates, gamma
 arrivals (`--burstiness`), a rate with a concurrency cap (`--max-concurrency`) that bound or did
-not, and percentiles without the P99. And the cap's reading itself (warehouse/importers/capped.py)
-on levels built to show it."""
+not, and percentiles without the P99; AIPerf's rate with a cap (`--request-rate --concurrency`).
+And the cap's reading itself (warehouse/importers/capped.py) on levels built to show it."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from fleetplan.core.contract import Point, RequestLog
 from fleetplan.warehouse.importers.base import FileInput, ImportOptions
 from fleetplan.warehouse.importers.capped import CAP_SHARE, erlang_c, read_cap, time_at_cap
 from fleetplan.warehouse.importers.registry import parse
+from fleetplan.warehouse.ingest import FileStatus, ingest_paths
 from tests.support.paths import ROOT
 
 FOLDER = ROOT / "tests" / "fixtures" / "formats" / "vllm-bench-serve-0.32.0-options"
@@ -76,6 +77,23 @@ def test_a_rate_whose_cap_bound_is_read_as_a_closed_loop(variant, cap, configure
     assert share > CAP_SHARE
     assert any(note in w for w in warnings)
     assert not any("configured at" in n for n in point.notes)  # no rate to compare now
+
+
+def test_aiperfs_rate_with_a_cap_is_read_the_same_way_from_its_whole_folder(warehouse):
+    # aiperf profile --request-rate 40 --concurrency 2: sent at 17.9 req/s, the cap full half
+    # the time; its per-request records (profile_export.jsonl) are read with the export
+    folder = FOLDER.parent / "aiperf-0.13.0-rate-and-cap"
+    options = ImportOptions(gpu="cpu", gpu_count=1, model="tiny-llama")
+    outcomes = list(ingest_paths(warehouse, [folder], options))
+    (done,) = [o for o in outcomes if o.status is FileStatus.IMPORTED]
+    assert done.file.endswith("profile_export_aiperf.json")
+    (note,) = [w for w in done.warnings if "a cap full for" in w]
+    assert "measured from its per-request times" in note and "concurrency 2" in note
+    assert "not as an open loop at 17.9 req/s" in note
+    point = warehouse.connection.execute(
+        "SELECT offered_rate_rps, configured_rate_rps, max_concurrency FROM points"
+    ).fetchall()
+    assert point == [(None, 40.0, 2)]
 
 
 def test_a_cap_that_never_bound_leaves_the_open_loop_as_it_ran():
