@@ -13,6 +13,7 @@ import pytest
 from fleetplan.core.contract import Point, RequestLog
 from fleetplan.warehouse.importers.base import FileInput, ImportOptions
 from fleetplan.warehouse.importers.capped import CAP_SHARE, erlang_c, read_cap, time_at_cap
+from fleetplan.warehouse.importers.offered import EVEN_GAPS_NOTE
 from fleetplan.warehouse.importers.registry import parse
 from fleetplan.warehouse.ingest import FileStatus, ingest_paths
 from tests.support.paths import ROOT
@@ -177,3 +178,20 @@ def test_the_reading_needs_a_rate_a_cap_and_something_to_judge_it_by():
     )
     read, note = read_cap(parts)  # (100 + 20 x 45) ms = 1 s: 10 in flight, cap 2
     assert read.offered_rate_rps is None and "Erlang's C formula at 10 in flight" in note
+
+
+def test_guidellms_constant_rate_is_said_to_be_more_regular_than_poisson():
+    def points(path):
+        result = parse(
+            FileInput.from_bytes(path.name, path.read_bytes()),
+            ImportOptions(gpu="cpu", gpu_count=1, model="tiny-llama"),
+        )
+        return [p for run in result.runs for p in run.points]
+
+    constant = points(FOLDER.parent / "guidellm-0.6.1" / "benchmarks.json")  # --rate-type constant
+    assert constant and all(p.notes[0] == EVEN_GAPS_NOTE for p in constant)
+    poisson = points(
+        ROOT / "tests" / "fixtures" / "real_clients" / "guidellm-rate" / "benchmarks.json"
+    )
+    assert poisson and all(p.burstiness == 1.0 for p in poisson)
+    assert not any(EVEN_GAPS_NOTE in p.notes for p in poisson)

@@ -32,7 +32,7 @@ from fleetplan.warehouse.importers.base import (
     timestamp,
 )
 from fleetplan.warehouse.importers.document import Document
-from fleetplan.warehouse.importers.offered import send_rate
+from fleetplan.warehouse.importers.offered import EVEN_GAPS_NOTE, send_rate
 
 IMPORTER = "guidellm"
 VERSION = "1"
@@ -141,6 +141,8 @@ def _load(strategy: dict, bench: _Bench) -> dict[str, Any]:
         out: dict[str, Any] = {"offered_rate_rps": rate}
         if kind == "poisson":
             out["burstiness"] = 1.0
+        elif kind == "constant":
+            out["notes"] = (EVEN_GAPS_NOTE,)
         return out
     raise bench.error("strategy", f"unknown load strategy {kind!r}")
 

@@ -88,6 +88,15 @@ def opening_note(start_s: Sequence[float]) -> str | None:
     )
 
 
+# Requests sent at even gaps (GuideLLM's `constant` rate, vLLM's `--burstiness inf`): a Poisson
+# stream's bursts are what its queue, and so its P99s, come from.
+EVEN_GAPS_NOTE = (
+    "sent at even gaps (a constant rate, more regular than Poisson arrivals): its P99s are lower "
+    "than a Poisson stream's at its rate, which plans assume, so a capacity read off it is "
+    "optimistic"
+)
+
+
 def burstiness_note(burstiness: float | None) -> str | None:
     """The note for a level whose gaps between arrivals were gamma-distributed with another
     shape than Poisson's (vLLM's and SGLang's `--burstiness`: 1 is Poisson), or None."""
