@@ -455,7 +455,7 @@ def test_folder_of_every_tool_imports_results_and_passes_over_the_rest(warehouse
     options_runs = [n for n in imported if n.startswith("vllm-bench-serve-0.32.0-options/")]
     assert len(options_runs) == 8, options_runs
     imported = [n for n in imported if n not in options_runs]
-    assert len(imported) == 9 + shared.get(FileStatus.IMPORTED, 0), imported
+    assert len(imported) == 10 + shared.get(FileStatus.IMPORTED, 0), imported
     # GuideLLM's YAML report beside its JSON one is the same run in other bytes: present already
     yaml = [f"guidellm-{v}/benchmarks.yaml" for v in ("0.3.1", "0.4.0", "0.6.1")]
     assert by_status[FileStatus.DUPLICATE] == yaml
@@ -483,7 +483,8 @@ def test_folder_of_every_tool_imports_results_and_passes_over_the_rest(warehouse
     notes = [o for o in outcomes if o.file.endswith((".txt", ".md", ".log"))]
     assert notes and all(o.status is FileStatus.SKIPPED and "not read" in o.message for o in notes)
     assert all(
-        Path(name).name in {"inputs.json", "server_metrics_export.json", "profile_export.json"}
+        Path(name).name
+        in {"inputs.json", "server_metrics_export.json", "profile_export.json", "trace.jsonl"}
         or name.endswith((".csv", ".txt", ".md", ".log"))
         for name in by_status[FileStatus.SKIPPED]
     )

@@ -6,11 +6,14 @@ And the cap's reading itself (warehouse/importers/capped.py) on levels built to 
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 
 import pytest
 
 from fleetplan.core.contract import Point, RequestLog
+from fleetplan.core.errors import NotResultsError
 from fleetplan.warehouse.importers.base import FileInput, ImportOptions
 from fleetplan.warehouse.importers.capped import CAP_SHARE, erlang_c, read_cap, time_at_cap
 from fleetplan.warehouse.importers.offered import EVEN_GAPS_NOTE
@@ -195,3 +198,38 @@ def test_guidellms_constant_rate_is_said_to_be_more_regular_than_poisson():
     )
     assert poisson and all(p.burstiness == 1.0 for p in poisson)
     assert not any(EVEN_GAPS_NOTE in p.notes for p in poisson)
+
+
+def test_guidellms_trace_replay_is_stored_at_the_rate_it_sent_and_its_trace_is_passed_over(
+    warehouse,
+):
+    # guidellm run --profile kind=replay, the trace beside its report (README): GuideLLM 0.8.1's
+    # "trace" strategy was refused as an unknown load strategy
+    folder = FOLDER.parent / "guidellm-0.8.1-replay"
+    options = ImportOptions(gpu="cpu", gpu_count=1)
+    outcomes = {Path(o.file).name: o for o in ingest_paths(warehouse, [folder], options)}
+    assert outcomes["benchmarks.json"].status is FileStatus.IMPORTED
+    trace = outcomes["trace.jsonl"]
+    assert trace.status is FileStatus.SKIPPED and "a request trace" in trace.message
+    assert outcomes["console.txt"].status is FileStatus.SKIPPED
+    ((offered, configured, notes),) = warehouse.connection.execute(
+        "SELECT offered_rate_rps, configured_rate_rps, notes FROM points"
+    ).fetchall()
+    lines = (folder / "trace.jsonl").read_text().splitlines()
+    span = json.loads(lines[-1])["timestamp"] - json.loads(lines[0])["timestamp"]
+    assert offered == pytest.approx((len(lines) - 1) / span, rel=0.05)  # the trace's own rate
+    assert configured is None
+    assert "replayed a trace's arrivals at time scale 1" in notes
+
+
+@pytest.mark.parametrize(
+    "header",
+    ["TIMESTAMP,ContextTokens,GeneratedTokens", "timestamp,input_tokens,output_tokens,class"],
+)
+def test_a_request_trace_in_csv_is_passed_over_naming_what_reads_it(tmp_path, header):
+    path = tmp_path / "trace.csv"
+    path.write_text(
+        f"{header}\n2023-11-16 18:15:46.6805900,374,44{',chat' * header.count('class')}\n"
+    )
+    with pytest.raises(NotResultsError, match=r"a request trace .* `fleetplan workload`"):
+        parse(FileInput.from_bytes(path.name, path.read_bytes()), ImportOptions())

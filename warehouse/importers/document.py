@@ -143,11 +143,29 @@ _TOOL_CSVS = (
 )
 
 
+# A request trace (when each request came, its prompt and output lengths): the traffic a
+# benchmark replays or a plan is sized for, kept beside results, not results. Azure's LLM
+# inference trace and fleetplan's own log (`fleetplan workload` reads both); Mooncake's JSONL and
+# GuideLLM's replay traces (`trace_json_is`).
+TRACE_CSV_COLUMNS = (
+    {"TIMESTAMP", "ContextTokens", "GeneratedTokens"},
+    {"timestamp", "input_tokens", "output_tokens"},
+)
+TRACE_NOTE = "not benchmark results (a trace is what a benchmark replays or a plan is sized for)"
+
+
 def _refuse_other_csv(text: str, name: str) -> None:
     first = text.lstrip("\ufeff").split("\n", 1)[0]
     for pattern, what, instead in _TOOL_CSVS:
         if pattern.match(first):
             raise NotResultsError(f"{what}: import {instead} from the same run", file=name)
+    columns = {c.strip().strip('"') for c in first.split(",")}
+    if any(trace <= columns for trace in TRACE_CSV_COLUMNS):
+        raise NotResultsError(
+            f"a request trace (arrival times and token counts), {TRACE_NOTE}: "
+            "`fleetplan workload` turns it into traffic classes",
+            file=name,
+        )
     if first.count(",") >= 2 and not first.lstrip().startswith(("{", "[")):
         raise UnknownFormatError(
             "a CSV table without fleetplan's columns: `fleetplan template` writes the layout "

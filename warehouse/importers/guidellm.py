@@ -124,7 +124,7 @@ def _count(value: Any) -> int | None:
     return int(number) if number is not None and 1 <= number < 2**31 else None
 
 
-def _load(strategy: dict, bench: _Bench) -> dict[str, Any]:
+def _load(strategy: dict, bench: _Bench, log: RequestLog | None) -> dict[str, Any]:
     kind = str(strategy.get("type_") or strategy.get("type") or "").lower()
     if kind == "synchronous":
         return {"max_concurrency": 1}
@@ -139,11 +139,25 @@ def _load(strategy: dict, bench: _Bench) -> dict[str, Any]:
     if kind in {"constant", "poisson", "async"}:
         rate = bench.check(strategy.get("rate"), "strategy.rate")
         out: dict[str, Any] = {"offered_rate_rps": rate}
+        if math.isfinite(rate):
+            out["configured_rate_rps"] = rate
         if kind == "poisson":
             out["burstiness"] = 1.0
         elif kind == "constant":
             out["notes"] = (EVEN_GAPS_NOTE,)
         return out
+    if kind == "trace":  # 0.8's replay profile: a trace's arrivals, at its time scale
+        sent = send_rate(log.start_s) if log is not None else None
+        if sent is None:
+            raise bench.error("requests", "a trace replay without its requests' send times")
+        scale = finite(strategy.get("time_scale"))
+        scaled = f" at time scale {scale:g}" if scale is not None else ""
+        note = (
+            f"replayed a trace's arrivals{scaled} (GuideLLM's replay profile), not Poisson "
+            f"arrivals: stored at the {sent:.4g} req/s it sent on average; its P99s are that "
+            "trace's, with its own bursts and lulls"
+        )
+        return {"offered_rate_rps": sent, "notes": (note,)}
     raise bench.error("strategy", f"unknown load strategy {kind!r}")
 
 
@@ -195,6 +209,12 @@ def parse(document: Document, source: FileInput, options: ImportOptions) -> Pars
         bench = _Bench(raw, file, index)
         points.append(_point(bench, report))
         _note(bench, report, seen)
+        seen.warnings.extend(
+            f"{bench.where}: {n}" for n in points[-1].notes if n.startswith("replayed a trace")
+        )
+    even = sum(EVEN_GAPS_NOTE in p.notes for p in points)
+    if even:
+        seen.warnings.append(f"{even} of {len(points)} benchmark(s): {EVEN_GAPS_NOTE}")
     if len(seen.models) > 1:
         raise InputError(
             f"the report mixes models ({', '.join(sorted(seen.models))})", file=file, field="model"
@@ -254,13 +274,12 @@ def _point(bench: _Bench, report: dict) -> Point:
     out_tokens = bench.total("output_token_count")
     in_tokens = bench.total("prompt_token_count")
     both = out_tokens is not None and in_tokens is not None
-    load = _load(_strategy(raw, report), bench)
     log = _request_log(bench, completed + errored + incomplete)
-    rate = load.get("offered_rate_rps")
-    if rate is not None and math.isfinite(rate):
-        load["configured_rate_rps"] = rate
+    load = _load(_strategy(raw, report), bench, log)
+    configured = load.get("configured_rate_rps")
+    if configured is not None:  # a rate asked for: stored at the rate it was really sent at
         sent = send_rate(log.start_s) if log is not None else None
-        load["offered_rate_rps"] = sent if sent is not None else rate
+        load["offered_rate_rps"] = sent if sent is not None else configured
     return build(
         Point,
         bench.file,
