@@ -436,10 +436,27 @@ def test_folder_of_every_tool_imports_results_and_passes_over_the_rest(warehouse
     folders, shared = every_tool_folder()
     outcomes = list(ingest_paths(warehouse, folders, options))
     by_status: dict[FileStatus, list[str]] = {}
+    # The folders of the tools' options that change what a level means (a rate with a cap, a
+    # ramp, a trace replayed, even gaps), run 2026-12-07: each has its own tests
+    # (tests/test_level_options.py); here, nothing of theirs is refused and each imports.
+    options_folders = {
+        "vllm-bench-serve-0.32.0-options": 8,
+        "aiperf-0.13.0-rate-and-cap": 1,
+        "guidellm-0.8.1-replay": 1,
+        "inference-perf-0.7.0-constant": 2,
+    }
+    options_outcomes = []
     for outcome in outcomes:
         root = next(f for f in folders if Path(outcome.file).is_relative_to(f))
         name = Path(outcome.file).relative_to(root if root == FORMATS else root.parent)
+        if root == FORMATS and name.parts[0] in options_folders:
+            options_outcomes.append((name.parts[0], outcome))
+            continue
         by_status.setdefault(outcome.status, []).append(str(name))
+    assert all(o.status is not FileStatus.REJECTED for _, o in options_outcomes)
+    for folder, count in options_folders.items():
+        imported_there = [o for f, o in options_outcomes if f == folder]
+        assert sum(o.status is FileStatus.IMPORTED for o in imported_there) == count, folder
     # the refusals: vLLM's file says "cpu" while --gpu says RTX 4090; SGLang's client against a
     # vLLM server names no model (asked for: --model)
     assert by_status.get(FileStatus.REJECTED) == [
@@ -450,12 +467,7 @@ def test_folder_of_every_tool_imports_results_and_passes_over_the_rest(warehouse
     refused = [o for o in outcomes if o.file.endswith(".jsonl") and "sglang" in o.file]
     assert refused and all("--model" in o.message for o in refused)
     imported = by_status[FileStatus.IMPORTED]
-    # vLLM's runs with the options that change a level (a ramp, a cap, gamma arrivals) name no
-    # GPU: one file each, on the GPU given
-    options_runs = [n for n in imported if n.startswith("vllm-bench-serve-0.32.0-options/")]
-    assert len(options_runs) == 8, options_runs
-    imported = [n for n in imported if n not in options_runs]
-    assert len(imported) == 10 + shared.get(FileStatus.IMPORTED, 0), imported
+    assert len(imported) == 8 + shared.get(FileStatus.IMPORTED, 0), imported
     # GuideLLM's YAML report beside its JSON one is the same run in other bytes: present already
     yaml = [f"guidellm-{v}/benchmarks.yaml" for v in ("0.3.1", "0.4.0", "0.6.1")]
     assert by_status[FileStatus.DUPLICATE] == yaml
@@ -471,27 +483,22 @@ def test_folder_of_every_tool_imports_results_and_passes_over_the_rest(warehouse
         )
         for name in imported
     )
-    included = [
-        "aiperf-0.13.0-rate-and-cap/profile_export.jsonl",
-        "aiperf-0.13.0/profile_export.jsonl",
-        "aiperf-0.2.0/profile_export.jsonl",
-    ]
+    included = ["aiperf-0.13.0/profile_export.jsonl", "aiperf-0.2.0/profile_export.jsonl"]
     if shared:
         included.append(f"{LLMPERF}/{LLMPERF_REQUESTS}")
     assert sorted(by_status[FileStatus.INCLUDED]) == included
     # notes and logs beside the results are listed as skipped, saying what they are, not read
-    notes = [o for o in outcomes if o.file.endswith((".txt", ".md", ".log"))]
+    notes = [o for o in outcomes if o.file.endswith((".txt", ".md"))]
     assert notes and all(o.status is FileStatus.SKIPPED and "not read" in o.message for o in notes)
     assert all(
-        Path(name).name
-        in {"inputs.json", "server_metrics_export.json", "profile_export.json", "trace.jsonl"}
-        or name.endswith((".csv", ".txt", ".md", ".log"))
+        Path(name).name in {"inputs.json", "server_metrics_export.json", "profile_export.json"}
+        or name.endswith((".csv", ".txt", ".md"))
         for name in by_status[FileStatus.SKIPPED]
     )
     # again: every imported file is recognised as already present, nothing doubles
     points = len(benchmark_points(warehouse))
     again = list(ingest_paths(warehouse, folders, options))
-    duplicates = len(imported) + len(options_runs) + len(yaml)
+    duplicates = len(imported) + sum(options_folders.values()) + len(yaml)
     assert sum(o.status is FileStatus.DUPLICATE for o in again) == duplicates
     assert len(benchmark_points(warehouse)) == points
 

@@ -49,6 +49,7 @@ from fleetplan.warehouse.importers.base import (
 )
 from fleetplan.warehouse.importers.document import Document, companion_yaml
 from fleetplan.warehouse.importers.inference_perf_tokens import per_token_only
+from fleetplan.warehouse.importers.offered import EVEN_GAPS_NOTE
 
 IMPORTER = "inference-perf"
 VERSION = "2"  # 2: a TPOT and ITL per streamed message are not stored
@@ -198,6 +199,8 @@ def _point(
     requested = load.number("requested_rate")
     achieved = load.number("achieved_rate")
     closed_loop = stage_load.get("max_concurrency") is not None
+    if stage_load.get("note") is not None:
+        warnings.append(stage_load["note"])
     return build(
         Point,
         file,
@@ -214,7 +217,7 @@ def _point(
         total_throughput_tps=rates.number("total_tokens_per_sec"),
         input_tokens_mean=_mean(successes, "prompt_len"),
         output_tokens_mean=_mean(successes, "output_len"),
-        notes=() if per_message is None else (per_message,),
+        notes=tuple(n for n in (per_message, stage_load.get("note")) if n is not None),
         **stats,
     )
 
@@ -363,9 +366,21 @@ def _from_config(config: dict) -> dict[str, Any]:
 
 
 def _stage_load(context: dict[str, Any], stage: int | None, file: str) -> dict[str, Any]:
-    """A concurrent load's stage: its concurrency (a closed-loop level)."""
+    """A concurrent load's stage: its concurrency (a closed-loop level). A constant load's
+    (even gaps) or a trace's replay: an open loop, and a note on how it sent."""
     load = context.get("load")
-    if not isinstance(load, dict) or str(load.get("type", "")).lower() != "concurrent":
+    kind = str(load.get("type", "")).lower() if isinstance(load, dict) else ""
+    if kind == "constant":
+        return {"note": EVEN_GAPS_NOTE}
+    if kind.startswith("trace"):
+        return {
+            "note": (
+                f"replayed a trace's arrivals (inference-perf's {kind} load), not Poisson "
+                "arrivals: stored at the rate it achieved; its P99s are that trace's, with its "
+                "own bursts and lulls"
+            )
+        }
+    if kind != "concurrent":
         return {}
     stages = load.get("stages")
     if stage is None or not isinstance(stages, list) or stage >= len(stages):

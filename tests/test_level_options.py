@@ -1,8 +1,9 @@
-"""`vllm bench serve` run with the options that change what a level means (its real files, run
-here against the vLLM CPU server: tests/fixtures/formats/README.md): a ramp of rates, gamma
+"""Tools' options that change what a level means, on their real files (run here against the
+vLLM CPU server: tests/fixtures/formats/README.md): `vllm bench serve`'s ramp of rates, gamma
 arrivals (`--burstiness`), a rate with a concurrency cap (`--max-concurrency`) that bound or did
-not, and percentiles without the P99; AIPerf's rate with a cap (`--request-rate --concurrency`).
-And the cap's reading itself (warehouse/importers/capped.py) on levels built to show it."""
+not, and percentiles without the P99; AIPerf's rate with a cap (`--request-rate --concurrency`);
+GuideLLM's constant rate and its trace replay; inference-perf's constant load. And the cap's
+reading itself (warehouse/importers/capped.py) on levels built to show it."""
 
 from __future__ import annotations
 
@@ -233,3 +234,18 @@ def test_a_request_trace_in_csv_is_passed_over_naming_what_reads_it(tmp_path, he
     )
     with pytest.raises(NotResultsError, match=r"a request trace .* `fleetplan workload`"):
         parse(FileInput.from_bytes(path.name, path.read_bytes()), ImportOptions())
+
+
+def test_inference_perfs_constant_load_is_said_to_be_more_regular_than_poisson(warehouse):
+    # load.type constant in the config.yaml beside the stage reports (README)
+    folder = FOLDER.parent / "inference-perf-0.7.0-constant"
+    options = ImportOptions(gpu="cpu", gpu_count=1)
+    outcomes = list(ingest_paths(warehouse, [folder], options))
+    imported = [o for o in outcomes if o.status is FileStatus.IMPORTED]
+    assert len(imported) == 2 and all(EVEN_GAPS_NOTE in o.warnings for o in imported)
+    assert not [o for o in outcomes if o.status is FileStatus.REJECTED]
+    rows = warehouse.connection.execute(
+        "SELECT configured_rate_rps, notes FROM points ORDER BY configured_rate_rps"
+    ).fetchall()
+    assert [rate for rate, _ in rows] == [4.0, 8.0]
+    assert all(EVEN_GAPS_NOTE in notes for _, notes in rows)
