@@ -443,6 +443,7 @@ def test_folder_of_every_tool_imports_results_and_passes_over_the_rest(warehouse
         "vllm-bench-serve-0.32.0-options": 8,
         "aiperf-0.13.0-rate-and-cap": 1,
         "guidellm-0.8.1-replay": 1,
+        "guidellm-0.8.1-rate-and-cap": 1,
         "inference-perf-0.7.0-constant": 2,
     }
     options_outcomes = []

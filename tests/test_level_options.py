@@ -249,3 +249,19 @@ def test_inference_perfs_constant_load_is_said_to_be_more_regular_than_poisson(w
     ).fetchall()
     assert [rate for rate, _ in rows] == [4.0, 8.0]
     assert all(EVEN_GAPS_NOTE in notes for _, notes in rows)
+
+
+def test_guidellms_rate_with_a_cap_that_bound_is_a_closed_loop_and_its_default_caps_are_not():
+    # --profile kind=poisson,rate=40,max_concurrency=2: sent at 20.6 req/s, the cap full 71 %
+    (path,) = (FOLDER.parent / "guidellm-0.8.1-rate-and-cap").glob("*.json")
+    options = ImportOptions(gpu="cpu", gpu_count=1)
+    result = parse(FileInput.from_bytes(path.name, path.read_bytes()), options)
+    ((point,),) = [run.points for run in result.runs]
+    assert point.offered_rate_rps is None and point.max_concurrency == 2
+    assert point.configured_rate_rps == 40.0
+    assert any("a cap full for" in n and "concurrency 2" in n for n in point.notes)
+    # every rate level of GuideLLM states a cap (10,240 by default): never full, not kept
+    rate = ROOT / "tests" / "fixtures" / "real_clients" / "guidellm-rate" / "benchmarks.json"
+    result = parse(FileInput.from_bytes(rate.name, rate.read_bytes()), options)
+    points = [p for run in result.runs for p in run.points]
+    assert points and all(p.max_concurrency is None and p.offered_rate_rps for p in points)

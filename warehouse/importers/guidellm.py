@@ -31,6 +31,7 @@ from fleetplan.warehouse.importers.base import (
     model_name,
     timestamp,
 )
+from fleetplan.warehouse.importers.capped import CAP_SHARE, time_at_cap
 from fleetplan.warehouse.importers.document import Document
 from fleetplan.warehouse.importers.offered import EVEN_GAPS_NOTE, send_rate
 
@@ -275,11 +276,18 @@ def _point(bench: _Bench, report: dict) -> Point:
     in_tokens = bench.total("prompt_token_count")
     both = out_tokens is not None and in_tokens is not None
     log = _request_log(bench, completed + errored + incomplete)
-    load = _load(_strategy(raw, report), bench, log)
+    strategy = _strategy(raw, report)
+    load = _load(strategy, bench, log)
     configured = load.get("configured_rate_rps")
     if configured is not None:  # a rate asked for: stored at the rate it was really sent at
         sent = send_rate(log.start_s) if log is not None else None
         load["offered_rate_rps"] = sent if sent is not None else configured
+        # GuideLLM writes a cap on the requests in flight for every rate (512, 10,240 by
+        # default): kept only where it bound, and then read as the closed loop it was (`capped`)
+        cap = _count(strategy.get("max_concurrency"))
+        share = time_at_cap(log, cap) if cap is not None and log is not None else None
+        if share is not None and share > CAP_SHARE:
+            load["max_concurrency"] = cap
     return build(
         Point,
         bench.file,
