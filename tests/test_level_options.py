@@ -119,6 +119,8 @@ def test_erlang_c_is_the_chance_an_arrival_waits():
     assert erlang_c(4, 0.0) == 0.0 and erlang_c(4, 4.0) == 1.0 and erlang_c(4, 9.0) == 1.0
     waits = [erlang_c(8, load) for load in (1, 2, 4, 6, 7.5)]
     assert waits == sorted(waits) and waits[0] < 1e-4 < waits[-1] < 1
+    # thousands in flight (a^N / N! alone would overflow): still a probability
+    assert 0 < erlang_c(2048, 2000.0) < 1 and erlang_c(2048, 1000.0) < 1e-12
 
 
 def log(starts, e2els, errors=None) -> RequestLog:

@@ -68,12 +68,10 @@ def erlang_c(servers: int, load: float) -> float:
         return 0.0
     if load >= servers:
         return 1.0
-    term, below = 1.0, 0.0  # a^k / k!, summed for k < N
-    for k in range(servers):
-        below += term
-        term *= load / (k + 1)
-    waiting = term * servers / (servers - load)
-    return waiting / (below + waiting)
+    blocked = 1.0  # Erlang's B by its recursion, stable where a^N / N! overflows
+    for k in range(1, servers + 1):
+        blocked = load * blocked / (k + load * blocked)
+    return servers * blocked / (servers - load * (1 - blocked))
 
 
 def _mean_e2el_s(point: Point) -> float | None:
