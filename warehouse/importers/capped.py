@@ -31,6 +31,7 @@ import math
 from collections.abc import Sequence
 
 from fleetplan.core.contract import Point, RequestLog, Run
+from fleetplan.warehouse.importers.offered import each_level
 
 CAP_SHARE = 0.01
 
@@ -122,17 +123,19 @@ def read_cap(point: Point) -> tuple[Point, str | None]:
     return point.model_copy(update={"offered_rate_rps": None}), note
 
 
+def bound(log: RequestLog | None, cap: int | None) -> bool:
+    """Whether `cap` was full for more than `CAP_SHARE` of the sends of `log` (False where
+    that cannot be measured)."""
+    share = time_at_cap(log, cap) if log is not None and cap is not None else None
+    return share is not None and share > CAP_SHARE
+
+
 def cap_readings(runs: Sequence[Run]) -> tuple[list[Run], list[str]]:
     """Every rate level with a concurrency cap read as `read_cap` says, and its notes as
     warnings naming the level."""
-    out, warnings = [], []
-    for r, run in enumerate(runs):
-        points = []
-        for i, point in enumerate(run.points):
-            point, note = read_cap(point)
-            if note is not None and note not in point.notes:
-                warnings.append(f"run {r + 1} of {len(runs)}, level {i + 1}: {note}")
-                point = point.model_copy(update={"notes": (*point.notes, note)})
-            points.append(point)
-        out.append(run.model_copy(update={"points": tuple(points)}))
-    return out, warnings
+
+    def read(point: Point) -> tuple[Point, list[str]]:
+        point, note = read_cap(point)
+        return point, [] if note is None else [note]
+
+    return each_level(runs, read)

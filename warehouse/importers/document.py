@@ -144,14 +144,32 @@ _TOOL_CSVS = (
 
 
 # A request trace (when each request came, its prompt and output lengths): the traffic a
-# benchmark replays or a plan is sized for, kept beside results, not results. Azure's LLM
-# inference trace and fleetplan's own log (`fleetplan workload` reads both); Mooncake's JSONL and
-# GuideLLM's replay traces (`trace_json_is`).
+# benchmark replays or a plan is sized for, kept beside results, not results. In CSV, Azure's LLM
+# inference trace and fleetplan's own log (the columns `planner.scenario.workload` reads, which
+# this floor may not import); in JSON lines, Mooncake's and GuideLLM's replay traces
+# (`trace_line`).
 TRACE_CSV_COLUMNS = (
     {"TIMESTAMP", "ContextTokens", "GeneratedTokens"},
     {"timestamp", "input_tokens", "output_tokens"},
 )
 TRACE_NOTE = "not benchmark results (a trace is what a benchmark replays or a plan is sized for)"
+_TRACE_TIMES = {"timestamp", "arrival_time", "TIMESTAMP"}
+_TRACE_INPUTS = {"input_length", "input_tokens", "prompt_tokens", "ContextTokens"}
+_TRACE_OUTPUTS = {"output_length", "output_tokens", "GeneratedTokens"}
+
+
+def trace_line(value: object) -> bool:
+    """A request of a trace in JSON: an arrival time and token lengths, and nothing a result
+    has (a result's keys are many more)."""
+    if not isinstance(value, dict):
+        return False
+    keys = value.keys()
+    return (
+        len(keys) <= 8
+        and bool(_TRACE_TIMES & keys)
+        and bool(_TRACE_INPUTS & keys)
+        and bool(_TRACE_OUTPUTS & keys)
+    )
 
 
 def _refuse_other_csv(text: str, name: str) -> None:

@@ -31,9 +31,9 @@ from fleetplan.warehouse.importers.base import (
     model_name,
     timestamp,
 )
-from fleetplan.warehouse.importers.capped import CAP_SHARE, time_at_cap
+from fleetplan.warehouse.importers.capped import bound
 from fleetplan.warehouse.importers.document import Document
-from fleetplan.warehouse.importers.offered import EVEN_GAPS_NOTE, send_rate
+from fleetplan.warehouse.importers.offered import EVEN_GAPS_NOTE, replay_note, send_rate
 
 IMPORTER = "guidellm"
 VERSION = "1"
@@ -153,10 +153,8 @@ def _load(strategy: dict, bench: _Bench, log: RequestLog | None) -> dict[str, An
             raise bench.error("requests", "a trace replay without its requests' send times")
         scale = finite(strategy.get("time_scale"))
         scaled = f" at time scale {scale:g}" if scale is not None else ""
-        note = (
-            f"replayed a trace's arrivals{scaled} (GuideLLM's replay profile), not Poisson "
-            f"arrivals: stored at the {sent:.4g} req/s it sent on average; its P99s are that "
-            "trace's, with its own bursts and lulls"
+        note = replay_note(
+            f"{scaled} (GuideLLM's replay profile)", f"the {sent:.4g} req/s it sent on average"
         )
         return {"offered_rate_rps": sent, "notes": (note,)}
     raise bench.error("strategy", f"unknown load strategy {kind!r}")
@@ -210,9 +208,8 @@ def parse(document: Document, source: FileInput, options: ImportOptions) -> Pars
         bench = _Bench(raw, file, index)
         points.append(_point(bench, report))
         _note(bench, report, seen)
-        seen.warnings.extend(
-            f"{bench.where}: {n}" for n in points[-1].notes if n.startswith("replayed a trace")
-        )
+        # its notes said once a level, but the even gaps' once for the report
+        seen.warnings += [f"{bench.where}: {n}" for n in points[-1].notes if n != EVEN_GAPS_NOTE]
     even = sum(EVEN_GAPS_NOTE in p.notes for p in points)
     if even:
         seen.warnings.append(f"{even} of {len(points)} benchmark(s): {EVEN_GAPS_NOTE}")
@@ -285,8 +282,7 @@ def _point(bench: _Bench, report: dict) -> Point:
         # GuideLLM writes a cap on the requests in flight for every rate (512, 10,240 by
         # default): kept only where it bound, and then read as the closed loop it was (`capped`)
         cap = _count(strategy.get("max_concurrency"))
-        share = time_at_cap(log, cap) if cap is not None and log is not None else None
-        if share is not None and share > CAP_SHARE:
+        if bound(log, cap):
             load["max_concurrency"] = cap
     return build(
         Point,

@@ -49,7 +49,7 @@ from fleetplan.warehouse.importers.base import (
 )
 from fleetplan.warehouse.importers.document import Document, companion_yaml
 from fleetplan.warehouse.importers.inference_perf_tokens import per_token_only
-from fleetplan.warehouse.importers.offered import EVEN_GAPS_NOTE
+from fleetplan.warehouse.importers.offered import EVEN_GAPS_NOTE, replay_note
 
 IMPORTER = "inference-perf"
 VERSION = "2"  # 2: a TPOT and ITL per streamed message are not stored
@@ -373,13 +373,7 @@ def _stage_load(context: dict[str, Any], stage: int | None, file: str) -> dict[s
     if kind == "constant":
         return {"note": EVEN_GAPS_NOTE}
     if kind.startswith("trace"):
-        return {
-            "note": (
-                f"replayed a trace's arrivals (inference-perf's {kind} load), not Poisson "
-                "arrivals: stored at the rate it achieved; its P99s are that trace's, with its "
-                "own bursts and lulls"
-            )
-        }
+        return {"note": replay_note(f" (inference-perf's {kind} load)", "the rate it achieved")}
     if kind != "concurrent":
         return {}
     stages = load.get("stages")

@@ -25,7 +25,7 @@ opening at least `OPENING_RATIO` times the rest's rate, in a level of at least
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from fleetplan.core.contract import Point, Run
 
@@ -97,6 +97,15 @@ EVEN_GAPS_NOTE = (
 )
 
 
+def replay_note(how: str, rate: str) -> str:
+    """The note for a level that replayed a trace's arrivals (`how`: the tool's words for it),
+    stored at `rate` (what the rate stored is)."""
+    return (
+        f"replayed a trace's arrivals{how}, not Poisson arrivals: stored at {rate}; its P99s are "
+        "that trace's, with its own bursts and lulls"
+    )
+
+
 def burstiness_note(burstiness: float | None) -> str | None:
     """The note for a level whose gaps between arrivals were gamma-distributed with another
     shape than Poisson's (vLLM's and SGLang's `--burstiness`: 1 is Poisson), or None."""
@@ -124,18 +133,26 @@ def _notes(point: Point) -> list[str]:
     return [n for n in notes if n is not None and n not in point.notes]
 
 
-def rate_notes(runs: Sequence[Run]) -> tuple[list[Run], list[str]]:
-    """The runs with a note on each point sent at another rate than configured or opened with
-    a burst, and the notes as warnings naming the level."""
+def each_level(
+    runs: Sequence[Run], read: Callable[[Point], tuple[Point, list[str]]]
+) -> tuple[list[Run], list[str]]:
+    """Every level of `runs` read by `read` (the level as it is to be stored, and the notes it
+    adds), each note added to the level and said as a warning naming the level."""
     out, warnings = [], []
     for r, run in enumerate(runs):
         points = []
         for i, point in enumerate(run.points):
-            notes = _notes(point)
-            for note in notes:
-                warnings.append(f"run {r + 1} of {len(runs)}, level {i + 1}: {note}")
+            point, notes = read(point)
+            notes = [n for n in notes if n not in point.notes]
+            warnings += [f"run {r + 1} of {len(runs)}, level {i + 1}: {n}" for n in notes]
             if notes:
                 point = point.model_copy(update={"notes": (*point.notes, *notes)})
             points.append(point)
         out.append(run.model_copy(update={"points": tuple(points)}))
     return out, warnings
+
+
+def rate_notes(runs: Sequence[Run]) -> tuple[list[Run], list[str]]:
+    """The runs with a note on each point sent at another rate than configured or opened with
+    a burst, and the notes as warnings naming the level."""
+    return each_level(runs, lambda point: (point, _notes(point)))

@@ -35,7 +35,13 @@ from fleetplan.warehouse.importers.base import (
     ParsedFile,
 )
 from fleetplan.warehouse.importers.capped import cap_readings
-from fleetplan.warehouse.importers.document import TRACE_NOTE, Document, read_document, unpack
+from fleetplan.warehouse.importers.document import (
+    TRACE_NOTE,
+    Document,
+    read_document,
+    trace_line,
+    unpack,
+)
 from fleetplan.warehouse.importers.genai_perf import export as genai_perf
 from fleetplan.warehouse.importers.offered import rate_notes
 
@@ -186,14 +192,14 @@ def _not_results(value: object) -> str | None:
             "(per_request_lifecycle_metrics.json): the stages are imported from the "
             "stage_N_lifecycle_metrics.json beside it"
         )
-    if not isinstance(value, dict):
-        return None
-    keys = value.keys()
-    if _trace_line(keys):
+    if trace_line(value):
         return (
             "a request trace (one request a line: its arrival time and token lengths, as "
             f"Mooncake's and GuideLLM's replay traces are), {TRACE_NOTE}"
         )
+    if not isinstance(value, dict):
+        return None
+    keys = value.keys()
     if {"global", "reports"} <= keys:
         return (
             "inference-perf's checks of its own reports (validation.json), not results: the "
@@ -238,22 +244,6 @@ def _not_results(value: object) -> str | None:
             "import profile_export_aiperf.json from the same run"
         )
     return None
-
-
-_TRACE_TIMES = {"timestamp", "arrival_time", "TIMESTAMP"}
-_TRACE_INPUTS = {"input_length", "input_tokens", "prompt_tokens", "ContextTokens"}
-_TRACE_OUTPUTS = {"output_length", "output_tokens", "GeneratedTokens"}
-
-
-def _trace_line(keys) -> bool:
-    """A request of a trace: an arrival time and token lengths, and nothing a result has (a
-    result's keys are many more)."""
-    return (
-        len(keys) <= 8
-        and bool(_TRACE_TIMES & keys)
-        and bool(_TRACE_INPUTS & keys)
-        and bool(_TRACE_OUTPUTS & keys)
-    )
 
 
 def _describe(value: object) -> str:
