@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -333,9 +334,15 @@ def resolve(
 def model_name(
     options: ImportOptions, file: str, found: Any, *, key: str = "model", where: str = ""
 ) -> str:
-    """The model the file names (under `key`), else the one the user gave (`--model`)."""
+    """The model the file names (under `key`), else the one the user gave (`--model`). A file
+    that names no model but where it was loaded from (a local path: `/workspace/llama-3.1-70b`,
+    a Hugging Face cache's `.../models--meta-llama--Llama-3.1-8B/snapshots/...`) or a router's
+    alias (`auto`, `default`) is named by the user's `--model`, else by the path's model
+    (`meta-llama/Llama-3.1-8B`, `llama-3.1-70b`): such a label contradicts no name."""
     prefix = f"{where}: " if where else ""
     found = None if found == "" else found
+    if isinstance(found, str) and (label := _not_a_name(found)) is not None:
+        found = options.model or label
     chosen = resolve(
         found, options.model, flag=options.name_of("model"), file=file, field=key, where=where
     )
@@ -347,6 +354,24 @@ def model_name(
         message = f"{prefix}the file does not name the model: {options.ask_for('model')}"
         raise InputError(message, file=file, field=key)
     return chosen
+
+
+_ALIASES = frozenset({"auto", "default", "model", "none", "null"})
+
+
+def _not_a_name(found: str) -> str | None:
+    """A model label that is a path or an alias, not a model's name: the path's model (or None
+    for an alias, which names nothing); None where `found` is a name."""
+    text = found.strip()
+    if text.lower() in _ALIASES:
+        return ""
+    if not re.match(r"^(/|\./|\.\./|~|[A-Za-z]:[\\/])", text):
+        return None
+    parts = [part for part in re.split(r"[\\/]+", text) if part not in ("", ".", "..", "~")]
+    cached = next((part for part in parts if part.startswith("models--")), None)
+    if cached is not None and cached.count("--") >= 2:
+        return "/".join(cached.removeprefix("models--").split("--", 1))
+    return parts[-1] if parts else ""
 
 
 def gpu_named(

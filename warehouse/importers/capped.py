@@ -103,6 +103,16 @@ def read_cap(point: Point) -> tuple[Point, str | None]:
     """The level read as the module docstring says, and its note (None where the cap never
     bound or there is none)."""
     rate, cap = point.offered_rate_rps, point.max_concurrency
+    sent = point.requests_sent or point.completed + (point.failed or 0)
+    if cap is not None and (rate is None or math.isinf(rate)) and 1 < sent <= cap:
+        # `--max-concurrency 100 --request-rate inf` with 100 prompts: nothing ever waited for
+        # a slot; all were sent at once (a real SGLang file)
+        note = (
+            f"{sent} requests with at most {cap} in flight: the cap never closed the loop, so "
+            "it is read as what it was, all requests sent at once (a burst), not as a closed "
+            f"loop at concurrency {cap}"
+        )
+        return point.model_copy(update={"offered_rate_rps": math.inf}), note
     if cap is None or rate is None or math.isinf(rate) or point.completed == 0:
         return point, None
     share, basis = cap_share(point)

@@ -44,6 +44,7 @@ from fleetplan.warehouse.importers.document import (
 )
 from fleetplan.warehouse.importers.genai_perf import export as genai_perf
 from fleetplan.warehouse.importers.offered import rate_notes
+from fleetplan.warehouse.importers.streamed import stream_readings
 
 # Tried in this order on the file's content; the first whose `detect` says yes reads it.
 FORMATS: tuple[Format, ...] = (
@@ -97,11 +98,12 @@ def parse(file: FileInput, options: ImportOptions | None = None) -> ParsedFile:
         raise _not_importable(document, file.name)
     parsed = format_.parse(document, file, options)
     # once, for every format: a file that contradicts itself, rate levels whose concurrency
-    # cap bound (closed loops), and levels sent at another rate
+    # cap bound (closed loops), levels sent at another rate, and token timings that are not
     runs, disagreeing = check_runs(parsed.runs, file=file.name, derived=parsed.derived)
     runs, capped = cap_readings(runs)
     runs, rates = rate_notes(runs)
-    warnings = (*capped, *rates, *disagreeing, *parsed.warnings)
+    runs, streams = stream_readings(runs)
+    warnings = (*capped, *rates, *streams, *disagreeing, *parsed.warnings)
     return ParsedFile(file, format_.IMPORTER, format_.VERSION, tuple(runs), warnings)
 
 

@@ -102,6 +102,12 @@ def parse(document: Document, source: FileInput, options: ImportOptions) -> Pars
         warnings += more
     config = first.get("input_config") if isinstance(first.get("input_config"), dict) else {}
     measured = telemetry(first, file)
+    warnings += [note for note in (measured.note(),) if note]
+    if options.gpu_count and measured.gpu_count and options.gpu_count != measured.gpu_count:
+        warnings.append(
+            f"GPU telemetry saw {measured.gpu_count} GPU(s) serving, but the server is taken as "
+            f"the {options.gpu_count} you gave (telemetry sees the host, not the server)"
+        )
     point = _point(summary, config, measured, stats, stats_source, log)
     derived = {
         name
@@ -209,8 +215,10 @@ def _run(
     file = source.name
     tool = _tool(export, config)
     shape = _shape(config)
+    # Telemetry counts the host's GPUs that served: the user's count, where given, is the server's
+    count = options.gpu_count or measured.gpu_count
     gpu_model, label, count = hardware(
-        options, file, label=measured.gpu_label, count=measured.gpu_count, tool=_DISPLAY[tool]
+        options, file, label=measured.gpu_label, count=count, tool=_DISPLAY[tool]
     )
     return build(
         Run,

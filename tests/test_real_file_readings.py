@@ -1,0 +1,106 @@
+"""Readings found on real files of other repositories (2026-12-07 hunt, files not committed:
+their sources are in the session note), each rebuilt here on a fixture of our own:
+
+- a GenAI-Perf run with `streaming: false` writes the whole request's time as its TTFT;
+- SGLang's `lora_bench` writes a median ITL of 0 ms and no other ITL statistic;
+- SGLang files name the model by the path it was loaded from (`/workspace/llama-3.1-70b`), and a
+  router's GenAI-Perf run names it `auto`: neither is a name `--model` contradicts;
+- `--max-concurrency 100 --request-rate inf` with 100 prompts is a burst, not a closed loop.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from fleetplan.core.errors import InputError
+from fleetplan.warehouse.importers.base import FileInput, ImportOptions
+from fleetplan.warehouse.importers.registry import parse
+from tests.support.paths import ROOT
+
+FORMATS = ROOT / "tests" / "fixtures" / "formats"
+VLLM = FORMATS / "vllm-bench-serve-0.32.0" / "vllm-bench-serve.json"
+GENAI = (
+    FORMATS
+    / "genai-perf-0.0.16"
+    / "tiny-llama-openai-completions-request_rate4.0"
+    / "profile_export_genai_perf.json"
+)
+
+
+def _vllm(**changes) -> dict:
+    first = json.loads(VLLM.read_text().splitlines()[0])
+    return first | changes
+
+
+def _parse(document: dict, **options):
+    data = json.dumps(document).encode()
+    return parse(FileInput.from_bytes("r.json", data), ImportOptions(**options))
+
+
+def test_a_run_that_did_not_stream_keeps_no_token_timings():
+    export = json.loads(GENAI.read_text())
+    export["time_to_first_token"] = dict(export["request_latency"])
+    parsed = _parse(export, gpu="h100-sxm", gpu_count=1)
+    point = parsed.runs[0].points[0]
+    assert point.ttft_p99_ms is None and point.ttft_mean_ms is None
+    assert point.tpot_p50_ms is None and point.itl_p50_ms is None
+    assert point.e2el_p99_ms == pytest.approx(export["request_latency"]["p99"])
+    assert any("did not stream" in w for w in parsed.warnings)
+    assert any("did not stream" in n for n in point.notes)
+
+
+def test_a_streamed_run_keeps_its_ttft():
+    parsed = _parse(json.loads(GENAI.read_text()), gpu="h100-sxm", gpu_count=1)
+    point = parsed.runs[0].points[0]
+    assert point.ttft_p99_ms is not None and point.tpot_p50_ms is not None
+    assert not any("did not stream" in w for w in parsed.warnings)
+
+
+def test_an_itl_of_zero_at_every_statistic_is_unknown_a_zero_median_beside_more_is_kept():
+    arrays = ("input_lens", "output_lens", "ttfts", "itls", "latencies", "start_times")
+    bare = {k: v for k, v in _vllm().items() if k not in arrays}
+    only_zero = bare | {"median_itl_ms": 0.0, "mean_itl_ms": None, "p99_itl_ms": None}
+    only_zero = {k: v for k, v in only_zero.items() if v is not None or "itl" not in k}
+    parsed = _parse(only_zero)
+    point = parsed.runs[0].points[0]
+    assert point.itl_p50_ms is None and point.tpot_p50_ms is not None
+    assert any("gaps between streamed chunks are 0 ms" in w for w in parsed.warnings)
+    kept = _parse(bare | {"median_itl_ms": 0.0}).runs[0].points[0]
+    assert kept.itl_p50_ms == 0.0 and kept.itl_p99_ms == pytest.approx(bare["p99_itl_ms"])
+
+
+@pytest.mark.parametrize(
+    ("label", "named"),
+    [
+        ("/workspace/llama-3.1-70b", "llama-3.1-70b"),
+        ("/models/Qwen3-32B/", "Qwen3-32B"),
+        (
+            "/root/.cache/huggingface/hub/models--meta-llama--Llama-3.1-8B/snapshots/0e9e39f",
+            "meta-llama/Llama-3.1-8B",
+        ),
+    ],
+)
+def test_a_model_loaded_from_a_path_is_named_by_the_path_or_by_the_user(label, named):
+    assert _parse(_vllm(model_id=label)).runs[0].model == named
+    given = _parse(_vllm(model_id=label), model="meta-llama/Llama-3.1-70B").runs[0]
+    assert given.model == "meta-llama/Llama-3.1-70B"
+
+
+def test_a_routers_alias_names_no_model_and_a_name_still_contradicts():
+    with pytest.raises(InputError, match="does not name the model"):
+        _parse(_vllm(model_id="auto"))
+    assert _parse(_vllm(model_id="auto"), model="org/m").runs[0].model == "org/m"
+    with pytest.raises(InputError, match="the file says 'tiny-llama' but --model says"):
+        _parse(_vllm(), model="org/m")
+
+
+def test_a_cap_at_or_above_the_requests_is_a_burst_not_a_closed_loop():
+    burst = _parse(_vllm(request_rate="inf", max_concurrency=20))  # 20 prompts
+    point = burst.runs[0].points[0]
+    assert point.offered_rate_rps is not None and math.isinf(point.offered_rate_rps)
+    assert any("never closed the loop" in w for w in burst.warnings)
+    closed = _parse(_vllm(request_rate="inf", max_concurrency=4)).runs[0].points[0]
+    assert closed.offered_rate_rps is None and closed.max_concurrency == 4
