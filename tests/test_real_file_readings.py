@@ -104,3 +104,29 @@ def test_a_cap_at_or_above_the_requests_is_a_burst_not_a_closed_loop():
     assert any("never closed the loop" in w for w in burst.warnings)
     closed = _parse(_vllm(request_rate="inf", max_concurrency=4)).runs[0].points[0]
     assert closed.offered_rate_rps is None and closed.max_concurrency == 4
+
+
+def test_a_success_that_streamed_no_token_is_not_timed_at_zero():
+    """vLLM 0.6.0 (LambdaLabsML's H100 results): 3 of 10 successes with 0 output tokens and a
+    TTFT of 0; their zeros pulled the file's own mean TTFT down to 44 ms from 63."""
+    document = _vllm()
+    ttfts, lens, itls = document["ttfts"], document["output_lens"], document["itls"]
+    for i in (2, 5):
+        ttfts[i], lens[i], itls[i] = 0.0, 0, []
+    document["total_output_tokens"] = sum(lens)
+    for key in ("latencies", "start_times"):
+        del document[key]  # vLLM 0.6.0 wrote neither
+    parsed = _parse(document)
+    point = parsed.runs[0].points[0]
+    timed = [t for t in ttfts if t > 0]
+    assert point.ttft_mean_ms == pytest.approx(1000 * sum(timed) / len(timed))
+    assert point.completed == 20
+    assert any("2 of 20 completed requests streamed no token" in w for w in parsed.warnings)
+
+
+def test_vllm_0_6_names_the_e2el_latency():
+    arrays = ("input_lens", "output_lens", "ttfts", "itls", "latencies", "start_times", "errors")
+    document = {k: v for k, v in _vllm().items() if k not in arrays and "e2el" not in k}
+    document |= {"mean_latency_ms": 290.35, "median_latency_ms": 87.64, "p99_latency_ms": 1030.5}
+    point = _parse(document).runs[0].points[0]
+    assert (point.e2el_mean_ms, point.e2el_p50_ms, point.e2el_p99_ms) == (290.35, 87.64, 1030.5)

@@ -33,6 +33,7 @@ class RequestTimings:
     e2el_s: np.ndarray
     output_tokens: np.ndarray
     itl_s: np.ndarray  # chunk gaps of all requests, pooled
+    silent: int = 0  # successful requests left out: they streamed no token (no TTFT to time)
 
     def latency_stats(self) -> dict[str, float | None]:
         multi = self.output_tokens > 1

@@ -315,12 +315,19 @@ def _offered_rate(reader: Reader) -> float | None:
 def _reported_stats(reader: Reader) -> dict[str, float | None]:
     stats: dict[str, float | None] = {}
     for metric in LATENCY_METRICS:
-        stats[f"{metric}_mean_ms"] = reader.number(f"mean_{metric}_ms")
-        p50 = reader.number(f"p50_{metric}_ms")
-        stats[f"{metric}_p50_ms"] = p50 if p50 is not None else reader.number(f"median_{metric}_ms")
+        # vLLM 0.6.0 named the E2EL `latency` (mean_latency_ms, p99_latency_ms)
+        named = "latency" if metric == "e2el" and _old_e2el(reader) else metric
+        stats[f"{metric}_mean_ms"] = reader.number(f"mean_{named}_ms")
+        p50 = reader.number(f"p50_{named}_ms")
+        stats[f"{metric}_p50_ms"] = p50 if p50 is not None else reader.number(f"median_{named}_ms")
         for p in (90, 95, 99):
-            stats[f"{metric}_p{p}_ms"] = reader.number(f"p{p}_{metric}_ms")
+            stats[f"{metric}_p{p}_ms"] = reader.number(f"p{p}_{named}_ms")
     return stats
+
+
+def _old_e2el(reader: Reader) -> bool:
+    keys = reader.obj.keys()
+    return not any(k.endswith("_e2el_ms") for k in keys) and "mean_latency_ms" in keys
 
 
 def _point(reader: Reader) -> tuple[Point, list[str]]:
@@ -344,7 +351,13 @@ def _point(reader: Reader) -> tuple[Point, list[str]]:
     except CannotRecompute as why:
         timings = None
         warnings.append(f"per-request arrays not used ({why}): statistics as the file reports them")
-    if timings is not None and completed > 0:
+    if timings is not None and timings.silent:
+        warnings.append(
+            f"{timings.silent} of {completed} completed requests streamed no token (0 output "
+            "tokens, a TTFT of 0): no first token to time, so they are left out of the latency "
+            "statistics"
+        )
+    if timings is not None and completed > 0 and timings.ttft_s.size:
         recomputed = timings.latency_stats()
         for field, value, other in disagreements(stats, recomputed):
             metric, stat, _ = field.split("_")

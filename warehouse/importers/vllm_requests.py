@@ -39,6 +39,10 @@ def request_timings(
     if output_lens.size and (output_lens != np.round(output_lens)).any():
         raise reader.error("output_lens", "expected whole numbers of tokens")
     _check_total(reader, "total_output_tokens", total_out, "output_lens", output_lens, ok)
+    # A success that streamed no token (0 output tokens, a TTFT of 0: vLLM 0.6's files) has no
+    # first token to time: left out of the statistics, not timed at 0 ms
+    silent = ok & (output_lens == 0) & (ttfts == 0)
+    ok = ok & ~silent
     kept = [g for g, good in zip(itls, ok, strict=True) if good] if itls is not None else []
     gaps = _gaps(reader, kept)
     if latencies is not None:
@@ -47,7 +51,13 @@ def request_timings(
         ends = np.cumsum([len(g) for g in kept])
         sums = np.concatenate(([0.0], np.cumsum(gaps)))
         e2el = ttfts[ok] + (sums[ends] - sums[np.concatenate(([0], ends[:-1]))])
-    return RequestTimings(ttft_s=ttfts[ok], e2el_s=e2el, output_tokens=output_lens[ok], itl_s=gaps)
+    return RequestTimings(
+        ttft_s=ttfts[ok],
+        e2el_s=e2el,
+        output_tokens=output_lens[ok],
+        itl_s=gaps,
+        silent=int(silent.sum()),
+    )
 
 
 def _succeeded(reader: Reader, n: int, completed: int) -> np.ndarray:
