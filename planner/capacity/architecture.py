@@ -284,6 +284,9 @@ def _attention_only(config: Mapping) -> None:
     key = next((name for name, other in other_kinds.items() if other), None)
     other = other_kinds[key] if key else []
     key = key or next((k for k in HYBRID_KEYS if k in config), None)
+    kinds = config.get("attn_type_list")  # MiniMax-M1: 0 a lightning (linear) layer, 1 softmax
+    if key is None and isinstance(kinds, list) and 0 in kinds:
+        key, other = "attn_type_list", [f"{kinds.count(0)} of {len(kinds)} layers linear"]
     if key is None and str(config.get("model_type", "")).lower() in RECURRENT_FAMILIES:
         key, other = "model_type", [str(config["model_type"])]
     if key is None:
@@ -337,6 +340,13 @@ def architecture_from_config(
     config = model_config(config)
     if config.get("fleetplan_weight_bytes") is None:
         _attention_only(config)
+    if isinstance(config.get("block_configs"), list):
+        raise InputError(
+            "block_configs in the model's config.json: each layer has a shape of its own "
+            "(Nemotron's NAS models: layers without attention, an MLP width per layer), and "
+            "fleetplan sizes models whose layers share one shape",
+            field="block_configs",
+        )
     layers = shape_count(config, "num_hidden_layers", "n_layer")
     heads = shape_count(config, "num_attention_heads", "n_head")
     if layers is None or heads is None:

@@ -83,9 +83,30 @@ FOUR_X_MLP = frozenset(
 # Counts that may be 0, under another family's name: shared experts (EXAONE, AFMoE, ERNIE 4.5) and
 # the dense layers before the first expert layer (AFMoE), as DeepSeek names them.
 COUNTS_FROM_ZERO = {
-    "n_shared_experts": ("num_shared_experts", "moe_num_shared_experts"),
+    "n_shared_experts": ("num_shared_experts", "moe_num_shared_experts", "num_shared_expert"),
     "first_k_dense_replace": ("num_dense_layers",),
 }
+
+
+# What a family's configuration class gives where its config.json is silent (transformers 5.19's
+# defaults): Gemma's published multimodal configs leave out the text model's vocabulary and head
+# dimension, which Gemma fixes at 256 rather than width / heads (gemma-3-12b-it: 3,840 / 16 = 240).
+FAMILY_DEFAULTS = {
+    "gemma": {"vocab_size": 256_000, "head_dim": 256},
+    "gemma2": {"vocab_size": 256_000, "head_dim": 256},
+    "gemma3_text": {"vocab_size": 262_208, "head_dim": 256},
+    "gemma3n_text": {"vocab_size": 262_400, "head_dim": 256},
+}
+
+
+def _uniform(value: object) -> object:
+    """A per-layer list of one number (Hunyuan's `moe_topk: [8, 8, ...]`) as that number; any
+    other value as it is."""
+    if isinstance(value, list) and value and all(
+        isinstance(v, int | float) and not isinstance(v, bool) for v in value
+    ):
+        return value[0] if all(v == value[0] for v in value) else value
+    return value
 
 
 def _whole(value: object) -> bool:
@@ -113,7 +134,10 @@ def standard_config(config: Mapping) -> Mapping:
     num_key_value_heads, intermediate_size, ...) filled in from the family's own names where the
     standard ones are missing; never over a standard name the config.json gives. Each name read
     is checked as a shape's count, an InputError naming it."""
+    config = {key: _uniform(value) for key, value in config.items()}
     out = dict(config)
+    for key, value in FAMILY_DEFAULTS.get(family(config), {}).items():
+        out.setdefault(key, value)
     attention, ffn = (_nested(config, key) for key in ("attn_config", "ffn_config"))
     for standard, names in ALIASES.items():
         given = [(where, n) for where in (config, ffn) for n in names if where.get(n) is not None]

@@ -77,7 +77,7 @@ ALIASES = {
     "max_position_embeddings": ("n_positions", "max_seq_len", "seq_length", "max_sequence_length"),
     "head_dim": ("kv_channels",),
     "num_experts": ("moe_num_experts",),
-    "num_experts_per_tok": ("moe_k", "moe_topk", "moe_top_k"),
+    "num_experts_per_tok": ("moe_k", "moe_topk", "moe_top_k", "top_k_experts"),
     "moe_intermediate_size": ("expert_ffn_hidden_size",),
 }
 # Names of KV heads that count only beside another key (Falcon's num_kv_heads: with its new

@@ -105,7 +105,9 @@ def config_experts(config: Mapping) -> Experts | None:
         "intermediate_size_mlp" if config.get("intermediate_size_mlp") else "intermediate_size"
     )
     dense_width = None if unused_dense_width(config) else shape_count(config, dense_key)
-    shared = shape_count(config, "shared_expert_intermediate_size") or 0.0
+    # 0: no shared expert (Qwen3-Coder-480B-A35B's config.json says so)
+    no_shared = config.get("shared_expert_intermediate_size") == 0
+    shared = 0.0 if no_shared else shape_count(config, "shared_expert_intermediate_size") or 0.0
     if str(config.get("model_type", "")).startswith("llama4"):
         shared += width  # Llama 4: one shared expert beside the routed ones in each expert layer
     shared_count = config.get("n_shared_experts")
