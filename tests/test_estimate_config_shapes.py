@@ -70,7 +70,7 @@ def test_per_layer_lists_of_one_value_and_another_familys_top_k():
     ("extra", "key", "words"),
     [
         ({"attn_type_list": [0] * 7 + [1]}, "attn_type_list", "7 of 8 layers linear"),
-        ({"block_configs": [{"attention": {"no_op": True}}]}, "block_configs", "a shape of its own"),
+        ({"block_configs": [{"attention": {}}]}, "block_configs", "a shape of its own"),
     ],
 )
 def test_layers_of_other_kinds_are_refused_naming_the_key(extra, key, words):

@@ -102,8 +102,10 @@ FAMILY_DEFAULTS = {
 def _uniform(value: object) -> object:
     """A per-layer list of one number (Hunyuan's `moe_topk: [8, 8, ...]`) as that number; any
     other value as it is."""
-    if isinstance(value, list) and value and all(
-        isinstance(v, int | float) and not isinstance(v, bool) for v in value
+    if (
+        isinstance(value, list)
+        and value
+        and all(isinstance(v, int | float) and not isinstance(v, bool) for v in value)
     ):
         return value[0] if all(v == value[0] for v in value) else value
     return value
