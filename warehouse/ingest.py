@@ -16,6 +16,7 @@ from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.importers.base import FileInput, ImportOptions, ParsedFile
 from fleetplan.warehouse.importers.registry import read_file
 from fleetplan.warehouse.preview import (
+    LOGS,
     FileStatus,
     Loader,
     Preview,
@@ -95,7 +96,14 @@ def _beside(name: str, options: ImportOptions) -> bytes | None:
 def _reader(path: Path, named: bool) -> Loader:
     def load(options: ImportOptions) -> FileInput:
         if not named and (what := passed_over(path.name)):
-            raise NotResultsError(what, file=str(path))
+            # a log is read when it is within the limit, for a report it may end in
+            suffix = path.suffix.lower()
+            if suffix not in LOGS or path.stat().st_size > options.size_limit():
+                raise NotResultsError(what, file=str(path))
+            file = read_file(path, options)
+            if what := passed_over(path.name, file.data):
+                raise NotResultsError(what, file=str(path))
+            return file
         log.info("reading %s", path)
         return read_file(path, options)
 

@@ -30,6 +30,7 @@ from fleetplan.core.errors import InputError, NotResultsError, WarehouseError
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.identity import run_keys
 from fleetplan.warehouse.importers.base import FileInput, ImportOptions, ParsedFile
+from fleetplan.warehouse.importers.document import banner_report
 from fleetplan.warehouse.importers.inference_perf import STAGE_NAME
 from fleetplan.warehouse.importers.llmd_report import PARTIAL_NAME
 from fleetplan.warehouse.importers.registry import parse, refuse_large
@@ -65,9 +66,17 @@ _SKIPPED_SUFFIXES = {
 }
 
 
-def passed_over(name: str) -> str | None:
-    """What a file inside a folder is when it is not read (notes, logs, plots), or None."""
+# Logs that may end in a report fleetplan reads (trtllm-bench prints its report to the log): read,
+# and passed over unless they hold one (`document.banner_report`).
+LOGS = frozenset({".txt", ".log", ".out"})
+
+
+def passed_over(name: str, data: bytes | None = None) -> str | None:
+    """What a file inside a folder is when it is not read (notes, logs, plots), or None; a log
+    whose bytes (`data`, where read) hold a report is read."""
     suffix = PurePath(name).suffix.lower()
+    if data is not None and suffix in LOGS and banner_report(data):
+        return None
     what = _SKIPPED_SUFFIXES.get(suffix)
     return f"{what} ({suffix}), not results: not read" if what else None
 
@@ -231,9 +240,9 @@ def preview_uploads(
 
     def loader(name: str, data: bytes) -> Loader:
         def load(options: ImportOptions) -> FileInput:
-            if what := passed_over(name):  # as in a folder given to `fleetplan ingest`
-                raise NotResultsError(what, file=name)
             refuse_large(name, len(data), options)  # clients may not enforce the limit
+            if what := passed_over(name, data):  # as in a folder given to `fleetplan ingest`
+                raise NotResultsError(what, file=name)
             return FileInput.from_bytes(name, data)
 
         return load

@@ -26,9 +26,19 @@ _CSV_HEADER = re.compile(r"^(?:\ufeff)?[^\n]*\bmodel\b[^\n]*\bgpu_model\b", re.M
 _YAML_START = re.compile(r"^(---\s*\n)?[A-Za-z_][\w-]*:(\s|$)", re.MULTILINE)
 
 
+# A report printed in banner sections (`=====` lines around `= TITLE`): trtllm-bench's text report,
+# found in the logs its users keep (`trtllm_bench.py` reads it).
+BANNER = re.compile(r"^={20,}\s*\n= ?PERFORMANCE OVERVIEW\s*\n={20,}", re.MULTILINE)
+
+
+def banner_report(data: bytes) -> bool:
+    """Whether text (a log a folder would pass over) holds a banner report to read."""
+    return BANNER.search(data.decode("utf-8", errors="replace")) is not None
+
+
 @dataclass(frozen=True, slots=True)
 class Document:
-    kind: str  # json | yaml | csv
+    kind: str  # json | yaml | csv | text (a banner report, `BANNER`)
     values: list[Any]  # the JSON/YAML values one after another; for CSV, empty
     text: str  # the text, for CSV
     data: bytes  # the bytes after unpacking
@@ -97,6 +107,8 @@ def read_document(data: bytes, *, name: str, max_values: int) -> Document:
             for line in text[:4096].splitlines()
             if line.strip() and not line.startswith("#")  # comments, blank lines (manifests)
         )
+        if BANNER.search(text):
+            return Document("text", [], text, data)
         if _CSV_HEADER.search(head.split("\n", 1)[0] if head else ""):
             return Document("csv", [], text, data)
         if _YAML_START.match(head):

@@ -1,6 +1,7 @@
 """TensorRT-LLM's `trtllm-bench throughput` / `trtllm-bench latency` reports (`--report_json`):
 one JSON object, `json.dumps(ReportUtility.get_statistics_dict(), indent=4)` (NVIDIA/TensorRT-LLM,
-`tensorrt_llm/bench/dataclasses/reporting.py`).
+`tensorrt_llm/bench/dataclasses/reporting.py`); or the text report it prints, in the log a user
+kept (`trtllm_text` reads it into the same shape).
 
 By definition, not by name (reporting.py): `performance.total_latency_ms` is the first request's
 start to the last one's end (the level's duration); `request_latency_percentiles_ms` our E2EL,
@@ -33,6 +34,7 @@ from pathlib import PurePath
 from typing import Any
 
 from fleetplan.core.contract import Point, Run
+from fleetplan.warehouse.importers import trtllm_text
 from fleetplan.warehouse.importers.base import (
     FileInput,
     ImportOptions,
@@ -70,12 +72,14 @@ def _report(value: Any) -> bool:
 
 
 def detect(document: Document) -> bool:
+    if document.kind == "text":  # a banner report: trtllm-bench's is the one fleetplan reads
+        return True
     return document.kind == "json" and len(document.values) == 1 and _report(document.values[0])
 
 
 def parse(document: Document, source: FileInput, options: ImportOptions) -> Parsed:
     file = source.name
-    report = document.values[0]
+    report = trtllm_text.report(document.text) if document.kind == "text" else document.values[0]
     parts = {key: _part(report, key, file) for key in (*_SIGNATURE, "streaming_metrics")}
     engine, world, requests = parts["engine"], parts["world_info"], parts["request_info"]
     warnings: list[str] = []
@@ -102,8 +106,10 @@ def parse(document: Document, source: FileInput, options: ImportOptions) -> Pars
     if "energy" in report:
         warnings.append("energy: not stored (its window and method are not documented)")
     if "streaming_metrics" not in report:
+        has_e2el = "request_latency_percentiles_ms" in report["performance"]
         warnings.append(
-            "no streaming_metrics (a run without --streaming): TTFT and TPOT unknown, E2EL only"
+            "no streaming_metrics (a run without --streaming): TTFT and TPOT unknown, "
+            + ("E2EL only" if has_e2el else "and no request latencies: its throughputs only")
         )
     run = build(
         Run,

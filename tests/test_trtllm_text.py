@@ -1,0 +1,184 @@
+"""trtllm-bench's text report, printed at the end of its log (a real 0.16.0 log of
+Llama-3.1-70B FP8 on 8x H100, shaamil101-etched/trtllm-benchmarks@aeec9f2 results/, is read the
+same way; it is not committed). The two layouts below are written as reporting.py prints them."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from fleetplan.core.errors import UnknownFormatError
+from fleetplan.warehouse.importers.base import FileInput, ImportOptions
+from fleetplan.warehouse.importers.registry import parse
+from fleetplan.warehouse.ingest import ingest_paths
+from fleetplan.warehouse.preview import FileStatus
+
+BAR = "=" * 59
+OLD = f"""[TensorRT-LLM] TensorRT-LLM version: 0.16.0
+[07/11/2025-08:12:25] [TRT-LLM] [I] Initializing Throughput Benchmark. [rate=-1 req/s]
+[TensorRT-LLM][INFO] TRTGptModel maxNumSequences: 2048
+{BAR}
+= ENGINE DETAILS
+{BAR}
+Model:\t\t\tacme/Llama-70B
+Engine Directory:\t/tmp/acme/tp_8_pp_1
+TensorRT-LLM Version:\t0.16.0
+Dtype:\t\t\tbfloat16
+KV Cache Dtype:\t\tFP8
+Quantization:\t\tFP8
+Max Sequence Length:\t25000
+
+{BAR}
+= WORLD + RUNTIME INFORMATION \n{BAR}
+TP Size:\t\t8
+PP Size:\t\t1
+Max Runtime Batch Size:\t2048
+Max Runtime Tokens:\t8192
+Scheduling Policy:\tGuaranteed No Evict
+KV Memory Percentage:\t90.00%
+Issue Rate (req/sec):\t1.6324E+14
+
+{BAR}
+= PERFORMANCE OVERVIEW \n{BAR}
+Number of requests:\t\t3000
+Average Input Length (tokens):\t1024.0000
+Average Output Length (tokens):\t1024.0000
+Token Throughput (tokens/sec):\t10893.8728
+Request Throughput (req/sec):\t10.6385
+Total Latency (ms):\t\t281993.3779
+
+{BAR}
+
+[07/11/2025-08:17:39] [TRT-LLM] [I] Benchmark Shutdown called!
+"""
+NEW = f"""{BAR}
+= PYTORCH BACKEND
+{BAR}
+Model:\t\t\tacme/Llama-8B
+Model Path:\t\tNone
+TensorRT LLM Version:\t1.1.0
+Dtype:\t\t\tbfloat16
+KV Cache Dtype:\t\tNone
+Quantization:\t\tNone
+
+{BAR}
+= MACHINE DETAILS \n{BAR}
+NVIDIA H100 80GB HBM3, memory 79.65 GB, 2.62 GHz
+
+{BAR}
+= WORLD + RUNTIME INFORMATION \n{BAR}
+TP Size:                1
+PP Size:                1
+EP Size:                None
+Max Runtime Batch Size: 512
+Max Runtime Tokens:     8192
+Scheduling Policy:      GUARANTEED_NO_EVICT
+KV Memory Percentage:   90.00%
+Issue Rate (req/sec):   4.1520E+00
+
+{BAR}
+= REQUEST DETAILS \n{BAR}
+Number of requests:             500
+Number of concurrent requests:  31.7000
+Average Input Length (tokens):  1000.0000
+Average Output Length (tokens): 200.0000
+{BAR}
+= PERFORMANCE OVERVIEW \n{BAR}
+Request Throughput (req/sec):                     4.1200
+Total Output Throughput (tokens/sec):             824.0000
+Total Token Throughput (tokens/sec):              4944.0000
+Total Latency (ms):                               121359.2233
+Average request latency (ms):                     7650.1000
+Average time-to-first-token [TTFT] (ms):          95.4000
+Average time-per-output-token [TPOT] (ms):        37.9600
+
+-- Per-Request Time-per-Output-Token [TPOT] Breakdown (ms)
+
+[TPOT] MINIMUM: 30.1000
+[TPOT] MAXIMUM: 60.2000
+[TPOT] AVERAGE: 37.9600
+[TPOT] P50    : 36.5000
+[TPOT] P90    : 44.0000
+[TPOT] P95    : 48.0000
+[TPOT] P99    : 55.0000
+
+-- Per-Request Time-to-First-Token [TTFT] Breakdown (ms) \n
+[TTFT] MINIMUM: 40.0000
+[TTFT] MAXIMUM: 900.0000
+[TTFT] AVERAGE: 95.4000
+[TTFT] P50    : 80.0000
+[TTFT] P90    : 150.0000
+[TTFT] P95    : 200.0000
+[TTFT] P99    : 600.0000
+
+-- Request Latency Breakdown (ms) -----------------------
+
+[Latency] P50    : 7600.0000
+[Latency] P90    : 8400.0000
+[Latency] P95    : 8700.0000
+[Latency] P99    : 9800.0000
+[Latency] MINIMUM: 6000.0000
+[Latency] MAXIMUM: 11000.0000
+[Latency] AVERAGE: 7650.1000
+"""
+
+
+def _parse(text: str, **options):
+    return parse(FileInput.from_bytes("trtllm.log", text.encode()), ImportOptions(**options))
+
+
+def test_a_0_16_log_is_a_burst_of_its_requests_with_its_throughputs():
+    parsed = _parse(OLD, gpu="h100-sxm")
+    assert parsed.importer == "trtllm-bench"
+    (run,) = parsed.runs
+    assert (run.model, run.engine_version, run.gpu_count, run.tensor_parallel_size) == (
+        "acme/Llama-70B",
+        "0.16.0",
+        8,
+        8,
+    )
+    assert "--kv-cache-percentage=0.9" in run.variant and "--quantization=FP8" in run.variant
+    (point,) = run.points
+    assert math.isinf(point.offered_rate_rps) or point.offered_rate_rps > 1e12
+    assert (point.completed, point.duration_s) == (3000, pytest.approx(281.9933779))
+    assert point.output_throughput_tps == pytest.approx(10893.8728)
+    assert point.input_tokens_mean == 1024 and point.ttft_p99_ms is None
+    assert any("no request latencies" in w for w in parsed.warnings)
+
+
+def test_a_later_log_names_its_gpu_and_keeps_its_percentiles():
+    parsed = _parse(NEW)
+    (run,) = parsed.runs
+    assert (run.gpu_model, run.gpu_label, run.gpu_count) == (
+        "h100-sxm",
+        "NVIDIA H100 80GB HBM3",
+        1,
+    )
+    assert "--backend=pytorch" in run.variant
+    (point,) = run.points
+    assert point.max_concurrency == 32 and point.offered_rate_rps is None  # queued as served
+    assert (point.ttft_p99_ms, point.tpot_p50_ms, point.e2el_p99_ms) == (600.0, 36.5, 9800.0)
+    assert point.ttft_mean_ms == 95.4 and point.total_throughput_tps == 4944.0
+
+
+def test_a_folder_reads_a_log_that_holds_a_report_and_passes_over_the_others(warehouse, tmp_path):
+    folder = tmp_path / "results"
+    folder.mkdir()
+    (folder / "result_1024_1024.txt").write_text(OLD)
+    (folder / "notes.txt").write_text("ran on the big box\n")
+    (folder / "server.log").write_text("[INFO] started\n" * 100)
+    outcomes = {
+        o.file.rsplit("/", 1)[-1]: o.status
+        for o in ingest_paths(warehouse, [folder], ImportOptions(gpu="h100-sxm"))
+    }
+    assert outcomes == {
+        "result_1024_1024.txt": FileStatus.IMPORTED,
+        "notes.txt": FileStatus.SKIPPED,
+        "server.log": FileStatus.SKIPPED,
+    }
+
+
+def test_text_that_is_no_report_is_not_read_as_one():
+    with pytest.raises(UnknownFormatError, match="text that is not JSON, YAML or CSV"):
+        _parse("just some notes\nabout a run\n")
