@@ -35,6 +35,25 @@ def read(path: Path, **options):
 # -- LLMPerf ------------------------------------------------------------------------------------
 
 
+def test_llmperfs_leaderboard_layout_pairs_summary_and_individual_by_name(
+    warehouse, tmp_path, tool_outputs
+):
+    """ray-project/llmperf-leaderboard keeps raw_data/summary/X.json beside
+    raw_data/individual/X.json: the same pair as LLMPerf's own names, in two folders."""
+    raw = tmp_path / "raw_data"
+    for folder, name in (("summary", LLMPERF_SUMMARY), ("individual", LLMPERF_REQUESTS)):
+        (raw / folder).mkdir(parents=True)
+        shutil.copy(tool_outputs / LLMPERF / name, raw / folder / "yi_34b.json")
+    options = ImportOptions(gpu="NVIDIA A10G", gpu_count=4)
+    outcomes = {
+        str(Path(o.file).relative_to(raw)): o for o in ingest_paths(warehouse, [raw], options)
+    }
+    assert outcomes["summary/yi_34b.json"].status is FileStatus.IMPORTED
+    assert outcomes["individual/yi_34b.json"].status is FileStatus.INCLUDED
+    row = benchmark_points(warehouse).iloc[0]
+    assert row["stats_source"] == "recomputed" and 40 < row["tpot_p50_ms"] < 60
+
+
 def test_llmperf_folder_imports_the_summary_with_its_requests(warehouse, tmp_path, tool_outputs):
     folder = tmp_path / "llmperf"
     shutil.copytree(tool_outputs / LLMPERF, folder, ignore=shutil.ignore_patterns("*.md"))

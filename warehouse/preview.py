@@ -124,12 +124,17 @@ class Preview:
 
 def companion_pairs(names: Iterable[str]) -> dict[str, str]:
     """Files that belong together, by name within one folder (summary -> per-request file):
-    LLMPerf's `X_summary.json` and `X_individual_responses.json`; AIPerf's
-    `profile_export_aiperf.json` and `profile_export.jsonl`."""
+    LLMPerf's `X_summary.json` and `X_individual_responses.json`, or the LLMPerf leaderboard's
+    `summary/X.json` and `individual/X.json` (ray-project/llmperf-leaderboard's raw_data);
+    AIPerf's `profile_export_aiperf.json` and `profile_export.jsonl`."""
     present = set(names)
     pairs = {}
     for name in present:
         path = PurePath(name)
+        leaderboard = path.parent.parent / "individual" / path.name
+        if path.parent.name == "summary" and str(leaderboard) in present:
+            pairs[name] = str(leaderboard)
+            continue
         if path.name.endswith("_summary.json"):
             partner = path.name.removesuffix("_summary.json") + "_individual_responses.json"
         elif path.name == "profile_export_aiperf.json":
@@ -218,7 +223,13 @@ def preview_files(
             except InputError as error:
                 yield Preview(name, FileStatus.REJECTED, f"its per-request file: {error.detail}")
                 continue
-            file_options = replace(options, companions={PurePath(pairs[name]).name: data})
+            partner = PurePath(pairs[name])
+            key = (
+                f"individual/{partner.name}"
+                if partner.parent.name == "individual"
+                else partner.name
+            )
+            file_options = replace(options, companions={key: data})
         if beside := _context(name, loaders, options, context):
             file_options = replace(file_options, companions=file_options.companions | beside)
         try:

@@ -69,6 +69,8 @@ def parse(document: Document, source: FileInput, options: ImportOptions) -> Pars
     completed = summary.number("results_num_completed_requests", required=True, integer=True)
     prefix = str(first.get("name", "")).removesuffix("_summary")
     companion = options.companions.get(f"{prefix}_individual_responses.json")
+    if companion is None:  # the leaderboard's summary/X.json beside individual/X.json
+        companion = options.companions.get(f"individual/{PurePath(source.name).name}")
     if companion is not None:
         recomputed, more = _from_requests(companion, source.name, completed, options)
         warnings += [
