@@ -130,3 +130,18 @@ def test_vllm_0_6_names_the_e2el_latency():
     document |= {"mean_latency_ms": 290.35, "median_latency_ms": 87.64, "p99_latency_ms": 1030.5}
     point = _parse(document).runs[0].points[0]
     assert (point.e2el_mean_ms, point.e2el_p50_ms, point.e2el_p99_ms) == (290.35, 87.64, 1030.5)
+
+
+@pytest.mark.parametrize(
+    ("gpu", "words"),
+    [("tpu-v6e", "not a GPU model fleetplan knows"), ("h100", "say which")],
+)
+def test_a_gpu_fleetplan_does_not_know_is_stored_as_written_and_said(gpu, words):
+    """vllm-tpu's and vllm-ascend's files, or `--gpu h100`, imported silently before: the runs
+    are kept as written, and the import says no plan can use them until the GPU is named."""
+    parsed = _parse(_vllm(gpu_name=None, gpu_count=None), gpu=gpu, gpu_count=4)
+    assert parsed.runs[0].gpu_model == gpu and not parsed.runs[0].gpu_known
+    (said,) = [w for w in parsed.warnings if f"GPU {gpu!r}" in w]
+    assert words in said and "no plan can use it" in said
+    known = _parse(_vllm(gpu_name=None, gpu_count=None), gpu="h100-sxm", gpu_count=4)
+    assert not any("no plan can use it" in w for w in known.warnings)

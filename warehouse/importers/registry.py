@@ -9,10 +9,13 @@ A new format is added to `FORMATS` here; where it goes in the order matters only
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
+from fleetplan.core.contract import Run
 from fleetplan.core.errors import FileTooLargeError, InputError, NotResultsError, UnknownFormatError
 from fleetplan.core.files import megabytes, read_at_most
+from fleetplan.core.gpus import canonical_gpu
 from fleetplan.warehouse.consistency import check_runs
 from fleetplan.warehouse.importers import (
     csv_table,
@@ -104,7 +107,25 @@ def parse(file: FileInput, options: ImportOptions | None = None) -> ParsedFile:
     runs, rates = rate_notes(runs)
     runs, streams = stream_readings(runs)
     warnings = (*capped, *rates, *streams, *disagreeing, *parsed.warnings)
+    warnings += tuple(_unknown_gpus(runs, warnings))
     return ParsedFile(file, format_.IMPORTER, format_.VERSION, tuple(runs), warnings)
+
+
+def _unknown_gpus(runs: Sequence[Run], said: Sequence[str]) -> list[str]:
+    """A warning for each GPU the runs name that is not one fleetplan knows: stored as written
+    (never guessed), it is shown and kept, but no plan uses it (a scenario offers catalog GPUs
+    only, `planner.scenario.parts.GpuOffer`)."""
+    out = []
+    for label in dict.fromkeys(run.gpu_model for run in runs if not run.gpu_known):
+        if any(repr(label) in warning for warning in said):  # the format said it already
+            continue
+        why = canonical_gpu(label).reason or "not a GPU model fleetplan knows"
+        out.append(
+            f"GPU {label!r}: {why}; stored as written, but no plan can use it (scenarios offer "
+            "the catalog's GPUs): to plan with these runs, import them with --gpu naming the GPU "
+            "they ran on (e.g. h100-sxm, rtx-4090)"
+        )
+    return out
 
 
 READS = (
