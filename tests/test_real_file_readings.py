@@ -145,3 +145,23 @@ def test_a_gpu_fleetplan_does_not_know_is_stored_as_written_and_said(gpu, words)
     assert words in said and "no plan can use it" in said
     known = _parse(_vllm(gpu_name=None, gpu_count=None), gpu="h100-sxm", gpu_count=4)
     assert not any("no plan can use it" in w for w in known.warnings)
+
+
+def test_a_prefill_decode_routers_file_names_its_model_gpus_and_variant():
+    """SGLang's bench_serving against its prefill/decode router (TonyLi15/sglang-benchmark):
+    `server_info` holds each prefill and decode server's own info, not the server's keys; the
+    model was asked for ("does not name the model") and the split was lost."""
+    line = json.loads((FORMATS / "sglang-0.5.23" / "sglang.jsonl").read_text().splitlines()[0])
+    server = {"model_path": "Qwen/Qwen2.5-3B-Instruct", "tp_size": 2, "dp_size": 1}
+    line |= {
+        "backend": "sglang",
+        "server_info": {
+            "prefill": [server | {"version": "0.5.5"}],
+            "decode": [server | {"version": "0.5.5"}, server | {"version": "0.5.5"}],
+        },
+    }
+    data = json.dumps(line).encode()
+    (run,) = parse(FileInput.from_bytes("pd.jsonl", data), ImportOptions(gpu="gh200")).runs
+    assert (run.model, run.gpu_count) == ("Qwen/Qwen2.5-3B-Instruct", 6)
+    assert run.engine_version == "0.5.5"
+    assert run.variant == "prefill/decode disaggregated: 1 prefill and 2 decode server(s)"

@@ -142,7 +142,9 @@ def _as_vllm(line: dict, file: str, where: str) -> dict[str, Any]:
         # the 2024 key set states none: the counts over the duration, as fleetplan plans with
         out["request_throughput"] = completed / duration
     info = line.get("server_info")
-    if isinstance(info, dict):
+    if isinstance(info, dict) and _disaggregated(info):
+        out |= _prefill_decode(info, out)
+    elif isinstance(info, dict):
         server = Reader(info, file, f"{where}: server_info")
         model = server.text("model_path") or server.text("served_model_name")
         if model and "model_id" not in out:
@@ -158,6 +160,36 @@ def _as_vllm(line: dict, file: str, where: str) -> dict[str, Any]:
     return out
 
 
+def _disaggregated(info: dict) -> bool:
+    return isinstance(info.get("prefill"), list) and isinstance(info.get("decode"), list)
+
+
+def _prefill_decode(info: dict, out: dict[str, Any]) -> dict[str, Any]:
+    """A prefill/decode router's `server_info`: each prefill and decode server's own info. The
+    model where they agree; the GPUs, all of them (tp x pp x dp each); the version where they
+    agree."""
+    servers = [s for s in (*info["prefill"], *info["decode"]) if isinstance(s, dict)]
+    found: dict[str, Any] = {}
+    models = {s.get("model_path") or s.get("served_model_name") for s in servers} - {None, ""}
+    if len(models) == 1 and "model_id" not in out:
+        found["model_id"] = str(models.pop())
+    counts = [_server_gpus(s) for s in servers]
+    if servers and all(counts):
+        found["gpu_count"] = str(sum(counts))
+    versions = {s.get("version") for s in servers} - {None, ""}
+    if len(versions) == 1:
+        found["engine_version"] = str(versions.pop())
+    return found
+
+
+def _server_gpus(server: dict) -> int | None:
+    sizes = [server.get(k, 1) for k in ("tp_size", "pp_size", "dp_size")]
+    if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in sizes):
+        return None
+    tp, pp, dp = sizes
+    return tp * pp * (1 if server.get("enable_dp_attention") else dp)
+
+
 def _positive(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and 0 < value < math.inf
 
@@ -165,16 +197,21 @@ def _positive(value: Any) -> bool:
 def _traffic(line: dict) -> dict[str, Any]:
     """The traffic a line was measured with: synthetic of fixed lengths where the random
     prompts had one length (`random_range_ratio` 1), else the dataset's name."""
+    info = line.get("server_info")
+    split: dict[str, Any] = {}
+    if isinstance(info, dict) and _disaggregated(info):  # another server than one serving both
+        counts = f"{len(info['prefill'])} prefill and {len(info['decode'])} decode server(s)"
+        split = {"variant": f"prefill/decode disaggregated: {counts}"}
     name = line.get("dataset_name")
     if not isinstance(name, str) or not name:
-        return {}
+        return split
     lengths = [line.get("random_input_len"), line.get("random_output_len")]
     fixed = line.get("random_range_ratio") == 1 and all(
         isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in lengths
     )
     if name.startswith("random") and fixed:
-        return {"dataset": "synthetic", "input_len": lengths[0], "output_len": lengths[1]}
-    return {"dataset": name}
+        return {"dataset": "synthetic", "input_len": lengths[0], "output_len": lengths[1]} | split
+    return {"dataset": name} | split
 
 
 def _shape(run: Run, traffic: dict[str, Any]) -> Run:
