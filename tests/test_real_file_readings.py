@@ -165,3 +165,25 @@ def test_a_prefill_decode_routers_file_names_its_model_gpus_and_variant():
     assert (run.model, run.gpu_count) == ("Qwen/Qwen2.5-3B-Instruct", 6)
     assert run.engine_version == "0.5.5"
     assert run.variant == "prefill/decode disaggregated: 1 prefill and 2 decode server(s)"
+
+
+@pytest.mark.parametrize(
+    ("spec", "shape"),
+    [
+        ('{"type": "emulated", "prompt_tokens": 32, "output_tokens": 16}', (32, 16)),
+        ('{"prompt_tokens":32,"output_tokens":16}', (32, 16)),
+        ('{"prompt_tokens": 32, "prompt_tokens_stdev": 8, "output_tokens": 16}', None),
+    ],
+)
+def test_guidellms_data_given_as_json_is_its_traffic(spec, shape):
+    """GuideLLM 0.2-0.5 run with `--data '{"prompt_tokens": 512, ...}'` (jhurlocker's and
+    danielkorat's real reports) left the traffic unknown: only `prompt_tokens=N,...` was read."""
+    text = (FORMATS / "guidellm-0.3.1" / "benchmarks.json").read_text()
+    text = text.replace('"prompt_tokens=32,output_tokens=16"', json.dumps(spec))
+    data = text.encode()
+    options = ImportOptions(gpu="h100-sxm", gpu_count=1)
+    run = parse(FileInput.from_bytes("benchmarks.json", data), options).runs[0]
+    if shape is None:
+        assert run.input_len is None and run.dataset is None
+    else:
+        assert (run.dataset, run.input_len, run.output_len) == ("synthetic", *shape)

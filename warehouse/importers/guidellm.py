@@ -12,6 +12,7 @@ benchmark, its strategy (synchronous, concurrent, throughput, constant, poisson)
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from dataclasses import dataclass, field
@@ -170,21 +171,33 @@ def _shape(bench: dict, report: dict) -> tuple[int, int] | None:
         specs = [d for d in data if isinstance(d, dict)]
         if len(specs) != 1 or specs[0].get("kind") != "synthetic_text":
             return None
-        d = specs[0]
-        fixed = all(
-            d.get(f"{name}_stdev") in (None, 0) for name in ("prompt_tokens", "output_tokens")
-        ) and all(
-            d.get(f"{name}_{bound}") in (None, d.get(name))
-            for name in ("prompt_tokens", "output_tokens")
-            for bound in ("min", "max")
-        )
-        p, o = d.get("prompt_tokens"), d.get("output_tokens")
-        if fixed and isinstance(p, int) and isinstance(o, int):
-            return p, o
-        return None
+        return _fixed(specs[0])
     found = _find(bench, ("data",)) or _find(report, ("data",))
+    if isinstance(found, str) and found.lstrip().startswith("{"):
+        # 0.2-0.5 with the data given as JSON: '{"type": "emulated", "prompt_tokens": 512, ...}'
+        try:
+            spec = json.loads(found)
+        except ValueError:
+            spec = None
+        if isinstance(spec, dict):
+            return _fixed(spec)
     match = _SHAPE.search(str(found)) if found is not None else None
     return (int(match[1]), int(match[2])) if match else None
+
+
+def _fixed(d: dict) -> tuple[int, int] | None:
+    """A synthetic data spec's prompt and output tokens where both are fixed (no spread)."""
+    fixed = all(
+        d.get(f"{name}_stdev") in (None, 0) for name in ("prompt_tokens", "output_tokens")
+    ) and all(
+        d.get(f"{name}_{bound}") in (None, d.get(name))
+        for name in ("prompt_tokens", "output_tokens")
+        for bound in ("min", "max")
+    )
+    p, o = d.get("prompt_tokens"), d.get("output_tokens")
+    if fixed and isinstance(p, int) and isinstance(o, int) and p >= 1 and o >= 1:
+        return p, o
+    return None
 
 
 @dataclass
