@@ -187,3 +187,18 @@ def test_guidellms_data_given_as_json_is_its_traffic(spec, shape):
         assert run.input_len is None and run.dataset is None
     else:
         assert (run.dataset, run.input_len, run.output_len) == ("synthetic", *shape)
+
+
+def test_a_sweeps_server_settings_are_its_variant_and_framework_its_engine():
+    """`vllm bench sweep serve` writes the server's --serve-params beside each level
+    (max_num_seqs 4 and 8 were one server before); `--metadata framework=sgl` measured SGLang
+    with vLLM's client (stored as vLLM before)."""
+    four, eight = (_parse(_vllm(max_num_seqs=n, run_number=0)) for n in (4, 8))
+    assert (
+        four.runs[0].variant == "--max-num-seqs=4" and eight.runs[0].variant == "--max-num-seqs=8"
+    )
+    assert not any("ignored keys" in w for w in four.warnings)
+    both = _parse(_vllm(max_num_seqs=4, enable_prefix_caching=False))
+    assert both.runs[0].variant == "--max-num-seqs=4 --enable-prefix-caching=false"
+    assert _parse(_vllm(framework="sgl")).runs[0].engine == "sglang"
+    assert _parse(_vllm()).runs[0].engine == "vllm" and _parse(_vllm()).runs[0].variant is None

@@ -36,6 +36,7 @@ from fleetplan.warehouse.importers.base import (
     model_name,
 )
 from fleetplan.warehouse.importers.document import Document
+from fleetplan.warehouse.importers.inference_perf import variant_of
 from fleetplan.warehouse.importers.offered import send_rate
 from fleetplan.warehouse.importers.vllm_requests import (
     CannotRecompute,
@@ -95,8 +96,31 @@ _KNOWN = {
     "input_sequence_throughput",
     "input_throughput",
     "good_completed",
+    "run_number",  # `vllm bench sweep`: which repetition of the level (each is a level)
     *_SETUP_STRINGS,
 }
+# The server's settings a `vllm bench sweep serve` summary writes beside each level (its
+# `--serve-params`, vLLM's engine arguments): another value is another server (the variant).
+SERVER_ARGS = (
+    "max_num_seqs",
+    "max_num_batched_tokens",
+    "max_model_len",
+    "gpu_memory_utilization",
+    "enable_prefix_caching",
+    "enable_chunked_prefill",
+    "kv_cache_dtype",
+    "block_size",
+    "quantization",
+    "pipeline_parallel_size",
+    "data_parallel_size",
+    "enable_expert_parallel",
+    "cpu_offload_gb",
+    "num_scheduler_steps",
+)
+# `--metadata framework=sgl`: the server measured, where vLLM's client measured another engine.
+_FRAMEWORKS = {"sgl": "sglang", "sglang": "sglang", "vllm": "vllm", "trt": "tensorrt-llm"}
+_FRAMEWORKS |= {"trtllm": "tensorrt-llm", "tensorrt-llm": "tensorrt-llm", "tgi": "tgi"}
+
 # Read by `_setup`, which takes a number as well as text (`--metadata gpu_count=2` is text, a
 # result edited by hand may hold the number 2): never reported as ignored. Text values are also
 # kept as the run's metadata, as the tool wrote them.
@@ -105,6 +129,7 @@ _READ_BY_SETUP = frozenset(
         *_GPU_KEYS,
         *_GPU_COUNT_KEYS,
         *_TP_KEYS,
+        *SERVER_ARGS,
         "vllm_version",
         "engine_version",
         "dtype",
@@ -252,9 +277,17 @@ def _setup(
     )
     tp = next((reader.positive_int_text(k) for k in _TP_KEYS if obj.get(k)), None)
     metadata = {k: v for k, v in obj.items() if isinstance(v, str) and k not in _NOT_METADATA}
+    settings = [
+        (key, obj[key])
+        for key in SERVER_ARGS
+        if isinstance(obj.get(key), bool | int | float | str) and obj.get(key) != ""
+    ]
+    framework = _FRAMEWORKS.get(str(obj.get("framework", "")).strip().lower())
+    engine = "vllm" if obj.get("backend") in (None, "vllm", "openai", "openai-chat") else None
     return {
         "tool": "vllm bench serve" if "endpoint_type" in obj else "vllm benchmark_serving.py",
-        "engine": "vllm" if obj.get("backend") in (None, "vllm", "openai", "openai-chat") else None,
+        "engine": framework or engine,
+        "variant": variant_of(settings) if settings else None,
         "engine_version": reader.text("vllm_version") or reader.text("engine_version"),
         "model": model,
         "dtype": reader.text("dtype"),
