@@ -1,4 +1,5 @@
-"""InferenceX (SemiAnalysisAI/InferenceX) results, in both layouts its public repository holds.
+"""InferenceX (SemiAnalysisAI/InferenceX) results, in the layouts its public repository holds
+(its session results, "agentic-coding" and the like: `inferencex_sessions`).
 
 - The trimmed `benchmark_serving.py` JSON (`experimental/token_position_decode_slo/`): vLLM's
   result keys, but its latency statistics are in SECONDS under names without `_ms`
@@ -27,7 +28,7 @@ from typing import Any
 
 from fleetplan.core.contract import EnergyMethod, Point, Run
 from fleetplan.core.errors import InputError
-from fleetplan.warehouse.importers import vllm_json
+from fleetplan.warehouse.importers import inferencex_sessions, vllm_json
 from fleetplan.warehouse.importers.base import (
     FileInput,
     ImportOptions,
@@ -70,11 +71,14 @@ def _trimmed(value: Any) -> bool:
 def detect(document: Document) -> bool:
     if document.kind != "json" or len(document.values) != 1:
         return False
-    return _together(document.values[0]) or _trimmed(document.values[0])
+    value = document.values[0]
+    return _together(value) or _trimmed(value) or inferencex_sessions.detect(value)
 
 
 def parse(document: Document, source: FileInput, options: ImportOptions) -> Parsed:
     value = document.values[0]
+    if inferencex_sessions.detect(value):
+        return inferencex_sessions.parse(value, source, options)
     if _together(value):
         return _parse_together(value, source, options)
     return _parse_trimmed(value, source, options)
