@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.inputs.shared_data import tool_outputs_dir
-from fleetplan.core.errors import InputError
+from fleetplan.core.errors import InputError, NotResultsError
 from fleetplan.warehouse.importers.base import FileInput, ImportOptions
 from fleetplan.warehouse.importers.registry import parse
 from fleetplan.warehouse.ingest import ingest_paths
@@ -554,3 +554,19 @@ def test_genai_perf_gpu_telemetry_gives_energy_per_gpu_summed():
     assert point.gpu_energy_j == pytest.approx((0.2 + 0.1) * 1e6)
     assert point.avg_power_w == pytest.approx(610.0)
     assert point.energy_method.value == "nvml_counter"
+
+
+def test_llmperf_summaries_kept_by_concurrency_in_one_file_are_one_run(tool_outputs):
+    """philschmid/llmperf-bench keeps a sweep's LLMPerf summaries in one `..._results.json`,
+    keyed by concurrency ("not a format" before); its condensed `..._summary.json` view is
+    skipped, naming the file to import."""
+    summary = json.loads((tool_outputs / LLMPERF / LLMPERF_SUMMARY).read_text())
+    sweep = {str(c): summary | {"num_concurrent_requests": c} for c in (4, 8, 16)}
+    options = ImportOptions(gpu="NVIDIA A10G", gpu_count=4)
+    parsed = parse(FileInput.from_bytes("m_tp_1_results.json", json.dumps(sweep).encode()), options)
+    (run,) = parsed.runs
+    assert [p.max_concurrency for p in run.points] == [4, 8, 16]
+    assert len(parsed.warnings) == len(set(parsed.warnings))
+    view = {str(c): {"concurrency": c, "first-time-to-token_mean_in_ms": 40.0} for c in (1, 4)}
+    with pytest.raises(NotResultsError, match=r"import the \.\.\._results\.json beside it"):
+        parse(FileInput.from_bytes("m_tp_1_summary.json", json.dumps(view).encode()), options)

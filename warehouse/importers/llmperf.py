@@ -49,13 +49,27 @@ def _is_individual(value: Any) -> bool:
     )
 
 
+def _is_sweep(value: Any) -> bool:
+    """Summaries keyed by their concurrency ({"1": summary, "2": ..., "128": ...}: a sweep kept
+    in one file, as philschmid/llmperf-bench's `..._results.json`)."""
+    return (
+        isinstance(value, dict)
+        and bool(value)
+        and all(str(k).isdigit() and _is_summary(v) for k, v in value.items())
+    )
+
+
 def detect(document: Document) -> bool:
     first = document.values[0] if document.values else None
-    return document.kind == "json" and (_is_summary(first) or _is_individual(first))
+    return document.kind == "json" and (
+        _is_summary(first) or _is_individual(first) or _is_sweep(first)
+    )
 
 
 def parse(document: Document, source: FileInput, options: ImportOptions) -> Parsed:
     first = document.values[0]
+    if _is_sweep(first):
+        return _sweep(first, source, options)
     if _is_individual(first):
         raise InputError(
             "an LLMPerf per-request file: import it together with its ..._summary.json (which "
@@ -92,6 +106,25 @@ def parse(document: Document, source: FileInput, options: ImportOptions) -> Pars
     # the duration is completed / the stated rate, the total throughput output + rate x input
     derived = frozenset({"duration_s", "total_throughput_tps"})
     return Parsed([_run(summary, point, source, options)], warnings, derived)
+
+
+def _sweep(summaries: dict, source: FileInput, options: ImportOptions) -> Parsed:
+    """Each summary a level of one run, where they share the run's setup (the model, the
+    traffic); else a run each."""
+    runs: list[Run] = []
+    warnings: list[str] = []
+    derived: set[str] = set()
+    for key in sorted(summaries, key=int):
+        one = parse(Document("json", [summaries[key]], "", b""), source, options)
+        (run,) = one.runs
+        derived |= one.derived
+        warnings += one.warnings  # said once each where the levels say the same
+        setup = {"points": (), "created_at": None, "source_index": 0}
+        if runs and runs[-1].model_copy(update=setup) == run.model_copy(update=setup):
+            runs[-1] = runs[-1].model_copy(update={"points": (*runs[-1].points, *run.points)})
+        else:
+            runs.append(run.model_copy(update={"source_index": len(runs)}))
+    return Parsed(runs, list(dict.fromkeys(warnings)), frozenset(derived))
 
 
 def _reported_stats(summary: Reader) -> dict[str, float | None]:

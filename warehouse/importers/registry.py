@@ -223,6 +223,15 @@ def _not_results(value: object) -> str | None:
     if not isinstance(value, dict):
         return None
     keys = value.keys()
+    views = list(value.values())
+    if views and all(
+        str(k).isdigit() and isinstance(v, dict) and "first-time-to-token_mean_in_ms" in v
+        for k, v in value.items()
+    ):
+        return (
+            "a condensed view of LLMPerf summaries by concurrency (llmperf-bench's "
+            "..._summary.json): import the ..._results.json beside it, which holds them whole"
+        )
     if {"global", "reports"} <= keys:
         return (
             "inference-perf's checks of its own reports (validation.json), not results: the "
