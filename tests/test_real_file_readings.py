@@ -202,3 +202,33 @@ def test_a_sweeps_server_settings_are_its_variant_and_framework_its_engine():
     assert both.runs[0].variant == "--max-num-seqs=4 --enable-prefix-caching=false"
     assert _parse(_vllm(framework="sgl")).runs[0].engine == "sglang"
     assert _parse(_vllm()).runs[0].engine == "vllm" and _parse(_vllm()).runs[0].variant is None
+
+
+@pytest.mark.parametrize(
+    ("document", "words"),
+    [
+        (
+            {"elapsed_time": 71.9, "num_requests": 200, "total_num_tokens": 86204,
+             "requests_per_second": 2.78, "tokens_per_second": 1199.0},
+            "offline throughput benchmark",
+        ),
+        (
+            {"avg_latency": 7.1, "latencies": [7.0, 7.2], "percentiles": {"50": 7.1}},
+            "offline latency benchmark",
+        ),
+        (
+            {"run_name": "cuda_graph", "batch_size": 8, "input_len": 256, "output_len": 32,
+             "prefill_latency": 0.05, "median_decode_latency": 0.009},
+            "bench_one_batch",
+        ),
+    ],
+)  # fmt: skip
+def test_offline_benchmarks_beside_serving_results_are_skipped_naming_what_they_are(
+    document, words
+):
+    """vLLM's perf suites keep throughput_*.json and latency_*.json beside serving_*.json, and
+    SGLang's bench_one_batch beside bench_serving: each stopped a folder ("not a format")."""
+    from fleetplan.core.errors import NotResultsError
+
+    with pytest.raises(NotResultsError, match=words):
+        _parse(document)

@@ -232,6 +232,26 @@ def _not_results(value: object) -> str | None:
             "a condensed view of LLMPerf summaries by concurrency (llmperf-bench's "
             "..._summary.json): import the ..._results.json beside it, which holds them whole"
         )
+    if {"elapsed_time", "num_requests", "requests_per_second"} <= keys:
+        return (
+            "vLLM's offline throughput benchmark (benchmark_throughput.py / vllm bench "
+            "throughput): every request given to the engine at once, no serving and no "
+            "latencies, so no load level to plan on; its serving results (benchmark_serving.py "
+            "/ vllm bench serve) are what fleetplan reads"
+        )
+    if {"avg_latency", "latencies", "percentiles"} <= keys:
+        return (
+            "vLLM's offline latency benchmark (benchmark_latency.py / vllm bench latency): one "
+            "batch's end-to-end time, not a serving load level; its serving results "
+            "(benchmark_serving.py / vllm bench serve) are what fleetplan reads"
+        )
+    if {"batch_size", "input_len", "output_len", "run_name"} <= keys and (
+        "prefill_latency" in keys or "last_ttft" in keys
+    ):
+        return (
+            "SGLang's bench_one_batch: one static batch (its prefill and decode times), not a "
+            "serving load level; SGLang's bench_serving output is what fleetplan reads"
+        )
     if {"global", "reports"} <= keys:
         return (
             "inference-perf's checks of its own reports (validation.json), not results: the "
