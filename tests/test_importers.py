@@ -26,6 +26,7 @@ def test_detection_order_is_unchanged():
         "sglang-bench-serving",
         "vllm-serve-json",
         "guidellm",
+        "genai-bench",
         "llmperf",
         "genai-perf-aiperf",
         "ml-energy",

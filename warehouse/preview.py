@@ -31,6 +31,8 @@ from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.identity import run_keys
 from fleetplan.warehouse.importers.base import FileInput, ImportOptions, ParsedFile
 from fleetplan.warehouse.importers.document import banner_report
+from fleetplan.warehouse.importers.genai_bench import LEVEL_NAME as GENAI_BENCH_LEVEL
+from fleetplan.warehouse.importers.genai_bench import METADATA as GENAI_BENCH_METADATA
 from fleetplan.warehouse.importers.inference_perf import STAGE_NAME
 from fleetplan.warehouse.importers.llmd_report import PARTIAL_NAME
 from fleetplan.warehouse.importers.registry import parse, refuse_large
@@ -156,6 +158,8 @@ def context_names(name: str) -> dict[str, list[str]]:
     EXPERIMENT/results/stage_N_lifecycle_metrics.json), and the experiment's exp-config.yaml or
     manifests.yaml beside them or one folder up."""
     path = PurePath(name)
+    if GENAI_BENCH_LEVEL.search(path.name):  # genai-bench: the experiment's metadata beside it
+        return {GENAI_BENCH_METADATA: [str(path.with_name(GENAI_BENCH_METADATA))]}
     if (partial := PARTIAL_NAME.match(path.name)) is not None:
         # llm-d's report of an inference-perf stage: the same level as the stage's own report
         lifecycle = f"stage_{partial[1]}_lifecycle_metrics.json"

@@ -20,6 +20,7 @@ from fleetplan.warehouse.consistency import check_runs
 from fleetplan.warehouse.importers import (
     csv_table,
     fleetplan_json,
+    genai_bench,
     guidellm,
     inference_perf,
     inferencex,
@@ -57,6 +58,7 @@ FORMATS: tuple[Format, ...] = (
     sglang_bench,  # before vllm_json: SGLang's benchmark is a fork of vLLM's, keys renamed
     vllm_json,
     guidellm,
+    genai_bench,
     llmperf,
     genai_perf,
     ml_energy,
@@ -131,7 +133,7 @@ def _unknown_gpus(runs: Sequence[Run], said: Sequence[str]) -> list[str]:
 READS = (
     "vLLM `bench serve` results, SGLang `bench_serving` JSONL, GuideLLM reports, LLMPerf "
     "results, GenAI-Perf/AIPerf exports, inference-perf stage reports, InferenceX results, "
-    "trtllm-bench reports, llm-d benchmark reports, "
+    "trtllm-bench reports, llm-d benchmark reports, genai-bench levels, "
     "ML.ENERGY leaderboard model files, fleetplan run files and the CSV table of "
     "`fleetplan benchmarks`"
 )
@@ -251,6 +253,11 @@ def _not_results(value: object) -> str | None:
         return (
             "SGLang's bench_one_batch: one static batch (its prefill and decode times), not a "
             "serving load level; SGLang's bench_serving output is what fleetplan reads"
+        )
+    if {"benchmark_version", "api_backend", "iteration_type", "traffic_scenario"} <= keys:
+        return (
+            "genai-bench's experiment metadata (experiment_metadata.json): read with the level "
+            "files beside it (..._num_concurrency_N_time_Ts.json), not results itself"
         )
     if {"global", "reports"} <= keys:
         return (
