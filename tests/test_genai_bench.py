@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from benchmarks.inputs.tool_reports import genai_bench_level
 from fleetplan.core.errors import InputError
 from fleetplan.warehouse.importers.base import FileInput, ImportOptions
 from fleetplan.warehouse.importers.registry import parse
@@ -39,31 +40,9 @@ METADATA = {
 
 
 def _level(scenario: str = "D(100,100)", unit: str = "s", errors: int = 0) -> dict:
-    rng = np.random.default_rng(7)
-    scale = 1000.0 if unit == "ms" else 1.0
-    rows = []
-    for _ in range(40):
-        ttft = float(rng.uniform(0.05, 0.2))
-        output = ttft + 99 * float(rng.uniform(0.008, 0.012))
-        rows.append({"ttft": ttft * scale, "tpot": (output - ttft) / 99 * scale,
-                     "e2e_latency": output * scale, "num_input_tokens": 106,
-                     "num_output_tokens": 100, "error_code": None})  # fmt: skip
-    rows += [{"ttft": None, "e2e_latency": None, "error_code": 500}] * errors
-    ttfts = [r["ttft"] for r in rows[:40]]
-    ttft = {"mean": float(np.mean(ttfts)), "p99": float(np.percentile(ttfts, 99))}
-    return {
-        "_time_unit": unit,
-        "aggregated_metrics": {
-            "scenario": scenario, "num_concurrency": 4, "iteration_type": "num_concurrency",
-            "run_duration": 12.0, "requests_per_second": 40 / 12.0,
-            "mean_output_throughput_tokens_per_s": 4000 / 12.0,
-            "mean_total_tokens_throughput_tokens_per_s": 8240 / 12.0,
-            "num_completed_requests": 40, "num_error_requests": errors,
-            "stats": {"ttft": ttft,
-                      "num_input_tokens": {"mean": 106.0}, "num_output_tokens": {"mean": 100.0}},
-        },
-        "individual_request_metrics": rows,
-    }  # fmt: skip
+    level = genai_bench_level(unit=unit, errors=errors)
+    level["aggregated_metrics"]["scenario"] = scenario
+    return level
 
 
 def _folder(tmp_path: Path, level: dict) -> Path:

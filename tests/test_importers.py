@@ -27,6 +27,7 @@ def test_detection_order_is_unchanged():
         "vllm-serve-json",
         "guidellm",
         "genai-bench",
+        "llm-load-test",
         "llmperf",
         "genai-perf-aiperf",
         "ml-energy",

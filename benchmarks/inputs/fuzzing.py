@@ -20,7 +20,10 @@ def seed_files() -> dict[str, tuple[str, bytes]]:
     """One real file of every format: {label: (file name, bytes)}. LLMPerf's, and AIPerf's from
     its repository, come from ../shared/data/tool-outputs, when it is there."""
     from benchmarks.inputs.tool_reports import (
+        LLM_LOAD_TEST_CONFIG,
         REAL_CLIENTS_PARTIAL,
+        genai_bench_level,
+        llm_load_test_requests,
         llmd_report,
         sglang_jsonl,
         sglang_line,
@@ -50,6 +53,13 @@ def seed_files() -> dict[str, tuple[str, bytes]]:
         ),
     )
     files["trtllm-bench"] = ("report.json", json.dumps(trtllm_report(), indent=4).encode())
+    files["genai-bench"] = (
+        "D100_100_text-to-text_num_concurrency_4_time_120s.json",
+        json.dumps(genai_bench_level()).encode(),
+    )
+    rows, _ = llm_load_test_requests()
+    output = {"results": rows, "config": LLM_LOAD_TEST_CONFIG, "summary": {}}
+    files["llm-load-test"] = ("output.json", json.dumps(output).encode())
     if SHARED is not None:
         files |= _inferencex(SHARED)
         files["llmperf"] = next(_files(SHARED / "llmperf-2023-08-31", "*_summary.json"))

@@ -186,3 +186,86 @@ def llmd_report(partial: bytes, *, accelerator: bool = True) -> bytes:
             component["standardized"].pop("accelerator")
     document["scenario"] = scenario
     return yaml.safe_dump(document, sort_keys=False).encode()
+
+
+def genai_bench_level(
+    *, concurrency: int = 4, requests: int = 40, errors: int = 0, unit: str = "s", seed: int = 7
+) -> dict:
+    """A level's file of genai-bench 0.0.2 (`aggregated_metrics`, `individual_request_metrics`),
+    100 prompt and 100 output tokens a request, figures of our own."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    scale = 1000.0 if unit == "ms" else 1.0
+    rows = []
+    for _ in range(requests):
+        ttft = float(rng.uniform(0.05, 0.2))
+        output = ttft + 99 * float(rng.uniform(0.008, 0.012))
+        rows.append({"ttft": ttft * scale, "tpot": (output - ttft) / 99 * scale,
+                     "e2e_latency": output * scale, "num_input_tokens": 106,
+                     "num_output_tokens": 100, "error_code": None})  # fmt: skip
+    rows += [{"ttft": None, "e2e_latency": None, "error_code": 500}] * errors
+    ttfts = [r["ttft"] for r in rows[:requests]]
+    ttft_stats = {"mean": float(np.mean(ttfts)), "p99": float(np.percentile(ttfts, 99))}
+    duration = requests * 1.1 / concurrency
+    return {
+        "_time_unit": unit,
+        "aggregated_metrics": {
+            "scenario": "D(100,100)", "num_concurrency": concurrency,
+            "iteration_type": "num_concurrency", "run_duration": duration,
+            "requests_per_second": requests / duration,
+            "mean_output_throughput_tokens_per_s": 100 * requests / duration,
+            "mean_total_tokens_throughput_tokens_per_s": 206 * requests / duration,
+            "num_completed_requests": requests, "num_error_requests": errors,
+            "stats": {"ttft": ttft_stats, "num_input_tokens": {"mean": 106.0},
+                      "num_output_tokens": {"mean": 100.0}},
+        },
+        "individual_request_metrics": rows,
+    }  # fmt: skip
+
+
+LLM_LOAD_TEST_CONFIG = {
+    "output": {"format": "json", "dir": "./output/", "file": "output.json"},
+    "plugin": "openai_plugin",
+    "plugin_options": {"host": "http://vllm:8000", "model_name": "acme/Model-8B"},
+    "load_options": {"type": "constant", "concurrency": 4, "duration": 30},
+    "dataset": {"file": "datasets/openorca_subset.jsonl", "max_queries": 1000},
+}
+
+
+def llm_load_test_requests(
+    layout: str = "current", *, n: int = 30, failed: int = 0, seed: int = 3
+) -> tuple[list[dict], list[float]]:
+    """llm-load-test's per-request results in its 2023 layout (`start`, `end`, `TTFT` in ms) or
+    its current one (src/llm_load_test/result.py: `start_time`, `first_token_time`, ...), every
+    request 20 ms a token after its first; and the successful requests' TTFTs (s)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    rows, ttfts = [], []
+    t = 1_700_000_000.0
+    for i in range(n + failed):
+        ttft, tokens = float(rng.uniform(0.05, 0.3)), int(rng.integers(50, 200))
+        end = t + ttft + (tokens - 1) * 0.02
+        if layout == "2023":
+            row = {
+                "start": t,
+                "end": end,
+                "TTFT": ttft * 1000,
+                "TPOT": 21.0,
+                "response_time": end - t,
+                "output_tokens": tokens,
+                "input_tokens": 300,
+            }
+        else:
+            row = {"start_time": t, "first_token_time": t + ttft, "end_time": end,
+                   "response_time": 1000 * (end - t), "ttft": 1000 * ttft, "tpot": 21.0,
+                   "output_tokens": tokens, "input_tokens": 300, "error_code": None,
+                   "error_text": None}  # fmt: skip
+        if i >= n:
+            row |= {"error_code": 500, "error_text": "Internal Server Error"}
+        else:
+            ttfts.append(ttft)
+        rows.append(row)
+        t += 0.25
+    return rows, ttfts

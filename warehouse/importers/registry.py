@@ -24,6 +24,7 @@ from fleetplan.warehouse.importers import (
     guidellm,
     inference_perf,
     inferencex,
+    llm_load_test,
     llmd_report,
     llmperf,
     ml_energy,
@@ -59,6 +60,7 @@ FORMATS: tuple[Format, ...] = (
     vllm_json,
     guidellm,
     genai_bench,
+    llm_load_test,
     llmperf,
     genai_perf,
     ml_energy,
@@ -133,7 +135,7 @@ def _unknown_gpus(runs: Sequence[Run], said: Sequence[str]) -> list[str]:
 READS = (
     "vLLM `bench serve` results, SGLang `bench_serving` JSONL, GuideLLM reports, LLMPerf "
     "results, GenAI-Perf/AIPerf exports, inference-perf stage reports, InferenceX results, "
-    "trtllm-bench reports, llm-d benchmark reports, genai-bench levels, "
+    "trtllm-bench reports, llm-d benchmark reports, genai-bench levels, llm-load-test output, "
     "ML.ENERGY leaderboard model files, fleetplan run files and the CSV table of "
     "`fleetplan benchmarks`"
 )
