@@ -201,9 +201,16 @@ def genai_bench_level(
     for _ in range(requests):
         ttft = float(rng.uniform(0.05, 0.2))
         output = ttft + 99 * float(rng.uniform(0.008, 0.012))
-        rows.append({"ttft": ttft * scale, "tpot": (output - ttft) / 99 * scale,
-                     "e2e_latency": output * scale, "num_input_tokens": 106,
-                     "num_output_tokens": 100, "error_code": None})  # fmt: skip
+        rows.append(
+            {
+                "ttft": ttft * scale,
+                "tpot": (output - ttft) / 99 * scale,
+                "e2e_latency": output * scale,
+                "num_input_tokens": 106,
+                "num_output_tokens": 100,
+                "error_code": None,
+            }
+        )
     rows += [{"ttft": None, "e2e_latency": None, "error_code": 500}] * errors
     ttfts = [r["ttft"] for r in rows[:requests]]
     ttft_stats = {"mean": float(np.mean(ttfts)), "p99": float(np.percentile(ttfts, 99))}
@@ -211,17 +218,23 @@ def genai_bench_level(
     return {
         "_time_unit": unit,
         "aggregated_metrics": {
-            "scenario": "D(100,100)", "num_concurrency": concurrency,
-            "iteration_type": "num_concurrency", "run_duration": duration,
+            "scenario": "D(100,100)",
+            "num_concurrency": concurrency,
+            "iteration_type": "num_concurrency",
+            "run_duration": duration,
             "requests_per_second": requests / duration,
             "mean_output_throughput_tokens_per_s": 100 * requests / duration,
             "mean_total_tokens_throughput_tokens_per_s": 206 * requests / duration,
-            "num_completed_requests": requests, "num_error_requests": errors,
-            "stats": {"ttft": ttft_stats, "num_input_tokens": {"mean": 106.0},
-                      "num_output_tokens": {"mean": 100.0}},
+            "num_completed_requests": requests,
+            "num_error_requests": errors,
+            "stats": {
+                "ttft": ttft_stats,
+                "num_input_tokens": {"mean": 106.0},
+                "num_output_tokens": {"mean": 100.0},
+            },
         },
         "individual_request_metrics": rows,
-    }  # fmt: skip
+    }
 
 
 LLM_LOAD_TEST_CONFIG = {
@@ -258,10 +271,18 @@ def llm_load_test_requests(
                 "input_tokens": 300,
             }
         else:
-            row = {"start_time": t, "first_token_time": t + ttft, "end_time": end,
-                   "response_time": 1000 * (end - t), "ttft": 1000 * ttft, "tpot": 21.0,
-                   "output_tokens": tokens, "input_tokens": 300, "error_code": None,
-                   "error_text": None}  # fmt: skip
+            row = {
+                "start_time": t,
+                "first_token_time": t + ttft,
+                "end_time": end,
+                "response_time": 1000 * (end - t),
+                "ttft": 1000 * ttft,
+                "tpot": 21.0,
+                "output_tokens": tokens,
+                "input_tokens": 300,
+                "error_code": None,
+                "error_text": None,
+            }
         if i >= n:
             row |= {"error_code": 500, "error_text": "Internal Server Error"}
         else:
