@@ -84,3 +84,19 @@ def test_softmax_attention_everywhere_is_no_hybrid():
     dense = {k: v for k, v in QWEN3_CODER.items() if "expert" not in k and "moe" not in k}
     found = architecture_from_config("m", dense | {"attn_type_list": [1] * 62}, source="t")
     assert found.layers == 62
+
+
+def test_a_vision_encoder_takes_memory_from_the_cache_not_time_from_a_step():
+    """gemma-3-12b-it's SigLIP (0.42 billion parameters as transformers counts them with its
+    projector, 0.41 here) was left out: the KV cache came out 0.8 GB larger than it is."""
+    with_vision = GEMMA3_12B | {
+        "vision_config": {"hidden_size": 1152, "intermediate_size": 4304, "num_hidden_layers": 27,
+                          "patch_size": 14, "model_type": "siglip_vision_model"}
+    }  # fmt: skip
+    text_only = architecture_from_config("m", GEMMA3_12B, source="t")
+    found = architecture_from_config("m", with_vision, source="t")
+    assert text_only.resident_bytes == 0
+    assert found.resident_bytes / 2e9 == pytest.approx(0.41, abs=0.005)
+    assert found.weight_bytes == text_only.weight_bytes  # a step reads the language model's
+    assert found.read_bytes(16) == text_only.read_bytes(16)
+    assert "vision encoder (0.41 billion parameters)" in found.source

@@ -24,6 +24,7 @@ from fleetplan.planner.capacity.config_keys import ALIASES, check_whole, positiv
 from fleetplan.planner.capacity.experts import Experts, config_experts, unused_dense_width
 from fleetplan.planner.capacity.latent_attention import config_latent
 from fleetplan.planner.capacity.quantization import kv_cache_bits, quantized_weights
+from fleetplan.planner.capacity.vision import vision_parameters
 
 FLOAT32_BYTES = 4.0
 # Bytes per element of the dtypes config.json files and run files name.
@@ -81,6 +82,9 @@ class Architecture:
     # attend only to it. Counted here as whole attention (every token of the context cached);
     # vLLM caches only the window for them, so past it the cache here is understated.
     sliding_window: int | None = None
+    # Bytes in memory that no step reads (a multimodal model's vision encoder, which text
+    # requests never run: `vision`): they take room from the KV cache, not time from a step.
+    resident_bytes: float = 0.0
 
     @property
     def kv_bytes_per_token(self) -> float:
@@ -337,6 +341,7 @@ def architecture_from_config(
     bytes it is not given, and experts it cannot size (`config_experts`). A mixture of experts
     keeps its layout: the routed experts' share of the weights (from the shape's parameter
     counts, applied to given bytes too) is what a step reads only in part."""
+    vision = vision_parameters(config)
     config = model_config(config)
     if config.get("fleetplan_weight_bytes") is None:
         _attention_only(config)
@@ -399,6 +404,11 @@ def architecture_from_config(
             field="torch_dtype",
         )
     weights = _weights(config, experts, element)
+    if vision:
+        served += (
+            f"; its vision encoder ({vision / 1e9:.2f} billion parameters) in memory beside "
+            "it, not run by text requests"
+        )
     window = sliding_window(config, max_context)
     if window is not None:
         served += (
@@ -421,6 +431,7 @@ def architecture_from_config(
         compute_parameters=weights.compute_parameters,
         latent_kv=latent.cached if latent is not None else None,
         sliding_window=window,
+        resident_bytes=vision * element,
     )
 
 

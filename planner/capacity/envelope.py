@@ -108,7 +108,7 @@ def server_envelope(
     replicas = max(gpu_count // tp, 1)
     if hardware.memory_gb is None:
         return Envelope(None, None, None, None, "no bound", unknown="; ".join(missing))
-    free = tp * hardware.memory_gb * GIB - architecture.weight_bytes
+    free = tp * hardware.memory_gb * GIB - architecture.weight_bytes - architecture.resident_bytes
     if free <= 0:
         return Envelope(0.0, 0.0, 0.0, 0.0, "weights do not fit", fits=False)
     per_token = architecture.kv_bytes_per_token

@@ -158,7 +158,7 @@ def kv_cache_tokens(
     reserve = tp * NON_TORCH_GIB * GIB + (
         token_budget * ACTIVATION_BYTES_PER_TOKEN_PER_WIDTH * shape.width
     )
-    free = tp * gpu.memory_bytes * utilisation - arch.weight_bytes - reserve
+    free = tp * gpu.memory_bytes * utilisation - arch.weight_bytes - arch.resident_bytes - reserve
     return max(free, 0.0) / arch.kv_bytes_per_token
 
 
