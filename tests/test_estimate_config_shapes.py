@@ -100,3 +100,12 @@ def test_a_vision_encoder_takes_memory_from_the_cache_not_time_from_a_step():
     assert found.weight_bytes == text_only.weight_bytes  # a step reads the language model's
     assert found.read_bytes(16) == text_only.read_bytes(16)
     assert "vision encoder (0.41 billion parameters)" in found.source
+
+
+def test_llama_4s_chunked_attention_is_said_as_a_window():
+    """Llama 4 attends within chunks of 8,192 tokens in 3 layers of 4; its estimate said nothing
+    of it (a sliding window is said)."""
+    dense = {k: v for k, v in QWEN3_CODER.items() if "expert" not in k and "moe" not in k}
+    found = architecture_from_config("m", dense | {"attention_chunk_size": 8192}, source="t")
+    assert found.sliding_window == 8192 and "(or chunked) layers" in found.source
+    assert architecture_from_config("m", dense, source="t").sliding_window is None

@@ -147,8 +147,16 @@ def sliding_window(config: Mapping, max_context: int | None) -> int | None:
     """The attention window of a model whose layers (some or all) attend only to the last
     `sliding_window` tokens (Mistral 7B v0.1, StarCoder 2, Gemma 2 and 3, gpt-oss, Cohere 2):
     None where it has none, where the config turns it off (Qwen2's use_sliding_window false, a
-    layer_types of full attention only), or where the window spans the whole context."""
+    layer_types of full attention only), or where the window spans the whole context. Llama 4's
+    chunked attention (`attention_chunk_size`: a token attends within its chunk, 3 layers of 4)
+    is such a window too: vLLM caches at most a chunk for those layers."""
     window = config.get("sliding_window")
+    chunk = config.get("attention_chunk_size")
+    if (not isinstance(window, int) or window <= 0) and isinstance(chunk, int) and chunk > 0:
+        window = chunk if not isinstance(chunk, bool) else None
+        if window is not None and max_context is not None and window >= max_context:
+            return None
+        return window
     if not isinstance(window, int) or isinstance(window, bool) or window <= 0:
         return None
     if config.get("use_sliding_window") is False:
@@ -168,8 +176,8 @@ def window_words(architecture: Architecture) -> str:
     if window is None:
         return ""
     return (
-        f"; its sliding-window layers counted whole: vLLM caches only their last {window:,} "
-        "tokens, so for longer contexts it holds more than this"
+        f"; its sliding-window (or chunked) layers counted whole: vLLM caches only their last "
+        f"{window:,} tokens, so for longer contexts it holds more than this"
     )
 
 
@@ -412,7 +420,8 @@ def architecture_from_config(
     window = sliding_window(config, max_context)
     if window is not None:
         served += (
-            f"; its sliding-window layers (a window of {window:,} tokens) counted as whole "
+            f"; its sliding-window (or chunked) layers (a window of {window:,} tokens) counted "
+            "as whole "
             "attention (vLLM caches only the window: past it, the cache here is understated)"
         )
     return Architecture(
