@@ -232,3 +232,17 @@ def test_offline_benchmarks_beside_serving_results_are_skipped_naming_what_they_
 
     with pytest.raises(NotResultsError, match=words):
         _parse(document)
+
+
+def test_a_trimmed_vllm_result_and_a_console_log_say_what_they_are():
+    """vllm-ascend's trimmed serving results (latencies, no counts) were 'not a format'; an
+    SGLang console log named explicitly was 'invalid YAML at line 3'."""
+    from fleetplan.core.errors import UnknownFormatError
+
+    trimmed = {k: v for k, v in _vllm().items() if k not in ("duration", "completed")}
+    trimmed = {k: v for k, v in trimmed.items() if "throughput" not in k and "total_" not in k}
+    with pytest.raises(InputError, match="a vLLM serving result without duration, completed"):
+        _parse(trimmed)
+    log = b"BENCHMARK: tp8_dp1\n=====\nCommand: python -m sglang.bench_serving --port 30000\n====\n"
+    with pytest.raises(UnknownFormatError, match="text \\(a log or notes\\)"):
+        parse(FileInput.from_bytes("run.txt", log), ImportOptions())

@@ -11,7 +11,8 @@
   `latent_attention`: multi-head latent attention's cache and weights (DeepSeek-V3);
   `experts`: a mixture of experts' layout; `config_keys`: a config.json's numbers, checked;
   `config_families`: the names other model families give them (GPT-2, Falcon, MPT, ChatGLM,
-  DBRX, ERNIE), their two-matrix MLPs and tied embeddings.
+  DBRX, ERNIE), their two-matrix MLPs and tied embeddings; `vision`: a multimodal model's
+  vision encoder, in memory but not read by a text request's steps.
 - `envelope`: a server's physical envelope (KV cache, decode bandwidth) from the model's shape
   and the GPUs' memory and bandwidth (`level_flags`).
 - `intervals`: where two configurations' capacity intervals overlap (the data cannot rank them).

@@ -114,7 +114,16 @@ def read_document(data: bytes, *, name: str, max_values: int) -> Document:
         if _YAML_START.match(head):
             # every document of the file (`---`): a Kubernetes manifest or a tool's config beside
             # the results is several; a format's detect decides what they are
-            return Document("yaml", _load_yaml(text, name, every=True), text, data)
+            try:
+                return Document("yaml", _load_yaml(text, name, every=True), text, data)
+            except InputError:
+                if not name.lower().endswith((".txt", ".log", ".out")):
+                    raise
+                # a console log that opens with "Key: value" lines, named as a log is
+                raise UnknownFormatError(
+                    "not a result file: text (a log or notes) that is not JSON, YAML or CSV",
+                    file=name,
+                ) from None
         _refuse_other_csv(text, name)
         start = text.lstrip("\ufeff \t\r\n")[:1]
         if start and start not in '{["-0123456789tfn':

@@ -141,10 +141,24 @@ READS = (
 )
 
 
+# A vLLM serving result's latency keys; the counts and throughputs it must have beside them.
+_VLLM_LATENCIES = {"mean_ttft_ms", "mean_tpot_ms", "mean_itl_ms"}
+_VLLM_COUNTS = ("duration", "completed", "request_throughput", "output_throughput")
+
+
 def _not_importable(document: Document, name: str) -> InputError:
     first = document.values[0] if document.values else None
     if (companion := _not_results(first)) is not None:
         return NotResultsError(companion, file=name)
+    if isinstance(first, dict) and first.keys() >= _VLLM_LATENCIES:
+        missing = [key for key in _VLLM_COUNTS if key not in first]
+        return InputError(
+            f"a vLLM serving result without {', '.join(missing)}: its latencies alone say "
+            "neither the load nor how many requests completed, so there is no level to store "
+            "(a trimmed copy? import the file `vllm bench serve --save-result` wrote)",
+            file=name,
+            field=missing[0] if missing else None,
+        )
     if document.kind == "yaml":
         return NotResultsError(_yaml_is(first), file=name)
     return UnknownFormatError(
