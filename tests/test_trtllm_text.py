@@ -182,3 +182,13 @@ def test_a_folder_reads_a_log_that_holds_a_report_and_passes_over_the_others(war
 def test_text_that_is_no_report_is_not_read_as_one():
     with pytest.raises(UnknownFormatError, match="text that is not JSON, YAML or CSV"):
         _parse("just some notes\nabout a run\n")
+
+
+def test_an_upload_reads_a_log_that_holds_a_report_and_passes_over_notes(warehouse):
+    from fleetplan.warehouse.preview import preview_uploads
+
+    uploads = [("result.log", OLD.encode()), ("notes.txt", b"ran on the big box\n")]
+    statuses = {
+        p.file: p.status for p in preview_uploads(warehouse, uploads, ImportOptions(gpu="h100-sxm"))
+    }
+    assert statuses == {"result.log": FileStatus.READY, "notes.txt": FileStatus.SKIPPED}
