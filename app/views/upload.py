@@ -33,10 +33,11 @@ st.title("Upload runs")
 options_limit = ImportOptions().size_limit()
 st.caption(
     "vLLM `bench serve` / `benchmark_serving.py` JSON, SGLang `bench_serving` JSONL, "
-    "`trtllm-bench` reports, GuideLLM reports (JSON, YAML), LLMPerf results (the summary with "
-    "its per-request file), GenAI-Perf and AIPerf exports (the JSON, with AIPerf's per-request "
-    "JSONL beside it), inference-perf stage reports (with their configs and Kubernetes "
-    "manifests), llm-d benchmark reports, InferenceX and ML.ENERGY results, fleetplan run files "
+    "`trtllm-bench` reports (or the log that ends in one), GuideLLM reports (JSON, YAML), "
+    "LLMPerf results (the summary with its per-request file), GenAI-Perf and AIPerf exports "
+    "(the JSON, with AIPerf's per-request JSONL beside it), inference-perf stage reports (with "
+    "their configs and Kubernetes manifests), llm-d benchmark reports, genai-bench experiment "
+    "folders, llm-load-test output, InferenceX and ML.ENERGY results, fleetplan run files "
     "and the CSV table of `fleetplan benchmarks` / `fleetplan template`; gzip-compressed too, "
     "or a tool's whole output folder as one zip (what is not "
     "results is listed as skipped). The format is read from the content. Files up to "
