@@ -28,6 +28,7 @@ def test_detection_order_is_unchanged():
         "guidellm",
         "genai-bench",
         "llm-load-test",
+        "mlperf-loadgen",
         "llmperf",
         "genai-perf-aiperf",
         "ml-energy",

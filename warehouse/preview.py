@@ -73,9 +73,19 @@ _SKIPPED_SUFFIXES = {
 LOGS = frozenset({".txt", ".log", ".out"})
 
 
+# Files a tool writes beside its results, by name: MLPerf LoadGen's run folder holds its summary
+# (read), its detail log (a .txt, passed over), its accuracy log and its trace (often empty).
+_SKIPPED_NAMES = {
+    "mlperf_log_accuracy.json": "MLPerf LoadGen's accuracy log (the outputs, not timings)",
+    "mlperf_log_trace.json": "MLPerf LoadGen's trace",
+}
+
+
 def passed_over(name: str, data: bytes | None = None) -> str | None:
     """What a file inside a folder is when it is not read (notes, logs, plots), or None; a log
     whose bytes (`data`, where read) hold a report is read."""
+    if (known := _SKIPPED_NAMES.get(PurePath(name).name)) is not None:
+        return f"{known}, not results: not read"
     suffix = PurePath(name).suffix.lower()
     if data is not None and suffix in LOGS and banner_report(data):
         return None

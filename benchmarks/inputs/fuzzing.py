@@ -23,11 +23,14 @@ def seed_files() -> dict[str, tuple[str, bytes]]:
         LLM_LOAD_TEST_CONFIG,
         REAL_CLIENTS_PARTIAL,
         genai_bench_level,
+        inferencex_session_result,
         llm_load_test_requests,
         llmd_report,
+        mlperf_server_summary,
         sglang_jsonl,
         sglang_line,
         trtllm_report,
+        trtllm_text_log,
     )
     from benchmarks.inputs.vllm_results import make_result
 
@@ -60,6 +63,12 @@ def seed_files() -> dict[str, tuple[str, bytes]]:
     rows, _ = llm_load_test_requests()
     output = {"results": rows, "config": LLM_LOAD_TEST_CONFIG, "summary": {}}
     files["llm-load-test"] = ("output.json", json.dumps(output).encode())
+    files["mlperf"] = ("mlperf_log_summary.txt", mlperf_server_summary().encode())
+    files["trtllm-bench-log"] = ("trtllm.log", trtllm_text_log().encode())
+    files["inferencex-sessions"] = (
+        "agentic.json",
+        json.dumps(inferencex_session_result()).encode(),
+    )
     if SHARED is not None:
         files |= _inferencex(SHARED)
         files["llmperf"] = next(_files(SHARED / "llmperf-2023-08-31", "*_summary.json"))

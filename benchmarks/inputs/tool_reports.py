@@ -290,3 +290,179 @@ def llm_load_test_requests(
         rows.append(row)
         t += 0.25
     return rows, ttfts
+
+
+def mlperf_server_summary(*, target_qps: float = 50.0, ttft_p99_ns: int = 450_000_000) -> str:
+    """MLPerf LoadGen's `mlperf_log_summary.txt` of an LLM Server run, in LoadGen's layout
+    (mlcommons/inference loadgen's `PerformanceSummary::LogSummary`), figures of our own."""
+    bar = "=" * 48
+    return f"""{bar}
+MLPerf Results Summary
+{bar}
+SUT name : llama2-70b-Server-SUT
+Scenario : Server
+Mode     : PerformanceOnly
+Completed samples per second    : {target_qps * 0.99:.2f}
+Completed tokens per second: {target_qps * 280:.2f}
+Result is : VALID
+  Performance constraints satisfied : Yes
+  Min duration satisfied : Yes
+  Min queries satisfied : Yes
+  Early stopping satisfied: Yes
+
+{bar}
+Additional Stats
+{bar}
+Scheduled samples per second : {target_qps * 1.005:.2f}
+Mean latency (ns)               : 30000000000
+50.00 percentile latency (ns)   : 28000000000
+90.00 percentile latency (ns)   : 60000000000
+99.00 percentile latency (ns)   : 110000000000
+
+Mean First Token latency (ns)               : 200000000
+50.00 percentile first token latency (ns)   : 180000000
+99.00 percentile first token latency (ns)   : {ttft_p99_ns}
+
+Mean Time to Output Token (ns)                : 120000000
+50.00 percentile time to output token (ns)   : 121000000
+99.00 percentile time to output token (ns)   : 146000000
+
+{bar}
+Test Parameters Used
+{bar}
+samples_per_query : 1
+target_qps : {target_qps:g}
+min_duration (ms): 600000
+min_query_count : 100
+"""
+
+
+def trtllm_text_log() -> str:
+    """The end of a trtllm-bench log: its text report in the later layout (reporting.py's
+    `report_statistics`: MACHINE DETAILS, REQUEST DETAILS, [TTFT]/[TPOT]/[Latency] lines),
+    figures of our own."""
+    bar = "=" * 59
+    return f"""{bar}
+= PYTORCH BACKEND
+{bar}
+Model:\t\t\tacme/Llama-8B
+Model Path:\t\tNone
+TensorRT LLM Version:\t1.1.0
+Dtype:\t\t\tbfloat16
+KV Cache Dtype:\t\tNone
+Quantization:\t\tNone
+
+{bar}
+= MACHINE DETAILS \n{bar}
+NVIDIA H100 80GB HBM3, memory 79.65 GB, 2.62 GHz
+
+{bar}
+= WORLD + RUNTIME INFORMATION \n{bar}
+TP Size:                1
+PP Size:                1
+EP Size:                None
+Max Runtime Batch Size: 512
+Max Runtime Tokens:     8192
+Scheduling Policy:      GUARANTEED_NO_EVICT
+KV Memory Percentage:   90.00%
+Issue Rate (req/sec):   4.1520E+00
+
+{bar}
+= REQUEST DETAILS \n{bar}
+Number of requests:             500
+Number of concurrent requests:  31.7000
+Average Input Length (tokens):  1000.0000
+Average Output Length (tokens): 200.0000
+{bar}
+= PERFORMANCE OVERVIEW \n{bar}
+Request Throughput (req/sec):                     4.1200
+Total Output Throughput (tokens/sec):             824.0000
+Total Token Throughput (tokens/sec):              4944.0000
+Total Latency (ms):                               121359.2233
+Average request latency (ms):                     7650.1000
+Average time-to-first-token [TTFT] (ms):          95.4000
+Average time-per-output-token [TPOT] (ms):        37.9600
+
+-- Per-Request Time-per-Output-Token [TPOT] Breakdown (ms)
+
+[TPOT] MINIMUM: 30.1000
+[TPOT] MAXIMUM: 60.2000
+[TPOT] AVERAGE: 37.9600
+[TPOT] P50    : 36.5000
+[TPOT] P90    : 44.0000
+[TPOT] P95    : 48.0000
+[TPOT] P99    : 55.0000
+
+-- Per-Request Time-to-First-Token [TTFT] Breakdown (ms) \n
+[TTFT] MINIMUM: 40.0000
+[TTFT] MAXIMUM: 900.0000
+[TTFT] AVERAGE: 95.4000
+[TTFT] P50    : 80.0000
+[TTFT] P90    : 150.0000
+[TTFT] P95    : 200.0000
+[TTFT] P99    : 600.0000
+
+-- Request Latency Breakdown (ms) -----------------------
+
+[Latency] P50    : 7600.0000
+[Latency] P90    : 8400.0000
+[Latency] P95    : 8700.0000
+[Latency] P99    : 9800.0000
+[Latency] MINIMUM: 6000.0000
+[Latency] MAXIMUM: 11000.0000
+[Latency] AVERAGE: 7650.1000
+"""
+
+
+def inferencex_session_result() -> dict:
+    """An InferenceX session result (scenario_type agentic-coding) in its layout, figures of our
+    own."""
+
+    def stats(mean: float) -> dict:
+        return {
+            "mean": mean,
+            "p50": 0.7 * mean,
+            "p75": 1.2 * mean,
+            "p90": 2 * mean,
+            "p95": 3 * mean,
+            "std": mean,
+        }
+
+    return {
+        "hw": "h200",
+        "conc": 16,
+        "image": "lmsysorg/sglang:v0.5.20-cu129",
+        "model": "acme/Model-30B",
+        "framework": "sglang",
+        "precision": "fp8",
+        "spec_decoding": "mtp",
+        "disagg": False,
+        "scenario_type": "agentic-coding",
+        "num_gpus": 2,
+        "tp": 2,
+        "ep": 1,
+        "num_requests_total": 1200,
+        "num_requests_successful": 1100,
+        "request_accounting": {
+            "records_total": 1200,
+            "records_profiled": 1100,
+            "records_warmup_dropped": 80,
+            "records_error_dropped": 20,
+        },
+        "dataset": {"loader": "acme_agent_traces"},
+        "request_metrics": {
+            "latency": {
+                "ttft": stats(0.8),
+                "e2el": stats(4.5),
+                "itl": stats(0.005),
+                "tpot": stats(0.005),
+            },
+            "tokens": {"input": {"mean": 150000.0}, "output_actual": {"mean": 900.0}},
+            "throughput": {
+                "output": {"tokens_per_second": 495.0},
+                "total": {"tokens_per_second": 82995.0},
+                "duration_seconds": 2000.0,
+            },
+            "cache": {"theoretical_cache_hit_rate": 0.97},
+        },
+    }

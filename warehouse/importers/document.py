@@ -26,19 +26,22 @@ _CSV_HEADER = re.compile(r"^(?:\ufeff)?[^\n]*\bmodel\b[^\n]*\bgpu_model\b", re.M
 _YAML_START = re.compile(r"^(---\s*\n)?[A-Za-z_][\w-]*:(\s|$)", re.MULTILINE)
 
 
-# A report printed in banner sections (`=====` lines around `= TITLE`): trtllm-bench's text report,
-# found in the logs its users keep (`trtllm_bench.py` reads it).
+# Reports printed in banner sections (`=====` lines around a title), found in the logs their users
+# keep: trtllm-bench's text report (`trtllm_bench.py` reads it) and MLPerf LoadGen's summary
+# (`mlperf.py`).
 BANNER = re.compile(r"^={20,}\s*\n= ?PERFORMANCE OVERVIEW\s*\n={20,}", re.MULTILINE)
+MLPERF = re.compile(r"^={20,}\s*\nMLPerf Results Summary\s*\n={20,}", re.MULTILINE)
 
 
 def banner_report(data: bytes) -> bool:
     """Whether text (a log a folder would pass over) holds a banner report to read."""
-    return BANNER.search(data.decode("utf-8", errors="replace")) is not None
+    text = data.decode("utf-8", errors="replace")
+    return BANNER.search(text) is not None or MLPERF.search(text) is not None
 
 
 @dataclass(frozen=True, slots=True)
 class Document:
-    kind: str  # json | yaml | csv | text (a banner report, `BANNER`)
+    kind: str  # json | yaml | csv | text (a banner report: `BANNER`, `MLPERF`)
     values: list[Any]  # the JSON/YAML values one after another; for CSV, empty
     text: str  # the text, for CSV
     data: bytes  # the bytes after unpacking
@@ -107,7 +110,7 @@ def read_document(data: bytes, *, name: str, max_values: int) -> Document:
             for line in text[:4096].splitlines()
             if line.strip() and not line.startswith("#")  # comments, blank lines (manifests)
         )
-        if BANNER.search(text):
+        if BANNER.search(text) or MLPERF.search(text):
             return Document("text", [], text, data)
         if _CSV_HEADER.search(head.split("\n", 1)[0] if head else ""):
             return Document("csv", [], text, data)

@@ -31,6 +31,7 @@ from fleetplan.warehouse.importers.base import (
     Parsed,
     Reader,
     build,
+    finite,
     hardware,
     model_name,
 )
@@ -215,4 +216,4 @@ def _from_requests(
 
 
 def _finite(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and np.isfinite(value)
+    return finite(value) is not None

@@ -264,5 +264,8 @@ def _power(obj: dict, file: str, tp: int | None) -> tuple[float | None, str | No
             if sampled and sampled != tp
             else None
         )
-        return per_gpu * tp, warning
+        try:
+            return per_gpu * tp, warning
+        except OverflowError:  # a GPU count past a float: no power at all
+            return None, None
     return total, None

@@ -44,6 +44,9 @@ def detect(value: Any) -> bool:
 def parse(obj: dict, source: FileInput, options: ImportOptions) -> Parsed:
     file = source.name
     top = Reader(obj, file, "the result")
+    for key in ("request_metrics", "request_accounting"):
+        if not isinstance(obj[key], dict):
+            raise top.error(key, f"expected an object, got {type(obj[key]).__name__}")
     metrics = Reader(obj["request_metrics"], file, "request_metrics")
     accounting = Reader(obj["request_accounting"], file, "request_accounting")
     completed = accounting.number("records_profiled", integer=True)

@@ -17,7 +17,6 @@ none).
 
 from __future__ import annotations
 
-import math
 from pathlib import PurePath
 from typing import Any
 
@@ -31,6 +30,7 @@ from fleetplan.warehouse.importers.base import (
     Parsed,
     Reader,
     build,
+    finite,
     hardware,
     model_name,
 )
@@ -38,6 +38,8 @@ from fleetplan.warehouse.importers.document import Document
 
 IMPORTER = "llm-load-test"
 VERSION = "1"
+
+_MOST_TOKENS = 100_000_000  # a request's tokens past this are no request's
 
 
 def _output(value: Any) -> bool:
@@ -55,9 +57,8 @@ def detect(document: Document) -> bool:
 
 def _time(row: dict, *names: str) -> float | None:
     for name in names:
-        value = row.get(name)
-        if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
-            return float(value)
+        if (value := finite(row.get(name))) is not None:
+            return value
     return None
 
 
@@ -84,15 +85,22 @@ def parse(document: Document, source: FileInput, options: ImportOptions) -> Pars
         ttft_s = first - start if first is not None else None
         if ttft_s is None and (old := _time(row, "TTFT")) is not None:
             ttft_s = old / 1000.0  # 2023: ms
-        ok = not failed and end is not None and ttft_s is not None and isinstance(tokens, int)
+        ok = (
+            not failed
+            and end is not None
+            and ttft_s is not None
+            and 0 <= ttft_s <= end - start
+            and isinstance(tokens, int)
+            and 0 <= tokens <= _MOST_TOKENS
+        )
         starts.append(start)
         ttfts.append(ttft_s if ok else None)
         e2els.append(end - start if ok else None)
-        ins.append(
-            int(row.get("input_tokens") or 0) if isinstance(row.get("input_tokens"), int) else 0
-        )
+        prompt = row.get("input_tokens")
+        ins.append(prompt if isinstance(prompt, int) and 0 <= prompt <= _MOST_TOKENS else 0)
         outs.append(tokens if ok else 0)
-        errors.append("" if ok else str(row.get("error_text") or row.get("error_code") or "failed"))
+        why = str(row.get("error_text") or row.get("error_code") or "failed")[:500]
+        errors.append("" if ok else why)
     completed = sum(1 for e in errors if not e)
     ends = [s + e for s, e in zip(starts, e2els, strict=True) if e is not None]
     if not completed or not ends:
@@ -108,7 +116,10 @@ def parse(document: Document, source: FileInput, options: ImportOptions) -> Pars
     )
     stats = timings.latency_stats()
     stats |= {k: None for k in stats if k.startswith("itl_")}  # no chunk gaps in the file
-    log = RequestLog(
+    log = build(
+        RequestLog,
+        file,
+        "",
         start_s=tuple(s - first_send for s in starts),
         ttft_s=tuple(ttfts),
         e2el_s=tuple(e2els),

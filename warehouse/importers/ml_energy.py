@@ -229,7 +229,10 @@ def _completed(r: Reader) -> int:
     counts = histogram.get("counts") if isinstance(histogram, dict) else None
     if not isinstance(counts, list) or not counts:
         raise r.error(field, "missing: the histogram that counts the completed requests")
-    total = sum(r.check(count, field, integer=True) for count in counts)
+    numbers = [r.check(count, field, integer=True) for count in counts]
+    if any(n is None for n in numbers):
+        raise r.error(field, "a count that is not a number")
+    total = sum(numbers)
     if total < 1:
         raise r.error(field, "counts no request: nothing was measured")
     return total

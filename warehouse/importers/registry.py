@@ -28,6 +28,7 @@ from fleetplan.warehouse.importers import (
     llmd_report,
     llmperf,
     ml_energy,
+    mlperf,
     sglang_bench,
     trtllm_bench,
     vllm_json,
@@ -61,6 +62,7 @@ FORMATS: tuple[Format, ...] = (
     guidellm,
     genai_bench,
     llm_load_test,
+    mlperf,
     llmperf,
     genai_perf,
     ml_energy,
@@ -136,6 +138,7 @@ READS = (
     "vLLM `bench serve` results, SGLang `bench_serving` JSONL, GuideLLM reports, LLMPerf "
     "results, GenAI-Perf/AIPerf exports, inference-perf stage reports, InferenceX results, "
     "trtllm-bench reports, llm-d benchmark reports, genai-bench levels, llm-load-test output, "
+    "MLPerf LoadGen summaries, "
     "ML.ENERGY leaderboard model files, fleetplan run files and the CSV table of "
     "`fleetplan benchmarks`"
 )

@@ -44,7 +44,7 @@ from fleetplan.warehouse.importers.base import (
     hardware,
     model_name,
 )
-from fleetplan.warehouse.importers.document import Document
+from fleetplan.warehouse.importers.document import BANNER, Document
 from fleetplan.warehouse.importers.inference_perf import variant_of
 
 IMPORTER = "trtllm-bench"
@@ -72,8 +72,8 @@ def _report(value: Any) -> bool:
 
 
 def detect(document: Document) -> bool:
-    if document.kind == "text":  # a banner report: trtllm-bench's is the one fleetplan reads
-        return True
+    if document.kind == "text":  # a banner report: trtllm-bench's PERFORMANCE OVERVIEW
+        return BANNER.search(document.text) is not None
     return document.kind == "json" and len(document.values) == 1 and _report(document.values[0])
 
 

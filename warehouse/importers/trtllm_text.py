@@ -15,6 +15,7 @@ A value the report prints as "None" or "N/A" is absent.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -73,7 +74,9 @@ def _value(text: str) -> Any:
         number = float(text)
     except ValueError:
         return text
-    return int(number) if re.fullmatch(r"[-+]?\d+", text) else number
+    if not math.isfinite(number):
+        return text  # read as text: the reader then refuses it where a number is needed
+    return int(text) if re.fullmatch(r"[-+]?\d+", text) else number
 
 
 def sections(text: str) -> dict[str, list[str]]:
