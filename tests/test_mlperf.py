@@ -9,6 +9,7 @@ import math
 
 import pytest
 
+from benchmarks.inputs.tool_reports import mlperf_server_summary
 from fleetplan.core.errors import InputError
 from fleetplan.warehouse.importers.base import FileInput, ImportOptions
 from fleetplan.warehouse.importers.registry import parse
@@ -16,50 +17,7 @@ from fleetplan.warehouse.ingest import ingest_paths
 from fleetplan.warehouse.preview import FileStatus
 
 BAR = "=" * 48
-SERVER = f"""{BAR}
-MLPerf Results Summary
-{BAR}
-SUT name : llama2-70b-Server-SUT
-Scenario : Server
-Mode     : PerformanceOnly
-Completed samples per second    : 50.10
-Completed tokens per second: 14000.50
-Result is : VALID
-  Performance constraints satisfied : Yes
-  Min duration satisfied : Yes
-  Min queries satisfied : Yes
-  Early stopping satisfied: Yes
-
-{BAR}
-Additional Stats
-{BAR}
-Scheduled samples per second : 50.40
-Mean latency (ns)               : 30000000000
-50.00 percentile latency (ns)   : 28000000000
-90.00 percentile latency (ns)   : 60000000000
-99.00 percentile latency (ns)   : 110000000000
-99.90 percentile latency (ns)   : 130000000000
-
-Mean First Token latency (ns)               : 200000000
-50.00 percentile first token latency (ns)   : 180000000
-99.00 percentile first token latency (ns)   : 450000000
-
-Mean Time to Output Token (ns)                : 120000000
-50.00 percentile time to output token (ns)   : 121000000
-99.00 percentile time to output token (ns)   : 146000000
-
-{BAR}
-Test Parameters Used
-{BAR}
-samples_per_query : 1
-target_qps : 50
-ttft_latency (ns): 2000000000
-tpot_latency (ns): 200000000
-min_duration (ms): 600000
-min_query_count : 100
-
-No warnings encountered during test.
-"""
+SERVER = mlperf_server_summary(target_qps=50.0)
 OFFLINE = f"""{BAR}
 MLPerf Results Summary
 {BAR}
@@ -101,11 +59,11 @@ def test_a_server_run_is_an_open_loop_level_at_its_scheduled_rate():
         "mlperf-llama2-70b",
     )
     (point,) = run.points
-    assert (point.offered_rate_rps, point.configured_rate_rps) == (50.4, 50.0)
-    assert point.request_throughput_rps == 50.1 and point.output_throughput_tps == 14000.5
+    assert (point.offered_rate_rps, point.configured_rate_rps) == (50.25, 50.0)
+    assert point.request_throughput_rps == 49.5 and point.output_throughput_tps == 14000.0
     assert (point.ttft_p99_ms, point.tpot_p99_ms, point.e2el_p50_ms) == (450.0, 146.0, 28000.0)
     assert point.ttft_mean_ms == 200.0 and point.tpot_p50_ms == 121.0
-    assert (point.duration_s, point.completed) == (600.0, 30060)  # min_duration, rate x it
+    assert (point.duration_s, point.completed) == (600.0, 29700)  # min_duration, rate x it
     assert any("states no duration or sample count" in w for w in parsed.warnings)
 
 

@@ -8,6 +8,7 @@ import math
 
 import pytest
 
+from benchmarks.inputs.tool_reports import trtllm_text_log
 from fleetplan.core.errors import UnknownFormatError
 from fleetplan.warehouse.importers.base import FileInput, ImportOptions
 from fleetplan.warehouse.importers.registry import parse
@@ -52,76 +53,7 @@ Total Latency (ms):\t\t281993.3779
 
 [07/11/2025-08:17:39] [TRT-LLM] [I] Benchmark Shutdown called!
 """
-NEW = f"""{BAR}
-= PYTORCH BACKEND
-{BAR}
-Model:\t\t\tacme/Llama-8B
-Model Path:\t\tNone
-TensorRT LLM Version:\t1.1.0
-Dtype:\t\t\tbfloat16
-KV Cache Dtype:\t\tNone
-Quantization:\t\tNone
-
-{BAR}
-= MACHINE DETAILS \n{BAR}
-NVIDIA H100 80GB HBM3, memory 79.65 GB, 2.62 GHz
-
-{BAR}
-= WORLD + RUNTIME INFORMATION \n{BAR}
-TP Size:                1
-PP Size:                1
-EP Size:                None
-Max Runtime Batch Size: 512
-Max Runtime Tokens:     8192
-Scheduling Policy:      GUARANTEED_NO_EVICT
-KV Memory Percentage:   90.00%
-Issue Rate (req/sec):   4.1520E+00
-
-{BAR}
-= REQUEST DETAILS \n{BAR}
-Number of requests:             500
-Number of concurrent requests:  31.7000
-Average Input Length (tokens):  1000.0000
-Average Output Length (tokens): 200.0000
-{BAR}
-= PERFORMANCE OVERVIEW \n{BAR}
-Request Throughput (req/sec):                     4.1200
-Total Output Throughput (tokens/sec):             824.0000
-Total Token Throughput (tokens/sec):              4944.0000
-Total Latency (ms):                               121359.2233
-Average request latency (ms):                     7650.1000
-Average time-to-first-token [TTFT] (ms):          95.4000
-Average time-per-output-token [TPOT] (ms):        37.9600
-
--- Per-Request Time-per-Output-Token [TPOT] Breakdown (ms)
-
-[TPOT] MINIMUM: 30.1000
-[TPOT] MAXIMUM: 60.2000
-[TPOT] AVERAGE: 37.9600
-[TPOT] P50    : 36.5000
-[TPOT] P90    : 44.0000
-[TPOT] P95    : 48.0000
-[TPOT] P99    : 55.0000
-
--- Per-Request Time-to-First-Token [TTFT] Breakdown (ms) \n
-[TTFT] MINIMUM: 40.0000
-[TTFT] MAXIMUM: 900.0000
-[TTFT] AVERAGE: 95.4000
-[TTFT] P50    : 80.0000
-[TTFT] P90    : 150.0000
-[TTFT] P95    : 200.0000
-[TTFT] P99    : 600.0000
-
--- Request Latency Breakdown (ms) -----------------------
-
-[Latency] P50    : 7600.0000
-[Latency] P90    : 8400.0000
-[Latency] P95    : 8700.0000
-[Latency] P99    : 9800.0000
-[Latency] MINIMUM: 6000.0000
-[Latency] MAXIMUM: 11000.0000
-[Latency] AVERAGE: 7650.1000
-"""
+NEW = trtllm_text_log()
 
 
 def _parse(text: str, **options):
