@@ -16,10 +16,10 @@ from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.importers.base import FileInput, ImportOptions, ParsedFile
 from fleetplan.warehouse.importers.registry import read_file
 from fleetplan.warehouse.preview import (
-    LOGS,
     FileStatus,
     Loader,
     Preview,
+    log_to_read,
     passed_over,
     preview_file,
     preview_files,
@@ -96,12 +96,10 @@ def _beside(name: str, options: ImportOptions) -> bytes | None:
 def _reader(path: Path, named: bool) -> Loader:
     def load(options: ImportOptions) -> FileInput:
         if not named and (what := passed_over(path.name)):
-            # a log is read when it is within the limit, for a report it may end in
-            suffix = path.suffix.lower()
-            if suffix not in LOGS or path.stat().st_size > options.size_limit():
+            if not log_to_read(path.name, path.stat().st_size, options):
                 raise NotResultsError(what, file=str(path))
-            file = read_file(path, options)
-            if what := passed_over(path.name, file.data):
+            file = read_file(path, options)  # a log, for a report it may end in
+            if passed_over(path.name, file.data):
                 raise NotResultsError(what, file=str(path))
             return file
         log.info("reading %s", path)

@@ -93,6 +93,12 @@ def passed_over(name: str, data: bytes | None = None) -> str | None:
     return f"{what} ({suffix}), not results: not read" if what else None
 
 
+def log_to_read(name: str, size: int, options: ImportOptions) -> bool:
+    """Whether a file `passed_over` by its name is read all the same, to see whether it holds a
+    report: a log (`LOGS`) within the size limit."""
+    return PurePath(name).suffix.lower() in LOGS and size <= options.size_limit()
+
+
 class FileStatus(StrEnum):
     READY = "ready"  # would be imported (a preview's answer; an import says imported)
     IMPORTED = "imported"
@@ -265,9 +271,11 @@ def preview_uploads(
 
     def loader(name: str, data: bytes) -> Loader:
         def load(options: ImportOptions) -> FileInput:
-            refuse_large(name, len(data), options)  # clients may not enforce the limit
-            if what := passed_over(name, data):  # as in a folder given to `fleetplan ingest`
+            # as in a folder given to `fleetplan ingest`: a log is read for a report in it
+            what = passed_over(name)
+            if what and (not log_to_read(name, len(data), options) or passed_over(name, data)):
                 raise NotResultsError(what, file=name)
+            refuse_large(name, len(data), options)  # clients may not enforce the limit
             return FileInput.from_bytes(name, data)
 
         return load

@@ -150,23 +150,24 @@ def sliding_window(config: Mapping, max_context: int | None) -> int | None:
     layer_types of full attention only), or where the window spans the whole context. Llama 4's
     chunked attention (`attention_chunk_size`: a token attends within its chunk, 3 layers of 4)
     is such a window too: vLLM caches at most a chunk for those layers."""
-    window = config.get("sliding_window")
-    chunk = config.get("attention_chunk_size")
-    if (not isinstance(window, int) or window <= 0) and isinstance(chunk, int) and chunk > 0:
-        window = chunk if not isinstance(chunk, bool) else None
-        if window is not None and max_context is not None and window >= max_context:
-            return None
-        return window
-    if not isinstance(window, int) or isinstance(window, bool) or window <= 0:
+    window, chunk = config.get("sliding_window"), config.get("attention_chunk_size")
+    if _count(window) is None:
+        window = _count(chunk)  # a chunk: no use_sliding_window or layer_types turns it off
+    elif config.get("use_sliding_window") is False or (
+        isinstance(kinds := config.get("layer_types"), list) and "sliding_attention" not in kinds
+    ):
         return None
-    if config.get("use_sliding_window") is False:
-        return None
-    kinds = config.get("layer_types")
-    if isinstance(kinds, list) and "sliding_attention" not in kinds:
+    if window is None:
         return None
     if max_context is not None and window >= max_context:
         return None
     return window
+
+
+def _count(value: object) -> int | None:
+    """A positive whole number of tokens, else None (a bool is not one)."""
+    ok = isinstance(value, int) and not isinstance(value, bool) and value > 0
+    return value if ok else None
 
 
 def window_words(architecture: Architecture) -> str:

@@ -33,6 +33,15 @@ BANNER = re.compile(r"^={20,}\s*\n= ?PERFORMANCE OVERVIEW\s*\n={20,}", re.MULTIL
 MLPERF = re.compile(r"^={20,}\s*\nMLPerf Results Summary\s*\n={20,}", re.MULTILINE)
 
 
+_KEY_VALUE = re.compile(r"^\s*(?P<key>[^:\n]*?[^:\s])\s*:\s*(?P<value>\S.*?)\s*$")
+
+
+def key_value(line: str) -> tuple[str, str] | None:
+    """A banner report's `Key : value` line as (key, value), stripped; None for another line."""
+    match = _KEY_VALUE.match(line)
+    return (match["key"].strip(), match["value"]) if match else None
+
+
 def banner_report(data: bytes) -> bool:
     """Whether text (a log a folder would pass over) holds a banner report to read."""
     text = data.decode("utf-8", errors="replace")

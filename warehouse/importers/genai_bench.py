@@ -195,7 +195,7 @@ def _from_requests(
         for r in rows
         if isinstance(r, dict)
         and r.get("error_code") is None
-        and all(_finite(r.get(k)) for k in ("ttft", "e2e_latency", "num_output_tokens"))
+        and all(finite(r.get(k)) is not None for k in ("ttft", "e2e_latency", "num_output_tokens"))
     ]
     if len(good) != completed:
         warnings.append(
@@ -208,12 +208,6 @@ def _from_requests(
         ttft_s=np.array([r["ttft"] for r in good], dtype=float) * seconds,
         e2el_s=np.array([r["e2e_latency"] for r in good], dtype=float) * seconds,
         output_tokens=np.array([r["num_output_tokens"] for r in good], dtype=float),
-        itl_s=np.array([], dtype=float),
+        itl_s=np.array([], dtype=float),  # genai-bench keeps no ITL: unknown
     )
-    stats = timings.latency_stats()
-    stats |= {k: None for k in stats if k.startswith("itl_")}  # genai-bench keeps no ITL
-    return stats, StatsSource.RECOMPUTED
-
-
-def _finite(value: Any) -> bool:
-    return finite(value) is not None
+    return timings.latency_stats(), StatsSource.RECOMPUTED

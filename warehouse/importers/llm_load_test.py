@@ -112,10 +112,9 @@ def parse(document: Document, source: FileInput, options: ImportOptions) -> Pars
         ttft_s=np.array([ttfts[i] for i in good], dtype=float),
         e2el_s=np.array([e2els[i] for i in good], dtype=float),
         output_tokens=np.array([outs[i] for i in good], dtype=float),
-        itl_s=np.array([], dtype=float),
+        itl_s=np.array([], dtype=float),  # no chunk gaps in the file: ITL unknown
     )
     stats = timings.latency_stats()
-    stats |= {k: None for k in stats if k.startswith("itl_")}  # no chunk gaps in the file
     log = build(
         RequestLog,
         file,

@@ -41,7 +41,7 @@ from fleetplan.warehouse.importers.base import (
     hardware,
     model_name,
 )
-from fleetplan.warehouse.importers.document import MLPERF, Document
+from fleetplan.warehouse.importers.document import MLPERF, Document, key_value
 
 IMPORTER = "mlperf-loadgen"
 VERSION = "1"
@@ -57,7 +57,6 @@ BENCHMARK_MODELS = {
     "gptj": "EleutherAI/gpt-j-6b",
     "deepseek-r1": "deepseek-ai/DeepSeek-R1",
 }
-_LINE = re.compile(r"^\s*(?P<key>[^:\n]*?[^:\s])\s*:\s*(?P<value>\S.*?)\s*$")
 _PERCENTILE = re.compile(r"^(?P<p>\d+\.\d+) percentile (?P<what>.+) \(ns\)$")
 _STATS = {"50.00": "p50", "90.00": "p90", "95.00": "p95", "99.00": "p99"}
 _METRICS = {
@@ -75,11 +74,10 @@ def detect(document: Document) -> bool:
 
 
 def _values(text: str) -> dict[str, str]:
+    """The summary's `key : value` lines by key in lower case (LoadGen's case varies)."""
     out: dict[str, str] = {}
-    for line in text.splitlines():
-        match = _LINE.match(line)
-        if match:
-            out.setdefault(match["key"].strip().lower(), match["value"].strip())
+    for pair in filter(None, map(key_value, text.splitlines())):
+        out.setdefault(pair[0].lower(), pair[1])
     return out
 
 
@@ -108,7 +106,7 @@ def _latencies(values: dict[str, str]) -> dict[str, float | None]:
         ("tpot", ("mean time to output token (ns)", "mean time per output token (ns)")),
     ):
         stats[f"{metric}_mean_ms"] = next(
-            (_ms(values[k]) for k in keys if k in values and _ms(values[k]) is not None), None
+            (ms for k in keys if (ms := _ms(values.get(k, ""))) is not None), None
         )
     return stats
 
@@ -202,7 +200,7 @@ def parse(document: Document, source: FileInput, options: ImportOptions) -> Pars
         points=(point,),
     )
     derived = {"duration_s", "completed", "requests_sent"} if scenario == "Server" else set()
-    return Parsed([run], notes, frozenset(derived | {"duration_s"}))
+    return Parsed([run], notes, frozenset({"duration_s", *derived}))
 
 
 def _benchmark(path: PurePath, sut: str) -> str | None:

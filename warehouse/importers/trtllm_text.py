@@ -19,8 +19,9 @@ import math
 import re
 from typing import Any
 
+from fleetplan.warehouse.importers.document import key_value
+
 _TITLE = re.compile(r"^= ?(?P<title>[A-Z][A-Z +/()-]*?)\s*$")
-_VALUE = re.compile(r"^(?P<key>[A-Za-z][^:\[\]]*?(?:\[[^\]]*\][^:]*?)?)\s*:\s*(?P<value>\S.*?)\s*$")
 _PERCENTILE = re.compile(
     r"^\[(?P<metric>Latency|TTFT|TPOT)\]\s+(?P<stat>[A-Z0-9]+)\s*:\s*(?P<value>\S+)"
 )
@@ -135,10 +136,9 @@ def report(text: str) -> dict[str, Any]:
 
 def _pairs(lines: list[str], names: dict[str, str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for line in lines:
-        match = _VALUE.match(line)
-        if match and match["key"].strip() in names:
-            out.setdefault(names[match["key"].strip()], _value(match["value"]))
+    for key, value in filter(None, map(key_value, lines)):
+        if key in names:
+            out.setdefault(names[key], _value(value))
     return out
 
 

@@ -347,9 +347,10 @@ def _offered_rate(reader: Reader) -> float | None:
 
 def _reported_stats(reader: Reader) -> dict[str, float | None]:
     stats: dict[str, float | None] = {}
+    # vLLM 0.6.0 named the E2EL `latency` (mean_latency_ms, p99_latency_ms)
+    e2el = "latency" if _old_e2el(reader) else "e2el"
     for metric in LATENCY_METRICS:
-        # vLLM 0.6.0 named the E2EL `latency` (mean_latency_ms, p99_latency_ms)
-        named = "latency" if metric == "e2el" and _old_e2el(reader) else metric
+        named = e2el if metric == "e2el" else metric
         stats[f"{metric}_mean_ms"] = reader.number(f"mean_{named}_ms")
         p50 = reader.number(f"p50_{named}_ms")
         stats[f"{metric}_p50_ms"] = p50 if p50 is not None else reader.number(f"median_{named}_ms")

@@ -130,10 +130,10 @@ def _idle(avgs: dict[str, float | None]) -> bool:
     """Idle throughout: no utilisation and no memory beyond the driver's, by every figure the
     file has of the two (one at least)."""
     utilisation = [avgs.get(k) for k in ("gpu_utilization", "gpu_util") if avgs.get(k) is not None]
-    memory = [avgs.get(k) for k in ("gpu_memory_used",) if avgs.get(k) is not None]
-    if not utilisation and not memory:
+    memory = avgs.get("gpu_memory_used")
+    if not utilisation and memory is None:
         return False
-    return all(u <= 0 for u in utilisation) and all(m < IDLE_GB for m in memory)
+    return all(u <= 0 for u in utilisation) and (memory is None or memory < IDLE_GB)
 
 
 def _dict(value: Any) -> dict:
