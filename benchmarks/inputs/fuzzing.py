@@ -65,10 +65,9 @@ def seed_files() -> dict[str, tuple[str, bytes]]:
     files["llm-load-test"] = ("output.json", json.dumps(output).encode())
     files["mlperf"] = ("mlperf_log_summary.txt", mlperf_server_summary().encode())
     files["trtllm-bench-log"] = ("trtllm.log", trtllm_text_log().encode())
-    files["inferencex-sessions"] = (
-        "agentic.json",
-        json.dumps(inferencex_session_result()).encode(),
-    )
+    # on the GPU the fuzz and the consistency check name, as the together runner's seed is
+    sessions = inferencex_session_result() | {"hw": "rtx-4090"}
+    files["inferencex-sessions"] = ("agentic.json", json.dumps(sessions).encode())
     if SHARED is not None:
         files |= _inferencex(SHARED)
         files["llmperf"] = next(_files(SHARED / "llmperf-2023-08-31", "*_summary.json"))
