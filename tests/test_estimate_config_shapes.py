@@ -69,7 +69,7 @@ def test_per_layer_lists_of_one_value_and_another_familys_top_k():
 @pytest.mark.parametrize(
     ("extra", "key", "words"),
     [
-        ({"attn_type_list": [0] * 7 + [1]}, "attn_type_list", "7 of 8 layers linear"),
+        ({"layer_types": ["conv", "full_attention"] * 31}, "layer_types", "(conv)"),  # LFM2
         ({"block_configs": [{"attention": {}}]}, "block_configs", "a shape of its own"),
     ],
 )

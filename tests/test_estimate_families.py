@@ -252,8 +252,7 @@ def test_a_sliding_window_is_read_where_the_engine_keeps_one(extra, window):
 @pytest.mark.parametrize(
     ("config", "key"),
     [
-        ({"model_type": "mamba", "hidden_size": 2560, "num_hidden_layers": 64, "state_size": 16},
-         "state_size"),
+        ({"model_type": "mamba", "hidden_size": 2560, "num_hidden_layers": 64}, "state_size"),
         ({"model_type": "rwkv", "hidden_size": 4096, "num_hidden_layers": 32,
           "attention_hidden_size": 4096}, "attention_hidden_size"),
         ({"model_type": "xlstm", "embedding_dim": 4096, "num_blocks": 32}, "model_type"),

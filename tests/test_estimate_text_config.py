@@ -93,21 +93,26 @@ def test_llama_4_scout_counts_its_shared_expert_and_its_model_cards_17_billion_a
         (
             {"layer_types": ["linear_attention"] * 3 + ["full_attention"]}
             | {"linear_num_value_heads": 32},
-            "layer_types",
+            "linear_num_key_heads",
         ),
-        ({"attn_layer_period": 8, "attn_layer_offset": 4}, "attn_layer_period"),  # Jamba
-        ({"hybrid_override_pattern": "M-M-M*-"}, "hybrid_override_pattern"),  # Nemotron-H
+        ({"attn_layer_period": 8, "attn_layer_offset": 4}, "mamba_d_state"),  # Jamba
+        ({"hybrid_override_pattern": "M-M-M*-"}, "ssm_state_size"),  # Nemotron-H
     ],
 )
-def test_a_hybrid_model_is_refused_naming_the_key(extra, key):
+def test_a_hybrid_model_lacking_its_states_shape_is_refused_naming_the_key(extra, key):
+    """Hybrids are sized (tests/test_estimate_hybrid.py); one whose recurrent layers' shape the
+    config.json does not give is refused naming the first key missing, bytes given or not."""
     from fleetplan.core.errors import InputError
 
     dense = dict(text_config(GEMMA3_27B))
     with pytest.raises(InputError) as error:
         architecture_from_config("acme/hybrid", dense | extra, source="test")
     assert error.value.field == key and "recurrent state" in error.value.reason
-    # sliding-window layers are attention (counted whole), and given bytes go on
+    # sliding-window layers are attention (counted whole)
     sliding = dense | {"layer_types": ["sliding_attention"] * 5 + ["full_attention"]}
     assert architecture_from_config("acme/sw", sliding, source="test").kv_heads == 16
+    # given weights do not size the state: still refused
     given = dense | extra | {"fleetplan_weight_bytes": 30e9}
-    assert architecture_from_config("acme/h", given, source="test").weight_bytes == 30e9
+    with pytest.raises(InputError) as error:
+        architecture_from_config("acme/h", given, source="test")
+    assert error.value.field == key

@@ -234,6 +234,11 @@ def envelope_text(report: CapacityReport) -> list[str]:
         "bound); the engine allocates about "
         f"{_bound(bounds.engine_kv_tokens, 0)} (vLLM at memory utilisation 0.9)"
     )
+    if bounds.recurrent is not None and bounds.state_bytes_per_sequence is not None:
+        lines.append(
+            f"  {bounds.state_bytes_per_sequence / 2**20:,.1f} MiB of state per sequence beside "
+            f"its KV ({bounds.recurrent}): the sequences below hold both"
+        )
     if not bounds.weights_fit:
         lines.append("  the model's weights do not fit in this server's GPU memory")
     lines.append(
@@ -284,7 +289,7 @@ def estimate_text(report: CapacityReport) -> str:
     lines += [
         f"GPU:           {block.gpu_basis}",
         f"Traffic:       {block.traffic}",
-        f"KV cache:      {_bound(kv, 0)} tokens per server (memory x 0.9 - weights - reserve)",
+        *_kv_lines(report.bounds, kv),
         *_kv_caveat(report),
         "",
         "Simulated curve (open-loop Poisson):",
@@ -300,6 +305,31 @@ def estimate_text(report: CapacityReport) -> str:
         f"Method:        {block.method}",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _kv_lines(bounds, kv: float | None) -> list[str]:
+    """The estimate's KV cache line (what memory it is: a vision encoder's taken out), and a
+    hybrid's state line."""
+    vision = bounds.vision_encoder_gb if bounds is not None else None
+    taken = f" - vision encoder {vision:,.2f} GB" if vision else ""
+    state = bounds.state_bytes_per_sequence if bounds is not None else None
+    recurrent = bounds.recurrent if bounds is not None else None
+    if recurrent is not None and "no attention layer" in recurrent:
+        line = (
+            f"KV cache:      none (no attention layer): room for {_bound(kv, 0)} sequences' "
+            f"states per server (memory x 0.9 - weights{taken} - reserve)"
+        )
+    else:
+        line = (
+            f"KV cache:      {_bound(kv, 0)} tokens per server (memory x 0.9 - weights{taken} "
+            "- reserve)"
+        )
+    if recurrent is None or state is None:
+        return [line]
+    return [
+        line,
+        f"State:         {state / 2**20:,.1f} MiB per sequence beside its KV: {recurrent}",
+    ]
 
 
 def _kv_caveat(report) -> list[str]:

@@ -147,6 +147,13 @@ class ServerEnvelope(_Schema):
     engine_kv_tokens: float | None = None
     flagged: int  # levels claiming more than a bound allows
     note: str | None = None  # why there are none, where there are none
+    # A hybrid or recurrent model: its recurrent layers in words, and the bytes of the state
+    # each sequence keeps in them (beside its attention layers' KV); None for attention only.
+    # Without attention layers, kv_tokens counts the sequences whose states the memory holds.
+    recurrent: str | None = None
+    state_bytes_per_sequence: float | None = None
+    # Memory a vision encoder takes beside the weights (not read by text requests), GB.
+    vision_encoder_gb: float | None = None
 
 
 class CapacityReport(_Schema):
@@ -437,8 +444,21 @@ def server_envelope_of(
         levels=levels,
         flagged=sum(1 for level in levels if level.flags),
         note=note,
+        **model_memory(architecture),
         **common,
     )
+
+
+def model_memory(architecture: Architecture) -> dict:
+    """The `ServerEnvelope` fields of what besides the weights and the KV cache takes memory:
+    a hybrid's states, a vision encoder."""
+    found: dict = {}
+    if architecture.recurrent is not None:
+        found["recurrent"] = architecture.recurrent
+        found["state_bytes_per_sequence"] = architecture.state_bytes
+    if architecture.resident_bytes > 0:
+        found["vision_encoder_gb"] = architecture.resident_bytes / 1e9
+    return found
 
 
 def engine_kv_tokens(architecture: Architecture, rows: pd.DataFrame) -> float | None:

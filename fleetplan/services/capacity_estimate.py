@@ -18,6 +18,7 @@ from fleetplan.services.capacity import (
     LatencyTargets,
     ServerEnvelope,
     capacity_report,
+    model_memory,
 )
 from fleetplan.services.envelope import bundled_architectures
 from fleetplan.services.estimate import (
@@ -70,7 +71,8 @@ def estimate_report(
     architectures[query.model.lower()] = shape.architecture
     traffic, label, words = traffic_of(points, query)
     fit, borrowed = fit_for(calibrations(points, architectures), spec, points, architectures)
-    band = band_for(borrowed, spec.gpu_id, moe=shape.architecture.routed)
+    arch = shape.architecture
+    band = band_for(borrowed, spec.gpu_id, moe=arch.routed, hybrid=arch.recurrent is not None)
     prediction = prediction_for(shape, spec, query.gpu_count, fit, traffic)
     where = f"{query.model} on {query.gpu_count}x {spec.gpu_id}"
     if prediction is None:
@@ -116,6 +118,7 @@ def estimate_report(
             levels=[],
             flagged=0,
             note=KV_NOTE + window_words(shape.architecture),
+            **model_memory(arch),
         ),
         estimate=block,
     )

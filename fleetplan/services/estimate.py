@@ -43,6 +43,7 @@ from fleetplan.planner.estimate.queueing import predict_queue
 from fleetplan.planner.estimate.serving import (
     Server,
     Shape,
+    engine_units,
     kv_cache_tokens,
     transfer_words,
 )
@@ -120,12 +121,48 @@ MOE_METHOD = (
 )
 
 
+HYBRID = " (hybrid: band borrowed)"
+HYBRID_METHOD = (
+    "; a hybrid (layers keeping a recurrent state): a sequence holds its state beside its "
+    "attention layers' KV (vLLM's shared pages: each state a page, the attention blocks as "
+    "large) and each decode step reads and writes the batch's states; its efficiencies were "
+    "fitted on attention models"
+)
+
+
 def method_words(shape: Shape) -> str:
-    """What an estimate of `shape` rests on, in words (`METHOD`, and the experts' rule)."""
-    return METHOD + (MOE_METHOD if shape.architecture.routed else "")
+    """What an estimate of `shape` rests on, in words (`METHOD`, the experts' rule and a
+    hybrid's states)."""
+    arch = shape.architecture
+    return (
+        METHOD
+        + (MOE_METHOD if arch.routed else "")
+        + (HYBRID_METHOD if arch.recurrent is not None else "")
+    )
 
 
 def band_for(
+    borrowed: Borrowed,
+    gpu_id: str,
+    method: str = "simulation",
+    *,
+    moe: bool = False,
+    hybrid: bool = False,
+) -> EstimateError | None:
+    """`_band_for`'s band; of a hybrid (`hybrid`: recurrent layers beside or instead of
+    attention), no hybrid model was measured: the band is borrowed from attention models',
+    and says so (its kind ends with `HYBRID`)."""
+    band = _band_for(borrowed, gpu_id, method, moe=moe)
+    if band is None or not hybrid:
+        return band
+    words = (
+        "; a hybrid (recurrent layers keeping a state): no hybrid model was measured or "
+        "validated, the band is borrowed from attention models'"
+    )
+    return band.model_copy(update={"source": band.source + words, "kind": band.kind + HYBRID})
+
+
+def _band_for(
     borrowed: Borrowed, gpu_id: str, method: str = "simulation", *, moe: bool = False
 ) -> EstimateError | None:
     """The validation's band for an estimate of this kind and method ("simulation", or
@@ -353,7 +390,7 @@ def prediction_for(
             server, fit.efficiencies, traffic, gpu_count=count, kv_tokens_per_replica=kv
         )
     longest = traffic.input_tokens + traffic.output_tokens
-    if traffic.max_total is None and longest > kv:
+    if traffic.max_total is None and engine_units(arch, longest) > kv:
         raise InputError(
             f"a request of {traffic.input_tokens:,.0f} + {traffic.output_tokens:,.0f} tokens "
             f"does not fit the KV cache of {kv:,.0f} tokens that {count}x {gpu.gpu_id} holds "

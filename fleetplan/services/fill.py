@@ -51,6 +51,7 @@ SOURCE = "fleetplan estimate"
 METHOD = "queue"
 METHOD_WORDS = "queueing approximation of the serving model's simulation"
 MOE_WORDS = " (a mixture of experts: its routed experts read in part)"
+HYBRID_WORDS = " (a hybrid: each sequence's recurrent state held and read beside its KV)"
 FIT_COUNTS = (2, 4, 8)
 
 
@@ -191,9 +192,9 @@ def _estimated(points, fits, shape, spec, count, model_id, shape_key) -> pd.Data
     prediction = prediction_for(shape, spec, count, fit, traffic, method=METHOD)
     if prediction is None:
         return None
-    moe = shape.architecture.routed
-    band = band_for(borrowed, spec.gpu_id, method=METHOD, moe=moe)
-    method_words = METHOD_WORDS + (MOE_WORDS if moe else "")
+    moe, hybrid = shape.architecture.routed, shape.architecture.recurrent is not None
+    band = band_for(borrowed, spec.gpu_id, method=METHOD, moe=moe, hybrid=hybrid)
+    method_words = METHOD_WORDS + (MOE_WORDS if moe else "") + (HYBRID_WORDS if hybrid else "")
     error = {"borrowed": borrowed.words, "traffic": words, "method": method_words}
     if band is not None:
         error |= {

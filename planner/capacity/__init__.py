@@ -12,7 +12,9 @@
   `experts`: a mixture of experts' layout; `config_keys`: a config.json's numbers, checked;
   `config_families`: the names other model families give them (GPT-2, Falcon, MPT, ChatGLM,
   DBRX, ERNIE), their two-matrix MLPs and tied embeddings; `vision`: a multimodal model's
-  vision encoder, in memory but not read by a text request's steps.
+  vision encoder, in memory but not read by a text request's steps; `recurrent`: a hybrid's or
+  recurrent model's layers that keep a state per sequence (Mamba, Mamba 2, Gated DeltaNet,
+  lightning attention), the state's bytes and those layers' parameters.
 - `envelope`: a server's physical envelope (KV cache, decode bandwidth) from the model's shape
   and the GPUs' memory and bandwidth (`level_flags`).
 - `intervals`: where two configurations' capacity intervals overlap (the data cannot rank them).

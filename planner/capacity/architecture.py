@@ -2,7 +2,9 @@
 (`planner.estimate`) need of it, read from its Hugging Face config.json
 (`architecture_from_config`) or the bundled table (`architectures_from_table`,
 `sample_data/models/architectures.toml`): layers, KV heads, head dimension, dtypes, the weights'
-bytes and, of a mixture of experts, its experts (`config_experts`), in any family's names of
+bytes and, of a mixture of experts, its experts (`config_experts`), of a hybrid or recurrent
+model its layers that keep a state per sequence and the state's bytes (`recurrent`: Mamba,
+Mamba 2, Gated DeltaNet, lightning attention), in any family's names of
 them (`config_families`); with the tensor-parallel
 sizes an engine splits it into (`tensor_parallel_problem`). A figure it lacks is unknown, and a
 config.json it cannot size is refused naming the key.
@@ -24,6 +26,7 @@ from fleetplan.planner.capacity.config_keys import ALIASES, check_whole, positiv
 from fleetplan.planner.capacity.experts import Experts, config_experts, unused_dense_width
 from fleetplan.planner.capacity.latent_attention import config_latent
 from fleetplan.planner.capacity.quantization import kv_cache_bits, quantized_weights
+from fleetplan.planner.capacity.recurrent import Recurrent, config_recurrent
 from fleetplan.planner.capacity.vision import vision_parameters
 
 FLOAT32_BYTES = 4.0
@@ -85,12 +88,43 @@ class Architecture:
     # Bytes in memory that no step reads (a multimodal model's vision encoder, which text
     # requests never run: `vision`): they take room from the KV cache, not time from a step.
     resident_bytes: float = 0.0
+    # A hybrid or recurrent model (`recurrent`): the layers that cache KV (None: all `layers`),
+    # the bytes of the state each sequence keeps in its other layers (all of them together),
+    # how many layers keep it, and what they are, in words.
+    attention_layers: int | None = None
+    state_bytes: float = 0.0
+    recurrent_layers: int = 0
+    recurrent: str | None = None
 
     @property
     def kv_bytes_per_token(self) -> float:
+        """A token's keys and values, over the layers that cache them (0: no attention)."""
+        layers = self.layers if self.attention_layers is None else self.attention_layers
         if self.latent_kv:
-            return self.layers * self.latent_kv * self.kv_bytes
-        return 2.0 * self.layers * self.kv_heads * self.head_dim * self.kv_bytes
+            return layers * self.latent_kv * self.kv_bytes
+        return 2.0 * layers * self.kv_heads * self.head_dim * self.kv_bytes
+
+    @property
+    def cache_unit_bytes(self) -> float:
+        """The bytes a unit of the cache counts (`serving.kv_cache_tokens`): a token's KV; of a
+        model with no attention layer, one sequence's state (its cache counts sequences)."""
+        return self.kv_bytes_per_token or self.state_bytes or 1.0
+
+    @property
+    def token_units(self) -> float:
+        """Units of the cache a token of context takes: 1, or 0 without attention layers."""
+        return 1.0 if self.kv_bytes_per_token > 0 else 0.0
+
+    @property
+    def state_units(self) -> float:
+        """Units of the cache a sequence's recurrent state takes beside its context's tokens
+        (the state in tokens of KV; 1 without attention layers; 0 for attention only)."""
+        return self.state_bytes / self.cache_unit_bytes
+
+    def sequence_units(self, context: float) -> float:
+        """Units of the cache a sequence holding `context` tokens takes: its tokens' KV and
+        its state."""
+        return context * self.token_units + self.state_units
 
     @property
     def routed(self) -> bool:
@@ -236,82 +270,48 @@ def expert_parameters(config: Mapping) -> float:
 
 def _parameter_parts(config: Mapping) -> tuple[float, float, float] | None:
     """(all parameters, the routed experts' among them, the embeddings' among them: input and
-    output), None where a figure is missing."""
+    output), None where a figure is missing. A hybrid's (`recurrent`) attention layers count
+    attention, its recurrent layers their mixers, and the layers with an MLP theirs."""
     hidden = shape_count(config, "hidden_size", "n_embd")
     layers = shape_count(config, "num_hidden_layers", "n_layer")
     heads = shape_count(config, "num_attention_heads", "n_head")
     vocab = shape_count(config, "vocab_size")
+    rec = config_recurrent(config, layers=layers and int(layers), hidden=hidden, heads=heads)
     experts = config_experts(config)
+    mlp_layers = layers if rec is None or rec.mlp_layers is None else rec.mlp_layers
     inter = None if unused_dense_width(config) else shape_count(config, "intermediate_size")
+    if rec is not None and rec.mlp_layers == 0:
+        inter, experts = 0.0, None
+    if rec is not None and not rec.attention_layers:
+        heads = heads or 1.0  # no attention: its heads count nothing
     if None in (hidden, layers, heads, vocab) or (inter is None and experts is None):
         return None
+    attention_layers = layers if rec is None else rec.attention_layers
     kv_heads = shape_count(config, "num_key_value_heads") or heads
     head_dim = shape_count(config, "head_dim") or hidden / heads
     attention = 2 * hidden * heads * head_dim + 2 * hidden * kv_heads * head_dim
+    if rec is not None and rec.gated_attention:  # the query projection also makes the gate
+        attention += hidden * heads * head_dim
     latent = config_latent(config, hidden, heads)
     if latent is not None:
         attention = latent.parameters
     tied = bool(config.get("tie_word_embeddings", ties_by_default(config)))
     embeddings = vocab * hidden * (1 if tied else 2)
+    mixers = attention_layers * attention + (rec.layers * rec.mixer_parameters if rec else 0.0)
+    matrices = mlp_matrices(config)
     if experts is None:
-        mlp = mlp_matrices(config) * hidden * inter
-        return embeddings + layers * (attention + mlp), 0.0, embeddings
-    routed = experts.layers * experts.count * 3 * hidden * experts.width
-    dense_layers = layers - experts.layers
+        mlp = matrices * hidden * inter
+        return embeddings + mixers + mlp_layers * mlp, 0.0, embeddings
+    if rec is not None and rec.expert_layers is not None:
+        experts = replace(experts, layers=rec.expert_layers)
+    routed = experts.layers * experts.count * matrices * hidden * experts.width
+    dense_layers = mlp_layers - experts.layers
     if dense_layers and experts.dense_width is None:
         return None
-    dense = dense_layers * 3 * hidden * (experts.dense_width or 0.0)
-    per_expert_layer = 3 * hidden * experts.shared_width + hidden * experts.count
-    total = embeddings + layers * attention + dense + routed + experts.layers * per_expert_layer
+    dense = dense_layers * matrices * hidden * (experts.dense_width or 0.0)
+    per_expert_layer = matrices * hidden * experts.shared_width + hidden * experts.count
+    total = embeddings + mixers + dense + routed + experts.layers * per_expert_layer
     return total, routed, embeddings
-
-
-# Layer kinds whose cache is a key and a value per token (a sliding window's or a chunk's is
-# counted whole: more than the engine keeps, so the bounds stay bounds and the cache smaller)
-ATTENTION_LAYERS = ("full_attention", "sliding_attention", "chunked_attention", "attention")
-# Keys of hybrid models whose other layers keep a recurrent state instead (Mamba, Jamba,
-# Nemotron-H, Qwen3-Next's linear attention): neither their weights nor their cache is sized here
-HYBRID_KEYS = (
-    "linear_num_value_heads",
-    "mamba_d_state",
-    "mamba_expand",
-    "ssm_cfg",
-    "attn_layer_period",
-    "hybrid_override_pattern",
-    "state_size",  # Mamba, Mamba 2, Falcon Mamba: no attention at all
-    "attention_hidden_size",  # RWKV
-)
-# Families whose layers keep a state and no KV cache at all, known by name (xLSTM says no key).
-RECURRENT_FAMILIES = frozenset({"mamba", "mamba2", "falcon_mamba", "rwkv", "xlstm"})
-
-
-def _attention_only(config: Mapping) -> None:
-    """Refuse, naming the key, a hybrid or recurrent model (layers that keep a recurrent state,
-    not a KV cache): its weights and its cache are not the attention layers' fleetplan counts."""
-    # a kind of layer other than attention in layer_types (RecurrentGemma: block_types)
-    other_kinds = {
-        name: sorted({str(k) for k in kinds} - set(ATTENTION_LAYERS))
-        for name in ("layer_types", "block_types")
-        if isinstance(kinds := config.get(name), list)
-    }
-    key = next((name for name, other in other_kinds.items() if other), None)
-    other = other_kinds[key] if key else []
-    key = key or next((k for k in HYBRID_KEYS if k in config), None)
-    kinds = config.get("attn_type_list")  # MiniMax-M1: 0 a lightning (linear) layer, 1 softmax
-    if key is None and isinstance(kinds, list) and 0 in kinds:
-        key, other = "attn_type_list", [f"{kinds.count(0)} of {len(kinds)} layers linear"]
-    if key is None and str(config.get("model_type", "")).lower() in RECURRENT_FAMILIES:
-        key, other = "model_type", [str(config["model_type"])]
-    if key is None:
-        return
-    shown = f" ({', '.join(other)})" if other else ""
-    raise InputError(
-        f"{key}{shown} in the model's config.json: a model whose layers (some or all) keep a "
-        "recurrent state (linear attention, Mamba, RWKV), not a KV cache; fleetplan sizes "
-        "attention layers only (give fleetplan_weight_bytes to size its weights; its cache "
-        "would still be counted as attention's)",
-        field=key,
-    )
 
 
 def text_config(config: Mapping) -> Mapping:
@@ -352,8 +352,6 @@ def architecture_from_config(
     counts, applied to given bytes too) is what a step reads only in part."""
     vision = vision_parameters(config)
     config = model_config(config)
-    if config.get("fleetplan_weight_bytes") is None:
-        _attention_only(config)
     if isinstance(config.get("block_configs"), list):
         raise InputError(
             "block_configs in the model's config.json: each layer has a shape of its own "
@@ -361,8 +359,7 @@ def architecture_from_config(
             "fleetplan sizes models whose layers share one shape",
             field="block_configs",
         )
-    layers = shape_count(config, "num_hidden_layers", "n_layer")
-    heads = shape_count(config, "num_attention_heads", "n_head")
+    layers, heads, rec = _layers_and_heads(config)
     if layers is None or heads is None:
         missing = "num_hidden_layers" if layers is None else "num_attention_heads"
         others = " or ".join(ALIASES[missing])
@@ -425,6 +422,7 @@ def architecture_from_config(
             "as whole "
             "attention (vLLM caches only the window: past it, the cache here is understated)"
         )
+    hybrid = _hybrid_fields(rec, element)
     return Architecture(
         model=model,
         layers=int(layers),
@@ -432,7 +430,7 @@ def architecture_from_config(
         head_dim=int(head_dim),
         kv_bytes=kv_element,
         weight_bytes=weights.weight_bytes,
-        source=source + served + weights.words,
+        source=source + served + hybrid.pop("words") + weights.words,
         heads=int(heads),
         max_context=max_context,
         experts=experts.count if experts is not None else None,
@@ -442,7 +440,38 @@ def architecture_from_config(
         latent_kv=latent.cached if latent is not None else None,
         sliding_window=window,
         resident_bytes=vision * element,
+        **hybrid,
     )
+
+
+def _layers_and_heads(config: Mapping) -> tuple[float | None, float | None, Recurrent | None]:
+    """The layers, the attention heads and the recurrent layers (`recurrent`) of a config.json
+    read as the standard names. A model without attention layers splits over GPUs by its
+    state's heads (Mamba 2's, as `num_heads`), else by none (Mamba 1: one GPU)."""
+    layers = shape_count(config, "num_hidden_layers", "n_layer")
+    heads = shape_count(config, "num_attention_heads", "n_head")
+    hidden = config_width(config)
+    rec = config_recurrent(config, layers=layers and int(layers), hidden=hidden, heads=heads)
+    if rec is not None and not rec.attention_layers:
+        heads = heads or 1.0
+        layers = layers or float(rec.total_layers)
+    return layers, heads, rec
+
+
+def _hybrid_fields(rec: Recurrent | None, element: float) -> dict:
+    """`Architecture`'s fields of a hybrid's recurrent layers (none for attention only), with
+    the words of its source ("words"): the convolution state at the model's `element` bytes,
+    the SSM state at its own dtype's where the config.json names one."""
+    if rec is None:
+        return {"words": ""}
+    state = rec.state_bytes(element, dtype_bytes(rec.ssm_dtype))
+    return {
+        "words": f"; {rec.words}: {state / 2**20:,.1f} MiB of state per sequence",
+        "attention_layers": rec.attention_layers,
+        "state_bytes": state,
+        "recurrent_layers": rec.layers,
+        "recurrent": rec.words,
+    }
 
 
 @dataclass(frozen=True, slots=True)

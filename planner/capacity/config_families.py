@@ -38,6 +38,7 @@ TWO_MATRIX_MLP = frozenset(
         "phi",
         "persimmon",
         "nemotron",
+        "nemotron_h",  # its MLP blocks and its experts alike (squared ReLU)
         "arcee",
     }
 )
@@ -158,6 +159,7 @@ def standard_config(config: Mapping) -> Mapping:
         if width is not None:
             out["intermediate_size"] = int(width)
     out.update(_ernie_expert_layers(config, out))
+    out.update(_shared_mlp(config))
     out.pop("ffn_config", None)  # read above: DBRX's experts are now the standard keys
     return out
 
@@ -200,6 +202,21 @@ def _default_mlp_width(config: Mapping, hidden: float) -> float | None:
             return width
         return None
     return 4.0 * hidden if family(config) in FOUR_X_MLP else None
+
+
+def _shared_mlp(config: Mapping) -> dict:
+    """A shared expert named otherwise (Nemotron 3's moe_shared_expert_intermediate_size,
+    Granite 4.0-H's and MiniMax's shared_intermediate_size) as Qwen-MoE names it; Granite's
+    shared MLP without routed experts is its dense MLP."""
+    for name in ("moe_shared_expert_intermediate_size", "shared_intermediate_size"):
+        width = config.get(name)
+        if width is None or config.get("shared_expert_intermediate_size") is not None:
+            continue
+        routed = config.get("num_local_experts", config.get("n_routed_experts"))
+        if family(config) == "granitemoehybrid" and routed in (None, 0):
+            return {"intermediate_size": width}
+        return {"shared_expert_intermediate_size": width, "n_shared_experts": None}
+    return {}
 
 
 def _ernie_expert_layers(config: Mapping, standard: Mapping) -> dict:

@@ -35,6 +35,16 @@ the weights, the most memory left for the cache), so r = n / t replicas each hol
   cache holds, S = C / (I + O / 2), output tokens/s <= r x t x B x S / (W + C x k). Peak
   bandwidth from the datasheet, no compute limit, no prefill: all make the bound larger.
 
+A hybrid or recurrent model (Mamba, Gated DeltaNet or lightning attention layers beside
+attention ones, or instead: `Architecture.recurrent`): k counts its attention layers only, and
+each sequence also keeps S bytes of state (`Architecture.state_bytes`), so a replica holds
+N = (t x M - W) / (k x (I + O / 2) + S) sequences; the cache is counted in tokens of KV, and
+a sequence's state as S / k of them (without attention layers, in sequences: k = 0). A decode
+step also reads and writes each sequence's state: at N sequences, output tokens/s <=
+r x t x B x N / (W + C x k + N x S) per replica's N. The engine's pages (vLLM rounds each state
+and the attention blocks up to a shared page size: `planner.estimate.serving`) are left out: the
+bound stays the larger.
+
 Memory: the catalog's GPU memory in GB is read as GiB (2^30 bytes): vendors' "24 GB" and "80 GB"
 of GPU memory are binary, and the larger reading keeps the bound an upper bound. Bandwidth in
 GB/s is decimal (10^9), as datasheets print it.
@@ -111,18 +121,20 @@ def server_envelope(
     free = tp * hardware.memory_gb * GIB - architecture.weight_bytes - architecture.resident_bytes
     if free <= 0:
         return Envelope(0.0, 0.0, 0.0, 0.0, "weights do not fit", fits=False)
-    per_token = architecture.kv_bytes_per_token
+    per_token = architecture.cache_unit_bytes  # a token's KV (a state, without attention)
     kv_tokens = replicas * free / per_token
     if input_tokens is None or output_tokens is None:
         return Envelope(kv_tokens, None, None, None, "no bound", unknown="; ".join(missing))
     context = input_tokens + output_tokens / 2
-    sequences = kv_tokens / context
+    sequences = kv_tokens / architecture.sequence_units(context)
     output_tps = None
     if hardware.bandwidth_gb_s is not None:
         bandwidth = tp * hardware.bandwidth_gb_s * GB
         per_replica = sequences / replicas
-        # a mixture of experts' step reads at least its k experts' share (`active_bytes`)
-        output_tps = replicas * bandwidth * per_replica / (architecture.active_bytes + free)
+        # a mixture of experts' step reads at least its k experts' share (`active_bytes`); a
+        # hybrid's also writes each sequence's state back
+        step = architecture.active_bytes + free + per_replica * architecture.state_bytes
+        output_tps = replicas * bandwidth * per_replica / step
     rate, basis = None, "no bound: the level's mean E2EL is unknown"
     if e2el_mean_ms is not None and e2el_mean_ms > 0:
         held_ms, basis = e2el_mean_ms, "E2EL (TTFT unknown)"

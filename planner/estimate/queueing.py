@@ -17,6 +17,10 @@ the tokens a running sequence holds, I + E[O^2] / (2 E[O])): r_sat = B_max / (O 
   the batch once it is full: Erlang C with B_max places each held a decode time O x s,
   P(wait > t) = C e^-(B_max / (O s) - r) t, its 99th percentile.
 
+A hybrid's running sequence also holds its state (`serving.engine_state_units`, in the cache's
+units beside its tokens), so B_max = KV units / (I + E[O^2] / (2 E[O]) + state); each decoding
+sequence's step reads and writes its state (in A1, from `Server.terms`).
+
 A mixture of experts' step is not affine in its tokens (the experts read grow as
 E x (1 - (1 - k / E)^n)): its step adds that read beyond one token's, and the mean step is
 found by bisection instead of in closed form.
@@ -30,7 +34,7 @@ from dataclasses import dataclass
 from statistics import NormalDist
 
 from fleetplan.planner.estimate.predict import SHARES, CurvePoint, Prediction
-from fleetplan.planner.estimate.serving import MAX_NUM_SEQS, Efficiencies, Server
+from fleetplan.planner.estimate.serving import MAX_NUM_SEQS, Efficiencies, Server, engine_units
 from fleetplan.planner.estimate.simulate import Traffic
 
 K_TPOT = 0.35  # P99 TPOT over its mean at saturation, less 1 (fitted on the simulation)
@@ -163,7 +167,8 @@ def point(
 ) -> tuple[float, float, float, float, float]:
     """(P50 TTFT, P99 TTFT, P50 TPOT, P99 TPOT, saturation), ms and req/s, for one replica."""
     c = _coefficients(server, eff, traffic)
-    batch_max = min(MAX_NUM_SEQS, KV_FILL * kv_tokens / held_context(traffic))
+    held = engine_units(server.shape.architecture, held_context(traffic))
+    batch_max = min(MAX_NUM_SEQS, KV_FILL * kv_tokens / held)
     r_sat = saturation(c, traffic, batch_max)
     rate = min(rate, r_sat * (1 - 1e-6))
     step = _mean_step(c, rate, traffic)

@@ -24,12 +24,30 @@ So step time = o + a x bytes / B + b x flops / F + [t > 1] x 2 L x (c + comm byt
 linear in the fitted (o, a, b, c); `Efficiencies` holds them and a request's own time outside
 the steps (`calibrate` fits them).
 
+A hybrid or recurrent model (`Architecture.recurrent`: Mamba, Gated DeltaNet or lightning
+attention layers beside attention ones, or instead of them): k counts its attention layers only,
+and each decoding sequence's step also reads and writes its state, 2 x S bytes for S bytes of
+state a sequence (`Architecture.state_bytes`); a prefilled token attends over its prompt in the
+attention layers only (L above is theirs), the recurrent layers' work on it being linear, in
+the 2 x P. Reading and writing a prefilling sequence's state once a chunk is left out (one
+state a chunk of thousands of tokens), and so are the state updates' own FLOPs.
+
 KV cache (vLLM's rule): memory x utilisation (0.9 by default) - weights - a reserve; the
 reserve is what the engine keeps out of the cache besides the weights: about 1 GiB per GPU of
 CUDA context, NCCL buffers and CUDA graphs, plus the activations of its profiling step,
 max_num_batched_tokens x 20 x d_model bytes / t (inputs, attention and MLP intermediates of a
 step at the token budget). For Llama-3.1-8B on one RTX 4090 at 0.9 this is about 40,500 tokens;
 vLLM reports about 41,000 there.
+
+A hybrid's cache (vLLM v1's `HybridAttentionMambaModelConfig` and its KV cache groups): the
+recurrent layers' states and the attention layers' blocks share one pool of pages of one size.
+vLLM raises the attention block to the tokens (a multiple of 16) whose page holds a layer's
+state, pads the state to that page, and gives each sequence a page per recurrent layer and, per
+attention layer, pages of blocks for its tokens. So a sequence holds, beside its tokens' KV, its
+states (each a page: at most 16 tokens of a layer's KV over the state) and a last block half
+empty on average: block x (recurrent layers / attention layers + 1/2) tokens of KV
+(`engine_state_units`; Qwen3-Next-80B: blocks of 544 tokens, 1,904 tokens a sequence). The
+cache is counted in tokens of KV; a model without attention layers counts sequences' states.
 """
 
 from __future__ import annotations
@@ -120,10 +138,13 @@ class Server:
         # each GPU reads its share of the weights and of the cache: 1 / t of it, or one KV
         # head's where the heads are fewer than the GPUs (replicated, as a latent is)
         cache = context * arch.kv_bytes_per_token / min(t, arch.kv_heads)
+        # a decoding sequence's recurrent state, read and written (split over the GPUs)
+        cache += 2.0 * decode * arch.state_bytes / t
         moved = arch.read_bytes(decode + prefill) / t + cache
+        attention = arch.layers if arch.attention_layers is None else arch.attention_layers
         flops = (
             2.0 * self.shape.parameters * (decode + prefill)
-            + 4.0 * arch.layers * self.shape.width * prefill_context
+            + 4.0 * attention * self.shape.width * prefill_context
         ) / t
         allreduces = 2.0 * arch.layers if t > 1 else 0.0
         comm = 0.0
@@ -159,7 +180,31 @@ def kv_cache_tokens(
         token_budget * ACTIVATION_BYTES_PER_TOKEN_PER_WIDTH * shape.width
     )
     free = tp * gpu.memory_bytes * utilisation - arch.weight_bytes - arch.resident_bytes - reserve
-    return max(free, 0.0) / arch.kv_bytes_per_token
+    return max(free, 0.0) / arch.cache_unit_bytes
+
+
+# vLLM's attention block for a hybrid: a multiple of this many tokens (its kernels' alignment)
+BLOCK_ALIGN = 16
+
+
+def engine_state_units(arch: Architecture) -> float:
+    """The cache a sequence holds beside its tokens' KV in vLLM v1, in the cache's units
+    (module docstring): 0 for attention only; 1 (its state) without attention layers."""
+    if arch.state_bytes <= 0 or arch.recurrent_layers <= 0:
+        return 0.0
+    if not arch.token_units:
+        return 1.0
+    attention = arch.layers if arch.attention_layers is None else arch.attention_layers
+    layer_token = arch.kv_bytes_per_token / attention
+    layer_state = arch.state_bytes / arch.recurrent_layers
+    block = BLOCK_ALIGN * math.ceil(layer_state / (BLOCK_ALIGN * layer_token))
+    return block * (arch.recurrent_layers / attention + 0.5)
+
+
+def engine_units(arch: Architecture, context: float) -> float:
+    """The cache units vLLM v1 holds for a sequence of `context` tokens: its tokens' KV and,
+    of a hybrid, its states and half a block (`engine_state_units`)."""
+    return context * arch.token_units + engine_state_units(arch)
 
 
 def _crossings(gpu: GpuSpec) -> float:

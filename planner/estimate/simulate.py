@@ -48,6 +48,7 @@ from fleetplan.planner.estimate.serving import (
     TOKEN_BUDGET,
     Efficiencies,
     Server,
+    engine_state_units,
 )
 
 CHAT_CV = (0.8, 0.8)  # prompts, outputs
@@ -220,12 +221,18 @@ class Served:
 
 
 def fit_to_cache(
-    prompt: np.ndarray, output: np.ndarray, kv_tokens: float
+    prompt: np.ndarray,
+    output: np.ndarray,
+    kv_tokens: float,
+    state_units: float = 0.0,
+    token_units: float = 1.0,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """A request needs its prompt and output in the cache at once: one larger than the cache can
-    never finish, as in an engine that refuses it; it is cut to fit (and given 1 token at
-    least of each)."""
-    cap = max(int(kv_tokens) - 1, 2)
+    """A request needs its prompt and output in the cache at once, beside its state (a
+    hybrid's, `state_units`): one larger than the cache can never finish, as in an engine that
+    refuses it; it is cut to fit (and given 1 token at least of each). A model without
+    attention layers (`token_units` 0) holds a state whatever its length: no cut."""
+    room = (kv_tokens - state_units) / token_units if token_units else 2.0**40
+    cap = max(int(room) - 1, 2)
     prompt = np.clip(np.asarray(prompt, dtype=np.int64), 1, cap - 1)
     output = np.clip(np.asarray(output, dtype=np.int64), 1, None)
     return prompt, np.minimum(output, cap - prompt)
@@ -247,7 +254,10 @@ def serve(
     tokens each), continuous batching as the module's docstring says (`resume_cached` too). A
     request reaches the engine `eff.request_s` after it arrives (the API server's own time), so
     its first and last token come that much later on the arrivals' clock."""
-    prompt, output = fit_to_cache(prompt, output, kv_tokens)
+    arch = server.shape.architecture
+    prompt, output = fit_to_cache(
+        prompt, output, kv_tokens, engine_state_units(arch), arch.token_units
+    )
     run = _Run(
         server,
         eff,
@@ -275,6 +285,10 @@ class _Run:
         self.arrivals = arrivals.tolist()
         self.prompt, self.output = prompt.tolist(), output.tolist()
         self.kv_tokens, self.max_seqs, self.budget = kv_tokens, max_seqs, budget
+        # the cache a token takes (0 without attention layers) and a sequence's state takes
+        # from its admission to its end (a hybrid's, `serving.engine_state_units`)
+        self.per = server.shape.architecture.token_units
+        self.state = engine_state_units(server.shape.architecture)
         n = len(self.arrivals)
         self.prefilled = [0] * n  # prompt tokens in the cache
         self.needed = list(self.prompt)  # tokens to prefill before decoding (a resumption adds)
@@ -334,12 +348,12 @@ class _Run:
         self.is_running[i] = False
         self.batch -= 1
         self.context -= held
-        self.kv_used -= held
+        self.kv_used -= held * self.per + self.state
         return held
 
     def _make_room(self) -> None:
         """Preempt the newest running sequences until the next decode step fits the cache."""
-        while self.batch and self.kv_used + self.batch > self.kv_tokens:
+        while self.batch and self.kv_used + self.batch * self.per > self.kv_tokens:
             victim = self.running.pop()
             if not self.is_running[victim]:
                 continue
@@ -355,27 +369,34 @@ class _Run:
 
     def _schedule_prefill(self) -> list[tuple[int, int]]:
         budget = self.budget - self.batch
-        free = self.kv_tokens - self.kv_used - self.batch
+        free = self.kv_tokens - self.kv_used - self.batch * self.per
         chunks = []
         for i in self.prefilling:
             if budget <= 0 or free <= 0:
                 break
-            take = int(min(self.needed[i] - self.prefilled[i], self._room(i, budget), free))
+            take = int(
+                min(self.needed[i] - self.prefilled[i], self._room(i, budget), self._fit(free))
+            )
             if take > 0:
                 chunks.append((i, take))
-                budget, free = budget - self._cost(i, take), free - take
-        while self.waiting and budget > 0 and free > 0:
+                budget, free = budget - self._cost(i, take), free - take * self.per
+        while self.waiting and budget > 0 and free > self.state:
             if self.batch + len(self.prefilling) >= self.max_seqs:
                 break
             i = self.waiting[0]
-            take = int(min(self.needed[i], self._room(i, budget), free))
+            take = int(min(self.needed[i], self._room(i, budget), self._fit(free - self.state)))
             if take < min(self.needed[i], 16) and take < budget:
                 break  # the cache has no room for a useful chunk: wait for a completion
             self.waiting.popleft()
             self.prefilling.append(i)
             chunks.append((i, take))
-            budget, free = budget - self._cost(i, take), free - take
+            self.kv_used += self.state  # its state, from its admission on
+            budget, free = budget - self._cost(i, take), free - take * self.per - self.state
         return chunks
+
+    def _fit(self, free: float) -> float:
+        """The tokens `free` units of cache hold (any number without attention layers)."""
+        return free / self.per if self.per else math.inf
 
     def _room(self, i: int, budget: int) -> float:
         """The most of i's prefill the token budget lets into this step: a resumption from the
@@ -396,7 +417,7 @@ class _Run:
         self._advance(1)
         for i, take in chunks:
             self.prefilled[i] += take
-            self.kv_used += take
+            self.kv_used += take * self.per
         done = [i for i in self.prefilling if self.prefilled[i] >= self.needed[i]]
         if done:
             self.prefilling = [i for i in self.prefilling if self.prefilled[i] < self.needed[i]]
@@ -405,10 +426,10 @@ class _Run:
             if self.first[i] < 0:
                 self.first[i] = self.now
                 self.base[i] = 1
-                self.kv_used += 1
+                self.kv_used += self.per
             if self.base[i] >= self.output[i]:
                 self.finish[i] = self.now
-                self.kv_used -= self.prompt[i] + self.base[i]
+                self.kv_used -= (self.prompt[i] + self.base[i]) * self.per + self.state
                 continue
             self.joined[i] = self.steps
             self.is_running[i] = True
@@ -424,7 +445,7 @@ class _Run:
             return
         self.steps += k
         self.context += k * self.batch
-        self.kv_used += k * self.batch
+        self.kv_used += k * self.batch * self.per
         heap = self.finishing
         while heap and heap[0][0] <= self.steps:
             _, version, i = heapq.heappop(heap)
@@ -445,7 +466,8 @@ class _Run:
         decode = self.batch
         k = self._next_finish()
         room = self.kv_tokens - self.kv_used
-        k = min(k, max(int(room // decode), 1))
+        if self.per:
+            k = min(k, max(int(room // (decode * self.per)), 1))
         s0 = self.server.step_s(self.eff, decode, self.context)
         s1 = self.server.step_s(self.eff, decode, self.context + decode) - s0
         if self.next < len(self.arrivals) and not self.waiting:
