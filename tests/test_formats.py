@@ -366,7 +366,7 @@ def test_genai_perf_export_matches_what_genai_perf_printed():
     ):
         for stat, value in zip(("mean", "p99", "p90"), shown, strict=True):
             assert getattr(point, f"{ours}_{stat}_ms") == near(value, 2), (ours, stat)
-    with pytest.raises(InputError, match=r"import profile_export_genai_perf\.json"):
+    with pytest.raises(InputError, match=r"read with the profile_export_genai_perf\.json"):
         read(folder / "profile_export.json", gpu="RTX 4090", gpu_count=1)
 
 

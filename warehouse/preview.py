@@ -3,6 +3,9 @@ in the order given. `fleetplan ingest` (warehouse.ingest) and the app's upload p
 files this way, so the two cannot drift:
 
 - a per-request file given with its summary (`companion_pairs`) is `included` in the summary;
+- a file that a format reads with another, named in its content (GenAI-Perf 2024's summary and
+  perf_analyzer's raw export, `CompanionMissingError`), is read again with that file, found
+  beside it (`_beside`): among the files given, else (`fleetplan ingest`) on disk;
 - a file over the size limit, or unreadable, is `rejected`; so is one no format can read, or
   one whose content is refused (the message names the field);
 - a file tools write beside their results (prompts, server metrics, CSV views) is `skipped`,
@@ -26,7 +29,12 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import PurePath
 
-from fleetplan.core.errors import InputError, NotResultsError, WarehouseError
+from fleetplan.core.errors import (
+    CompanionMissingError,
+    InputError,
+    NotResultsError,
+    WarehouseError,
+)
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.identity import run_keys
 from fleetplan.warehouse.importers.base import FileInput, ImportOptions, ParsedFile
@@ -260,7 +268,46 @@ def preview_files(
         except InputError as error:
             yield Preview(name, FileStatus.REJECTED, error.detail)
             continue
-        yield preview_file(warehouse, file, file_options, read_duplicates=read_duplicates)
+        beside = _beside(name, loaders, context)
+        yield preview_file(
+            warehouse, file, file_options, read_duplicates=read_duplicates, beside=beside
+        )
+
+
+# The files beside one, that a format asked for (`CompanionMissingError`): by base name.
+Beside = Callable[[CompanionMissingError, ImportOptions], dict[str, bytes]]
+
+
+def _beside(name: str, loaders: dict[str, Loader], extra: ContextLoader | None) -> Beside:
+    """Finds what a format asks for beside `name`: the first of the names it gives, among the
+    files given, else by `extra` (from disk); else every file given in the same folder whose
+    bytes the format accepts (a companion saved under another name)."""
+    folder = PurePath(name).parent
+
+    def read(place: str, options: ImportOptions) -> bytes | None:
+        try:
+            if place in loaders:
+                return loaders[place](options).data
+            return extra(place, options) if extra is not None else None
+        except InputError:  # unreadable, too large or not results: read as absent
+            return None
+
+    def find(missing: CompanionMissingError, options: ImportOptions) -> dict[str, bytes]:
+        for base in missing.names:
+            if (data := read(str(folder / base), options)) is not None:
+                return {base: data}
+        if missing.accepts is None:
+            return {}
+        found = {}
+        for place in loaders:
+            path = PurePath(place)
+            if place != name and path.parent == folder and path.suffix.lower() == ".json":
+                data = read(place, options)
+                if data is not None and missing.accepts(data):
+                    found[path.name] = data
+        return found
+
+    return find
 
 
 def preview_uploads(
@@ -319,18 +366,26 @@ def unzip_uploads(
 
 
 def preview_file(
-    warehouse: Warehouse, file: FileInput, options: ImportOptions, *, read_duplicates: bool = False
+    warehouse: Warehouse,
+    file: FileInput,
+    options: ImportOptions,
+    *,
+    read_duplicates: bool = False,
+    beside: Beside | None = None,
 ) -> Preview:
     """One file read and checked against the warehouse; never raises for the file's content. A
     file imported before is not parsed again, unless `read_duplicates` (the upload page shows
-    what such a file holds)."""
+    what such a file holds). A file a format reads with another is read again with what
+    `beside` finds."""
     try:
         if earlier := find_source(warehouse, file.sha256):
             message = f"already imported as {earlier[0]} on {earlier[1]}: nothing added"
-            shown = _parsed_if_readable(warehouse, file, options) if read_duplicates else None
+            shown = (
+                _parsed_if_readable(warehouse, file, options, beside) if read_duplicates else None
+            )
             parsed, present = shown or (None, {})
             return Preview(file.name, FileStatus.DUPLICATE, message, parsed, earlier[0], present)
-        parsed = label_traffic(parse(file, options), options)
+        parsed = label_traffic(_parse(file, options, beside), options)
         keys = run_keys(parsed.runs)
         present = runs_present(warehouse, file.sha256, parsed.runs, keys)
     except NotResultsError as error:
@@ -353,13 +408,24 @@ def preview_file(
     return Preview(file.name, FileStatus.READY, message, parsed, present=present, keys=keys)
 
 
+def _parse(file: FileInput, options: ImportOptions, beside: Beside | None) -> ParsedFile:
+    """`registry.parse`, again with the files a format asked for where `beside` finds them."""
+    try:
+        return parse(file, options)
+    except CompanionMissingError as missing:
+        found = beside(missing, options) if beside is not None else {}
+        if not found:
+            raise
+        return parse(file, replace(options, companions=options.companions | found))
+
+
 def _parsed_if_readable(
-    warehouse: Warehouse, file: FileInput, options: ImportOptions
+    warehouse: Warehouse, file: FileInput, options: ImportOptions, beside: Beside | None = None
 ) -> tuple[ParsedFile, dict[int, str]] | None:
     """What an imported file holds, to show; None when today's options cannot read it (the
     file is a duplicate either way)."""
     try:
-        parsed = label_traffic(parse(file, options), options)
+        parsed = label_traffic(_parse(file, options, beside), options)
     except InputError:
         return None
     return parsed, runs_present(warehouse, file.sha256, parsed.runs)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 
 class FleetplanError(Exception):
     """Base of every error fleetplan raises on purpose; its message is meant for users."""
@@ -25,6 +27,26 @@ class UnknownFormatError(InputError):
 class NotResultsError(InputError):
     """A file a benchmark tool writes beside its results (prompts, server metrics, a CSV view of
     a report): recognised, and left out with a pointer to the file to import."""
+
+
+class CompanionMissingError(InputError):
+    """A results file read with another file beside it that was not given: refused as any
+    InputError, with `names` (base names, in the order to look for them) and `accepts` (whether
+    another file's bytes are such a companion, for one saved under another name) for a caller
+    that can look beside the file and read it again (warehouse.preview)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        names: tuple[str, ...],
+        accepts: Callable[[bytes], bool] | None = None,
+        file: str | None = None,
+        field: str | None = None,
+    ):
+        super().__init__(message, file=file, field=field)
+        self.names = names
+        self.accepts = accepts
 
 
 class FileTooLargeError(InputError):

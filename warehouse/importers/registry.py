@@ -302,8 +302,10 @@ def _not_results(value: object) -> str | None:
         )
     if {"experiments", "service_kind"} <= keys:
         return (
-            "perf_analyzer's raw profile (GenAI-Perf's profile_export.json): import "
-            "profile_export_genai_perf.json from the same run"
+            "perf_analyzer's raw profile export (GenAI-Perf's profile_export.json, or the name "
+            "its --profile-export-file gave): per-request times without token counts or the "
+            "GPU, so not imported alone; it is read with the profile_export_genai_perf.json of "
+            "the same run (same folder or upload), which is what is imported"
         )
     if (
         keys

@@ -7,12 +7,15 @@ closest to our ITL. Each metric carries its unit (ns, us, ms, s); every time is 
 Throughputs are the tools' own; the total-token throughput, where not given, is the output
 throughput plus requests/s x mean input tokens. With the per-request file alongside, latency
 statistics are recomputed from the requests (and any disagreement with the summary is reported);
-the per-request file alone does not say the load, so it is refused. GPU energy, where telemetry
-was on, is the energy counter's rise over the profiling window (DCGM's energy, reported in MJ).
+the per-request file alone does not say the load, so it is refused. A GenAI-Perf 2024 summary
+states no request count or duration: they are read from perf_analyzer's raw export beside it
+(`genai_perf_raw`), and without it the summary is refused, naming the file to give with it. GPU
+energy, where telemetry was on, is the energy counter's rise over the profiling window (DCGM's
+energy, reported in MJ).
 
 Here: detection, the summary's figures and the run's settings (`input_config`). The metric
 layout is in `genai_perf_metrics`, the per-request file in `genai_perf_records`, GPU telemetry
-in `genai_perf_telemetry`.
+in `genai_perf_telemetry`, the raw export in `genai_perf_raw`.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from pathlib import PurePath
 from typing import Any
 
 from fleetplan.core.contract import EnergyMethod, Point, RequestLog, Run, StatsSource
-from fleetplan.core.errors import InputError
+from fleetplan.core.errors import CompanionMissingError, InputError
 from fleetplan.core.stats import disagreements
 from fleetplan.warehouse.importers.base import (
     FileInput,
@@ -41,6 +44,13 @@ from fleetplan.warehouse.importers.genai_perf.metrics import (
     Metric,
     is_request_record,
     summary_metrics,
+)
+from fleetplan.warehouse.importers.genai_perf.raw import (
+    RawFigures,
+    find_raw,
+    looks_raw,
+    raw_figures,
+    raw_names,
 )
 from fleetplan.warehouse.importers.genai_perf.records import REQUESTS_FILE, from_records
 from fleetplan.warehouse.importers.genai_perf.telemetry import Telemetry, telemetry
@@ -101,6 +111,14 @@ def parse(document: Document, source: FileInput, options: ImportOptions) -> Pars
         stats_source = StatsSource.RECOMPUTED
         warnings += more
     config = first.get("input_config") if isinstance(first.get("input_config"), dict) else {}
+    raw = _raw(summary, config, file, options) if summary.lacks_counts() else None
+    if raw is not None:
+        warnings += raw.notes
+        warnings += [
+            f"statistic differs from the raw export: {field} is {a:.6g} in the summary but "
+            f"{b:.6g} from its requests"
+            for field, a, b in disagreements(stats, raw.means_ms, rel_tol=1e-3, abs_tol_ms=1e-3)
+        ]
     measured = telemetry(first, file)
     warnings += [note for note in (measured.note(),) if note]
     if options.gpu_count and measured.gpu_count and options.gpu_count != measured.gpu_count:
@@ -108,14 +126,14 @@ def parse(document: Document, source: FileInput, options: ImportOptions) -> Pars
             f"GPU telemetry saw {measured.gpu_count} GPU(s) serving, but the server is taken as "
             f"the {options.gpu_count} you gave (telemetry sees the host, not the server)"
         )
-    point = _point(summary, config, measured, stats, stats_source, log)
+    point = _point(summary, config, measured, stats, stats_source, log, raw)
     derived = {
         name
         for name, metric in (
             ("duration_s", "benchmark_duration"),
             ("total_throughput_tps", "total_token_throughput"),
         )
-        if summary.get(metric).stat("avg") is None
+        if summary.get(metric).stat("avg") is None and not (raw and name == "duration_s")
     }
     run = _run(first, config, measured, point, source, options)
     return Parsed([run], warnings, frozenset(derived))
@@ -130,6 +148,12 @@ class _Summary:
     def get(self, name: str) -> Metric:
         return Metric(self.metrics, name, self.file)
 
+    def lacks_counts(self) -> bool:
+        """No request count, or neither a duration nor a request throughput to derive one."""
+        count, rps = self.get("request_count").stat("avg"), self.get("request_throughput")
+        duration = self.get("benchmark_duration").stat("avg")
+        return count is None or (duration is None and not rps.stat("avg"))
+
     def latencies(self) -> dict[str, float | None]:
         """TTFT, TPOT, ITL and E2EL statistics in ms, under our names."""
         stats: dict[str, float | None] = {}
@@ -142,6 +166,39 @@ class _Summary:
         return stats
 
 
+def _raw(summary: _Summary, config: dict, file: str, options: ImportOptions) -> RawFigures:
+    """The count and duration from perf_analyzer's raw export given with the summary, or a
+    refusal naming the file that would give them."""
+    names = raw_names(config, file)
+    found = find_raw(options.companions, names)
+    if found is None:
+        said = "its input_config.profile_export_file" if _named(config) else "GenAI-Perf's name"
+        raise CompanionMissingError(
+            "no request count or duration: GenAI-Perf 2024 states them in neither its summary "
+            f"nor its CSV, but in perf_analyzer's raw export beside them, {names[0]} ({said}), "
+            "not found beside it: import the folder that holds both, or both files together",
+            names=names,
+            accepts=looks_raw,
+            file=file,
+            field="request_count",
+        )
+    concurrency, rate, _ = settings_load(config)
+    load = (
+        ("concurrency", float(concurrency))
+        if concurrency
+        else ("request_rate", rate)
+        if rate
+        else None
+    )
+    rps = summary.get("request_throughput").stat("avg")
+    return raw_figures(*found, file, load, rps, options)
+
+
+def _named(config: dict) -> bool:
+    output = config.get("output") if isinstance(config.get("output"), dict) else {}
+    return bool(config.get("profile_export_file") or output.get("profile_export_file"))
+
+
 def _point(
     summary: _Summary,
     config: dict,
@@ -149,12 +206,15 @@ def _point(
     stats: dict[str, float | None],
     stats_source: StatsSource,
     log: RequestLog | None = None,
+    raw: RawFigures | None = None,
 ) -> Point:
     get = summary.get
     rps = get("request_throughput").stat("avg")
     completed = get("request_count").stat("avg")
     failed = get("error_request_count").stat("avg")
     duration = get("benchmark_duration").stat("avg", to=TO_S)
+    if raw is not None:  # GenAI-Perf 2024: from perf_analyzer's raw export
+        completed, duration = raw.completed, raw.duration_s
     if duration is None and rps and completed:
         duration = completed / rps
     out_tps = get("output_token_throughput").stat("avg")
@@ -169,9 +229,14 @@ def _point(
             field="request_count",
         )
     concurrency, rate, burstiness = settings_load(config)
+    if raw is not None and concurrency is None and rate is None:  # the raw export's load
+        mode, value = raw.load
+        concurrency = int(value) if mode == "concurrency" and value == int(value) else None
+        rate = value if mode == "request_rate" else None
     energy = measured.energy_j
+    starts = log.start_s if log is not None else raw.start_s if raw is not None else None
     values = dict(
-        **_sent(rate, log),
+        **_sent(rate, log, starts),
         max_concurrency=concurrency,
         burstiness=burstiness,
         stats_source=stats_source,
@@ -265,10 +330,13 @@ def _model(config: dict) -> str | None:
     return None
 
 
-def _sent(rate: float | None, log: RequestLog | None) -> dict[str, Any]:
-    """The rate requests were really sent at (AIPerf's request_start_ns), the configured one
-    beside it, and the request log for the send-time judgement."""
-    sent = send_rate(log.start_s) if log is not None and rate is not None else None
+def _sent(
+    rate: float | None, log: RequestLog | None, starts: tuple[float, ...] | None
+) -> dict[str, Any]:
+    """The rate requests were really sent at (AIPerf's request_start_ns, perf_analyzer's
+    timestamps), the configured one beside it, and the request log for the send-time
+    judgement."""
+    sent = send_rate(starts) if starts is not None and rate is not None else None
     offered = sent if sent is not None else rate
     return {"offered_rate_rps": offered, "configured_rate_rps": rate, "requests": log}
 
