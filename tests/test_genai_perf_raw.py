@@ -252,3 +252,11 @@ def test_genai_perfs_own_run_without_its_count_reads_the_same_from_its_raw_expor
     rps = export["request_throughput"]["avg"]
     assert point.completed / point.duration_s == pytest.approx(rps, rel=1e-9)
     assert not any("differs" in w for w in parsed.warnings)
+
+
+def test_an_aiperf_summary_without_a_count_is_not_asked_for_a_raw_export():
+    export = summary()
+    export["input_config"] = {"loadgen": {"concurrency": 2}, "model_names": ["acme/chat-8b"]}
+    data = json.dumps(export).encode()
+    with pytest.raises(InputError, match="no request count or duration: nothing to store"):
+        parse(FileInput.from_bytes("profile_export_aiperf.json", data), OPTIONS)

@@ -111,7 +111,8 @@ def parse(document: Document, source: FileInput, options: ImportOptions) -> Pars
         stats_source = StatsSource.RECOMPUTED
         warnings += more
     config = first.get("input_config") if isinstance(first.get("input_config"), dict) else {}
-    raw = _raw(summary, config, file, options) if summary.lacks_counts() else None
+    genai_perf_2024 = summary.lacks_counts() and _tool(first, config) == "genai-perf"
+    raw = _raw(summary, config, file, options) if genai_perf_2024 else None
     if raw is not None:
         warnings += raw.notes
         warnings += [
