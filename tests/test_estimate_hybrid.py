@@ -278,13 +278,25 @@ def test_what_it_cannot_size_is_still_refused_naming_the_key(config, key):
     assert error.value.field == key
 
 
-def test_a_vision_encoders_memory_is_named_in_the_kv_line():
-    from fleetplan.cli.capacity import _kv_lines
-    from fleetplan.services.capacity import ServerEnvelope
+@pytest.mark.slow  # 0.5 s or more here (tests/support/slow.py)
+def test_a_vision_encoders_memory_is_named_in_the_kv_line(cli, sample_warehouse_path, tmp_path):
+    from tests.support.estimates import estimate_capacity
 
-    common = {"architecture": "a", "memory_gb": 80, "bandwidth_gb_s": 3350, "kv_tokens": 1e5}
-    bounds = ServerEnvelope(**common, weights_fit=True, levels=[], flagged=0,
-                            vision_encoder_gb=0.92)  # fmt: skip
-    assert "weights - vision encoder 0.92 GB - reserve" in _kv_lines(bounds, 1e5)[0]
-    plain = ServerEnvelope(**common, weights_fit=True, levels=[], flagged=0)
-    assert "weights - reserve" in _kv_lines(plain, 1e5)[0]
+    gemma = {
+        "model_type": "gemma3", "torch_dtype": "bfloat16",
+        "text_config": {
+            "model_type": "gemma3_text", "hidden_size": 3840, "intermediate_size": 15360,
+            "num_attention_heads": 16, "num_hidden_layers": 48, "num_key_value_heads": 8,
+        },
+    }  # fmt: skip
+    siglip = {"hidden_size": 1152, "intermediate_size": 4304, "num_hidden_layers": 27,
+              "patch_size": 14, "model_type": "siglip_vision_model"}  # fmt: skip
+    common = {"model": "acme/vlm", "gpu": "h100-sxm", "count": 1, "json_out": False}
+    common |= {"lengths": (1000, 200), "targets": (2000, 100)}
+    shown = {}
+    for name, config in (("plain", gemma), ("vision", gemma | {"vision_config": siglip})):
+        done = estimate_capacity(cli, sample_warehouse_path, tmp_path, config=config, **common)
+        assert done.returncode == 0, done.stderr
+        (shown[name],) = [line for line in done.stdout.splitlines() if "KV cache:" in line]
+    assert "weights - vision encoder 0.82 GB - reserve" in shown["vision"]
+    assert "weights - reserve" in shown["plain"] and "vision" not in shown["plain"]
