@@ -197,7 +197,7 @@ def test_validate_holds_at_the_planned_rate_misses_far_above_and_narrows_the_nex
             vllm_url,
             *common,
             "--rates",
-            "2,4,8,16",
+            "4,8,16",  # 8 req/s held on every host seen (the 2-core CI host included)
             "--num-requests",
             40,
             "--out",
