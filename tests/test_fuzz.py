@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from benchmarks.inputs.fuzzing import PAIRS, SHARED, mutate, seed_files
+from benchmarks.inputs.fuzzing import SHARED, mutate, seed_files, seed_pairs
 from fleetplan.core.errors import FleetplanError
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.importers.base import FileInput, ImportOptions
@@ -50,7 +50,7 @@ def test_every_format_has_a_seed_file():
     formats = set(FORMATS)
     if SHARED is not None:  # LLMPerf's and InferenceX's real files are those of their repositories
         formats |= {"llmperf", "inferencex-trimmed", "inferencex-together"}
-    if "inference-perf-pair" in PAIRS:  # fleetplan's own run of inference-perf
+    if "inference-perf-pair" in seed_pairs():  # fleetplan's own run of inference-perf
         formats.add("inference-perf")
     assert {label.split(":")[0] for label in SEEDS} >= formats
 
@@ -79,24 +79,23 @@ def test_fuzzed_files_only_raise_project_errors_and_change_nothing(tmp_path):
 @pytest.mark.slow  # 100 fuzzed pairs of files: several seconds
 def test_fuzzed_pairs_of_files_only_raise_project_errors(tmp_path):
     counts: Counter[str] = Counter()
+    pairs = seed_pairs()
     with Warehouse.open(tmp_path / "fuzz.duckdb") as warehouse:
 
         @settings(max_examples=PAIR_CASES, **SETTINGS)
         @given(
-            label=st.sampled_from(sorted(PAIRS)), which=st.booleans(), seed=st.integers(0, 2**32)
+            label=st.sampled_from(sorted(pairs)), which=st.booleans(), seed=st.integers(0, 2**32)
         )
         def fuzz(label, which, seed):
-            summary, companion = (path.read_bytes() for path in PAIRS[label])
+            (name, summary), (companion_name, companion) = pairs[label]
             if which:
                 summary = mutate(summary, random.Random(seed))
             else:
                 companion = mutate(companion, random.Random(seed))
             options = ImportOptions(
-                gpu="rtx-4090", gpu_count=1, companions={PAIRS[label][1].name: companion}
+                gpu="rtx-4090", gpu_count=1, companions={companion_name: companion}
             )
-            counts[
-                check(warehouse, FileInput.from_bytes(PAIRS[label][0].name, summary), options)
-            ] += 1
+            counts[check(warehouse, FileInput.from_bytes(name, summary), options)] += 1
 
         fuzz()
     cases = sum(counts.values())

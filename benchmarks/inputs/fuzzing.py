@@ -92,23 +92,47 @@ def _inferencex(shared: Path) -> dict[str, tuple[str, bytes]]:
     }
 
 
-# Files read together: the first is imported, the second rides along as its companion.
-PAIRS = {
-    "aiperf-pair": (
-        FORMATS / "aiperf-0.13.0" / "profile_export_aiperf.json",
-        FORMATS / "aiperf-0.13.0" / "profile_export.jsonl",
-    ),
-}
-if (REAL_CLIENTS / "inference-perf-rate").is_dir():  # a stage and the config beside it
-    PAIRS["inference-perf-pair"] = (
-        REAL_CLIENTS / "inference-perf-rate" / "stage_1_lifecycle_metrics.json",
-        REAL_CLIENTS / "inference-perf-rate" / "config.yaml",
-    )
-if SHARED is not None:
-    PAIRS["llmperf-pair"] = (
-        SHARED / "llmperf-2023-08-31" / "01-ai-Yi-1-5-34B-Chat_550_150_summary.json",
-        SHARED / "llmperf-2023-08-31" / "01-ai-Yi-1-5-34B-Chat_550_150_individual_responses.json",
-    )
+# Files read together: the first is imported, the second rides along as its companion (each
+# a name and its bytes).
+Pair = tuple[tuple[str, bytes], tuple[str, bytes]]
+
+
+def _read(*paths: Path) -> tuple[tuple[str, bytes], ...]:
+    return tuple((path.name, path.read_bytes()) for path in paths)
+
+
+def _genai_perf_2024() -> Pair:
+    """fleetplan's GenAI-Perf 0.0.16 run as 2024's GenAI-Perf wrote it: a summary without its
+    request count, read with perf_analyzer's raw export (profile_export.json) beside it."""
+    folder = FORMATS / "genai-perf-0.0.16" / "tiny-llama-openai-completions-request_rate4.0"
+    summary = json.loads((folder / "profile_export_genai_perf.json").read_bytes())
+    summary.pop("request_count", None)
+    data = json.dumps(summary, indent=2).encode()
+    return ("profile_export_genai_perf.json", data), _read(folder / "profile_export.json")[0]
+
+
+def seed_pairs() -> dict[str, Pair]:
+    """The pairs the fuzz mutates one file of."""
+    pairs: dict[str, Pair] = {
+        "aiperf-pair": _read(
+            FORMATS / "aiperf-0.13.0" / "profile_export_aiperf.json",
+            FORMATS / "aiperf-0.13.0" / "profile_export.jsonl",
+        ),
+        "genai-perf-2024-pair": _genai_perf_2024(),
+    }
+    if (REAL_CLIENTS / "inference-perf-rate").is_dir():  # a stage and the config beside it
+        pairs["inference-perf-pair"] = _read(
+            REAL_CLIENTS / "inference-perf-rate" / "stage_1_lifecycle_metrics.json",
+            REAL_CLIENTS / "inference-perf-rate" / "config.yaml",
+        )
+    if SHARED is not None:
+        pairs["llmperf-pair"] = _read(
+            SHARED / "llmperf-2023-08-31" / "01-ai-Yi-1-5-34B-Chat_550_150_summary.json",
+            SHARED
+            / "llmperf-2023-08-31"
+            / "01-ai-Yi-1-5-34B-Chat_550_150_individual_responses.json",
+        )
+    return pairs
 
 
 def _as_on_a_4090(folder: Path) -> tuple[str, bytes]:
