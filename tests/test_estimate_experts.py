@@ -295,3 +295,23 @@ def test_the_queue_form_follows_the_simulation_for_a_mixture_of_experts():
     assert queue.curve[middle].tpot_p50_ms == pytest.approx(
         simulated.curve[middle].tpot_p50_ms, rel=0.35
     )
+
+
+def test_figures_past_a_floats_range_or_of_another_kind_are_refused_or_left_out():
+    """Found by fuzzing config.json files: each raised OverflowError or TypeError."""
+    from fleetplan.core.errors import InputError
+    from fleetplan.planner.capacity.architecture import context_length
+    from fleetplan.planner.capacity.experts import config_experts
+
+    with pytest.raises(InputError) as error:  # a shared expert count past a float's range
+        architecture_from_config("m", QWEN3_30B_A3B | {"n_shared_experts": 10**400}, source="t")
+    assert error.value.field == "n_shared_experts"
+    # a layer listed as a list is no layer index: the other dense layer is still read
+    listed = config_experts(QWEN3_30B_A3B | {"mlp_only_layers": [[0], 1]})
+    assert listed is not None and listed.layers == 48 - 1
+    # a rope factor past a float's range scales nothing; a YaRN original past any context
+    # is not read as the original length
+    huge = {"type": "linear", "factor": 10**400}
+    assert context_length(QWEN3_30B_A3B | {"rope_scaling": huge}) == 40960
+    yarn = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 10**400}
+    assert context_length(QWEN3_30B_A3B | {"rope_scaling": yarn}) == 4 * 40960

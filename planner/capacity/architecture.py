@@ -12,7 +12,6 @@ config.json it cannot size is refused naming the key.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
@@ -22,7 +21,14 @@ from fleetplan.planner.capacity.config_families import (
     standard_config,
     ties_by_default,
 )
-from fleetplan.planner.capacity.config_keys import ALIASES, check_whole, positive, shape_count
+from fleetplan.planner.capacity.config_keys import (
+    ALIASES,
+    SHAPE_LIMITS,
+    check_whole,
+    finite_number,
+    positive,
+    shape_count,
+)
 from fleetplan.planner.capacity.experts import Experts, config_experts, unused_dense_width
 from fleetplan.planner.capacity.latent_attention import config_latent
 from fleetplan.planner.capacity.quantization import kv_cache_bits, quantized_weights
@@ -148,6 +154,9 @@ class Architecture:
         return self.read_bytes(1.0)
 
 
+MAX_CONTEXT = SHAPE_LIMITS["max_position_embeddings"]
+
+
 def context_length(config: Mapping) -> int | None:
     """The longest prompt and output together the model takes: max_position_embeddings, times a
     rope_scaling factor as vLLM derives a model's length (not for "llama3", "su" or "longrope"
@@ -160,20 +169,14 @@ def context_length(config: Mapping) -> int | None:
     # Gemma 3's max_position_embeddings already counts its linear scaling (vLLM leaves it so)
     if isinstance(scaling, Mapping) and not str(config.get("model_type", "")).startswith("gemma3"):
         kind = scaling.get("rope_type", scaling.get("type"))
-        factor = scaling.get("factor")
-        original = scaling.get("original_max_position_embeddings")
-        if (
-            kind not in ("llama3", "su", "longrope")
-            and isinstance(factor, int | float)
-            and not isinstance(factor, bool)
-            and math.isfinite(factor)
-            and factor > 1
-        ):
-            if kind == "yarn" and isinstance(original, int) and not isinstance(original, bool):
+        factor = finite_number(scaling.get("factor"))
+        original = finite_number(scaling.get("original_max_position_embeddings"))
+        if kind not in ("llama3", "su", "longrope") and factor is not None and factor > 1:
+            if kind == "yarn" and original is not None and 1 <= original <= MAX_CONTEXT:
                 # vLLM derives YaRN's length from the original one (DeepSeek-V3: 4,096 x 40)
-                base = original * min(float(factor), 1024.0)
+                base = int(original) * min(factor, 1024.0)
             else:
-                base = base * min(float(factor), 1024.0)
+                base = base * min(factor, 1024.0)
     return int(base)
 
 

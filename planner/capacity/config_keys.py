@@ -28,6 +28,15 @@ def positive(config: Mapping, *names: str) -> float | None:
     return None
 
 
+def finite_number(value: object) -> float | None:
+    """A JSON number as a finite float; None for anything else (a bool, text, an int past a
+    float's range, inf or nan)."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return None
+    number = _as_float(value)
+    return number if math.isfinite(number) else None
+
+
 def _as_float(value: float) -> float:
     """A number as a float; inf for an int past a float's range (or nan)."""
     try:
@@ -57,6 +66,7 @@ SHAPE_LIMITS = {
     "experts_per_token": 65_536,
     "moe_intermediate_size": 4_194_304,
     "shared_expert_intermediate_size": 4_194_304,
+    "n_shared_experts": 65_536,  # DeepSeek's (1 or 2)
     "intermediate_size_mlp": 4_194_304,  # Llama 4's dense layers
     # latent attention (DeepSeek-V2/V3: ranks 512 and 1,536, head parts 64 to 128)
     "kv_lora_rank": 65_536,

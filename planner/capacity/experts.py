@@ -40,7 +40,8 @@ def _expert_layers(config: Mapping, layers: int) -> int:
     first_dense = config.get("first_k_dense_replace")
     step = config.get("decoder_sparse_step", config.get("interleave_moe_layer_step"))
     only_mlp = config.get("mlp_only_layers")
-    dense = set(only_mlp) if isinstance(only_mlp, list) else set()
+    listed_dense = only_mlp if isinstance(only_mlp, list) else []
+    dense = {i for i in listed_dense if isinstance(i, int) and not isinstance(i, bool)}
     if isinstance(first_dense, int) and not isinstance(first_dense, bool) and first_dense > 0:
         dense |= set(range(min(first_dense, layers)))
     every = step if isinstance(step, int) and not isinstance(step, bool) and step > 1 else 1
@@ -110,9 +111,8 @@ def config_experts(config: Mapping) -> Experts | None:
     shared = 0.0 if no_shared else shape_count(config, "shared_expert_intermediate_size") or 0.0
     if str(config.get("model_type", "")).startswith("llama4"):
         shared += width  # Llama 4: one shared expert beside the routed ones in each expert layer
-    shared_count = config.get("n_shared_experts")
-    if isinstance(shared_count, int) and not isinstance(shared_count, bool) and shared_count > 0:
-        shared += shared_count * width
+    if config.get("n_shared_experts") not in (None, 0):  # DeepSeek's shared experts
+        shared += (shape_count(config, "n_shared_experts") or 0.0) * width
     return Experts(
         count=int(count),
         top_k=int(top_k),
