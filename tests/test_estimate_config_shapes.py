@@ -70,7 +70,7 @@ def test_per_layer_lists_of_one_value_and_another_familys_top_k():
     ("extra", "key", "words"),
     [
         ({"layer_types": ["conv", "full_attention"] * 31}, "layer_types", "(conv)"),  # LFM2
-        ({"block_configs": [{"attention": {}}]}, "block_configs", "a shape of its own"),
+        ({"block_configs": [{"attention": {}}]}, "block_configs", "one per layer"),  # one of 62
     ],
 )
 def test_layers_of_other_kinds_are_refused_naming_the_key(extra, key, words):

@@ -308,8 +308,8 @@ def estimate_text(report: CapacityReport) -> str:
 
 
 def _kv_lines(bounds, kv: float | None) -> list[str]:
-    """The estimate's KV cache line (what memory it is: a vision encoder's taken out), and a
-    hybrid's state line."""
+    """The estimate's KV cache line (what memory it is: a vision encoder's taken out), a NAS
+    model's layers line, and a hybrid's state line."""
     vision = bounds.vision_encoder_gb if bounds is not None else None
     taken = f" - vision encoder {vision:,.2f} GB" if vision else ""
     state = bounds.state_bytes_per_sequence if bounds is not None else None
@@ -324,10 +324,12 @@ def _kv_lines(bounds, kv: float | None) -> list[str]:
             f"KV cache:      {_bound(kv, 0)} tokens per server (memory x 0.9 - weights{taken} "
             "- reserve)"
         )
+    nas = bounds.nas_layers if bounds is not None else None
+    lines = [line] + ([f"Layers:        {nas}: a token's KV is theirs"] if nas else [])
     if recurrent is None or state is None:
-        return [line]
+        return lines
     return [
-        line,
+        *lines,
         f"State:         {state / 2**20:,.1f} MiB per sequence beside its KV: {recurrent}",
     ]
 

@@ -154,6 +154,9 @@ class ServerEnvelope(_Schema):
     state_bytes_per_sequence: float | None = None
     # Memory a vision encoder takes beside the weights (not read by text requests), GB.
     vision_encoder_gb: float | None = None
+    # A NAS model (`planner.capacity.nas`): its layers in words (which attend, with how many KV
+    # heads: a token's KV counts those), None where every layer has the same shape.
+    nas_layers: str | None = None
 
 
 class CapacityReport(_Schema):
@@ -451,8 +454,11 @@ def server_envelope_of(
 
 def model_memory(architecture: Architecture) -> dict:
     """The `ServerEnvelope` fields of what besides the weights and the KV cache takes memory:
-    a hybrid's states, a vision encoder."""
+    a hybrid's states, a vision encoder; and a NAS model's layers, whose attending ones a
+    token's KV counts."""
     found: dict = {}
+    if architecture.blocks is not None:
+        found["nas_layers"] = architecture.blocks.words
     if architecture.recurrent is not None:
         found["recurrent"] = architecture.recurrent
         found["state_bytes_per_sequence"] = architecture.state_bytes

@@ -382,7 +382,7 @@ def prediction_for(
     if tensor_parallel_problem(arch, count, strict=False) is not None:
         return None
     server = Server(shape, gpu, count)
-    kv = kv_cache_tokens(shape, gpu, count) * min(1.0, arch.kv_heads / count)
+    kv = kv_cache_tokens(shape, gpu, count) / arch.kv_replicas(count)
     if kv < 1:
         return None
     if method == "queue":

@@ -14,7 +14,8 @@
   DBRX, ERNIE), their two-matrix MLPs and tied embeddings; `vision`: a multimodal model's
   vision encoder, in memory but not read by a text request's steps; `recurrent`: a hybrid's or
   recurrent model's layers that keep a state per sequence (Mamba, Mamba 2, Gated DeltaNet,
-  lightning attention), the state's bytes and those layers' parameters.
+  lightning attention), the state's bytes and those layers' parameters; `nas`: a NAS model's
+  layers, each of a shape of its own (Llama-Nemotron's `block_configs`).
 - `envelope`: a server's physical envelope (KV cache, decode bandwidth) from the model's shape
   and the GPUs' memory and bandwidth (`level_flags`).
 - `intervals`: where two configurations' capacity intervals overlap (the data cannot rank them).

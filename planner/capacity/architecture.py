@@ -4,7 +4,8 @@
 `sample_data/models/architectures.toml`): layers, KV heads, head dimension, dtypes, the weights'
 bytes and, of a mixture of experts, its experts (`config_experts`), of a hybrid or recurrent
 model its layers that keep a state per sequence and the state's bytes (`recurrent`: Mamba,
-Mamba 2, Gated DeltaNet, lightning attention), in any family's names of
+Mamba 2, Gated DeltaNet, lightning attention), of a NAS model each layer's blocks (`nas`:
+Llama-Nemotron's `block_configs`), in any family's names of
 them (`config_families`); with the tensor-parallel
 sizes an engine splits it into (`tensor_parallel_problem`). A figure it lacks is unknown, and a
 config.json it cannot size is refused naming the key.
@@ -31,6 +32,7 @@ from fleetplan.planner.capacity.config_keys import (
 )
 from fleetplan.planner.capacity.experts import Experts, config_experts, unused_dense_width
 from fleetplan.planner.capacity.latent_attention import config_latent
+from fleetplan.planner.capacity.nas import Blocks, config_blocks, kv_replicas
 from fleetplan.planner.capacity.quantization import kv_cache_bits, quantized_weights
 from fleetplan.planner.capacity.recurrent import Recurrent, config_recurrent
 from fleetplan.planner.capacity.vision import vision_parameters
@@ -101,14 +103,30 @@ class Architecture:
     state_bytes: float = 0.0
     recurrent_layers: int = 0
     recurrent: str | None = None
+    # A NAS model (`nas`: Llama-Nemotron's block_configs): each layer's attention (its own KV
+    # heads, none, or a linear layer) and MLP; None: all layers alike. Its attending layers
+    # are `attention_layers`, and `kv_heads` the most KV heads of any.
+    blocks: Blocks | None = None
 
     @property
     def kv_bytes_per_token(self) -> float:
-        """A token's keys and values, over the layers that cache them (0: no attention)."""
+        """A token's keys and values, over the layers that cache them (0: no attention), each
+        layer with its own KV heads where they differ (a NAS model)."""
         layers = self.layers if self.attention_layers is None else self.attention_layers
         if self.latent_kv:
             return layers * self.latent_kv * self.kv_bytes
-        return 2.0 * layers * self.kv_heads * self.head_dim * self.kv_bytes
+        heads = layers * self.kv_heads if self.blocks is None else sum(self.blocks.kv_heads)
+        return 2.0 * heads * self.head_dim * self.kv_bytes
+
+    def kv_replicas(self, tp: int) -> float:
+        """How many times over `tp` GPUs hold a token's KV (`nas.kv_replicas`)."""
+        return kv_replicas(self.blocks.kv_heads if self.blocks else (self.kv_heads,), tp)
+
+    @property
+    def sublayers(self) -> int:
+        """The attention and MLP blocks a step runs (an all-reduce each, split over GPUs): two
+        a layer, less a NAS model's no-op blocks."""
+        return 2 * self.layers if self.blocks is None else self.blocks.sublayers
 
     @property
     def cache_unit_bytes(self) -> float:
@@ -233,11 +251,13 @@ def tensor_parallel_problem(
             f"tensor parallel size {tp:,} does not divide the model's {heads} attention heads "
             "(vLLM refuses it)"
         )
-    if kv % tp and tp % kv:
-        return (
-            f"tensor parallel size {tp:,} neither divides the model's {kv} KV heads nor is a "
-            "multiple of them (vLLM refuses it)"
-        )
+    for kv_layer in sorted(set(architecture.blocks.kv_heads if architecture.blocks else (kv,))):
+        if kv_layer % tp and tp % kv_layer:
+            of = " of a layer" if architecture.blocks else ""
+            return (
+                f"tensor parallel size {tp:,} neither divides the model's {kv_layer} KV "
+                f"heads{of} nor is a multiple of them (vLLM refuses it)"
+            )
     if heads is None and strict and tp > kv:
         return (
             f"tensor parallel size {tp:,} is more than the model's {kv} KV heads, and its "
@@ -280,6 +300,11 @@ def _parameter_parts(config: Mapping) -> tuple[float, float, float] | None:
     heads = shape_count(config, "num_attention_heads", "n_head")
     vocab = shape_count(config, "vocab_size")
     rec = config_recurrent(config, layers=layers and int(layers), hidden=hidden, heads=heads)
+    blocks = config_blocks(config, layers=layers, hidden=hidden, heads=heads)
+    if blocks is not None and vocab is not None:  # a NAS model: each layer's blocks (`nas`)
+        tied = bool(config.get("tie_word_embeddings", ties_by_default(config)))
+        embeddings = vocab * hidden * (1 if tied else 2)
+        return embeddings + blocks.parameters(mlp_matrices(config)), 0.0, embeddings
     experts = config_experts(config)
     mlp_layers = layers if rec is None or rec.mlp_layers is None else rec.mlp_layers
     inter = None if unused_dense_width(config) else shape_count(config, "intermediate_size")
@@ -355,13 +380,6 @@ def architecture_from_config(
     counts, applied to given bytes too) is what a step reads only in part."""
     vision = vision_parameters(config)
     config = model_config(config)
-    if isinstance(config.get("block_configs"), list):
-        raise InputError(
-            "block_configs in the model's config.json: each layer has a shape of its own "
-            "(Nemotron's NAS models: layers without attention, an MLP width per layer), and "
-            "fleetplan sizes models whose layers share one shape",
-            field="block_configs",
-        )
     layers, heads, rec = _layers_and_heads(config)
     if layers is None or heads is None:
         missing = "num_hidden_layers" if layers is None else "num_attention_heads"
@@ -391,6 +409,9 @@ def architecture_from_config(
     latent = config_latent(config, width, heads)
     if latent is not None:  # one latent "head" a layer, replicated over tensor parallelism
         kv_heads = 1
+    blocks = config_blocks(config, layers=layers, hidden=width, heads=heads)
+    if blocks is not None:  # each layer's own KV heads, or none (`nas`)
+        kv_heads = max(blocks.kv_heads)
     dtype_key = "torch_dtype" if config.get("torch_dtype") is not None else "dtype"
     weight_dtype = config.get(dtype_key)
     if weight_dtype is not None and dtype_bytes(weight_dtype) is None:
@@ -425,7 +446,7 @@ def architecture_from_config(
             "as whole "
             "attention (vLLM caches only the window: past it, the cache here is understated)"
         )
-    hybrid = _hybrid_fields(rec, element)
+    hybrid = _hybrid_fields(rec, element, blocks)
     return Architecture(
         model=model,
         layers=int(layers),
@@ -461,10 +482,14 @@ def _layers_and_heads(config: Mapping) -> tuple[float | None, float | None, Recu
     return layers, heads, rec
 
 
-def _hybrid_fields(rec: Recurrent | None, element: float) -> dict:
-    """`Architecture`'s fields of a hybrid's recurrent layers (none for attention only), with
-    the words of its source ("words"): the convolution state at the model's `element` bytes,
-    the SSM state at its own dtype's where the config.json names one."""
+def _hybrid_fields(rec: Recurrent | None, element: float, blocks: Blocks | None) -> dict:
+    """`Architecture`'s fields of a hybrid's recurrent layers or a NAS model's blocks (none
+    for attention alike in every layer), with the words of its source ("words"): the
+    convolution state at the model's `element` bytes, the SSM state at its own dtype's where
+    the config.json names one."""
+    if blocks is not None:
+        words = f"; {blocks.words}"
+        return {"words": words, "attention_layers": blocks.attention_layers, "blocks": blocks}
     if rec is None:
         return {"words": ""}
     state = rec.state_bytes(element, dtype_bytes(rec.ssm_dtype))

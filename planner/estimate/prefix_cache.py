@@ -170,7 +170,7 @@ def holds(
     level's prompts and outputs, by default its whole run (module docstring, 3.)."""
     tp = tensor_parallel(row)
     shape = Shape.of(architecture, width)
-    kv = kv_cache_tokens(shape, spec, tp) * min(1.0, architecture.kv_heads / tp)
+    kv = kv_cache_tokens(shape, spec, tp) / architecture.kv_replicas(tp)
     try:
         count = float(row["requests_sent"]) if prompts is None else float(prompts)
         tokens = count * (float(row["input_tokens_mean"]) + float(row["output_tokens_mean"]))

@@ -16,8 +16,10 @@ cache over them) serving a model of P parameters and W weight bytes:
   split over t GPUs, over the GPU's dense BF16 FLOPs F: `b x flops / F`, 1 / b the compute
   efficiency (the two are added: real kernels overlap them only partly);
 - a fixed overhead per step `o` (scheduling, kernel launches, sampling);
-- with t > 1, two all-reduces per layer over the interconnect: `c` seconds each (the link's
-  latency, fitted per interconnect kind) plus the bytes of the step's activations,
+- with t > 1, two all-reduces per layer (one per attention or MLP block that runs: a NAS
+  model's no-op blocks have none, `Architecture.sublayers`) over the interconnect: `c`
+  seconds each (the link's latency, fitted per interconnect kind) plus the bytes of the
+  step's activations,
   2 x (t - 1) / t x tokens x d_model x 2 bytes, over the link's bandwidth.
 
 So step time = o + a x bytes / B + b x flops / F + [t > 1] x 2 L x (c + comm bytes / link),
@@ -136,8 +138,9 @@ class Server:
         `prefill` prompt tokens whose positions sum to `prefill_context`."""
         arch, t = self.shape.architecture, self.tp
         # each GPU reads its share of the weights and of the cache: 1 / t of it, or one KV
-        # head's where the heads are fewer than the GPUs (replicated, as a latent is)
-        cache = context * arch.kv_bytes_per_token / min(t, arch.kv_heads)
+        # head's where the heads are fewer than the GPUs (replicated, as a latent is; a NAS
+        # model's, layer by layer: `Architecture.kv_replicas`)
+        cache = context * arch.kv_bytes_per_token * arch.kv_replicas(t) / t
         # a decoding sequence's recurrent state, read and written (split over the GPUs)
         cache += 2.0 * decode * arch.state_bytes / t
         moved = arch.read_bytes(decode + prefill) / t + cache
@@ -146,7 +149,7 @@ class Server:
             2.0 * self.shape.parameters * (decode + prefill)
             + 4.0 * attention * self.shape.width * prefill_context
         ) / t
-        allreduces = 2.0 * arch.layers if t > 1 else 0.0
+        allreduces = float(arch.sublayers) if t > 1 else 0.0
         comm = 0.0
         if t > 1:
             tokens = decode + prefill

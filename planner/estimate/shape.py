@@ -3,7 +3,8 @@ measured curve stands for the other's (DeepSeek-R1-Distill-Llama-8B is Llama-3.1
 
 Equal shape: the same layers, KV heads, head dimension, latent (of latent attention) and KV
 element bytes, the same experts (count and per token, their weights within 1 %; none for a
-dense model), the same recurrent layers and state (a hybrid's, within 1 %), and weights
+dense model), the same recurrent layers and state (a hybrid's, within 1 %), the same blocks
+layer by layer (a NAS model's: each layer's attention, KV heads and MLP width), and weights
 within 1 % (a parameter count rounded on a model card, a tied or untied embedding of a small
 vocabulary difference). What the step model reads is all there;
 names, RoPE scaling and vocabularies that do not change a step's time are not compared.
@@ -27,6 +28,7 @@ def same_shape(a: Architecture, b: Architecture) -> bool:
         and abs(a.weight_bytes - b.weight_bytes) <= WEIGHT_TOLERANCE * max(a.weight_bytes, 1.0)
         and (a.experts, a.experts_per_token) == (b.experts, b.experts_per_token)
         and a.latent_kv == b.latent_kv
+        and a.blocks == b.blocks
         and (a.attention_layers, a.recurrent_layers) == (b.attention_layers, b.recurrent_layers)
         and abs(a.state_bytes - b.state_bytes) <= WEIGHT_TOLERANCE * max(a.state_bytes, 1.0)
         and abs(a.expert_bytes - b.expert_bytes) <= WEIGHT_TOLERANCE * max(a.weight_bytes, 1.0)
