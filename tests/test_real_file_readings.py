@@ -234,6 +234,31 @@ def test_offline_benchmarks_beside_serving_results_are_skipped_naming_what_they_
         _parse(document)
 
 
+@pytest.mark.parametrize(
+    "document",
+    [
+        [{"Test name": "serving_llama8B_tp1_qps_2", "Request rate (req/s)": 2.0,
+          "Tput (req/s)": 1.93, "Output Tput (tok/s)": 410.2, "TTFT (ms)": 61.5,
+          "TPOT (ms)": 21.7, "ITL (ms)": 21.1},
+         {"Test name": "serving_llama8B_tp1_qps_inf", "Request rate (req/s)": "inf",
+          "Tput (req/s)": 7.2, "Output Tput (tok/s)": 1530.0, "TTFT (ms)": 900.1,
+          "TPOT (ms)": 48.0, "ITL (ms)": 40.3}],
+        {"Test name": {"0": "serving_llama8B_tp1_qps_2", "1": "serving_llama8B_tp1_qps_inf"},
+         "Tput (req/s)": {"0": 1.93, "1": 7.2}, "Mean TTFT (ms)": {"0": 61.5, "1": 900.1}},
+    ],
+    ids=["rows", "columns"],
+)  # fmt: skip
+def test_vllms_summary_table_is_skipped_naming_the_results_it_summarises(document):
+    """vllm-ascend's nightly benchmark_results.json (rows of its markdown table) was 'not a
+    format' (a JSON list): it is a summary of serving_*.json files, skipped, pointing at them."""
+    from fleetplan.core.errors import NotResultsError
+
+    with pytest.raises(NotResultsError) as error:
+        _parse(document)
+    assert "vLLM's benchmark summary table" in error.value.reason
+    assert "(serving_llama8B_tp1_qps_2.json and 1 more)" in error.value.reason
+
+
 def test_a_trimmed_vllm_result_and_a_console_log_say_what_they_are():
     """vllm-ascend's trimmed serving results (latencies, no counts) were 'not a format'; an
     SGLang console log named explicitly was 'invalid YAML at line 3'."""

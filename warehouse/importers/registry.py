@@ -151,7 +151,7 @@ _VLLM_COUNTS = ("duration", "completed", "request_throughput", "output_throughpu
 
 def _not_importable(document: Document, name: str) -> InputError:
     first = document.values[0] if document.values else None
-    if (companion := _not_results(first)) is not None:
+    if (companion := _summary_table(first) or _not_results(first)) is not None:
         return NotResultsError(companion, file=name)
     if isinstance(first, dict) and first.keys() >= _VLLM_LATENCIES:
         missing = [key for key in _VLLM_COUNTS if key not in first]
@@ -225,6 +225,35 @@ def _tool_aggregate(value: object) -> str | None:
             "from profile_export_aiperf.json beside it"
         )
     return None
+
+
+# vLLM's results-to-markdown summary (its perf suites' convert-results-json-to-markdown.py): the
+# table's rows, "Test name" (the result file's stem) and its columns in words
+_SUMMARY_COLUMNS = {"Tput (req/s)", "Mean TTFT (ms)", "TTFT (ms)", "Mean latency (ms)"}
+_SUMMARY_COLUMNS |= {"Average latency (s)", "Output Tput (tok/s)"}
+
+
+def _summary_table(value: object) -> str | None:
+    """vLLM's summary table in JSON, as rows (a list) or columns (pandas' default), in words
+    with the result files it names; None for anything else."""
+    first = value[0] if isinstance(value, list) and value else value
+    if not isinstance(first, dict) or "Test name" not in first:
+        return None
+    if not _SUMMARY_COLUMNS & first.keys():
+        return None
+    names = first["Test name"]
+    if isinstance(value, list):
+        names = [row.get("Test name") for row in value if isinstance(row, dict)]
+    elif isinstance(names, dict):
+        names = list(names.values())
+    shown = [str(n) for n in (names if isinstance(names, list) else [names]) if n]
+    more = f" and {len(shown) - 1} more" if len(shown) > 1 else ""
+    named = f" ({shown[0]}.json{more})" if shown else ""
+    return (
+        "vLLM's benchmark summary table (its results-to-markdown script's JSON: a row per test, "
+        "a few of its figures as columns), not results: import the result files it summarises"
+        f"{named}"
+    )
 
 
 def _not_results(value: object) -> str | None:
