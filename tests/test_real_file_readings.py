@@ -259,6 +259,42 @@ def test_vllms_summary_table_is_skipped_naming_the_results_it_summarises(documen
     assert "(serving_llama8B_tp1_qps_2.json and 1 more)" in error.value.reason
 
 
+def _multi_turn(**changes) -> dict:
+    """A multi-turn result of vLLM's benchmark (`mode` multi_turn): its load in
+    multi_turn_concurrency, no request_rate nor max_concurrency, an ISO 8601 date."""
+    dropped = ("request_rate", "max_concurrency", "gpu_name", "gpu_count")
+    single = {k: v for k, v in _vllm().items() if k not in dropped}
+    return single | {
+        "date": "2026-09-04T20:33:17Z", "mode": "multi_turn", "num_conversations": 8,
+        "turns_per_conversation": 3, "multi_turn_concurrency": 4, "inter_turn_delay_ms": 0,
+        "conversations_completed": 8, "conversations_failed": 0,
+    } | changes  # fmt: skip
+
+
+def test_a_multi_turn_run_is_a_closed_loop_at_its_conversations():
+    """bigyellowduck's multi-turn result was refused ('request_rate missing, and no
+    max_concurrency either', after its ISO date): its conversations, each sending a turn when
+    the last answered, are a closed loop at multi_turn_concurrency."""
+    parsed = _parse(_multi_turn(), gpu="h100-sxm", gpu_count=1)
+    point = parsed.runs[0].points[0]
+    assert point.max_concurrency == 4 and point.offered_rate_rps is None
+    assert any("a multi-turn run (mode multi_turn)" in w for w in parsed.warnings)
+    assert not any("multi_turn_concurrency" in w and "ignored" in w for w in parsed.warnings)
+    assert parsed.runs[0].created_at.isoformat().startswith("2026-09-04T20:33:17")
+
+
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [({"inter_turn_delay_ms": 500}, "inter_turn_delay_ms"),
+     ({"multi_turn_concurrency": None}, "multi_turn_concurrency")],
+    ids=["delayed-turns", "no-concurrency"],
+)  # fmt: skip
+def test_a_multi_turn_run_without_a_closed_loop_is_refused_naming_why(changes, field):
+    with pytest.raises(InputError) as error:
+        _parse(_multi_turn(**changes), gpu="h100-sxm", gpu_count=1)
+    assert error.value.field == field
+
+
 def test_a_trimmed_vllm_result_and_a_console_log_say_what_they_are():
     """vllm-ascend's trimmed serving results (latencies, no counts) were 'not a format'; an
     SGLang console log named explicitly was 'invalid YAML at line 3'."""

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import PurePath
 from typing import Any
 
@@ -64,6 +64,8 @@ _KNOWN = {
     "request_rate",
     "burstiness",
     "max_concurrency",
+    "multi_turn_concurrency",  # a multi-turn run's load (`_multi_turn`)
+    "inter_turn_delay_ms",
     "duration",
     "completed",
     "failed",
@@ -330,7 +332,14 @@ def _date(reader: Reader) -> datetime | None:
     try:
         return datetime.strptime(text, "%Y%m%d-%H%M%S")
     except ValueError:
-        raise reader.error("date", f"expected YYYYMMDD-HHMMSS, got {text!r:.40}") from None
+        pass
+    try:  # ISO 8601 (a multi-turn run's "2026-09-04T20:33:17Z"), stored in UTC as the rest
+        found = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise reader.error(
+            "date", f"expected YYYYMMDD-HHMMSS or an ISO 8601 time, got {text!r:.40}"
+        ) from None
+    return found.astimezone(UTC).replace(tzinfo=None) if found.tzinfo else found
 
 
 def _offered_rate(reader: Reader) -> float | None:
@@ -406,6 +415,8 @@ def _point(reader: Reader) -> tuple[Point, list[str]]:
     load = _load(reader, ramp)
     if ramp is not None:
         warnings.append(ramp)
+    if reader.obj.get("mode") == "multi_turn":
+        warnings.append(MULTI_TURN_NOTE)
     log = request_log(reader, completed) if completed > 0 else None
     if log is not None and load["offered_rate_rps"] is not None:
         sent = send_rate(log.start_s)
@@ -460,6 +471,37 @@ def _ramp(reader: Reader) -> str | None:
     )
 
 
+MULTI_TURN_NOTE = (
+    "a multi-turn run (mode multi_turn): its conversations read as a closed loop at "
+    "multi_turn_concurrency, each turn sent when the one before it answered; a turn's prompt "
+    "carries the conversation so far, which the server's prefix cache may hold"
+)
+
+
+def _multi_turn(reader: Reader) -> int:
+    """The concurrency of a multi-turn run (`mode` multi_turn, no request_rate nor
+    max_concurrency): its conversations in flight, each sending a turn when the last one
+    answered, a closed loop at `multi_turn_concurrency` where no delay separates the turns;
+    with a delay, requests in flight are fewer than the conversations by an unknown share, so
+    it is refused naming the delay."""
+    delay = reader.number("inter_turn_delay_ms")
+    if delay:
+        raise reader.error(
+            "inter_turn_delay_ms",
+            f"a multi-turn run whose conversations wait {delay:g} ms between turns: fewer "
+            "requests are in flight than multi_turn_concurrency says, by a share the file does "
+            "not give, so it is no closed loop to store (one without the delay is)",
+        )
+    concurrency = reader.number("multi_turn_concurrency", integer=True)
+    if not concurrency:
+        raise reader.error(
+            "multi_turn_concurrency",
+            "a multi-turn run (mode multi_turn) without its concurrency, request_rate nor "
+            "max_concurrency: no load to store",
+        )
+    return concurrency
+
+
 def _load(reader: Reader, ramp: str | None) -> dict[str, Any]:
     """The offered load: a request rate (Poisson, or bursty) and/or a concurrency cap; a ramp
     (`ramp`, its note) as requests sent as fast as it let them."""
@@ -471,7 +513,9 @@ def _load(reader: Reader, ramp: str | None) -> dict[str, Any]:
         "burstiness": reader.number("burstiness") or None,
     }
     if load["offered_rate_rps"] is None and load["max_concurrency"] is None:
-        raise reader.error("request_rate", "missing, and no max_concurrency either")
+        if reader.obj.get("mode") != "multi_turn":
+            raise reader.error("request_rate", "missing, and no max_concurrency either")
+        load["max_concurrency"] = _multi_turn(reader)
     if ramp is not None:
         return load
     if load["max_concurrency"] is not None and rate is not None and math.isinf(rate):
