@@ -300,7 +300,7 @@ def test_the_queue_form_follows_the_simulation_for_a_mixture_of_experts():
 def test_figures_past_a_floats_range_or_of_another_kind_are_refused_or_left_out():
     """Found by fuzzing config.json files: each raised OverflowError or TypeError."""
     from fleetplan.core.errors import InputError
-    from fleetplan.planner.capacity.architecture import context_length
+    from fleetplan.planner.capacity.config_keys import context_length
     from fleetplan.planner.capacity.experts import config_experts
 
     with pytest.raises(InputError) as error:  # a shared expert count past a float's range

@@ -12,10 +12,10 @@ import pytest
 from fleetplan.core.errors import InputError
 from fleetplan.planner.capacity.architecture import (
     architecture_from_config,
-    context_length,
     estimated_parameters,
     tensor_parallel_problem,
 )
+from fleetplan.planner.capacity.config_keys import context_length
 from fleetplan.planner.estimate.serving import Server, Shape
 from fleetplan.services.estimate import bundled_specs
 

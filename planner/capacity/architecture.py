@@ -24,9 +24,8 @@ from fleetplan.planner.capacity.config_families import (
 )
 from fleetplan.planner.capacity.config_keys import (
     ALIASES,
-    SHAPE_LIMITS,
     check_whole,
-    finite_number,
+    context_length,
     positive,
     shape_count,
 )
@@ -170,32 +169,6 @@ class Architecture:
     def active_bytes(self) -> float:
         """The weight bytes one token computes with (its k experts'): all of a dense model's."""
         return self.read_bytes(1.0)
-
-
-MAX_CONTEXT = SHAPE_LIMITS["max_position_embeddings"]
-
-
-def context_length(config: Mapping) -> int | None:
-    """The longest prompt and output together the model takes: max_position_embeddings, times a
-    rope_scaling factor as vLLM derives a model's length (not for "llama3", "su" or "longrope"
-    scaling, whose max_position_embeddings already counts it; YaRN's from its
-    original_max_position_embeddings where given); None where not given."""
-    base = shape_count(config, "max_position_embeddings")
-    if base is None:
-        return None
-    scaling = config.get("rope_scaling")
-    # Gemma 3's max_position_embeddings already counts its linear scaling (vLLM leaves it so)
-    if isinstance(scaling, Mapping) and not str(config.get("model_type", "")).startswith("gemma3"):
-        kind = scaling.get("rope_type", scaling.get("type"))
-        factor = finite_number(scaling.get("factor"))
-        original = finite_number(scaling.get("original_max_position_embeddings"))
-        if kind not in ("llama3", "su", "longrope") and factor is not None and factor > 1:
-            if kind == "yarn" and original is not None and 1 <= original <= MAX_CONTEXT:
-                # vLLM derives YaRN's length from the original one (DeepSeek-V3: 4,096 x 40)
-                base = int(original) * min(factor, 1024.0)
-            else:
-                base = base * min(factor, 1024.0)
-    return int(base)
 
 
 def sliding_window(config: Mapping, max_context: int | None) -> int | None:

@@ -1,6 +1,7 @@
 """Reading a Hugging Face config.json's numbers: a figure above 0 (`positive`), a shape's count
 (`shape_count`: a whole number within what a real model has, `SHAPE_LIMITS`), each refusal an
-InputError naming the key."""
+InputError naming the key; a JSON number as a finite float or nothing (`finite_number`); the
+longest context the model takes (`context_length`)."""
 
 from __future__ import annotations
 
@@ -119,3 +120,29 @@ def shape_count(config: Mapping, *names: str) -> float | None:
             check_whole(name, value)
             return value
     return None
+
+
+MAX_CONTEXT = SHAPE_LIMITS["max_position_embeddings"]
+
+
+def context_length(config: Mapping) -> int | None:
+    """The longest prompt and output together the model takes: max_position_embeddings, times a
+    rope_scaling factor as vLLM derives a model's length (not for "llama3", "su" or "longrope"
+    scaling, whose max_position_embeddings already counts it; YaRN's from its
+    original_max_position_embeddings where given); None where not given."""
+    base = shape_count(config, "max_position_embeddings")
+    if base is None:
+        return None
+    scaling = config.get("rope_scaling")
+    # Gemma 3's max_position_embeddings already counts its linear scaling (vLLM leaves it so)
+    if isinstance(scaling, Mapping) and not str(config.get("model_type", "")).startswith("gemma3"):
+        kind = scaling.get("rope_type", scaling.get("type"))
+        factor = finite_number(scaling.get("factor"))
+        original = finite_number(scaling.get("original_max_position_embeddings"))
+        if kind not in ("llama3", "su", "longrope") and factor is not None and factor > 1:
+            if kind == "yarn" and original is not None and 1 <= original <= MAX_CONTEXT:
+                # vLLM derives YaRN's length from the original one (DeepSeek-V3: 4,096 x 40)
+                base = int(original) * min(factor, 1024.0)
+            else:
+                base = base * min(factor, 1024.0)
+    return int(base)
