@@ -51,6 +51,9 @@ def test_zip_archives_are_refused_with_what_to_do():
         archive.writestr("r.json", json.dumps(make_result(rate=2, seed=1)))
     with pytest.raises(InputError, match="a zip archive: unpack it"):
         read("results.zip", buffer.getvalue())
+    # an Excel workbook is a zip archive too (genai-bench writes its summary as one): not a folder
+    with pytest.raises(InputError, match="a spreadsheet \\(an Excel workbook\\): fleetplan reads"):
+        read("summary.xlsx", buffer.getvalue())
 
 
 @pytest.mark.parametrize(

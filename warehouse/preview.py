@@ -38,7 +38,7 @@ from fleetplan.core.errors import (
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.identity import run_keys
 from fleetplan.warehouse.importers.base import FileInput, ImportOptions, ParsedFile
-from fleetplan.warehouse.importers.document import banner_report
+from fleetplan.warehouse.importers.document import SPREADSHEETS, banner_report
 from fleetplan.warehouse.importers.genai_bench import LEVEL_NAME as GENAI_BENCH_LEVEL
 from fleetplan.warehouse.importers.genai_bench import METADATA as GENAI_BENCH_METADATA
 from fleetplan.warehouse.importers.inference_perf import STAGE_NAME
@@ -71,6 +71,8 @@ _SKIPPED_SUFFIXES = {
     ".sh": "a script",
     ".ipynb": "a notebook",
     ".parquet": "a data table (fleetplan reads its JSON, YAML and CSV files)",
+    ".xlsx": "a spreadsheet (a tool's summary of the result files beside it)",
+    ".xlsm": "a spreadsheet (a tool's summary of the result files beside it)",
     ".db": "a database file",
     ".duckdb": "a warehouse file",
 }
@@ -348,7 +350,7 @@ def unzip_uploads(
     out: list[tuple[str, bytes]] = []
     limit = options.size_limit()
     for name, data in uploads:
-        if data[:4] != b"PK\x03\x04":
+        if data[:4] != b"PK\x03\x04" or name.lower().endswith(SPREADSHEETS):
             out.append((name, data))
             continue
         try:

@@ -56,7 +56,18 @@ class Document:
     data: bytes  # the bytes after unpacking
 
 
+# Zip archives that are documents, not a tool's folder: an Excel workbook (genai-bench writes its
+# experiment's summary as one, beside the level files it is made from).
+SPREADSHEETS = (".xlsx", ".xlsm")
+
+
 def unpack(data: bytes, *, name: str, limit: int) -> bytes:
+    if data[:4] == b"PK\x03\x04" and name.lower().endswith(SPREADSHEETS):
+        raise InputError(
+            "a spreadsheet (an Excel workbook): fleetplan reads the tools' JSON, YAML and CSV "
+            "result files (genai-bench: the level files beside its summary)",
+            file=name,
+        )
     if data[:4] == b"PK\x03\x04":
         raise InputError("a zip archive: unpack it and import the result files inside", file=name)
     if data[:2] != b"\x1f\x8b":
