@@ -26,6 +26,12 @@ LLMPERF = "llmperf-2023-08-31"
 LLMPERF_SUMMARY = "01-ai-Yi-1-5-34B-Chat_550_150_summary.json"
 LLMPERF_REQUESTS = "01-ai-Yi-1-5-34B-Chat_550_150_individual_responses.json"
 AIPERF_REPO = "aiperf-repo-example"
+# genai-bench's files beside its levels: the experiment's metadata and its Excel summary
+GENAI_BENCH = {
+    "experiment_metadata.json",
+    "gb-0.0.5_summary.xlsx",
+    "gb-0.0.5-ms-warmup_summary.xlsx",
+}
 
 
 def read(path: Path, **options):
@@ -487,7 +493,8 @@ def test_folder_of_every_tool_imports_results_and_passes_over_the_rest(warehouse
     refused = [o for o in outcomes if o.file.endswith(".jsonl") and "sglang" in o.file]
     assert refused and all("--model" in o.message for o in refused)
     imported = by_status[FileStatus.IMPORTED]
-    assert len(imported) == 8 + shared.get(FileStatus.IMPORTED, 0), imported
+    # 8, and genai-bench 0.0.5's levels: 4 in its experiment, 1 in the one with a warm-up
+    assert len(imported) == 8 + 5 + shared.get(FileStatus.IMPORTED, 0), imported
     # GuideLLM's YAML report beside its JSON one is the same run in other bytes: present already
     yaml = [f"guidellm-{v}/benchmarks.yaml" for v in ("0.3.1", "0.4.0", "0.6.1")]
     assert by_status[FileStatus.DUPLICATE] == yaml
@@ -501,6 +508,7 @@ def test_folder_of_every_tool_imports_results_and_passes_over_the_rest(warehouse
                 "_summary.json",
             )
         )
+        or (name.startswith("genai-bench-0.0.5") and name.endswith("s.json"))
         for name in imported
     )
     included = ["aiperf-0.13.0/profile_export.jsonl", "aiperf-0.2.0/profile_export.jsonl"]
@@ -511,10 +519,14 @@ def test_folder_of_every_tool_imports_results_and_passes_over_the_rest(warehouse
     notes = [o for o in outcomes if o.file.endswith((".txt", ".md"))]
     assert notes and all(o.status is FileStatus.SKIPPED and "not read" in o.message for o in notes)
     assert all(
-        Path(name).name in {"inputs.json", "server_metrics_export.json", "profile_export.json"}
+        Path(name).name
+        in {"inputs.json", "server_metrics_export.json", "profile_export.json"} | GENAI_BENCH
         or name.endswith((".csv", ".txt", ".md"))
         for name in by_status[FileStatus.SKIPPED]
     )
+    # genai-bench's metadata (read with each level) and its Excel summary, in both folders
+    assert sum(n.endswith("experiment_metadata.json") for n in by_status[FileStatus.SKIPPED]) == 2
+    assert sum(n.endswith("_summary.xlsx") for n in by_status[FileStatus.SKIPPED]) == 2
     # again: every imported file is recognised as already present, nothing doubles
     points = len(benchmark_points(warehouse))
     again = list(ingest_paths(warehouse, folders, options))
