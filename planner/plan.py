@@ -13,7 +13,7 @@ from fleetplan.planner.capacity.configuration import Capacity
 from fleetplan.planner.capacity.intervals import overlap_notes, overlapping
 from fleetplan.planner.capacity.measure_hint import measure_notes
 from fleetplan.planner.capacity.rules import capacities
-from fleetplan.planner.day.plan_day import plan_day
+from fleetplan.planner.day.plan_day import plan_day, start_day
 from fleetplan.planner.peak.baselines import baselines as solve_baselines
 from fleetplan.planner.peak.diagnosis import binding_limits, plan_notes, unservable_classes
 from fleetplan.planner.peak.economics import GpuFacts, carbon_gaps, pool_economics
@@ -48,8 +48,9 @@ def plan(
     `pareto_points`: how many frontier points to look for (0: no frontier).
 
     The scenario's `time_limit_s` bounds the plan's solving as a whole, from its first solve
-    (`kernel.plan_clock`): the recommended fleet (its peak, then its day) first; the baselines
-    and the frontier get what is left, and say so where nothing was."""
+    (`kernel.plan_clock`): the recommended fleet (its peak, with a day's programs solving in
+    threads beside it) first; the baselines and the frontier get what is left, and say so where
+    nothing was."""
     from fleetplan.planner.availability import (
         plan_available as availability_plan,
     )  # imports this module's helpers
@@ -85,11 +86,18 @@ def plan(
         return infeasible_plan(fleet, message, inputs_notes, common)
     with plan_clock(scenario.time_limit_s):  # one time limit for every solve from here
         limits = scenario_limits(scenario)
-        peak = solve_pools(candidates, weights=weights, limits=limits)
+        # version 2: the day's programs solve in threads while its peak is planned here
+        day = start_day(scenario, pools, weights=weights) if scenario.is_day else None
+        try:
+            peak = solve_pools(candidates, weights=weights, limits=limits)
+        except BaseException:
+            if day is not None:
+                day.abandon()
+            raise
         fleet = fleet_of(candidates, "recommended", peak)
-        if scenario.is_day:  # version 2: the day beside its peak
+        if day is not None:  # the day beside its peak
             common["day"] = plan_day(
-                scenario, pools, weights=weights, peak=peak, carbon_known=not gaps
+                scenario, pools, weights=weights, peak=peak, carbon_known=not gaps, started=day
             )
         if fleet.status is PlanStatus.INFEASIBLE:
             message = binding_limits(candidates)

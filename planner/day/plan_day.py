@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextvars import copy_context
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from functools import partial
 
 import numpy as np
 
@@ -48,6 +49,46 @@ PEAK = "planned at its peak (every class at its peak rate all day, every server 
 RESERVED_ONLY = "reserved only (every offer reserved, servers shared through the day)"
 
 
+@dataclass
+class DaySolves:
+    """A day's two programs under way (`start_day`): the recommended day and the reserved-only
+    day, each solving in its own thread (HiGHS releases the GIL while it solves) while the
+    caller plans the same scenario at its peak; `plan_day` collects them."""
+
+    candidates: list[DayPool]
+    limits: DayLimits
+    alone_pools: list[DayPool] | None
+    recommended: Future[DaySolution]
+    alone: Future[DaySolution] | None
+    workers: ThreadPoolExecutor
+
+    def results(self) -> tuple[DaySolution, DaySolution | None]:
+        try:
+            return self.recommended.result(), self.alone.result() if self.alone else None
+        finally:
+            self.workers.shutdown(wait=False)
+
+    def abandon(self) -> None:
+        """Where the plan stops before collecting them (an error): nothing more is started."""
+        self.workers.shutdown(wait=False, cancel_futures=True)
+
+
+def start_day(scenario: Scenario, pools: Sequence[PoolEconomics], *, weights: Weights) -> DaySolves:
+    """The day's programs started, each in a thread that sees the plan's clock
+    (`kernel.plan_clock`): the recommended day first, then the reserved-only day (where some
+    offer is on demand)."""
+    candidates = day_pools(pools, scenario)
+    limits = DayLimits.of(scenario)
+    alone_pools = _all_reserved(candidates) if any(not p.reserved for p in candidates) else None
+    workers = ThreadPoolExecutor(max_workers=2)
+    solve = partial(solve_day, weights=weights, limits=limits, time_limit_s=scenario.time_limit_s)
+    recommended = workers.submit(copy_context().run, solve, candidates)
+    alone = None
+    if alone_pools is not None:
+        alone = workers.submit(copy_context().run, solve, alone_pools)
+    return DaySolves(candidates, limits, alone_pools, recommended, alone, workers)
+
+
 def plan_day(
     scenario: Scenario,
     pools: Sequence[PoolEconomics],
@@ -55,31 +96,14 @@ def plan_day(
     weights: Weights,
     peak: Solution | None,
     carbon_known: bool,
+    started: DaySolves | None = None,
 ) -> DayPlan:
     """The day plan of `scenario` from its candidate pools (one per offer), with `peak` (the
-    peak program's answer on the same pools) beside it."""
-    candidates = day_pools(pools, scenario)
-    limits = DayLimits.of(scenario)
-    # The reserved-only day is independent of the recommended one: it is solved beside it, in a
-    # thread (HiGHS releases the GIL while it solves, so the two share the machine's cores).
-    alone_pools = _all_reserved(candidates) if any(not p.reserved for p in candidates) else None
-    with ThreadPoolExecutor(max_workers=1) as worker:
-        alone_future = (
-            worker.submit(
-                copy_context().run,  # the plan's clock (kernel.plan_clock) in the thread too
-                solve_day,
-                alone_pools,
-                weights=weights,
-                limits=limits,
-                time_limit_s=scenario.time_limit_s,
-            )
-            if alone_pools is not None
-            else None
-        )
-        solution = solve_day(
-            candidates, weights=weights, limits=limits, time_limit_s=scenario.time_limit_s
-        )
-        alone = alone_future.result() if alone_future is not None else None
+    peak program's answer on the same pools) beside it; `started`: its programs, where they
+    were started (`start_day`) before the peak was planned."""
+    started = started or start_day(scenario, pools, weights=weights)
+    candidates, limits, alone_pools = started.candidates, started.limits, started.alone_pools
+    solution, alone = started.results()
     layout = Layout(candidates, range(len(candidates)))
     if solution.status is not SolveStatus.OPTIMAL and peak is not None and peak.has_plan:
         solution = _better(layout, solution, from_peak(candidates, peak), weights)
