@@ -126,20 +126,20 @@ def identical_hours(
     if limits.daily:
         return [[h] for h in range(HOURS)]
     tied = {h for i in members if pools[i].traffic.is_volume for h in pools[i].traffic.window()}
-    groups: dict[tuple, list[int]] = {}
+    chosen = [pools[i] for i in members]
+    demand = np.array(
+        [
+            np.zeros(HOURS) if p.traffic.is_volume else (p.demand or p.traffic.hourly_demand())
+            for p in chosen
+        ],
+        dtype=float,
+    ).reshape(len(chosen), 1, HOURS)
+    # every member's demand and coefficients in each hour (unknown carbon as infinity), -0.0
+    # as 0.0: an hour's key is its column's bytes
+    table = np.concatenate([demand, _table(chosen, "usd"), _table(chosen, "kg")], axis=1) + 0.0
+    by_hour = np.ascontiguousarray(table.transpose(2, 0, 1))
+    groups: dict[object, list[int]] = {}
     for h in range(HOURS):
-        if h in tied:
-            groups[("window", h)] = [h]
-            continue
-        key = tuple(
-            (
-                0.0 if pool.traffic.is_volume else (pool.demand or pool.traffic.hourly_demand())[h],
-                pool.usd_server[h],
-                pool.usd_rps[h],
-                pool.kg_server[h],
-                pool.kg_rps[h],
-            )
-            for pool in (pools[i] for i in members)
-        )
+        key = ("window", h) if h in tied else by_hour[h].tobytes()
         groups.setdefault(key, []).append(h)
     return sorted(groups.values())
