@@ -16,6 +16,7 @@ from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.importers.base import FileInput, ImportOptions, ParsedFile
 from fleetplan.warehouse.importers.registry import read_file
 from fleetplan.warehouse.preview import (
+    JSON_SUFFIXES,
     FileStatus,
     Loader,
     Preview,
@@ -99,13 +100,21 @@ def _reader(path: Path, named: bool) -> Loader:
             if not log_to_read(path.name, path.stat().st_size, options):
                 raise NotResultsError(what, file=str(path))
             file = read_file(path, options)  # a log, for a report it may end in
-            if passed_over(path.name, file.data):
+            if passed_over(path.name, file.data, json_beside=_json_beside(path)):
                 raise NotResultsError(what, file=str(path))
             return file
         log.info("reading %s", path)
         return read_file(path, options)
 
     return load
+
+
+def _json_beside(path: Path) -> bool:
+    """Whether a JSON file is beside a log in its folder (the run's own result may be it)."""
+    try:
+        return any(p.name.lower().endswith(JSON_SUFFIXES) for p in path.parent.iterdir())
+    except OSError:
+        return True
 
 
 def ingest_file(

@@ -38,7 +38,7 @@ from fleetplan.core.errors import (
 from fleetplan.warehouse.db import Warehouse
 from fleetplan.warehouse.identity import run_keys
 from fleetplan.warehouse.importers.base import FileInput, ImportOptions, ParsedFile
-from fleetplan.warehouse.importers.document import SPREADSHEETS, banner_report
+from fleetplan.warehouse.importers.document import SPREADSHEETS, banner_report, serving_banner
 from fleetplan.warehouse.importers.genai_bench import LEVEL_NAME as GENAI_BENCH_LEVEL
 from fleetplan.warehouse.importers.genai_bench import METADATA as GENAI_BENCH_METADATA
 from fleetplan.warehouse.importers.inference_perf import STAGE_NAME
@@ -91,16 +91,23 @@ _SKIPPED_NAMES = {
 }
 
 
-def passed_over(name: str, data: bytes | None = None) -> str | None:
+def passed_over(name: str, data: bytes | None = None, *, json_beside: bool = True) -> str | None:
     """What a file inside a folder is when it is not read (notes, logs, plots), or None; a log
-    whose bytes (`data`, where read) hold a report is read."""
+    whose bytes (`data`, where read) hold a report is read, and one that holds the result banner
+    of vLLM's or SGLang's serving benchmark where no JSON file is beside it (`json_beside`: the
+    run's own result, which says more, would be read twice)."""
     if (known := _SKIPPED_NAMES.get(PurePath(name).name)) is not None:
         return f"{known}, not results: not read"
     suffix = PurePath(name).suffix.lower()
     if data is not None and suffix in LOGS and banner_report(data):
         return None
+    if data is not None and suffix in LOGS and not json_beside and serving_banner(data):
+        return None
     what = _SKIPPED_SUFFIXES.get(suffix)
     return f"{what} ({suffix}), not results: not read" if what else None
+
+
+JSON_SUFFIXES = (".json", ".jsonl", ".json.gz", ".jsonl.gz")
 
 
 def log_to_read(name: str, size: int, options: ImportOptions) -> bool:
@@ -322,14 +329,20 @@ def preview_uploads(
         def load(options: ImportOptions) -> FileInput:
             # as in a folder given to `fleetplan ingest`: a log is read for a report in it
             what = passed_over(name)
-            if what and (not log_to_read(name, len(data), options) or passed_over(name, data)):
+            beside = PurePath(name).parent in json_folders
+            if what and (
+                not log_to_read(name, len(data), options)
+                or passed_over(name, data, json_beside=beside)
+            ):
                 raise NotResultsError(what, file=name)
             refuse_large(name, len(data), options)  # clients may not enforce the limit
             return FileInput.from_bytes(name, data)
 
         return load
 
-    named = [(n, loader(n, d)) for n, d in unzip_uploads(uploads, options)]
+    files = unzip_uploads(uploads, options)
+    json_folders = {PurePath(n).parent for n, _ in files if n.lower().endswith(JSON_SUFFIXES)}
+    named = [(n, loader(n, d)) for n, d in files]
     return list(preview_files(warehouse, named, options, read_duplicates=True))
 
 

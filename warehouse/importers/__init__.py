@@ -7,7 +7,9 @@ Where things live:
   pydantic errors as `InputError`, the model and GPU from the file or the user).
 - `document`, `jsonstream`: bytes to a `Document` (gzip, JSON, YAML, CSV) under the size and
   value limits, before any format looks at it.
-- one module per format: `fleetplan_json`, `vllm_json` (+ `vllm_requests`), `guidellm`,
+- one module per format: `fleetplan_json`, `vllm_json` (+ `vllm_requests`; `serving_text`, the
+  result banner of vLLM's and SGLang's console logs, read by `vllm_json` and `sglang_bench`),
+  `guidellm`,
   `llmperf`, `inference_perf`, `inferencex`, `ml_energy`, `csv_table`, and GenAI-Perf's and
   AIPerf's `genai_perf.export` (+ `genai_perf/`'s `metrics`, `records`, `telemetry`); `offered`:
   the rate a level was sent at, for the formats that say it their own way; `capped`: a rate

@@ -31,6 +31,9 @@ _YAML_START = re.compile(r"^(---\s*\n)?[A-Za-z_][\w-]*:(\s|$)", re.MULTILINE)
 # (`mlperf.py`).
 BANNER = re.compile(r"^={20,}\s*\n= ?PERFORMANCE OVERVIEW\s*\n={20,}", re.MULTILINE)
 MLPERF = re.compile(r"^={20,}\s*\nMLPerf Results Summary\s*\n={20,}", re.MULTILINE)
+# The result banner of vLLM's and SGLang's serving benchmarks, in a console log (`serving_text`):
+# read where the log is named alone or no JSON result is beside it (`preview.passed_over`).
+SERVING = re.compile(r"^=+ Serving Benchmark Result =+[ \t]*\r?$", re.MULTILINE)
 
 
 _KEY_VALUE = re.compile(r"^\s*(?P<key>[^:\n]*?[^:\s])\s*:\s*(?P<value>\S.*?)\s*$")
@@ -48,9 +51,15 @@ def banner_report(data: bytes) -> bool:
     return BANNER.search(text) is not None or MLPERF.search(text) is not None
 
 
+def serving_banner(data: bytes) -> bool:
+    """Whether text holds the result banner of vLLM's or SGLang's serving benchmark (`SERVING`),
+    read in a folder only where no JSON result is beside it."""
+    return SERVING.search(data.decode("utf-8", errors="replace")) is not None
+
+
 @dataclass(frozen=True, slots=True)
 class Document:
-    kind: str  # json | yaml | csv | text (a banner report: `BANNER`, `MLPERF`)
+    kind: str  # json | yaml | csv | text (a banner report: `BANNER`, `MLPERF`, `SERVING`)
     values: list[Any]  # the JSON/YAML values one after another; for CSV, empty
     text: str  # the text, for CSV
     data: bytes  # the bytes after unpacking
@@ -130,7 +139,7 @@ def read_document(data: bytes, *, name: str, max_values: int) -> Document:
             for line in text[:4096].splitlines()
             if line.strip() and not line.startswith("#")  # comments, blank lines (manifests)
         )
-        if BANNER.search(text) or MLPERF.search(text):
+        if BANNER.search(text) or MLPERF.search(text) or SERVING.search(text):
             return Document("text", [], text, data)
         if _CSV_HEADER.search(head.split("\n", 1)[0] if head else ""):
             return Document("csv", [], text, data)

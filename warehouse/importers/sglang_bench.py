@@ -29,7 +29,7 @@ from typing import Any
 
 from fleetplan.core.contract import Run
 from fleetplan.core.errors import InputError
-from fleetplan.warehouse.importers import vllm_json
+from fleetplan.warehouse.importers import serving_text, vllm_json
 from fleetplan.warehouse.importers.base import FileInput, ImportOptions, Parsed, Reader
 from fleetplan.warehouse.importers.document import Document
 
@@ -55,6 +55,7 @@ _NOT_STORED = (
     "total_input_vision_tokens",
     "input_throughput",
     "max_output_tokens_per_s",
+    "max_itl_ms",
     "max_concurrent_requests",
     "sharegpt_output_len",
     "random_input_len",
@@ -78,6 +79,8 @@ def _sglang(value: Any) -> bool:
 
 
 def detect(document: Document) -> bool:
+    if document.kind == "text":  # the result banner of its console log, opening with `Backend:`
+        return serving_text.sglang(document.text)
     return (
         document.kind == "json"
         and bool(document.values)
@@ -94,6 +97,9 @@ _ADVICE = (
 
 def parse(document: Document, source: FileInput, options: ImportOptions) -> Parsed:
     file = source.name
+    log = document.kind == "text"
+    if log:
+        document = Document("json", serving_text.results(document.text), "", b"")
     renamed, shapes = [], []
     for index, line in enumerate(document.values):
         where = f"run {index + 1} of {len(document.values)}"
@@ -110,7 +116,8 @@ def parse(document: Document, source: FileInput, options: ImportOptions) -> Pars
     shaped = [_shape(run, shape) for run, shape in zip(runs, firsts, strict=True)]
     found = sorted({key for line in document.values for key in line if key in _NOT_STORED})
     notes = [f"not stored (none of fleetplan's figures, or read above): {', '.join(found)}"]
-    return Parsed(shaped, [*notes, *warnings] if found else warnings, derived)
+    warnings = [*notes, *warnings] if found else warnings
+    return Parsed(shaped, [vllm_json.LOG_NOTE, *warnings] if log else warnings, derived)
 
 
 def _as_vllm(line: dict, file: str, where: str) -> dict[str, Any]:

@@ -26,6 +26,7 @@ from typing import Any
 from fleetplan.core.contract import LATENCY_METRICS, Point, Run, StatsSource
 from fleetplan.core.errors import InputError
 from fleetplan.core.stats import disagreements
+from fleetplan.warehouse.importers import serving_text
 from fleetplan.warehouse.importers.base import (
     FileInput,
     ImportOptions,
@@ -35,7 +36,7 @@ from fleetplan.warehouse.importers.base import (
     hardware,
     model_name,
 )
-from fleetplan.warehouse.importers.document import Document
+from fleetplan.warehouse.importers.document import SERVING, Document
 from fleetplan.warehouse.importers.inference_perf import variant_of
 from fleetplan.warehouse.importers.offered import send_rate
 from fleetplan.warehouse.importers.vllm_requests import (
@@ -173,10 +174,23 @@ def looks_like(objects: list[Any]) -> bool:
 
 
 def detect(document: Document) -> bool:
+    if document.kind == "text":  # the result banner of its console log (SGLang's: sglang_bench)
+        return SERVING.search(document.text) is not None and not serving_text.sglang(document.text)
     return document.kind == "json" and looks_like(document.values)
 
 
+# Said of every result read from a console log's banner (vLLM's and SGLang's).
+LOG_NOTE = (
+    "read from the console log's result banner: statistics as printed (2 decimals), no "
+    "per-request data; the GPU, as in the JSON result, from --gpu and --gpu-count"
+)
+
+
 def parse(document: Document, source: FileInput, options: ImportOptions) -> Parsed:
+    if document.kind == "text":
+        values = serving_text.results(document.text)
+        parsed = parse_results(Document("json", values, "", b""), source, options, VLLM_ADVICE)
+        return Parsed(parsed.runs, [LOG_NOTE, *parsed.warnings], parsed.derived)
     return parse_results(document, source, options, VLLM_ADVICE)
 
 
