@@ -27,10 +27,12 @@ def seed_files() -> dict[str, tuple[str, bytes]]:
         llm_load_test_requests,
         llmd_report,
         mlperf_server_summary,
+        sglang_console_log,
         sglang_jsonl,
         sglang_line,
         trtllm_report,
         trtllm_text_log,
+        vllm_console_log,
     )
     from benchmarks.inputs.vllm_results import make_result
 
@@ -65,6 +67,8 @@ def seed_files() -> dict[str, tuple[str, bytes]]:
     files["llm-load-test"] = ("output.json", json.dumps(output).encode())
     files["mlperf"] = ("mlperf_log_summary.txt", mlperf_server_summary().encode())
     files["trtllm-bench-log"] = ("trtllm.log", trtllm_text_log().encode())
+    files["vllm-console-log"] = ("vllm_serve.log", vllm_console_log().encode())
+    files["sglang-console-log"] = ("bench_serving.txt", sglang_console_log().encode())
     # on the GPU the fuzz and the consistency check name, as the together runner's seed is
     sessions = inferencex_session_result() | {"hw": "rtx-4090"}
     files["inferencex-sessions"] = ("agentic.json", json.dumps(sessions).encode())

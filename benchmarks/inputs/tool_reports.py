@@ -8,6 +8,7 @@ tool's writer builds them (fleetplan has no real run of these tools): SGLang 0.5
 from __future__ import annotations
 
 import json
+import math
 
 import yaml
 
@@ -466,3 +467,105 @@ def inferencex_session_result() -> dict:
             "cache": {"theoretical_cache_hit_rate": 0.97},
         },
     }
+
+
+def _banner_line(key: str, value: object) -> str:
+    return f"{key:<40} {value:<10}"  # as both tools print it
+
+
+def _banner_stats(title: str, metric: str, stats: dict[str, float]) -> list[str]:
+    lines = ["{s:{c}^{n}}".format(s=title, n=50, c="-")]
+    return lines + [_banner_line(f"{stat} {metric} (ms):", f"{v:.2f}") for stat, v in stats.items()]
+
+
+def vllm_console_log(
+    *, rate: float = math.inf, concurrency: int | None = 16, model: str = "acme/Llama-8B"
+) -> str:
+    """The console log of `vllm bench serve` (vllm/benchmarks/serve.py): its arguments, the load
+    it prints before the run, and its result banner, figures of our own."""
+    cap = "None" if concurrency is None else concurrency
+    lines = [
+        "INFO 09-04 20:33:17 [__init__.py:241] Automatically detected platform cuda.",
+        f"Namespace(subparser='bench', bench_type='serve', seed=0, num_prompts=200, "
+        f"dataset_name='random', dataset_path=None, random_input_len=1000, "
+        f"random_output_len=200, random_range_ratio=0.0, endpoint_type='openai', label=None, "
+        f"backend='vllm', base_url=None, host='127.0.0.1', port=8000, model='{model}', "
+        f"request_rate={rate}, burstiness=1.0, max_concurrency={concurrency}, save_result=False)",
+        "Starting initial single prompt test run...",
+        f"Traffic request rate: {rate}",
+        "Burstiness factor: 1.0 (Poisson process)",
+        f"Maximum request concurrency: {cap}",
+        "100%|██████████| 200/200 [00:48<00:00,  4.12it/s]",
+        "{s:{c}^{n}}".format(s=" Serving Benchmark Result ", n=50, c="="),
+        _banner_line("Successful requests:", 198),
+        _banner_line("Failed requests:", 2),
+    ]
+    if concurrency is not None:
+        lines.append(_banner_line("Maximum request concurrency:", concurrency))
+    if math.isfinite(rate):
+        lines.append(_banner_line("Request rate configured (RPS):", f"{rate:.2f}"))
+    lines += [
+        _banner_line("Benchmark duration (s):", "48.06"),
+        _banner_line("Total input tokens:", 198000),
+        _banner_line("Total generated tokens:", 39600),
+        _banner_line("Request throughput (req/s):", "4.12"),
+        _banner_line("Output token throughput (tok/s):", "823.97"),
+        _banner_line("Peak output token throughput (tok/s):", "1104.00"),
+        _banner_line("Peak concurrent requests:", "16.00"),
+        _banner_line("Total Token throughput (tok/s):", "4943.82"),
+        *_banner_stats("Time to First Token", "TTFT", {"Mean": 95.4, "Median": 80.0, "P99": 600}),
+        *_banner_stats(
+            "Time per Output Token (excl. 1st token)",
+            "TPOT",
+            {"Mean": 37.96, "Median": 36.5, "P99": 55.0},
+        ),
+        *_banner_stats("Inter-token Latency", "ITL", {"Mean": 37.5, "Median": 35.1, "P99": 70.2}),
+        "=" * 50,
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def sglang_console_log(*, rate: str = "inf", concurrency: int | str = 32) -> str:
+    """The console log of SGLang's `bench_serving` (python/sglang/bench_serving.py): its
+    arguments and its result banner (which states the load), figures of our own."""
+    lines = [
+        "Namespace(backend='sglang', base_url=None, host='127.0.0.1', port=30000, "
+        "dataset_name='random', dataset_path='', model='acme/Qwen-8B', served_model_name=None, "
+        f"num_prompts=400, random_input_len=1024, random_output_len=256, random_range_ratio=1.0, "
+        f"request_rate={rate}, max_concurrency={concurrency}, output_file=None)",
+        "#Input tokens: 409600",
+        "#Output tokens: 102400",
+        "",
+        "{s:{c}^{n}}".format(s=" Serving Benchmark Result ", n=50, c="="),
+        _banner_line("Backend:", "sglang"),
+        _banner_line("Traffic request rate:", rate),
+        _banner_line("Max request concurrency:", concurrency),
+        _banner_line("Successful requests:", 400),
+        _banner_line("Benchmark duration (s):", "80.00"),
+        _banner_line("Total input tokens:", 409600),
+        _banner_line("Total generated tokens:", 102400),
+        _banner_line("Total generated tokens (retokenized):", 102380),
+        _banner_line("Request throughput (req/s):", "5.00"),
+        _banner_line("Input token throughput (tok/s):", "5120.00"),
+        _banner_line("Output token throughput (tok/s):", "1280.00"),
+        _banner_line("Total token throughput (tok/s):", "6400.00"),
+        _banner_line("Concurrency:", "31.20"),
+        *_banner_stats(
+            "End-to-End Latency", "E2E Latency", {"Mean": 6240, "Median": 6100, "P99": 9100}
+        ),
+        *_banner_stats("Time to First Token", "TTFT", {"Mean": 120, "Median": 110, "P99": 480}),
+        *_banner_stats(
+            "Time per Output Token (excl. 1st token)",
+            "TPOT",
+            {"Mean": 24.0, "Median": 23.5, "P99": 33.0},
+        ),
+        *_banner_stats(
+            "Inter-token Latency",
+            "ITL",
+            {"Mean": 24.0, "Median": 22.0, "P95": 30.0, "P99": 61.0, "Max": 900.0},
+        ),
+        "=" * 50,
+        "",
+    ]
+    return "\n".join(lines)
