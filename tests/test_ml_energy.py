@@ -177,6 +177,8 @@ def test_a_hand_made_file_reads_as_written():
         ({"num_gpus": 0}, "num_gpus", "whole number >= 1"),
         ({"max_num_seqs": None}, "max_num_seqs", "missing"),
         ({"p99_itl_ms": 5.0}, "p99_itl_ms", "below p95_itl_ms 13"),
+        # past a float's range: raised OverflowError where the degree was shown (fuzz, 12-08)
+        ({"parallelization": {"tensor_parallel": 10**400}}, "tensor_parallel", "over 65,536"),
     ],
 )
 def test_a_malformed_file_is_refused_naming_the_field(changes, field, words):

@@ -82,6 +82,15 @@ def test_summary_only_file_keeps_reported_statistics_and_nulls_what_it_lacks():
     assert point.ttft_p90_ms is None and point.e2el_p99_ms is None
 
 
+def test_per_request_arrays_given_as_null_are_no_arrays():
+    """A result whose ttfts is null (found by the fuzz, 12-08: it raised AttributeError) keeps
+    its reported statistics, as one without the arrays does."""
+    result = make_result(detailed=False, percentiles=(99,), metrics=("ttft", "tpot", "itl"))
+    point = parse_obj(result | {"ttfts": None}).runs[0].points[0]
+    assert point.stats_source is StatsSource.REPORTED
+    assert point.ttft_p99_ms == pytest.approx(result["p99_ttft_ms"])
+
+
 def test_appended_objects_form_one_run_per_setup_and_a_repeat_starts_a_new_run():
     sweep = [make_result(rate=r, seed=i, detailed=False) for i, r in enumerate((1, 2, 4, "inf"))]
     repeat = make_result(rate=4, seed=9, detailed=False)

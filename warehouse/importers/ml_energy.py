@@ -246,7 +246,14 @@ def _parallel(r: Reader) -> tuple[int | None, int | None, int | None]:
         raise r.error("parallelization", f"expected an object, got {type(raw).__name__}")
     inner = Reader(raw, r.file, r.where)
     keys = ("tensor_parallel", "data_parallel", "expert_parallel")
-    return tuple(inner.positive_int_text(key) for key in keys)  # type: ignore[return-value]
+    degrees = tuple(inner.positive_int_text(key) for key in keys)
+    for key, degree in zip(keys, degrees, strict=True):
+        if degree is not None and degree > MAX_PARALLEL:
+            raise inner.error(key, f"over {MAX_PARALLEL:,}: more GPUs than any server has")
+    return degrees  # type: ignore[return-value]
+
+
+MAX_PARALLEL = 65_536  # GPUs a configuration's degree of parallelism can name
 
 
 def _family_variant(label: str, given: str) -> bool:

@@ -20,7 +20,7 @@ def request_timings(
 ) -> RequestTimings | None:
     """The successful requests' timings; None without arrays. Arrays that contradict the
     result's totals are an InputError; arrays too incomplete to use, CannotRecompute."""
-    if "ttfts" not in reader.obj:
+    if reader.obj.get("ttfts") is None:  # no per-request arrays (absent, or null)
         return None
     ttfts = reader.array("ttfts", None)
     n = ttfts.size
