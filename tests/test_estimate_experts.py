@@ -279,17 +279,9 @@ def test_the_queue_form_follows_the_simulation_for_a_mixture_of_experts():
     simulation does. Without it its step stayed one token's read at any load: Qwen3-30B-A3B's
     saturation came out 33.3 req/s against the simulation's 17.7, its P50 TPOT at half load
     5.3 ms against 32.0."""
-    from fleetplan.planner.estimate.predict import predict
-    from fleetplan.planner.estimate.queueing import predict_queue
-    from fleetplan.planner.estimate.simulate import Traffic
+    from tests.support.estimates import queue_and_simulation
 
-    specs = bundled_specs()
-    server = Server(Shape.of(arch(QWEN3_30B_A3B), 2048), specs["h100-sxm"], 1)
-    eff = Efficiencies(0.0026, 1.3, 2.06, 5.9e-5, 2.9, 0.0047)
-    traffic = Traffic(1000, 200)
-    kv = kv_cache_tokens(server.shape, server.gpu, 1)
-    queue = predict_queue(server, eff, traffic, gpu_count=1, kv_tokens_per_replica=kv)
-    simulated = predict(server, eff, traffic, gpu_count=1, kv_tokens_per_replica=kv)
+    queue, simulated, *_ = queue_and_simulation(arch(QWEN3_30B_A3B), 2048)
     assert queue.saturation_rps == pytest.approx(simulated.saturation_rps, rel=0.25)
     middle = len(queue.curve) // 2
     assert queue.curve[middle].tpot_p50_ms == pytest.approx(

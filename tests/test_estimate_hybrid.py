@@ -7,6 +7,7 @@ vLLM sizes it, the cache and a step holding and reading it, the estimate labelle
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -14,7 +15,6 @@ from fleetplan.core.errors import InputError
 from fleetplan.planner.capacity.architecture import architecture_from_config, estimated_parameters
 from fleetplan.planner.capacity.envelope import Hardware, server_envelope
 from fleetplan.planner.estimate.serving import (
-    Efficiencies,
     Server,
     Shape,
     engine_state_units,
@@ -154,7 +154,7 @@ def test_the_bound_holds_each_sequences_state_beside_its_kv():
     common = {"gpu_count": 4, "tensor_parallel_size": 4, "input_tokens": 1000}
     bounds = server_envelope(found, hardware, **common, output_tokens=200)
     stateless = server_envelope(
-        found.__class__(**{**_fields(found), "state_bytes": 0.0}),
+        replace(found, state_bytes=0.0),
         hardware,
         **common,
         output_tokens=200,
@@ -169,10 +169,6 @@ def test_the_bound_holds_each_sequences_state_beside_its_kv():
     assert mamba.sequences == longer.sequences == mamba.kv_tokens
 
 
-def _fields(found) -> dict:
-    return {name: getattr(found, name) for name in found.__slots__}
-
-
 def test_the_engine_pads_states_to_its_attention_pages():
     """vLLM raises Qwen3-Next's attention block to 544 tokens (a page of 2 KV heads x 256 x 2
     bytes a token and layer over a 1.05 MiB state, in multiples of 16): a sequence holds 36
@@ -183,7 +179,7 @@ def test_the_engine_pads_states_to_its_attention_pages():
     spec = bundled_specs()["h100-sxm"]
     shape = Shape.of(found, 2048)
     assert kv_cache_tokens(shape, spec, 4) * found.kv_bytes_per_token == pytest.approx(
-        kv_cache_tokens(Shape.of(found.__class__(**{**_fields(found), "state_bytes": 0}), 2048),
+        kv_cache_tokens(Shape.of(replace(found, state_bytes=0), 2048),
                         spec, 4) * found.kv_bytes_per_token
     )  # fmt: skip
 
@@ -192,7 +188,7 @@ def test_a_decode_step_reads_and_writes_the_batchs_states():
     found = arch(NEMOTRON_3_NANO)
     spec = bundled_specs()["h100-sxm"]
     server = Server(Shape.of(found, 2688), spec, 1)
-    without = Server(Shape.of(found.__class__(**{**_fields(found), "state_bytes": 0.0}), 2688),
+    without = Server(Shape.of(replace(found, state_bytes=0.0), 2688),
                      spec, 1)  # fmt: skip
     moved, *_ = server.terms(64, 64 * 1100, 0, 0)
     moved_without, *_ = without.terms(64, 64 * 1100, 0, 0)
@@ -208,25 +204,17 @@ def test_the_queue_form_follows_the_simulation_for_a_hybrid():
     """The queue form (plans' estimates) holds each sequence's state in the cache and reads it
     each step as the simulation does, where the cache binds (Qwen3.5-27B on one H100 SXM)."""
     from fleetplan.planner.estimate.predict import predict
-    from fleetplan.planner.estimate.queueing import predict_queue
-    from fleetplan.planner.estimate.simulate import Traffic
+    from tests.support.estimates import queue_and_simulation
 
     found = arch(QWEN35_27B)
-    server = Server(Shape.of(found, 5120), bundled_specs()["h100-sxm"], 1)
-    eff = Efficiencies(0.0026, 1.3, 2.06, 5.9e-5, 2.9, 0.0047)
-    traffic = Traffic(1000, 200)
-    kv = kv_cache_tokens(server.shape, server.gpu, 1)
-    queue = predict_queue(server, eff, traffic, gpu_count=1, kv_tokens_per_replica=kv)
-    simulated = predict(server, eff, traffic, gpu_count=1, kv_tokens_per_replica=kv)
+    queue, simulated, server, eff, traffic, kv = queue_and_simulation(found, 5120)
     assert queue.saturation_rps == pytest.approx(simulated.saturation_rps, rel=0.25)
     middle = len(queue.curve) // 2
     assert queue.curve[middle].tpot_p50_ms == pytest.approx(
         simulated.curve[middle].tpot_p50_ms, rel=0.35
     )
     # the states bind: without them the same memory carries more
-    stateless = Server(
-        Shape.of(found.__class__(**{**_fields(found), "state_bytes": 0.0}), 5120), server.gpu, 1
-    )
+    stateless = Server(Shape.of(replace(found, state_bytes=0.0), 5120), server.gpu, 1)
     more = predict(stateless, eff, traffic, gpu_count=1, kv_tokens_per_replica=kv)
     assert more.saturation_rps > simulated.saturation_rps * 1.2
 

@@ -22,12 +22,11 @@ counts whole attention) and experts in a layer (`moe`).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from fleetplan.core.errors import InputError
-from fleetplan.planner.capacity.config_keys import shape_count
+from fleetplan.planner.capacity.config_keys import finite_number, shape_count
 
 ATTENTION, MLP, LINEAR, NONE = "attention", "mlp", "linear", "none"
 MLP_ROUNDING = 256  # vLLM's _find_multiple(intermediate_size, 256)
@@ -235,21 +234,12 @@ def _ffn(part: Mapping, where: str, hidden: int) -> tuple[str, int]:
             field=f"{where}.moe",
         )
     mult, width = part.get("ffn_mult"), part.get("intermediate_size")
-    if _number(mult):
-        return MLP, mlp_width(float(mult), hidden)
+    if (number := finite_number(mult)) is not None and number > 0:
+        return MLP, mlp_width(number, hidden)
     if isinstance(width, int) and not isinstance(width, bool) and width > 0:
         return MLP, width
     raise InputError(
         f"{where}.ffn_mult must be a number above 0 (the MLP's width over the model's, x 3/2), "
         f"got {mult!r}",
         field=f"{where}.ffn_mult",
-    )
-
-
-def _number(value: object) -> bool:
-    return (
-        isinstance(value, int | float)
-        and not isinstance(value, bool)
-        and math.isfinite(value)
-        and value > 0
     )

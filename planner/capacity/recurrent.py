@@ -128,7 +128,7 @@ class Recurrent:
         return f"{what}: {self.layers} {kind} layers keep a state per sequence, {attention}"
 
 
-def _number(config: Mapping, names: Sequence[str], hidden: float | None = None) -> float | None:
+def _number(config: Mapping, names: Sequence[str]) -> float | None:
     """The first of `names` the config gives, a whole count from 1 ("auto": None)."""
     for name in names:
         value = config.get(name)
